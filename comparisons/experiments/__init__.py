@@ -1,0 +1,1 @@
+"""One module per paper's experiments; each registers its ids with ``@experiment``."""

@@ -1,0 +1,66 @@
+"""Input checks shared by every estimator: bad input is a clear ``ValueError``.
+
+scikit-learn's ``validate_data`` already rejects NaN/inf, empty data, wrong dimensions and
+non-numeric X with messages that name the problem; these helpers add what it does not
+check (regression targets that are strings, a constant column in a plain design, a single
+class) and keep the messages uniform across the suite.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import validate_data
+
+
+def validate_regression_data(estimator, X, y):
+    """Float64 ``X`` (n, d) and ``y`` (n,) for a regressor; raises ``ValueError`` naming the problem."""
+    y_arr = np.asarray(y)
+    if y_arr.dtype.kind in "OUSb" and y_arr.dtype.kind != "b":
+        try:
+            y_arr = y_arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "regression targets must be numeric; got non-numeric labels "
+                f"(dtype {y_arr.dtype}). Use a classifier for categorical targets."
+            ) from None
+    X, y_arr = validate_data(
+        estimator, X, y_arr, dtype=np.float64, y_numeric=True, ensure_min_samples=2
+    )
+    return X, np.asarray(y_arr, dtype=np.float64)
+
+
+def validate_classification_data(estimator, X, y, *, min_classes=2):
+    """Float64 ``X`` and encoded labels; sets ``classes_``. One class is a ``ValueError``."""
+    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
+    target_type = type_of_target(y, input_name="y")
+    if target_type not in ("binary", "multiclass"):
+        raise ValueError(
+            f"classification targets must be class labels (binary or multiclass); got {target_type!r}"
+        )
+    classes, y_enc = np.unique(y, return_inverse=True)
+    if len(classes) < min_classes:
+        raise ValueError(
+            f"the training labels contain a single class ({classes[0]!r}); "
+            f"a classifier needs at least {min_classes} classes"
+        )
+    estimator.classes_ = classes
+    return X, y_enc
+
+
+def validate_predict_data(estimator, X):
+    """Float64 ``X`` at predict time, with the number of features checked against fit."""
+    return validate_data(estimator, X, dtype=np.float64, reset=False)
+
+
+def reject_constant_columns(X):
+    """Raise ``ValueError`` naming the columns of ``X`` that take a single value.
+
+    A constant input carries no information and, beside the bias column, makes the linear
+    and quadratic designs singular.
+    """
+    idx = np.flatnonzero(np.ptp(X, axis=0) == 0.0)
+    if idx.size:
+        raise ValueError(
+            f"X has constant column(s) {idx.tolist()}: a feature that takes a single value "
+            "carries no information; drop it before fitting"
+        )
