@@ -4,3 +4,12 @@ import sparsebayes  # noqa: F401  (enables float64 for every solver)
 from .features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures, gaussian_kernel
 
 __all__ = ["GaussianKernelFeatures", "LinearFeatures", "QuadraticFeatures", "gaussian_kernel"]
+
+from .adaptive import sparse_probit_model, sparse_regression_model
+from .likelihoods import GaussianLikelihood, ProbitLikelihood
+from .priors import JeffreysPrior, LaplacePrior, make_prior
+
+__all__ += [
+    "GaussianLikelihood", "JeffreysPrior", "LaplacePrior", "ProbitLikelihood", "make_prior",
+    "sparse_probit_model", "sparse_regression_model",
+]

@@ -1,0 +1,74 @@
+"""NumPyro models of Figueiredo's hierarchies, written as the papers state them.
+
+Regression (000 Sec. 3): ``y = Hβ + w``, ``w ~ N(0, σ² I)``, ``β_i | τ_i ~ N(0, τ_i)``, σ² flat.
+Probit (002 Sec. 2): ``z = Hβ + w``, ``w ~ N(0, 1)``, ``y = 1[z ≥ 0]``; the latent ``z`` is
+integrated out in closed form, ``P(y = 1) = Φ(hᵀβ)``, evaluated as ``log_ndtr`` for stability.
+
+Hyperpriors on τ_i:
+
+* ``"laplace"``: ``τ_i ~ Exp(rate γ/2)`` (002 eq. 10); γ fixed, or ``γ ~ Gamma(a, b)`` when
+  ``gamma_prior=(a, b)`` (a hyperprior the papers do not use; it lets NUTS learn γ).
+  ``marginal=True`` samples ``β_i ~ Laplace(0, 1/√γ)`` directly (the same marginal model,
+  which is what the EM objective is).
+* ``"jeffreys"``: ``p(τ_i) ∝ 1/τ_i``. The joint posterior is improper (``∏ 1/|β_i|`` is not
+  integrable at 0), so it has a log density (:func:`jeffreys_neg_log_prior` and the model
+  with ``surrogate_eps=None``, for ``log_density`` only) but no posterior to sample. For NUTS,
+  ``surrogate_eps=ε`` replaces it by the labelled proper surrogate ``1/τ_i ~ Gamma(ε, ε)``
+  (which tends to the Jeffreys prior as ε → 0); report draws from it as the surrogate's.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
+from jax.scipy.special import log_ndtr
+from numpyro.distributions import constraints
+
+
+def _tau(p, prior, gamma, gamma_prior, surrogate_eps):
+    if prior == "laplace":
+        if gamma_prior is not None:
+            gamma = numpyro.sample("gamma", dist.Gamma(*gamma_prior))
+        return numpyro.sample("tau", dist.Exponential(gamma / 2.0).expand([p]).to_event(1))
+    if prior == "jeffreys":
+        if surrogate_eps is None:
+            # Improper p(τ) ∝ 1/τ: for log_density evaluation only, never for sampling.
+            tau = numpyro.sample("tau", dist.ImproperUniform(constraints.positive, (), (p,)))
+            numpyro.factor("jeffreys_hyperprior", -jnp.sum(jnp.log(tau)))
+            return tau
+        prec = numpyro.sample("precision_surrogate", dist.Gamma(surrogate_eps, surrogate_eps).expand([p]).to_event(1))
+        return numpyro.deterministic("tau", 1.0 / prec)
+    raise ValueError(f"prior must be 'laplace' or 'jeffreys', got {prior!r}")
+
+
+def _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal):
+    p = H.shape[1]
+    if marginal:
+        if prior != "laplace" or gamma_prior is not None:
+            raise ValueError("marginal=True is the Laplace marginal with fixed gamma")
+        return numpyro.sample("beta", dist.Laplace(0.0, 1.0 / jnp.sqrt(gamma)).expand([p]).to_event(1))
+    tau = _tau(p, prior, gamma, gamma_prior, surrogate_eps)
+    return numpyro.sample("beta", dist.Normal(0.0, jnp.sqrt(tau)).to_event(1))
+
+
+def sparse_regression_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=None, noise_var=None,
+                            surrogate_eps=None, marginal=False):
+    """``y = Hβ + w`` with the hierarchical Laplace or Jeffreys prior (000 Sec. 3).
+
+    ``noise_var=None`` puts the papers' flat (improper) prior on σ² (000 eq. 6).
+    """
+    beta = _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal)
+    if noise_var is None:
+        noise_var = numpyro.sample("noise_var", dist.ImproperUniform(constraints.positive, (), ()))
+    numpyro.sample("y", dist.Normal(H @ beta, jnp.sqrt(noise_var)).to_event(1), obs=y)
+
+
+def sparse_probit_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=None, surrogate_eps=None,
+                        marginal=False):
+    """Probit ``P(y=1|x) = Φ(hᵀβ)`` (002 eq. 2) with the hierarchical Laplace or Jeffreys prior."""
+    beta = _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal)
+    eta = H @ beta
+    if y is None:
+        numpyro.sample("y", dist.Bernoulli(probs=jnp.exp(log_ndtr(eta))).to_event(1))
+    else:
+        numpyro.factor("y", jnp.sum(log_ndtr((2.0 * y - 1.0) * eta)))

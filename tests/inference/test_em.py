@@ -1,0 +1,163 @@
+"""The EM engine: monotonicity, Lasso oracle, model = solver, Fig. 1 of 000, float64."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from numpyro.infer.util import log_density
+from sklearn.linear_model import Lasso
+
+from sparsebayes.comparisons.synthetic import tibshirani_design
+from sparsebayes.inference.em import EMData, EMState, em_trace, fit_em, log_posterior, ridge_init
+from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
+from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
+from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
+
+
+def _regression(n=40, p=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = tibshirani_design(n, p, seed=rng)
+    beta = np.zeros(p)
+    beta[[0, 3, 7]] = [3.0, -2.0, 1.5]
+    return X, X @ beta + rng.standard_normal(n)
+
+
+def _probit(n=80, p=10, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    beta = np.zeros(p)
+    beta[[0, 1]] = [2.0, -1.5]
+    return X, (X @ beta + rng.standard_normal(n) > 0).astype(float)
+
+
+CASES = [
+    ("regression", JeffreysPrior()), ("regression", LaplacePrior(2.0)),
+    ("probit", JeffreysPrior()), ("probit", LaplacePrior(2.0)),
+]
+
+
+@pytest.mark.parametrize("kind,prior", CASES)
+def test_log_posterior_never_decreases(kind, prior):
+    X, y = _regression() if kind == "regression" else _probit()
+    lik = GaussianLikelihood() if kind == "regression" else ProbitLikelihood()
+    y0 = y if kind == "regression" else 2 * y - 1
+    beta0 = jnp.asarray(ridge_init(X, y0))
+    data = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X))
+    s2 = jnp.asarray(float(np.var(y)) if kind == "regression" else 1.0)
+    state = EMState(beta0, s2, jnp.asarray(0), jnp.asarray(jnp.inf), log_posterior(beta0, s2, data, prior, lik))
+    # estimate_noise: σ² by 000 eq. 12 for regression; the probit likelihood's update is its fixed unit variance
+    _, info = em_trace(state, data, prior, lik, 1e-8, 1e-12, n_steps=60, estimate_noise=True)
+    obj, n_active = np.asarray(info.objective), np.asarray(info.n_active)
+    assert np.all(np.isfinite(obj))
+    same_support = n_active[1:] == n_active[:-1]
+    diffs = np.diff(obj)[same_support]
+    assert same_support.sum() >= 30  # most steps keep the support: the check is not vacuous
+    # the Jeffreys penalty drops a log|β_i| term when β_i is pruned; between prunings EM must climb
+    assert np.all(diffs >= -1e-9 * np.maximum(1.0, np.abs(obj[1:][same_support])))
+
+
+def _lasso_oracle_design(kind, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "tall":
+        X = tibshirani_design(60, 10, seed=rng)
+    elif kind == "square":
+        X = rng.standard_normal((30, 30))
+    else:  # p > n
+        X = rng.standard_normal((25, 60))
+    beta = np.zeros(X.shape[1])
+    beta[:3] = [2.0, -3.0, 1.5]
+    return X, X @ beta + 0.5 * rng.standard_normal(X.shape[0])
+
+
+@pytest.mark.parametrize("kind", ["tall", "square", "wide"])
+def test_laplace_em_with_fixed_gamma_and_noise_equals_sklearn_lasso(kind):
+    X, y = _lasso_oracle_design(kind, seed=3)
+    n = X.shape[0]
+    gamma, noise_var = 4.0, 0.8
+    res = fit_em(X, y, LaplacePrior(gamma), GaussianLikelihood(), beta0=ridge_init(X, y, 1e-2),
+                 noise_var=noise_var, tol=1e-13, max_iter=100000, prune_tol=1e-12)
+    lasso = Lasso(alpha=noise_var * np.sqrt(gamma) / n, fit_intercept=False, tol=1e-14, max_iter=1000000).fit(X, y)
+    np.testing.assert_allclose(res.beta, lasso.coef_, atol=1e-5)
+    assert res.converged
+
+
+def test_model_equals_solver_objective_up_to_a_constant():
+    """EM's log posterior minus NumPyro's log density of the same (marginal Laplace) model is constant."""
+    X, y = _regression()
+    gamma, noise_var = 2.5, 0.7
+    prior, lik = LaplacePrior(gamma), GaussianLikelihood()
+    data = EMData(jnp.asarray(X), jnp.asarray(y), None)
+    rng = np.random.default_rng(0)
+    gaps = []
+    for _ in range(5):
+        beta = jnp.asarray(rng.standard_normal(X.shape[1]))
+        ld, _ = log_density(sparse_regression_model, (jnp.asarray(X), jnp.asarray(y)),
+                            dict(prior="laplace", gamma=gamma, noise_var=noise_var, marginal=True), {"beta": beta})
+        gaps.append(float(log_posterior(beta, noise_var, data, prior, lik)) - float(ld))
+    assert np.ptp(gaps) < 1e-8
+
+    Xp, yp = _probit()
+    datap = EMData(jnp.asarray(Xp), jnp.asarray(yp), None)
+    gaps = []
+    for _ in range(5):
+        beta = jnp.asarray(rng.standard_normal(Xp.shape[1]))
+        ld, _ = log_density(sparse_probit_model, (jnp.asarray(Xp), jnp.asarray(yp)),
+                            dict(prior="laplace", gamma=gamma, marginal=True), {"beta": beta})
+        gaps.append(float(log_posterior(beta, 1.0, datap, prior, ProbitLikelihood())) - float(ld))
+    assert np.ptp(gaps) < 1e-8
+
+
+def _jeffreys_orthogonal_rule(b, noise_var=1.0):
+    """Fig. 1 of 000: orthogonal H (HᵀH = I), σ² fixed, EM started at β⁽⁰⁾ = Hᵀy."""
+    H = np.eye(1)
+    res = fit_em(H, np.array([b]), JeffreysPrior(), GaussianLikelihood(), beta0=np.array([b]),
+                 noise_var=noise_var, tol=1e-12, max_iter=10000, prune_tol=1e-12)
+    return res.beta[0]
+
+
+def test_jeffreys_orthogonal_rule_is_between_soft_and_hard_threshold():
+    grid = np.linspace(-6, 6, 241)
+    est = np.array([_jeffreys_orthogonal_rule(b) for b in grid])
+    # the fixed points of b' = b³/(σ² + b²)·... : β = (b + sqrt(b² − 4σ²))/2 when |b| > 2σ, else 0
+    zero = np.abs(grid) < 2.0
+    assert np.all(est[zero] == 0.0)  # exactly zero below the threshold
+    big = np.abs(grid) > 2.0 + 1e-9
+    assert np.all(np.abs(est[big]) > 0)
+    soft = np.sign(grid) * np.maximum(np.abs(grid) - 2.0, 0.0)
+    assert np.all(np.abs(est[big]) >= np.abs(soft[big]) - 1e-9)  # less shrinkage than soft (at the soft threshold 2σ)
+    assert np.all(np.abs(est[big]) <= np.abs(grid[big]) + 1e-12)  # never beyond hard thresholding
+    assert np.all(np.sign(est[big]) == np.sign(grid[big]))
+    # tends to (Hᵀy)_i for large values
+    for b in (10.0, 100.0, 1000.0):
+        assert abs(_jeffreys_orthogonal_rule(b) - b) < 2.0 / b
+    closed = (np.abs(grid[big]) + np.sqrt(grid[big] ** 2 - 4.0)) / 2 * np.sign(grid[big])
+    np.testing.assert_allclose(est[big], closed, rtol=1e-6)
+
+
+def test_solvers_run_in_float64():
+    X, y = _regression()
+    res = fit_em(X.astype(np.float32), y.astype(np.float32), JeffreysPrior(), GaussianLikelihood(),
+                 beta0=ridge_init(X, y))
+    assert res.beta.dtype == np.float64
+    assert jax.config.jax_enable_x64
+    assert jnp.zeros(1).dtype == jnp.float64
+
+
+def test_pruned_weights_stay_zero_and_active_set_compaction_matches_full_run():
+    rng = np.random.default_rng(5)
+    n, p = 400, 300  # wide enough to pass through several active-set widths (300 -> 128 -> 32)
+    X = rng.standard_normal((n, p))
+    beta = np.zeros(p)
+    beta[:4] = [3, -2, 2, 1]
+    y = X @ beta + 0.3 * rng.standard_normal(n)
+    b0 = ridge_init(X, y)
+    res = fit_em(X, y, JeffreysPrior(), GaussianLikelihood(), beta0=b0, tol=1e-8, max_iter=500)
+    # reference: same iterations on the full basis, no compaction
+    data = EMData(jnp.asarray(X), jnp.asarray(y), None)
+    s2 = jnp.asarray(float(np.var(y)))
+    state = EMState(jnp.asarray(b0), s2, jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(-jnp.inf))
+    final, info = em_trace(state, data, JeffreysPrior(), GaussianLikelihood(), 1e-8, 1e-10 * float(np.mean(y**2)),
+                           n_steps=res.n_iter, estimate_noise=True)
+    np.testing.assert_allclose(res.beta, np.asarray(final.beta), rtol=1e-6, atol=1e-9)
+    assert np.all(np.diff(np.asarray(info.n_active)) <= 0)  # once zero, always zero
+    support = set(np.flatnonzero(res.beta))
+    assert {0, 1, 2, 3} <= support and len(support) < 0.1 * p  # the truth, and a sparse fit
