@@ -8,7 +8,7 @@ class) and keep the messages uniform across the suite.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 
@@ -32,11 +32,7 @@ def validate_regression_data(estimator, X, y):
 def validate_classification_data(estimator, X, y, *, min_classes=2):
     """Float64 ``X`` and encoded labels; sets ``classes_``. One class is a ``ValueError``."""
     X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
-    target_type = type_of_target(y, input_name="y")
-    if target_type not in ("binary", "multiclass"):
-        raise ValueError(
-            f"classification targets must be class labels (binary or multiclass); got {target_type!r}"
-        )
+    check_classification_targets(y)  # "Unknown label type: continuous ..." for regression targets
     classes, y_enc = np.unique(y, return_inverse=True)
     if len(classes) < min_classes:
         raise ValueError(

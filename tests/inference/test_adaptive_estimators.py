@@ -1,0 +1,121 @@
+"""API of the adaptive-sparseness estimators: sklearn checks, bad input, InferenceData, warnings."""
+import arviz as az
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sparsebayes.comparisons.synthetic import sinc, two_gaussians
+from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+
+
+@parametrize_with_checks([
+    AdaptiveSparseRegressor(), AdaptiveSparseRegressor(prior="laplace", gamma=2.0),
+    SparseProbitClassifier(), SparseProbitClassifier(prior="laplace"),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _blobs(k=3, n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0, 3], [3, -2], [-3, -2], [5, 5]])[:k]
+    y = np.repeat(np.arange(k), n // k)
+    return centers[y] + rng.standard_normal((y.size, 2)), y
+
+
+def test_one_vs_all_probabilities_are_normalized_and_calibrated_in_order():
+    X, y = _blobs()
+    clf = SparseProbitClassifier(features="kernel", kernel_width=2.0).fit(X, y)
+    P = clf.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+    assert P.shape == (X.shape[0], 3) and clf.coef_.shape == (3, X.shape[0])
+    assert clf.score(X, y) > 0.95
+    np.testing.assert_array_equal(clf.classes_[P.argmax(1)], clf.predict(X))
+    assert 0 < clf.n_kernels_ < X.shape[0] // 2  # sparse: few training points kept
+    assert np.all(clf.relevance_indices_ < X.shape[0])
+
+
+def test_string_labels_and_probabilities_far_from_the_boundary_are_finite():
+    X, y = two_gaussians(40, 2, seed=0)
+    labels = np.array(["neg", "pos"])[y]
+    clf = SparseProbitClassifier().fit(X * 20.0, labels)  # |βᵀh| is huge: Mills ratios in log space
+    P = clf.predict_proba(X * 20.0)
+    assert np.all(np.isfinite(P)) and set(clf.predict(X)) <= {"neg", "pos"}
+
+
+def test_regressor_finds_sparse_kernel_expansion_of_sinc_and_its_noise():
+    X, y = sinc(100, sigma=0.1, seed=0)
+    reg = AdaptiveSparseRegressor(features="kernel", kernel_width=2.0).fit(X, y)
+    assert reg.n_kernels_ < 20
+    assert 0.05 < np.sqrt(reg.noise_var_) < 0.15
+    grid = np.linspace(-10, 10, 200)[:, None]
+    assert np.sqrt(np.mean((reg.predict(grid) - np.sinc(grid[:, 0] / np.pi)) ** 2)) < 0.06
+
+
+def test_inference_data_point_estimate_and_laplace_conditional():
+    X, y = sinc(60, sigma=0.1, seed=1)
+    reg = AdaptiveSparseRegressor(prior="laplace", gamma=1.0, noise_var=0.01, features="kernel",
+                                  kernel_width=2.0).fit(X, y)
+    idata = reg.to_inference_data()
+    assert isinstance(idata, az.InferenceData)
+    np.testing.assert_allclose(idata.posterior["beta"].values[0, 0], reg.beta_)
+    draws = reg.to_inference_data(X, conditional_draws=4000)
+    post = draws.posterior["beta"].values[0]
+    active = np.flatnonzero(reg.beta_)
+    # the conditional's mean is the EM fixed point
+    se = post[:, active].std(0) / np.sqrt(4000)
+    assert np.all(np.abs(post[:, active].mean(0) - reg.beta_[active]) < 5 * se + 1e-12)
+    assert np.all(post[:, reg.beta_ == 0] == 0)
+
+
+def test_max_iter_gives_a_convergence_warning():
+    X, y = sinc(50, seed=2)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        AdaptiveSparseRegressor(features="kernel", kernel_width=2.0, max_iter=2).fit(X, y)
+
+
+BAD_X = [
+    (np.array([[0.0, np.nan], [1.0, 2.0], [2.0, 1.0]]), "NaN"),
+    (np.array([[0.0, np.inf], [1.0, 2.0], [2.0, 1.0]]), "infinity"),
+    (np.empty((0, 2)), "0 sample"),
+    (np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), "constant"),
+    (np.array([["a", "b"], ["c", "d"], ["e", "f"]]), "string|float|number"),
+]
+
+
+@pytest.mark.parametrize("X,msg", BAD_X)
+@pytest.mark.parametrize("Est", [AdaptiveSparseRegressor, SparseProbitClassifier])
+def test_bad_inputs_are_value_errors_and_leave_nothing_fitted(Est, X, msg):
+    est = Est()
+    y = np.array([0, 1, 0, 1, 0])[: X.shape[0]]
+    with pytest.raises(ValueError, match=msg):
+        est.fit(X, y)
+    assert not [k for k in vars(est) if k.endswith("_")]
+
+
+def test_refit_failure_clears_the_previous_fit():
+    X, y = two_gaussians(20, 2, seed=1)
+    clf = SparseProbitClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="single class"):
+        clf.fit(X, np.zeros_like(y))
+    assert not hasattr(clf, "coef_")
+
+
+@pytest.mark.parametrize("y,msg", [(np.zeros(4), "single class"), (np.array([0.1, 0.7, 1.3, 2.2]), "continuous")])
+def test_classifier_label_errors(y, msg):
+    X = np.random.default_rng(0).standard_normal((4, 2))
+    with pytest.raises(ValueError, match=msg):
+        SparseProbitClassifier().fit(X, y)
+
+
+def test_regressor_errors_on_string_targets_and_mismatched_lengths():
+    X = np.random.default_rng(0).standard_normal((4, 2))
+    with pytest.raises(ValueError, match="numeric"):
+        AdaptiveSparseRegressor().fit(X, np.array(["a", "b", "c", "d"]))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        AdaptiveSparseRegressor().fit(X, np.zeros(3))
+    with pytest.raises(ValueError, match="prior"):
+        AdaptiveSparseRegressor(prior="ridge").fit(X, np.arange(4.0))
+    with pytest.raises(ValueError, match="features"):
+        AdaptiveSparseRegressor(features="cubic").fit(X, np.arange(4.0))
