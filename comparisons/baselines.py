@@ -64,7 +64,7 @@ def logistic_classifier(X, y):
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return LogisticRegression(penalty=None, max_iter=5000).fit(X, y)
+        return LogisticRegression(C=np.inf, max_iter=5000).fit(X, y)
 
 
 class PlugInGaussianClassifier(ClassifierMixin, BaseEstimator):
@@ -189,9 +189,16 @@ def ols_regressor(X, y):
     return LinearRegression().fit(X, y)
 
 
+def lasso_alpha_grid(X, y, *, n_alphas=100, eps=1e-3):
+    """scikit-learn's default λ path: ``n_alphas`` log-spaced from ``max|Xcᵀyc|/n`` down by ``eps``."""
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    alpha_max = np.max(np.abs(Xc.T @ yc)) / X.shape[0]
+    return np.geomspace(alpha_max, eps * alpha_max, n_alphas)
+
+
 def lasso_cv_regressor(X, y, *, cv=5, seed=0):
-    """Lasso with λ chosen by ``cv``-fold CV on scikit-learn's path (``LassoCV``)."""
-    return LassoCV(cv=KFold(cv, shuffle=True, random_state=seed), n_alphas=100).fit(X, y)
+    """Lasso with λ chosen by ``cv``-fold CV on the path :func:`lasso_alpha_grid` (``LassoCV``)."""
+    return LassoCV(cv=KFold(cv, shuffle=True, random_state=seed), alphas=lasso_alpha_grid(X, y)).fit(X, y)
 
 
 def lasso_effective_df(X, coef, alpha):
@@ -239,7 +246,7 @@ class LassoGCV(RegressorMixin, BaseEstimator):
         x_mean, y_mean = X.mean(axis=0), y.mean()
         Xc, yc = X - x_mean, y - y_mean
         n = X.shape[0]
-        alphas, coefs, _ = lasso_path(Xc, yc, n_alphas=self.n_alphas, eps=self.eps)
+        alphas, coefs, _ = lasso_path(Xc, yc, alphas=lasso_alpha_grid(X, y, n_alphas=self.n_alphas, eps=self.eps))
         dfs = np.array([lasso_effective_df(Xc, coefs[:, i], a) for i, a in enumerate(alphas)])
         rss = np.sum((yc[:, None] - Xc @ coefs) ** 2, axis=0)
         scores = np.where(dfs < n - 1e-9, gcv_score(rss, n, np.minimum(dfs, n - 1e-9)), np.inf)
@@ -317,8 +324,8 @@ class SubsetSelectionCV(RegressorMixin, BaseEstimator):
         return validate_data(self, X, dtype=np.float64, reset=False) @ self.coef_ + self.intercept_
 
 
-def svm_regressor(X, y, *, width, C_grid=SVM_C_GRID, epsilons=(0.01, 0.05, 0.1, 0.2), cv=5, seed=0):
-    """SVR with the RBF kernel of width ``h``; C and ε (relative to std(y)) by ``cv``-fold CV."""
+def svm_regressor(X, y, *, width, C_grid=(0.1, 1.0, 10.0, 100.0), epsilons=(0.02, 0.1, 0.3), cv=5, seed=0):
+    """SVR with the RBF kernel of width ``h``; C and ε (both relative to std(y)) by ``cv``-fold CV."""
     scale = float(np.std(y)) or 1.0
     grid = {"C": [c * scale for c in C_grid], "epsilon": [e * scale for e in epsilons]}
     search = GridSearchCV(SVR(kernel="rbf", gamma=rbf_gamma(width)), grid,
