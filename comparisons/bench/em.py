@@ -1,0 +1,133 @@
+"""Benchmark: Figueiredo's Jeffreys EM beside scikit-learn SVC/SVR and ARDRegression.
+
+Cases (issue 2, "Speed"): Jeffreys kernel probit on Ripley's synth.tr (n = 100, 250; h = 0.5)
+and WBC (n = 300, standardized, h = 12); Jeffreys kernel regression on sinc (σ = 0.1,
+n = 1000, 2000, 4000; h = 3). Peers on the same data and kernel: ``SVC``/``SVR`` with a
+fixed C (no CV) and ``ARDRegression`` on the same Gaussian kernel design (its time includes
+building the design, as ours does).
+
+Our fits are timed twice on the same data: the first call includes JIT compilation of the
+EM loop (one compile per active-set width), the second is the run alone; the ratios use the
+run time. Each timing is the best of ``--repeats`` calls. ARD is skipped above ``--ard-max-n``
+(its p × p inverse per iteration makes n = 2000 take many minutes).
+
+Run: ``python -m sparsebayes.comparisons.bench.em --threads 1`` (and ``--threads 2``). The
+thread count is applied to BLAS (OMP/OPENBLAS/MKL_NUM_THREADS) and XLA before numpy or jax is
+imported, and printed. Timings on shared 2-core machines are noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+
+def _set_threads(n):
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+    if n == 1:
+        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    else:
+        os.environ.pop("XLA_FLAGS", None)
+
+
+def _best_time(fn, repeats):
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def _cases(seed):
+    import numpy as np
+    from sklearn.preprocessing import StandardScaler
+
+    from sparsebayes.comparisons import datasets, synthetic
+
+    rng = np.random.default_rng(seed)
+    train, _ = datasets.ripley_synth()
+    idx = rng.choice(train.y.size, 100, replace=False)
+    yield "ripley probit", "clf", train.X[idx], train.y[idx], 0.5
+    yield "ripley probit", "clf", train.X, train.y, 0.5
+    wbc = datasets.breast_cancer()
+    part = rng.permutation(wbc.y.size)[:300]
+    yield "wbc probit", "clf", StandardScaler().fit_transform(wbc.X[part]), wbc.y[part], 12.0
+    for n in (1000, 2000, 4000):
+        X, y = synthetic.sinc(n, sigma=0.1, seed=rng)
+        yield "sinc regression", "reg", X, y, 3.0
+
+
+def run(threads, repeats, ard_max_n, seed=0):
+    """Time every case; returns a list of result dicts (also printed by :func:`main`)."""
+    import warnings
+
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import ARDRegression
+    from sklearn.svm import SVC, SVR
+
+    from sparsebayes.comparisons.baselines import rbf_gamma
+    from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+    from sparsebayes.models.features import GaussianKernelFeatures
+
+    results = []
+    for name, kind, X, y, width in _cases(seed):
+        n = X.shape[0]
+        if kind == "clf":
+            ours = lambda: SparseProbitClassifier(features="kernel", kernel_width=width).fit(X, y)  # noqa: E731
+            svm = lambda: SVC(C=1.0, gamma=rbf_gamma(width)).fit(X, y)  # noqa: E731
+            target = 2.0 * y - 1.0
+        else:
+            ours = lambda: AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)  # noqa: E731
+            svm = lambda: SVR(C=1.0, epsilon=0.1, gamma=rbf_gamma(width)).fit(X, y)  # noqa: E731
+            target = y
+
+        def ard():
+            K = GaussianKernelFeatures(width=width, bias=False).fit(X).transform(X)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                return ARDRegression().fit(K, target)
+
+        t0 = time.perf_counter()
+        first = ours()
+        t_first = time.perf_counter() - t0
+        t_ours, model = _best_time(ours, repeats)
+        t_svm, svm_model = _best_time(svm, repeats)
+        t_ard = _best_time(ard, 1 if n > 300 else repeats)[0] if n <= ard_max_n else float("nan")
+        results.append({
+            "case": name, "n": n, "threads": threads,
+            "ours_first_s": t_first, "ours_compile_s": max(t_first - t_ours, 0.0), "ours_run_s": t_ours,
+            "svm_s": t_svm, "ard_s": t_ard,
+            "ours_over_svm": t_ours / t_svm, "ours_over_ard": t_ours / t_ard,
+            "ours_kernels": model.n_kernels_, "svm_support": int(np.size(svm_model.support_)),
+            "ours_iters": int(np.max(first.n_iter_)),
+        })
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads (default 1)")
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many timed calls (default 3)")
+    parser.add_argument("--ard-max-n", type=int, default=1000, help="skip ARDRegression above this n")
+    args = parser.parse_args(argv)
+    _set_threads(args.threads)
+
+    import pandas as pd
+    from threadpoolctl import threadpool_info
+
+    res = pd.DataFrame(run(args.threads, args.repeats, args.ard_max_n))
+    blas = sorted({f"{d['internal_api']}:{d['num_threads']}" for d in threadpool_info()})
+    print(f"threads: OMP/OPENBLAS/MKL_NUM_THREADS={args.threads}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '(unset)')!r}, "
+          f"threadpools loaded: {', '.join(blas)}")
+    print("times in seconds; ours_run_s excludes JIT compilation (ours_compile_s = first call - best later call);"
+          " ratios use ours_run_s; peers: SVC/SVR with C = 1 (no CV), ARDRegression on the same kernel design")
+    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4g}".format):
+        print(res.to_string(index=False))
+    return res
+
+
+if __name__ == "__main__":
+    main()
