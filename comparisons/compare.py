@@ -86,7 +86,8 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     timings = {}
 
     t0 = time.perf_counter()
-    jeff = Est(prior="jeffreys", bias=False, tol=1e-6).fit(Htr, ytr - y_offset)
+    bias = not regression  # regression: y centred, no bias; probit: a bias column, as in H
+    jeff = Est(prior="jeffreys", bias=bias, tol=1e-6).fit(Xtr, ytr - y_offset)
     timings["jeffreys_em_s"] = time.perf_counter() - t0
 
     model = sparse_regression_model if regression else sparse_probit_model
@@ -98,11 +99,11 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
 
     post = idata.posterior
     gamma_med = float(post["gamma"].median())
-    kw = dict(prior="laplace", gamma=gamma_med, bias=False, tol=1e-8, max_iter=20000)
+    kw = dict(prior="laplace", gamma=gamma_med, bias=bias, tol=1e-8, max_iter=20000)
     if regression:
         kw["noise_var"] = float(post["noise_var"].median())
     t0 = time.perf_counter()
-    lap = Est(**kw).fit(Htr, ytr - y_offset)
+    lap = Est(**kw).fit(Xtr, ytr - y_offset)
     timings["laplace_em_s"] = time.perf_counter() - t0
 
     summary = az.summary(idata, var_names=["beta"])
@@ -110,8 +111,8 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     scale = float(np.std(ytr)) if regression else 1.0
     near_zero = np.mean(np.abs(beta_draws) < NEAR_ZERO * scale, axis=0)
     table = summary[["mean", "sd", "hdi_3%", "hdi_97%", "mcse_mean", "ess_bulk", "ess_tail", "r_hat"]].copy()
-    table.insert(0, "jeffreys_em", np.ravel(jeff.coef_))
-    table.insert(1, "laplace_em", np.ravel(lap.coef_))
+    table.insert(0, "jeffreys_em", np.ravel(jeff.beta_))
+    table.insert(1, "laplace_em", np.ravel(lap.beta_))
     table[f"P(|b|<{NEAR_ZERO:g}*scale)"] = near_zero
 
     def score(beta):
@@ -121,7 +122,7 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
         return {"error_rate": float(np.mean((eta > 0) != (yte == 1)))}
 
     pm = beta_draws.mean(0)
-    scores = {"jeffreys-em": score(np.ravel(jeff.coef_)), "laplace-em": score(np.ravel(lap.coef_)),
+    scores = {"jeffreys-em": score(np.ravel(jeff.beta_)), "laplace-em": score(np.ravel(lap.beta_)),
               "nuts-posterior-mean": score(pm)}
     min_ess = float(summary["ess_bulk"].min())
     diag = {"n_divergences": int(post.attrs["n_divergences"]), "max_r_hat": float(summary["r_hat"].max()),
