@@ -87,7 +87,7 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
 
     t0 = time.perf_counter()
     bias = not regression  # regression: y centred, no bias; probit: a bias column, as in H
-    jeff = Est(prior="jeffreys", bias=bias, tol=1e-6).fit(Xtr, ytr - y_offset)
+    jeff = Est(prior="jeffreys", bias=bias, tol=1e-5, max_iter=20000).fit(Xtr, ytr - y_offset)
     timings["jeffreys_em_s"] = time.perf_counter() - t0
 
     model = sparse_regression_model if regression else sparse_probit_model
@@ -111,6 +111,7 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     scale = float(np.std(ytr)) if regression else 1.0
     near_zero = np.mean(np.abs(beta_draws) < NEAR_ZERO * scale, axis=0)
     table = summary[["mean", "sd", "hdi_3%", "hdi_97%", "mcse_mean", "ess_bulk", "ess_tail", "r_hat"]].copy()
+    table.index = names
     table.insert(0, "jeffreys_em", np.ravel(jeff.beta_))
     table.insert(1, "laplace_em", np.ravel(lap.beta_))
     table[f"P(|b|<{NEAR_ZERO:g}*scale)"] = near_zero
