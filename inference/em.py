@@ -12,7 +12,7 @@ One EM iteration (the engine's :func:`em_step`):
 * noise update ``σ² = ‖y − Hβ‖²/n`` (000 eq. 12), regression only, when estimated;
 * M-step ``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` (000 "An Important Implementation Detail";
   002 eq. 16 with σ² = 1), solved by Cholesky. When the basis is wider than the data the
-  same update is taken in its dual form ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``;
+  same update is taken in its dual form (for widths beyond ``DUAL_RATIO · n``) ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``;
 * a weight whose magnitude falls below ``prune_tol · max|β|`` becomes exactly zero, and
   since ``u_i = 0`` then, it stays zero.
 
@@ -38,12 +38,16 @@ from jax.scipy.linalg import cho_factor, cho_solve
 
 #: Widths at or below this never compact (recompiling costs more than it saves).
 SMALL_WIDTH = 64
+#: The M-step takes its dual (n × n) form only when the active width exceeds this many times
+#: n: a Cholesky of k × k costs k³/3 per iteration, the dual form n²k + n³/3 (kernel bases
+#: have k = n + 1, where the Gram form is the cheap one).
+DUAL_RATIO = 2
 
 
 class EMData(NamedTuple):
     """The design on the current active slice: ``H`` (n, k), ``y`` (n,), ``gram = HᵀH`` (k, k).
 
-    ``gram`` is ``None`` when ``k > n``: the M-step then uses its dual (n × n) form.
+    ``gram`` is ``None`` when ``k > DUAL_RATIO · n``: the M-step then uses its dual (n × n) form.
     """
 
     H: jax.Array
@@ -149,7 +153,7 @@ def ridge_init(H, y0, eps=1e-6, gram=None):
     ``gram``, if given, is ``HᵀH`` (not modified).
     """
     n, p = H.shape
-    if p <= n:
+    if gram is not None or p <= n:
         G = H.T @ H if gram is None else gram.copy()
         G[np.diag_indices(p)] += eps
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True), H.T @ y0)
@@ -162,6 +166,20 @@ def _width(k, p):
     if p <= SMALL_WIDTH or 2 * k > p:
         return p
     return min(p, max(SMALL_WIDTH // 2, 1 << int(np.ceil(np.log2(max(k, 1))))))
+
+
+def _gather(H, gram, beta, active, width):
+    """Columns ``active`` of H (and of HᵀH), zero-padded to ``width`` (padding has β = 0)."""
+    k = active.size
+    Hb = np.zeros((H.shape[0], width))
+    Hb[:, :k] = H[:, active]
+    bb = np.zeros(width)
+    bb[:k] = beta[active]
+    if gram is None:
+        return Hb, None, bb
+    G = np.zeros((width, width))
+    G[:k, :k] = gram[np.ix_(active, active)]
+    return Hb, G, bb
 
 
 def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, tol=1e-3, max_iter=1000,
@@ -188,7 +206,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     H = np.ascontiguousarray(H, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, p = H.shape
-    gram_full = H.T @ H if p <= n else None
+    gram_full = H.T @ H if p <= DUAL_RATIO * n else None
     if beta0 is None:
         beta0 = ridge_init(H, y if y_init is None else np.asarray(y_init, dtype=np.float64), gram=gram_full)
     beta = np.asarray(beta0, dtype=np.float64).copy()
@@ -205,16 +223,13 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
             converged = True
             break
         width = _width(k, p)
-        cols = np.zeros(width, dtype=np.intp)
-        cols[:k] = active
-        live = np.arange(width) < k
-        Hb = np.where(live[None, :], H[:, cols], 0.0)
-        if width <= n:
-            G = gram_full[np.ix_(cols, cols)] if gram_full is not None else Hb.T @ Hb
-            G = np.where(live[:, None] & live[None, :], G, 0.0)
+        use_gram = width <= DUAL_RATIO * n
+        if k == p:  # the whole basis is active: no gather (saves copies of H and HᵀH)
+            Hb, G, bb = H, (gram_full if use_gram else None), beta
         else:
-            G = None
-        bb = np.where(live, beta[cols], 0.0)
+            Hb, G, bb = _gather(H, gram_full if use_gram else None, beta, active, width)
+            if use_gram and G is None:
+                G = Hb.T @ Hb
         shrink_below = width // 2 if width > SMALL_WIDTH else -1
         state = EMState(jnp.asarray(bb), jnp.asarray(s2), jnp.asarray(n_iter), jnp.asarray(np.inf), jnp.asarray(-np.inf))
         state = run_em(state, EMData(jnp.asarray(Hb), jnp.asarray(y), None if G is None else jnp.asarray(G)),
