@@ -34,6 +34,22 @@ def _cmd_reproduce(args):
     return 0
 
 
+def _cmd_compare(args):
+    import pandas as pd
+
+    from .compare import compare
+
+    report, table = compare(args.dataset, out=args.out, num_warmup=args.warmup, num_samples=args.draws,
+                            num_chains=args.chains, seed=args.seed)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(table.round(3).to_string())
+    print("diagnostics:", report["diagnostics"])
+    print("held-out scores:", report["scores"])
+    print("timings (s):", {k: round(v, 3) for k, v in report["timings_s"].items()})
+    print(f"wrote {args.out}/compare-{args.dataset}.md, .json, .png")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="sparsebayes",
@@ -49,6 +65,16 @@ def build_parser():
     p_rep.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p_rep.add_argument("--out", default="results", help="output directory (default ./results)")
     p_rep.set_defaults(func=_cmd_reproduce)
+    from .compare import DATASETS
+
+    p_cmp = sub.add_parser("compare", help="sparse EM estimate beside the NUTS posterior of the same model, one report")
+    p_cmp.add_argument("dataset", choices=DATASETS)
+    p_cmp.add_argument("--chains", type=int, default=4)
+    p_cmp.add_argument("--warmup", type=int, default=1000)
+    p_cmp.add_argument("--draws", type=int, default=1000)
+    p_cmp.add_argument("--seed", type=int, default=0)
+    p_cmp.add_argument("--out", default="results")
+    p_cmp.set_defaults(func=_cmd_compare)
     return parser
 
 

@@ -27,7 +27,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from .em import fit_em, ridge_init
+from .em import fit_em
 from .idata import gaussian_draws, point_estimate_idata
 
 
@@ -45,7 +45,7 @@ class _AdaptiveSparseBase(BaseEstimator):
         return fm, fm.transform(X)
 
     def _em(self, H, y, prior, likelihood, y_init, noise_var=None):
-        res = fit_em(H, y, prior, likelihood, beta0=ridge_init(H, y_init), noise_var=noise_var,
+        res = fit_em(H, y, prior, likelihood, y_init=y_init, noise_var=noise_var,
                      tol=self.tol, max_iter=self.max_iter)
         if not res.converged:
             warnings.warn(

@@ -12,7 +12,7 @@ One EM iteration (the engine's :func:`em_step`):
 * noise update ``σ² = ‖y − Hβ‖²/n`` (000 eq. 12), regression only, when estimated;
 * M-step ``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` (000 "An Important Implementation Detail";
   002 eq. 16 with σ² = 1), solved by Cholesky. When the basis is wider than the data the
-  same update is taken in its dual form ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``;
+  same update is taken in its dual form (for widths beyond ``DUAL_RATIO · n``) ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``;
 * a weight whose magnitude falls below ``prune_tol · max|β|`` becomes exactly zero, and
   since ``u_i = 0`` then, it stays zero.
 
@@ -20,7 +20,7 @@ Stop when ``‖β⁽ᵗ⁺¹⁾ − β⁽ᵗ⁾‖ / ‖β⁽ᵗ⁾‖ < tol`` (
 
 Work on the active set: the jitted loop (:func:`run_em`, the jit boundary, a
 ``lax.while_loop``) runs on a fixed-width slice of the basis; when the active set falls to
-a quarter of that width it returns, and :func:`fit_em` gathers the surviving columns into
+half that width it returns, and :func:`fit_em` gathers the surviving columns into
 the next power-of-two width. Shapes inside jit stay fixed, each width compiles once, and
 the cost of an iteration follows the number of nonzero weights.
 """
@@ -38,12 +38,16 @@ from jax.scipy.linalg import cho_factor, cho_solve
 
 #: Widths at or below this never compact (recompiling costs more than it saves).
 SMALL_WIDTH = 64
+#: The M-step takes its dual (n × n) form only when the active width exceeds this many times
+#: n: a Cholesky of k × k costs k³/3 per iteration, the dual form n²k + n³/3 (kernel bases
+#: have k = n + 1, where the Gram form is the cheap one).
+DUAL_RATIO = 2
 
 
 class EMData(NamedTuple):
     """The design on the current active slice: ``H`` (n, k), ``y`` (n,), ``gram = HᵀH`` (k, k).
 
-    ``gram`` is ``None`` when ``k > n``: the M-step then uses its dual (n × n) form.
+    ``gram`` is ``None`` when ``k > DUAL_RATIO · n``: the M-step then uses its dual (n × n) form.
     """
 
     H: jax.Array
@@ -143,11 +147,14 @@ def em_trace(state, data, prior, likelihood, prune_tol, noise_floor, *, n_steps,
     return lax.scan(body, state, None, length=n_steps)
 
 
-def ridge_init(H, y0, eps=1e-6):
-    """Weakly penalized ridge estimate ``(εI + HᵀH)⁻¹ Hᵀ y₀`` (002 Step 2), dual form when p > n."""
+def ridge_init(H, y0, eps=1e-6, gram=None):
+    """Weakly penalized ridge estimate ``(εI + HᵀH)⁻¹ Hᵀ y₀`` (002 Step 2), dual form when p > n.
+
+    ``gram``, if given, is ``HᵀH`` (not modified).
+    """
     n, p = H.shape
-    if p <= n:
-        G = H.T @ H
+    if gram is not None or p <= n:
+        G = H.T @ H if gram is None else gram.copy()
         G[np.diag_indices(p)] += eps
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True), H.T @ y0)
     K = H @ H.T
@@ -161,7 +168,21 @@ def _width(k, p):
     return min(p, max(SMALL_WIDTH // 2, 1 << int(np.ceil(np.log2(max(k, 1))))))
 
 
-def fit_em(H, y, prior, likelihood, *, beta0, noise_var=None, tol=1e-3, max_iter=1000,
+def _gather(H, gram, beta, active, width):
+    """Columns ``active`` of H (and of HᵀH), zero-padded to ``width`` (padding has β = 0)."""
+    k = active.size
+    Hb = np.zeros((H.shape[0], width))
+    Hb[:, :k] = H[:, active]
+    bb = np.zeros(width)
+    bb[:k] = beta[active]
+    if gram is None:
+        return Hb, None, bb
+    G = np.zeros((width, width))
+    G[:k, :k] = gram[np.ix_(active, active)]
+    return Hb, G, bb
+
+
+def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, tol=1e-3, max_iter=1000,
            prune_tol=1e-8, noise_floor_rel=1e-10):
     """Run EM to convergence on the shrinking active set; returns :class:`EMResult`.
 
@@ -172,8 +193,9 @@ def fit_em(H, y, prior, likelihood, *, beta0, noise_var=None, tol=1e-3, max_iter
     y : ndarray (n,)
         Targets (regression) or 0/1 labels (probit).
     prior, likelihood : objects of :mod:`sparsebayes.models.priors` / ``.likelihoods``.
-    beta0 : ndarray (p,)
-        Starting point (:func:`ridge_init` gives the paper's).
+    beta0 : ndarray (p,) or None
+        Starting point; ``None`` takes the paper's ridge estimate (:func:`ridge_init`) from
+        ``y_init`` (default ``y``; the probit estimator passes the ±1 labels).
     noise_var : float or None
         Fixed σ²; ``None`` estimates it (000 eq. 12). Ignored by the probit likelihood (σ² = 1).
     tol : float
@@ -184,13 +206,15 @@ def fit_em(H, y, prior, likelihood, *, beta0, noise_var=None, tol=1e-3, max_iter
     H = np.ascontiguousarray(H, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, p = H.shape
+    gram_full = H.T @ H if p <= DUAL_RATIO * n else None
+    if beta0 is None:
+        beta0 = ridge_init(H, y if y_init is None else np.asarray(y_init, dtype=np.float64), gram=gram_full)
     beta = np.asarray(beta0, dtype=np.float64).copy()
     estimate_noise = noise_var is None
     s2 = float(np.var(y)) if estimate_noise else float(noise_var)
     if not (np.isfinite(s2) and s2 > 0):
         s2 = 1.0
     floor = noise_floor_rel * max(float(np.mean(y**2)), np.finfo(float).tiny)
-    gram_full = H.T @ H if p <= n else None
     n_iter, converged, obj = 0, False, -np.inf
     while True:
         active = np.flatnonzero(beta)
@@ -199,17 +223,14 @@ def fit_em(H, y, prior, likelihood, *, beta0, noise_var=None, tol=1e-3, max_iter
             converged = True
             break
         width = _width(k, p)
-        cols = np.zeros(width, dtype=np.intp)
-        cols[:k] = active
-        live = np.arange(width) < k
-        Hb = np.where(live[None, :], H[:, cols], 0.0)
-        if width <= n:
-            G = gram_full[np.ix_(cols, cols)] if gram_full is not None else Hb.T @ Hb
-            G = np.where(live[:, None] & live[None, :], G, 0.0)
+        use_gram = width <= DUAL_RATIO * n
+        if k == p:  # the whole basis is active: no gather (saves copies of H and HᵀH)
+            Hb, G, bb = H, (gram_full if use_gram else None), beta
         else:
-            G = None
-        bb = np.where(live, beta[cols], 0.0)
-        shrink_below = width // 4 if width > SMALL_WIDTH else -1
+            Hb, G, bb = _gather(H, gram_full if use_gram else None, beta, active, width)
+            if use_gram and G is None:
+                G = Hb.T @ Hb
+        shrink_below = width // 2 if width > SMALL_WIDTH else -1
         state = EMState(jnp.asarray(bb), jnp.asarray(s2), jnp.asarray(n_iter), jnp.asarray(np.inf), jnp.asarray(-np.inf))
         state = run_em(state, EMData(jnp.asarray(Hb), jnp.asarray(y), None if G is None else jnp.asarray(G)),
                        prior, likelihood, tol, max_iter, shrink_below, prune_tol, floor,

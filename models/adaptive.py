@@ -9,7 +9,7 @@ Hyperpriors on τ_i:
 * ``"laplace"``: ``τ_i ~ Exp(rate γ/2)`` (002 eq. 10); γ fixed, or ``γ ~ Gamma(a, b)`` when
   ``gamma_prior=(a, b)`` (a hyperprior the papers do not use; it lets NUTS learn γ).
   ``marginal=True`` samples ``β_i ~ Laplace(0, 1/√γ)`` directly (the same marginal model,
-  which is what the EM objective is).
+  which is what the EM objective is; without the τ funnel, NUTS mixes better on it).
 * ``"jeffreys"``: ``p(τ_i) ∝ 1/τ_i``. The joint posterior is improper (``∏ 1/|β_i|`` is not
   integrable at 0), so it has a log density (:func:`jeffreys_neg_log_prior` and the model
   with ``surrogate_eps=None``, for ``log_density`` only) but no posterior to sample. For NUTS,
@@ -44,8 +44,10 @@ def _tau(p, prior, gamma, gamma_prior, surrogate_eps):
 def _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal):
     p = H.shape[1]
     if marginal:
-        if prior != "laplace" or gamma_prior is not None:
-            raise ValueError("marginal=True is the Laplace marginal with fixed gamma")
+        if prior != "laplace":
+            raise ValueError("marginal=True is the Laplace marginal; the Jeffreys marginal is improper")
+        if gamma_prior is not None:
+            gamma = numpyro.sample("gamma", dist.Gamma(*gamma_prior))
         return numpyro.sample("beta", dist.Laplace(0.0, 1.0 / jnp.sqrt(gamma)).expand([p]).to_event(1))
     tau = _tau(p, prior, gamma, gamma_prior, surrogate_eps)
     return numpyro.sample("beta", dist.Normal(0.0, jnp.sqrt(tau)).to_event(1))
