@@ -120,10 +120,12 @@ def main(argv=None):
     _set_threads(args.threads)
 
     import pandas as pd
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info, threadpool_limits
 
-    res = pd.DataFrame(run(args.threads, args.repeats, args.ard_max_n))
-    blas = sorted({f"{d['internal_api']}:{d['num_threads']}" for d in threadpool_info()})
+    # ``python -m`` imports the package (and so numpy's BLAS) before main(): limit it at run time too.
+    with threadpool_limits(limits=args.threads, user_api="blas"):
+        res = pd.DataFrame(run(args.threads, args.repeats, args.ard_max_n))
+        blas = sorted({f"{d['internal_api']}:{d['num_threads']}" for d in threadpool_info()})
     print(f"threads: OMP/OPENBLAS/MKL_NUM_THREADS={args.threads}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '(unset)')!r}, "
           f"threadpools loaded: {', '.join(blas)}")
     print("times in seconds; ours_run_s excludes JIT compilation (ours_compile_s = first call - best later call);"
