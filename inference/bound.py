@@ -23,8 +23,8 @@ Two solvers share the state:
   over all ``d(m−1)`` weights, cyclic, with the linear predictors ``η = XW`` and the
   log-normalizers kept up to date in ``O(n)`` per changed weight (a sweep is ``O(ndm)``).
   A weight that is zero is visited with probability ``zero_visit_decay**t`` at sweep
-  ``t`` (Sec. 3.5), drawn from a seeded key; before convergence is declared, one full
-  sweep visits every weight.
+  ``t`` (Sec. 3.5), drawn from a seeded key; every ``full_sweep_every``-th sweep, and the
+  sweep that confirms convergence, visit every weight.
 
 ``run`` is the jit boundary (``lax.while_loop`` on the relative change of ``W``);
 ``trace`` runs a fixed number of steps under ``lax.scan`` and returns every step's
@@ -143,18 +143,30 @@ def ridge_start(problem, lam):
     return problem.bound.solve_shifted(-_gradient(eta, log_norm, problem), lam)
 
 
+def _overrelax(state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth):
+    """Adaptive over-relaxation (Salakhutdinov & Roweis 2003) of an MM step ``W → W_MM``.
+
+    Tries ``W + η(W_MM − W)`` (weights that the MM step made zero stay zero) and keeps it
+    when its objective is at least that of ``W_MM``, growing ``η ← growth·η``; otherwise
+    keeps ``W_MM`` and resets ``η = 1``.  Either way ``L`` does not decrease.
+    """
+    coef_try = jnp.where(coef_mm == 0, 0.0, state.coef + state.relax * (coef_mm - state.coef))
+    eta_try, norm_try, obj_try = _predictors(coef_try, problem, prior)
+    accept = obj_try >= obj_mm
+    pick = lambda a, b: jnp.where(accept, a, b)  # noqa: E731
+    relax = jnp.where(accept, state.relax * growth, 1.0)
+    return (pick(coef_try, coef_mm), pick(eta_try, eta_mm), pick(norm_try, norm_mm),
+            pick(obj_try, obj_mm), relax)
+
+
 def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-9):
     """One block bound iteration (eq. 7, 10 or 13) with adaptive over-relaxation."""
     grad = _gradient(state.eta, state.log_norm, problem)
     rhs = problem.bound.apply(state.coef) - grad
     coef_mm = prior.block_update(state.coef, rhs, problem.bound)
-    coef_try = state.coef + state.relax * (coef_mm - state.coef)
     eta_mm, norm_mm, obj_mm = _predictors(coef_mm, problem, prior)
-    eta_try, norm_try, obj_try = _predictors(coef_try, problem, prior)
-    accept = obj_try >= obj_mm
-    pick = lambda a, b: jnp.where(accept, a, b)  # noqa: E731
-    coef = pick(coef_try, coef_mm)
-    eta, log_norm, objective = pick(eta_try, eta_mm), pick(norm_try, norm_mm), pick(obj_try, obj_mm)
+    coef, eta, log_norm, objective, relax = _overrelax(
+        state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth)
     if isinstance(prior, LaplacePrior):
         grad_new = _gradient(eta, log_norm, problem)
         small = jnp.abs(coef) <= zero_tol * jnp.max(jnp.abs(coef))
@@ -165,7 +177,6 @@ def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-9):
         coef = jnp.where(keep, coef_pruned, coef)
         eta, log_norm = jnp.where(keep, eta_p, eta), jnp.where(keep, norm_p, log_norm)
         objective = jnp.where(keep, obj_p, objective)
-    relax = jnp.where(accept, state.relax * growth, 1.0)
     new = state._replace(
         coef=coef, eta=eta, log_norm=log_norm, objective=objective, relax=relax,
         rel_change=_rel_change(coef, state.coef), n_iter=state.n_iter + 1, last_full=jnp.asarray(True),
@@ -173,16 +184,20 @@ def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-9):
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
 
 
-def componentwise_step(state, problem, prior, *, tol=0.0, zero_visit_decay=0.8):
+def componentwise_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_visit_decay=0.8,
+                       full_sweep_every=10):
     """One sweep of eqs. 15–16 over every weight, ``O(n)`` upkeep of ``η`` per changed weight.
 
     ``tol`` only decides whether the next sweep must visit every weight.  The predictors of class ``c`` change by ``δ x`` when ``w_jc`` changes by ``δ``; the
     log-normalizer follows as ``log(Z(1 − p_c) + exp(η_c + δx))``.  Both are recomputed
     exactly (one ``XW`` product) at the end of the sweep, so rounding never accumulates.
+    The sweep, as a whole, is an MM map and is over-relaxed like the block step
+    (``growth=1.0`` turns that off).
     """
     d, k = problem.XtY.shape
     key, sub = jax.random.split(state.key)
-    visit_zero = jnp.where(state.full_sweep, 1.0, zero_visit_decay ** state.n_iter.astype(jnp.float64))
+    full = state.full_sweep | (state.n_iter % full_sweep_every == 0)
+    visit_zero = jnp.where(full, 1.0, zero_visit_decay ** state.n_iter.astype(jnp.float64))
     draws = jax.random.uniform(sub, (d, k)) < visit_zero
     eta_t = state.eta.T  # (m−1) × n: rows contiguous
 
@@ -210,12 +225,14 @@ def componentwise_step(state, problem, prior, *, tol=0.0, zero_visit_decay=0.8):
         go = (carry[0][j, c] != 0) | draws[j, c]
         return lax.cond(go, lambda: visit(j, c, carry), lambda: carry)
 
-    coef, _, _ = lax.fori_loop(0, d * k, body, (state.coef, eta_t, state.log_norm))
-    eta, log_norm, objective = _predictors(coef, problem, prior)
+    coef_mm, _, _ = lax.fori_loop(0, d * k, body, (state.coef, eta_t, state.log_norm))
+    eta_mm, norm_mm, obj_mm = _predictors(coef_mm, problem, prior)
+    coef, eta, log_norm, objective, relax = _overrelax(
+        state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth)
     rel = _rel_change(coef, state.coef)
     new = state._replace(
-        coef=coef, eta=eta, log_norm=log_norm, objective=objective, rel_change=rel,
-        n_iter=state.n_iter + 1, key=key, last_full=state.full_sweep,
+        coef=coef, eta=eta, log_norm=log_norm, objective=objective, rel_change=rel, relax=relax,
+        n_iter=state.n_iter + 1, key=key, last_full=full,
         full_sweep=rel < tol,  # looks converged: confirm with a sweep over every weight
     )
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
@@ -237,7 +254,8 @@ def _info(state, problem, prior, *, converged):
 def _step_fn(solver, options):
     if solver == "block":
         return partial(block_step, **{k: v for k, v in options if k in ("growth", "zero_tol")})
-    return partial(componentwise_step, **{k: v for k, v in options if k == "zero_visit_decay"})
+    return partial(componentwise_step,
+                   **{k: v for k, v in options if k in ("growth", "zero_visit_decay", "full_sweep_every")})
 
 
 def _start(problem, prior, solver, coef0, seed):
@@ -279,8 +297,8 @@ def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_ite
     seed : int
         Seeds the visitation of zero weights (component-wise).
     **options
-        ``growth`` (over-relaxation, default 1.5), ``zero_tol`` (default 1e-9),
-        ``zero_visit_decay`` (default 0.8).
+        ``growth`` (over-relaxation, default 1.5), ``zero_tol`` (block, default 1e-9),
+        ``zero_visit_decay`` (default 0.8) and ``full_sweep_every`` (default 10).
 
     Returns
     -------
