@@ -259,8 +259,10 @@ def _step_fn(solver, options):
 
 
 def _start(problem, prior, solver, coef0, seed):
-    if coef0 is None and solver == "block" and isinstance(prior, LaplacePrior):
-        coef0 = ridge_start(problem, prior.lam)  # eq. 13 keeps zeros at zero: start nonzero
+    if solver == "block" and isinstance(prior, LaplacePrior):
+        # eq. 13 keeps a zero weight at zero for good: zeros of the start take the ridge step's value
+        ridge = ridge_start(problem, prior.lam)
+        coef0 = ridge if coef0 is None else jnp.where(coef0 == 0, ridge, coef0)
     return init(problem, prior, coef0, seed=seed)
 
 
@@ -291,7 +293,8 @@ def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_ite
     prior : LaplacePrior, GaussianPrior or FlatPrior
     solver : {"block", "componentwise"}
     coef0 : array (d, m−1), optional
-        Warm start; default zeros (the SMLR block solver starts from one ridge step).
+        Warm start; default zeros.  The SMLR block solver replaces zeros of the start by
+        one ridge step's values (eq. 10 from zero), since eq. 13 never moves a zero weight.
     tol, max_iter : float, int
         Stopping rule; a component-wise fit stops only after a sweep over every weight.
     seed : int

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference import bound
@@ -79,18 +80,44 @@ def lambda_max(Phi, y_enc, n_classes):
     return float(np.max(np.abs(gradient(np.zeros((Phi.shape[1], n_classes - 1)), Phi, Y1))))
 
 
+def _bucket(k):
+    """Round ``k`` up to one of few sizes (at most ~25 % larger), so jit compiles few shapes."""
+    step = 1 << max(int(k).bit_length() - 3, 4)
+    return -(-k // step) * step
+
+
 def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None):
-    """One bound-optimization fit on a design ``Phi``; returns ``(W, Info, solver_used)``."""
+    """One bound-optimization fit on a design ``Phi``; returns ``(W, Info, solver_used)``.
+
+    The design is zero-padded to a bucketed size (rows of the reference class, zero
+    columns): padded rows add the constant ``−log m`` each to ``ℓ`` and nothing to the
+    gradient, padded columns keep zero weights, so the estimate is unchanged; the reported
+    objective has the constant removed.  This only saves jit compilations.
+    """
     prior = make_prior(penalty, lam)
-    solver = choose_solver(solver, Phi.shape[0], Phi.shape[1], n_classes)
-    problem = bound.make_problem(Phi, y_enc, n_classes, solver=solver, prior=prior)
+    n, d = Phi.shape
+    solver = choose_solver(solver, n, d, n_classes)
+    n_pad, d_pad = _bucket(n), _bucket(d)
+    Phi_pad = np.zeros((n_pad, d_pad))
+    Phi_pad[:n, :d] = Phi
+    y_pad = np.full(n_pad, n_classes - 1)
+    y_pad[:n] = y_enc
+    if coef0 is not None:
+        coef0 = np.vstack([np.asarray(coef0, dtype=np.float64), np.zeros((d_pad - d, n_classes - 1))])
+    problem = bound.make_problem(Phi_pad, y_pad, n_classes, solver=solver, prior=prior)
     state, info = bound.run(problem, prior, solver=solver, coef0=coef0, tol=tol,
                             max_iter=max_iter, seed=seed)
-    return np.asarray(state.coef), info, solver
+    info = info._replace(objective=info.objective + (n_pad - n) * np.log(n_classes))
+    return np.asarray(state.coef)[:d], info, solver
 
 
 class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
+
+    def _validate(self, X, y):
+        if y is not None and np.asarray(y).dtype == object:
+            type_of_target(y, input_name="y", raise_unknown=True)  # "Unknown label type" error
+        return validate_classification_data(self, X, y)
 
     def _design(self, X, *, fit):
         if self.basis_ is None:
@@ -118,12 +145,6 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
 
-    def decision_function(self, X):
-        """Linear predictors ``[w_iᵀ h(x)]`` for every class (the reference class is 0)."""
-        check_is_fitted(self)
-        X = validate_predict_data(self, X)
-        return self._design(X, fit=False) @ self.coef_
-
     def predict_proba(self, X):
         """Class probabilities (eq. 1), columns in the order of ``classes_``."""
         check_is_fitted(self)
@@ -136,6 +157,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The most probable class."""
+        check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def to_inference_data(self):
@@ -231,7 +253,7 @@ class SMLRClassifier(_MultinomialLogisticBase):
         """Fit the MAP estimate; raises ``ValueError`` on bad input."""
         make_prior(self.penalty, self.lam)
         old = (self.coef_, self.classes_) if self.warm_start and hasattr(self, "coef_") else None
-        X, y_enc = validate_classification_data(self, X, y)
+        X, y_enc = self._validate(X, y)
         self.basis_ = make_basis(self.basis, self.kernel_width)
         Phi = self._design(X, fit=True)
         m = len(self.classes_)
@@ -311,7 +333,7 @@ class SMLRCV(_MultinomialLogisticBase):
         if self.penalty is None:
             raise ValueError("SMLRCV chooses λ: penalty must be 'l1' or 'l2'")
         make_prior(self.penalty, 1.0)
-        X, y_enc = validate_classification_data(self, X, y)
+        X, y_enc = self._validate(X, y)
         m = len(self.classes_)
         counts = np.bincount(y_enc, minlength=m)
         if counts.min() < self.cv:

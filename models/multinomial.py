@@ -102,9 +102,14 @@ def bohning_bound(X, n_classes):
 
 
 def bound_diagonal(X, n_classes):
-    """``B_kk`` for every coefficient, as a ``d × (m−1)`` matrix (all entries equal per row)."""
+    """``B_kk`` for every coefficient, as a ``d × (m−1)`` matrix (all entries equal per row).
+
+    An all-zero column (padding) gets ``B_kk = −1`` instead of 0: its gradient is 0, so the
+    component-wise update keeps its weight at exactly 0 rather than dividing 0 by 0.
+    """
     d = X.shape[1]
     col = -0.5 * (1.0 - 1.0 / n_classes) * jnp.sum(X * X, axis=0)
+    col = jnp.where(col == 0, -1.0, col)
     return jnp.broadcast_to(col[:, None], (d, n_classes - 1))
 
 
@@ -146,7 +151,8 @@ class BohningBound(NamedTuple):
     def solve_shifted(self, rhs, lam):
         """``(B − λI)⁻¹ vec(R)`` for ``R = rhs`` (``d × (m−1)``), by the Kronecker eigenbasis."""
         R = self.gram_eigvecs.T @ rhs @ self.class_eigvecs
-        R = R / (-self.gram_eigvals[:, None] * self.class_eigvals[None, :] - lam)
+        denom = -self.gram_eigvals[:, None] * self.class_eigvals[None, :] - lam
+        R = jnp.where(denom == 0, 0.0, R / jnp.where(denom == 0, 1.0, denom))  # pseudo-inverse
         return self.gram_eigvecs @ R @ self.class_eigvecs.T
 
 
