@@ -280,7 +280,7 @@ class SMLRCV(_MultinomialLogisticBase):
     ----------
     penalty, solver, basis, tol, max_iter, random_state : as :class:`SMLRClassifier`.
     lams : array-like or None, default=None
-        λ grid; ``None``: ``n_lams`` values log-spaced over ``[λ_max/1000, λ_max]``, where
+        λ grid; ``None``: ``n_lams`` values log-spaced over ``[λ_max/10⁴, λ_max]``, where
         ``λ_max`` zeroes every SMLR weight (computed on the full data).
     n_lams : int, default=12
     cv : int, default=5
@@ -326,7 +326,7 @@ class SMLRCV(_MultinomialLogisticBase):
             return lams
         Phi = self._design(X, fit=True)
         top = lambda_max(Phi, y_enc, m)
-        return top * np.logspace(0, -3, self.n_lams)
+        return top * np.logspace(0, -4, self.n_lams)
 
     def fit(self, X, y):
         """Cross-validate λ (and the width), then refit on all data."""

@@ -50,7 +50,7 @@ def _svm(X_tr, y_tr, X_te, y_te, seed):
             "n_basis": int(len(np.unique(np.concatenate(sv)))), "width": width}
 
 
-def _mlr(penalty, X_tr, y_tr, X_te, y_te, *, basis, width, seed, n_lams=10):
+def _mlr(penalty, X_tr, y_tr, X_te, y_te, *, basis, width, seed, n_lams=12):
     """SMLR (l1) or RMLR (l2) with λ by 5-fold CV; RMLR runs the block solver (eq. 10)."""
     solver = "block" if penalty == "l2" else "auto"
     with warnings.catch_warnings(record=True) as caught:
