@@ -86,13 +86,14 @@ def _bucket(k):
     return -(-k // step) * step
 
 
-def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None):
+def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None, cache=None):
     """One bound-optimization fit on a design ``Phi``; returns ``(W, Info, solver_used)``.
 
     The design is zero-padded to a bucketed size (rows of the reference class, zero
     columns): padded rows add the constant ``−log m`` each to ``ℓ`` and nothing to the
     gradient, padded columns keep zero weights, so the estimate is unchanged; the reported
-    objective has the constant removed.  This only saves jit compilations.
+    objective has the constant removed.  This only saves jit compilations.  ``cache`` (a
+    dict owned by the caller, for one design) keeps the precomputed problem across a λ path.
     """
     prior = make_prior(penalty, lam)
     n, d = Phi.shape
@@ -104,7 +105,13 @@ def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed
     y_pad[:n] = y_enc
     if coef0 is not None:
         coef0 = np.vstack([np.asarray(coef0, dtype=np.float64), np.zeros((d_pad - d, n_classes - 1))])
-    problem = bound.make_problem(Phi_pad, y_pad, n_classes, solver=solver, prior=prior)
+    key = (solver, type(prior).__name__)
+    if cache is not None and key in cache:
+        problem = cache[key]
+    else:
+        problem = bound.make_problem(Phi_pad, y_pad, n_classes, solver=solver, prior=prior)
+        if cache is not None:
+            cache[key] = problem
     state, info = bound.run(problem, prior, solver=solver, coef0=coef0, tol=tol,
                             max_iter=max_iter, seed=seed)
     info = info._replace(objective=info.objective + (n_pad - n) * np.log(n_classes))
@@ -361,10 +368,11 @@ class SMLRCV(_MultinomialLogisticBase):
                     n_ids = X.shape[0] + 1 if isinstance(self.basis_, GaussianKernelFeatures) else Phi_tr.shape[1]
                     memory = np.zeros((n_ids, m - 1))
                 coef = memory[ids]
+                cache = {}
                 for i, lam in enumerate(lams):
                     coef, _, _ = fit_coef(Phi_tr, y_enc[train], m, penalty=self.penalty, lam=lam,
                                           solver=self.solver, tol=self.tol, max_iter=self.max_iter,
-                                          seed=self.random_state, coef0=coef)
+                                          seed=self.random_state, coef0=coef, cache=cache)
                     if i == 0:
                         memory[ids] = coef
                     P = np.asarray(class_probabilities(coef, Phi_te))
