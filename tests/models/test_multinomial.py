@@ -66,7 +66,7 @@ def test_soft_threshold():
     np.testing.assert_allclose(mm.soft_threshold(jnp.array([-3.0, -0.5, 0.2, 2.0]), 1.0), [-2.0, 0.0, 0.0, 1.0])
 
 
-@pytest.mark.parametrize("prior", [mm.LaplacePrior(2.0), mm.GaussianPrior(0.5)])
+@pytest.mark.parametrize("prior", [mm.LaplacePrior(2.0), mm.GaussianPrior(0.5), mm.FlatPrior()])
 def test_numpyro_model_equals_solver_objective_up_to_constant(prior):
     X, y, Y1 = _data(n=20, d=3, m=3)
     rng = np.random.default_rng(5)
