@@ -1,0 +1,394 @@
+"""SMLR / RMLR classifiers: thin scikit-learn shells over :mod:`sparsebayes.inference.bound`.
+
+:class:`SMLRClassifier` fits the MAP multinomial logistic regression of Krishnapuram et
+al. (2005) with the last class as reference (eq. 1),
+
+    max_W  ℓ(W) − λ‖W‖₁          (penalty="l1": SMLR, eq. 3)
+    max_W  ℓ(W) − λ‖W‖²/2        (penalty="l2": RMLR, Sec. 3.3)
+    max_W  ℓ(W)                  (penalty=None: ML, Sec. 3.2)
+
+on a basis ``h(x)`` (linear, quadratic or Gaussian kernels centred on the training points,
+from :mod:`sparsebayes.models.features`).  :class:`SMLRCV` picks λ (and, when asked, the
+kernel width) by stratified K-fold cross-validation, warm-starting along the λ grid and
+across folds (the paper's footnote 7: weights of basis functions shared with the previous
+fit start at its estimate, new ones at zero).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from sparsebayes.inference import bound
+from sparsebayes.inference._validation import validate_classification_data, validate_predict_data
+from sparsebayes.inference.idata import point_estimate_idata
+from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
+from sparsebayes.models.multinomial import (
+    FlatPrior,
+    GaussianPrior,
+    LaplacePrior,
+    class_probabilities,
+    gradient,
+    one_hot_reference,
+)
+
+PENALTIES = ("l1", "l2", None)
+BASES = ("linear", "quadratic", "rbf", None)
+
+
+def make_prior(penalty, lam):
+    """The prior object for ``penalty`` (``"l1"`` Laplace, ``"l2"`` Gaussian, ``None`` flat)."""
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    if penalty is None:
+        return FlatPrior()
+    if not (np.isscalar(lam) and np.isfinite(lam) and lam > 0):
+        raise ValueError(f"lam must be a positive finite number for penalty={penalty!r}, got {lam!r}")
+    return LaplacePrior(float(lam)) if penalty == "l1" else GaussianPrior(float(lam))
+
+
+def make_basis(basis, kernel_width):
+    """Feature map for ``basis``: ``"linear"``/``"quadratic"`` (with bias), ``"rbf"``, or ``None`` (raw X)."""
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {BASES}, got {basis!r}")
+    if basis == "linear":
+        return LinearFeatures()
+    if basis == "quadratic":
+        return QuadraticFeatures()
+    if basis == "rbf":
+        return GaussianKernelFeatures(width=kernel_width)
+    return None
+
+
+def choose_solver(solver, n_samples, n_basis, n_classes):
+    """``"auto"``: block when ``n > (dm)²`` (the paper's Sec. 5 rule), else component-wise."""
+    if solver == "auto":
+        return "block" if n_samples > (n_basis * n_classes) ** 2 else "componentwise"
+    if solver not in bound.SOLVERS:
+        raise ValueError(f"solver must be 'auto', 'block' or 'componentwise', got {solver!r}")
+    return solver
+
+
+def lambda_max(Phi, y_enc, n_classes):
+    """Smallest λ at which the SMLR estimate is all zeros: ``max_k |g_k(0)|`` (eq. 15)."""
+    Y1 = one_hot_reference(y_enc, n_classes)
+    return float(np.max(np.abs(gradient(np.zeros((Phi.shape[1], n_classes - 1)), Phi, Y1))))
+
+
+def _bucket(k):
+    """Round ``k`` up to one of few sizes (at most ~25 % larger), so jit compiles few shapes."""
+    step = 1 << max(int(k).bit_length() - 3, 4)
+    return -(-k // step) * step
+
+
+def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None, cache=None):
+    """One bound-optimization fit on a design ``Phi``; returns ``(W, Info, solver_used)``.
+
+    The design is zero-padded to a bucketed size (rows of the reference class, zero
+    columns): padded rows add the constant ``−log m`` each to ``ℓ`` and nothing to the
+    gradient, padded columns keep zero weights, so the estimate is unchanged; the reported
+    objective has the constant removed.  This only saves jit compilations.  ``cache`` (a
+    dict owned by the caller, for one design) keeps the precomputed problem across a λ path.
+    """
+    prior = make_prior(penalty, lam)
+    n, d = Phi.shape
+    solver = choose_solver(solver, n, d, n_classes)
+    n_pad, d_pad = _bucket(n), _bucket(d)
+    Phi_pad = np.zeros((n_pad, d_pad))
+    Phi_pad[:n, :d] = Phi
+    y_pad = np.full(n_pad, n_classes - 1)
+    y_pad[:n] = y_enc
+    if coef0 is not None:
+        coef0 = np.vstack([np.asarray(coef0, dtype=np.float64), np.zeros((d_pad - d, n_classes - 1))])
+    key = (solver, type(prior).__name__)
+    if cache is not None and key in cache:
+        problem = cache[key]
+    else:
+        problem = bound.make_problem(Phi_pad, y_pad, n_classes, solver=solver, prior=prior)
+        if cache is not None:
+            cache[key] = problem
+    state, info = bound.run(problem, prior, solver=solver, coef0=coef0, tol=tol,
+                            max_iter=max_iter, seed=seed)
+    info = info._replace(objective=info.objective + (n_pad - n) * np.log(n_classes))
+    return np.asarray(state.coef)[:d], info, solver
+
+
+class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
+    """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
+
+    def _validate(self, X, y):
+        if y is not None and np.asarray(y).dtype == object:
+            type_of_target(y, input_name="y", raise_unknown=True)  # "Unknown label type" error
+        return validate_classification_data(self, X, y)
+
+    def _design(self, X, *, fit):
+        if self.basis_ is None:
+            return X
+        return self.basis_.fit_transform(X) if fit else self.basis_.transform(X)
+
+    def _set_fit(self, W, info, solver):
+        d = W.shape[0]
+        self.coef_ = np.hstack([W, np.zeros((d, 1))])
+        self.n_iter_ = int(info.n_iter)
+        self.objective_ = float(info.objective)
+        self.optimality_residual_ = float(info.residual)
+        self.solver_ = solver
+        self.support_ = np.any(W != 0, axis=1)
+        self.n_nonzero_ = int(np.count_nonzero(W))
+        self.retained_basis_ = np.flatnonzero(self.support_)
+        if isinstance(self.basis_, GaussianKernelFeatures):
+            self.relevance_indices_ = self.basis_.centers_for(self.support_)
+        if not bool(info.converged):
+            warnings.warn(
+                f"bound optimization ({solver}) did not converge in {self.n_iter_} iterations "
+                f"(relative change {float(info.rel_change):.2e} > tol={self.tol}); "
+                "increase max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def predict_proba(self, X):
+        """Class probabilities (eq. 1), columns in the order of ``classes_``."""
+        check_is_fitted(self)
+        X = validate_predict_data(self, X)
+        return np.asarray(class_probabilities(self.coef_[:, :-1], self._design(X, fit=False)))
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """The most probable class."""
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def to_inference_data(self):
+        """The MAP estimate ``W`` (basis × class, reference column zero) as ArviZ ``InferenceData``."""
+        check_is_fitted(self)
+        d = self.coef_.shape[0]
+        return point_estimate_idata(
+            {"coef": self.coef_},
+            method=f"bound-optimization-{self.solver_}",
+            coords={"basis": np.arange(d), "class": [str(c) for c in self.classes_]},
+            dims={"coef": ["basis", "class"]},
+            attrs={"penalty": str(self.penalty), "lam": float(self.lam_),
+                   "objective": self.objective_, "optimality_residual": self.optimality_residual_},
+        )
+
+    def generalization_bounds(self, X, y, *, delta=0.05, n_draws=2000, seed=0):
+        """Rademacher (Theorem 1) and PAC-Bayes (Theorem 2) bounds on the error rate (binary SMLR).
+
+        ``X, y`` must be the training data.  See :func:`sparsebayes.inference.smlr_bounds.error_bounds`.
+        """
+        from sparsebayes.inference.smlr_bounds import error_bounds
+
+        check_is_fitted(self)
+        if len(self.classes_) != 2 or self.penalty != "l1":
+            raise ValueError("the bounds of Sec. 4 are for binary SMLR (two classes, penalty='l1')")
+        X = validate_predict_data(self, X)
+        y = np.asarray(y)
+        if not np.all(np.isin(y, self.classes_)):
+            raise ValueError("y holds labels the classifier was not trained on")
+        # the paper's ±1 labels for sign(wᵀx): +1 is classes_[0], the class w models
+        signs = np.where(y == self.classes_[0], 1.0, -1.0)
+        return error_bounds(self.coef_[:, 0], self._design(X, fit=False), signs, lam=self.lam_,
+                            delta=delta, n_draws=n_draws, seed=seed)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class SMLRClassifier(_MultinomialLogisticBase):
+    """Sparse (l1, SMLR) or ridge (l2, RMLR) multinomial logistic regression by bound optimization.
+
+    Parameters
+    ----------
+    penalty : {"l1", "l2", None}, default="l1"
+        Laplace prior (SMLR, eq. 3), Gaussian prior (RMLR, Sec. 3.3) or none (ML).
+    lam : float, default=1.0
+        ``λ``: the Laplace parameter, or the Gaussian prior's inverse variance.
+    solver : {"auto", "componentwise", "block"}, default="auto"
+        Component-wise updates (eqs. 15–16) or the block update (eqs. 7, 10, 13 with
+        over-relaxation); ``"auto"`` takes block when ``n > (dm)²``.
+    basis : {"linear", "quadratic", "rbf", None}, default="linear"
+        ``h(x)``: inputs with a bias column, quadratic features, Gaussian kernels
+        ``exp(−‖x−x'‖²/(2h²))`` on the training points (with a bias), or raw ``X``.
+        Every weight, the bias included, is penalized, as in the paper.
+    kernel_width : float, default=1.0
+        ``h`` for ``basis="rbf"``.
+    tol : float, default=1e-6
+        Stop when ``max|ΔW| / max|W| < tol``.
+    max_iter : int, default=2000
+        Iterations (block) or sweeps (component-wise).
+    warm_start : bool, default=False
+        Start from the previous ``coef_`` when the shapes agree.
+    random_state : int, default=0
+        Seeds the visitation of zero weights.
+
+    Attributes
+    ----------
+    classes_ : ndarray (m,)
+        Class labels; the last is the reference class.
+    coef_ : ndarray (d, m)
+        ``W`` with the reference class's zero column last; row ``k`` is basis function ``k``.
+    basis_ : transformer or None
+    support_, retained_basis_ : basis functions with a nonzero weight in some class.
+    relevance_indices_ : training points whose kernels are retained (``basis="rbf"``).
+    n_nonzero_, n_iter_, objective_, optimality_residual_, solver_, lam_
+    """
+
+    def __init__(self, *, penalty="l1", lam=1.0, solver="auto", basis="linear", kernel_width=1.0,
+                 tol=1e-6, max_iter=2000, warm_start=False, random_state=0):
+        self.penalty = penalty
+        self.lam = lam
+        self.solver = solver
+        self.basis = basis
+        self.kernel_width = kernel_width
+        self.tol = tol
+        self.max_iter = max_iter
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the MAP estimate; raises ``ValueError`` on bad input."""
+        make_prior(self.penalty, self.lam)
+        old = (self.coef_, self.classes_) if self.warm_start and hasattr(self, "coef_") else None
+        X, y_enc = self._validate(X, y)
+        self.basis_ = make_basis(self.basis, self.kernel_width)
+        Phi = self._design(X, fit=True)
+        m = len(self.classes_)
+        coef0 = None
+        if old is not None and old[0].shape == (Phi.shape[1], m) and np.array_equal(old[1], self.classes_):
+            coef0 = old[0][:, :-1]
+        W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam, solver=self.solver,
+                                   tol=self.tol, max_iter=self.max_iter, seed=self.random_state, coef0=coef0)
+        self.lam_ = float(self.lam) if self.penalty is not None else 0.0
+        self._set_fit(W, info, solver)
+        return self
+
+
+class SMLRCV(_MultinomialLogisticBase):
+    """SMLR/RMLR with λ (and optionally the kernel width) chosen by stratified K-fold CV.
+
+    For every width, each fold runs the λ grid from the largest value down, each fit
+    warm-started at the previous λ's estimate, and the first λ of a fold warm-started at
+    the previous fold's estimate (basis functions are matched by identity: a kernel is its
+    training point).  The criterion is the number of misclassified held-out points, ties
+    broken by the held-out log-loss.  The final model is refitted on all data.
+
+    Parameters
+    ----------
+    penalty, solver, basis, tol, max_iter, random_state : as :class:`SMLRClassifier`.
+    lams : array-like or None, default=None
+        λ grid; ``None``: ``n_lams`` values log-spaced over ``[λ_max/10⁴, λ_max]``, where
+        ``λ_max`` zeroes every SMLR weight (computed on the full data).
+    n_lams : int, default=12
+    cv : int, default=5
+        Folds (stratified, shuffled with ``random_state``).
+    kernel_width : float, default=1.0
+    kernel_widths : array-like or None, default=None
+        Widths to choose from by CV (``basis="rbf"``); ``None`` keeps ``kernel_width``.
+
+    Attributes
+    ----------
+    lam_, kernel_width_ : the chosen values
+    lams_ : ndarray, the grid (descending)
+    cv_errors_ : ndarray (n_widths, n_lams), held-out misclassifications summed over folds
+    cv_log_loss_ : ndarray (n_widths, n_lams)
+    plus every fitted attribute of :class:`SMLRClassifier`.
+    """
+
+    def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", basis="linear",
+                 kernel_width=1.0, kernel_widths=None, tol=1e-6, max_iter=2000, random_state=0):
+        self.penalty = penalty
+        self.lams = lams
+        self.n_lams = n_lams
+        self.cv = cv
+        self.solver = solver
+        self.basis = basis
+        self.kernel_width = kernel_width
+        self.kernel_widths = kernel_widths
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _basis_ids(self, train_idx, n_basis):
+        """Identity of each basis column: kernels are their training points, bias is id 0."""
+        if isinstance(self.basis_, GaussianKernelFeatures):
+            return np.concatenate([[0], 1 + train_idx]) if self.basis_.bias else train_idx
+        return np.arange(n_basis)
+
+    def _grid(self, X, y_enc, m):
+        if self.lams is not None:
+            lams = np.sort(np.asarray(self.lams, dtype=np.float64))[::-1]
+            if lams.size == 0 or not np.all(np.isfinite(lams) & (lams > 0)):
+                raise ValueError("lams must be a non-empty list of positive finite numbers")
+            return lams
+        Phi = self._design(X, fit=True)
+        top = lambda_max(Phi, y_enc, m)
+        return top * np.logspace(0, -4, self.n_lams)
+
+    def fit(self, X, y):
+        """Cross-validate λ (and the width), then refit on all data."""
+        if self.penalty is None:
+            raise ValueError("SMLRCV chooses λ: penalty must be 'l1' or 'l2'")
+        make_prior(self.penalty, 1.0)
+        X, y_enc = self._validate(X, y)
+        m = len(self.classes_)
+        counts = np.bincount(y_enc, minlength=m)
+        if counts.min() < self.cv:
+            raise ValueError(
+                f"class {self.classes_[counts.argmin()]!r} has {counts.min()} samples, fewer than "
+                f"cv={self.cv} folds: it would be absent from some training folds"
+            )
+        widths = [self.kernel_width] if self.kernel_widths is None else list(self.kernel_widths)
+        folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state).split(X, y_enc))
+        errors, losses, grids = [], [], []
+        for width in widths:
+            self.basis_ = make_basis(self.basis, width)
+            lams = self._grid(X, y_enc, m)
+            grids.append(lams)
+            err, loss = np.zeros(len(lams)), np.zeros(len(lams))
+            memory = None  # first-λ estimate per basis id, carried across folds
+            for train, test in folds:
+                if len(np.unique(y_enc[train])) < m:
+                    missing = sorted(set(range(m)) - set(np.unique(y_enc[train])))
+                    raise ValueError(f"class(es) {self.classes_[missing].tolist()} absent from the training labels of a fold")
+                Phi_tr = self._design(X[train], fit=True)
+                Phi_te = self._design(X[test], fit=False)
+                ids = self._basis_ids(train, Phi_tr.shape[1])
+                if memory is None:
+                    n_ids = X.shape[0] + 1 if isinstance(self.basis_, GaussianKernelFeatures) else Phi_tr.shape[1]
+                    memory = np.zeros((n_ids, m - 1))
+                coef = memory[ids]
+                cache = {}
+                for i, lam in enumerate(lams):
+                    coef, _, _ = fit_coef(Phi_tr, y_enc[train], m, penalty=self.penalty, lam=lam,
+                                          solver=self.solver, tol=self.tol, max_iter=self.max_iter,
+                                          seed=self.random_state, coef0=coef, cache=cache)
+                    if i == 0:
+                        memory[ids] = coef
+                    P = np.asarray(class_probabilities(coef, Phi_te))
+                    err[i] += np.sum(P.argmax(1) != y_enc[test])
+                    loss[i] -= np.sum(np.log(np.maximum(P[np.arange(len(test)), y_enc[test]], 1e-300)))
+            errors.append(err)
+            losses.append(loss)
+        self.cv_errors_, self.cv_log_loss_ = np.array(errors), np.array(losses) / X.shape[0]
+        self.lams_ = grids[0] if len(grids) == 1 else np.array(grids)
+        order = np.lexsort((self.cv_log_loss_.ravel(), self.cv_errors_.ravel()))
+        w_best, l_best = np.unravel_index(order[0], self.cv_errors_.shape)
+        self.kernel_width_ = widths[w_best]
+        self.lam_ = float(grids[w_best][l_best])
+        self.basis_ = make_basis(self.basis, self.kernel_width_)
+        Phi = self._design(X, fit=True)
+        W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam_, solver=self.solver,
+                                   tol=self.tol, max_iter=self.max_iter, seed=self.random_state)
+        self._set_fit(W, info, solver)
+        return self

@@ -1,0 +1,59 @@
+"""Smoke and (slow) Done-when checks of the SMLR reproductions."""
+import json
+
+import numpy as np
+import pytest
+
+from sparsebayes.comparisons.experiments import smlr as exp
+from sparsebayes.comparisons.registry import registry, run_experiment
+
+IDS = ["smlr-table2-crabs", "smlr-table2-iris", "smlr-table2-glass", "smlr-digits", "smlr-highdim",
+       "smlr-fig1-bounds", "smlr-scaling"]
+
+
+def test_ids_registered():
+    assert set(IDS) <= set(registry())
+
+
+def test_table2_smoke_writes_contract(tmp_path, monkeypatch):
+    monkeypatch.setattr(exp, "WIDTHS", (2.0,))
+    monkeypatch.setattr(exp, "SVM_C", (10.0,))
+    small_cv = exp.SMLRCV
+    monkeypatch.setattr(exp, "SMLRCV", lambda **kw: small_cv(**{**kw, "n_lams": 3, "cv": 3}))
+    payload, result = run_experiment("smlr-table2-crabs", reps=1, seed=0, out=tmp_path)
+    on_disk = json.loads((tmp_path / "smlr-table2-crabs.json").read_text())
+    assert set(on_disk) == {"experiment", "settings", "seconds", "rows", "paper"}
+    rows = {r["method"]: r for r in payload["rows"]}
+    assert set(rows) == {"smlr", "rmlr", "svm"}
+    assert 0 <= rows["smlr"]["errors"] <= 120
+    assert rows["rmlr"]["n_basis"] == 80  # RMLR keeps every kernel
+    assert rows["smlr"]["n_basis"] <= 80
+    assert any("pending" in n for n in result.notes)
+    assert (tmp_path / "smlr-table2-crabs.md").exists()
+
+
+@pytest.mark.slow
+def test_fig1_bounds_below_one_and_above_test_error(tmp_path):
+    payload, _ = run_experiment("smlr-fig1-bounds", out=tmp_path)
+    for row in payload["rows"]:
+        assert 0 < row["rademacher"] < 1 and 0 < row["pac_bayes"] < 1
+        assert row["rademacher"] >= row["error_rate"] and row["pac_bayes"] >= row["error_rate"]
+    assert (tmp_path / "smlr-fig1-bounds.png").exists()
+
+
+@pytest.mark.slow
+def test_highdim_smlr_sparse_and_no_worse_than_rmlr(tmp_path):
+    payload, _ = run_experiment("smlr-highdim", reps=3, out=tmp_path)
+    rows = {r["method"]: r for r in payload["rows"]}
+    assert rows["smlr"]["n_nonzero"] <= 50
+    assert rows["rmlr"]["n_nonzero"] == 2000
+    assert rows["smlr"]["errors"] <= rows["rmlr"]["errors"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp_id", ["smlr-table2-crabs", "smlr-table2-iris", "smlr-table2-glass"])
+def test_table2_rmlr_keeps_all_smlr_fewer(tmp_path, exp_id):
+    payload, _ = run_experiment(exp_id, out=tmp_path)
+    rows = {r["method"]: r for r in payload["rows"]}
+    assert rows["smlr"]["n_kernels"] < rows["rmlr"]["n_kernels"]
+    assert np.isfinite(rows["svm"]["errors"])

@@ -1,0 +1,139 @@
+"""The bound-optimization engine (Krishnapuram et al. 2005, Sec. 3) against independent oracles."""
+import numpy as np
+import pytest
+import scipy.optimize
+import sklearn
+from sklearn.linear_model import LogisticRegression
+
+from sparsebayes.inference import bound
+from sparsebayes.models import multinomial as mm
+
+
+def _problem_data(n, d, m, seed=0, scale=1.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[:, 0] = 1.0  # a bias feature, penalized like every other weight
+    coef = rng.normal(scale=scale, size=(d, m - 1)) * (rng.uniform(size=(d, 1)) < 0.5)
+    P = np.asarray(mm.class_probabilities(coef, X))
+    y = (P.cumsum(1) > rng.uniform(size=(n, 1))).argmax(1)
+    return X, y
+
+
+def _fit(X, y, m, prior, solver, **kw):
+    problem = bound.make_problem(X, y, m, solver=solver, prior=prior)
+    state, info = bound.run(problem, prior, solver=solver, **kw)
+    return np.asarray(state.coef), info
+
+
+# scikit-learn >= 1.8 spells the l1 penalty l1_ratio=1 (penalty= is deprecated there)
+_L1 = {"l1_ratio": 1.0} if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
+
+CASES = [  # (name, prior, solver)
+    ("ml-block", mm.FlatPrior(), "block"),
+    ("ml-cw", mm.FlatPrior(), "componentwise"),
+    ("rmlr-block", mm.GaussianPrior(2.0), "block"),
+    ("rmlr-cw", mm.GaussianPrior(2.0), "componentwise"),
+    ("smlr-block", mm.LaplacePrior(4.0), "block"),
+    ("smlr-cw", mm.LaplacePrior(4.0), "componentwise"),
+]
+
+
+@pytest.mark.parametrize("name,prior,solver", CASES, ids=[c[0] for c in CASES])
+def test_objective_never_decreases(name, prior, solver):
+    X, y = _problem_data(150, 6, 4, seed=1)
+    problem = bound.make_problem(X, y, 4, solver=solver, prior=prior)
+    _, infos = bound.trace(problem, prior, solver=solver, n_steps=60)
+    obj = np.asarray(infos.objective)
+    assert np.all(np.isfinite(obj))
+    # rounding only: a decrease larger than 1e-12 relative fails
+    assert np.diff(obj).min() >= -1e-12 * np.abs(obj).max()
+    assert obj[-1] > obj[0] + 1.0  # and it actually climbs
+
+
+@pytest.mark.parametrize("m,lam", [(2, 3.0), (3, 4.0), (6, 3.0)])
+def test_block_and_componentwise_reach_same_optimum_and_support(m, lam):
+    X, y = _problem_data(120, 8, m, seed=m)
+    prior = mm.LaplacePrior(lam)
+    cb, ib = _fit(X, y, m, prior, "block", tol=1e-11, max_iter=20000)
+    cc, ic = _fit(X, y, m, prior, "componentwise", tol=1e-11, max_iter=20000)
+    assert bool(ib.converged) and bool(ic.converged)
+    assert abs(float(ib.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
+    np.testing.assert_array_equal(cb != 0, cc != 0)
+    assert 0 < (cc != 0).sum() < cc.size  # a sparse, non-trivial support
+    assert float(ib.residual) < 1e-6 and float(ic.residual) < 1e-6
+
+
+@pytest.mark.parametrize("lam", [0.5, 2.0, 8.0])
+def test_binary_smlr_equals_liblinear_l1(lam):
+    X, y = _problem_data(200, 6, 2, seed=7, scale=2.0)
+    coef, info = _fit(X, y, 2, mm.LaplacePrior(lam), "componentwise", tol=1e-12, max_iter=20000)
+    # liblinear: min ||v||_1 + C sum log(1 + exp(-y v'x)), bias as a feature (no intercept)
+    lib = LogisticRegression(**_L1, solver="liblinear", C=1.0 / lam, fit_intercept=False,
+                             tol=1e-12, max_iter=100000).fit(X, y)
+    v = -lib.coef_.ravel()  # ours models class 0 against the reference class 1
+    Y1 = mm.one_hot_reference(y, 2)
+    obj_lib = float(mm.log_posterior(v[:, None], X, Y1, mm.LaplacePrior(lam)))
+    assert abs(float(info.objective) - obj_lib) <= 1e-7 * abs(obj_lib)
+    np.testing.assert_allclose(coef[:, 0], v, atol=1e-4)
+    np.testing.assert_array_equal(coef[:, 0] != 0, np.abs(v) > 1e-8)
+
+
+def _lbfgs_split(X, y, m, lam, penalty):
+    """Generic oracle: L-BFGS-B on the identical objective; l1 via w = w+ - w-, w± >= 0 (exact)."""
+    d = X.shape[1]
+    Y1 = np.asarray(mm.one_hot_reference(y, m))
+    k = d * (m - 1)
+
+    def nll(w):
+        W = w.reshape(m - 1, d).T
+        eta = X @ W
+        lse = np.logaddexp.reduce(np.concatenate([eta, np.zeros((len(X), 1))], 1), axis=1)
+        P = np.exp(eta - lse[:, None])
+        return -(np.sum(Y1 * eta) - lse.sum()), -(X.T @ (Y1 - P)).T.ravel()
+
+    if penalty == "l1":
+        def fun(z):
+            f, g = nll(z[:k] - z[k:])
+            return f + lam * z.sum(), np.concatenate([g + lam, -g + lam])
+        res = scipy.optimize.minimize(fun, np.zeros(2 * k), jac=True, method="L-BFGS-B",
+                                      bounds=[(0, None)] * (2 * k),
+                                      options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 50000, "maxcor": 30})
+        w = res.x[:k] - res.x[k:]
+    else:
+        def fun(w):
+            f, g = nll(w)
+            return f + 0.5 * lam * w @ w, g + lam * w
+        res = scipy.optimize.minimize(fun, np.zeros(k), jac=True, method="L-BFGS-B",
+                                      options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 50000})
+        w = res.x
+    return w.reshape(m - 1, d).T, -res.fun
+
+
+@pytest.mark.parametrize("m,penalty,solver", [(3, "l1", "componentwise"), (5, "l1", "block"),
+                                               (4, "l2", "componentwise"), (4, "l2", "block")])
+def test_multiclass_equals_generic_solver(m, penalty, solver):
+    X, y = _problem_data(150, 7, m, seed=11)
+    lam = 3.0
+    prior = mm.LaplacePrior(lam) if penalty == "l1" else mm.GaussianPrior(lam)
+    coef, info = _fit(X, y, m, prior, solver, tol=1e-11, max_iter=20000)
+    w_ref, obj_ref = _lbfgs_split(X, y, m, lam, penalty)
+    assert float(info.objective) >= obj_ref - 1e-9 * abs(obj_ref)  # never worse than the oracle
+    assert abs(float(info.objective) - obj_ref) <= 1e-8 * abs(obj_ref)
+    np.testing.assert_allclose(coef, w_ref, atol=2e-4)
+
+
+def test_componentwise_is_reproducible_and_warm_start_is_immediate():
+    X, y = _problem_data(100, 10, 3, seed=3)
+    prior = mm.LaplacePrior(5.0)
+    c1, i1 = _fit(X, y, 3, prior, "componentwise", tol=1e-9, seed=4)
+    c2, _ = _fit(X, y, 3, prior, "componentwise", tol=1e-9, seed=4)
+    np.testing.assert_array_equal(c1, c2)
+    c3, i3 = _fit(X, y, 3, prior, "componentwise", tol=1e-9, coef0=c1)
+    assert int(i3.n_iter) <= 2 and int(i3.n_iter) < int(i1.n_iter)
+    np.testing.assert_allclose(c3, c1, atol=1e-7)
+
+
+def test_max_iter_reports_not_converged():
+    X, y = _problem_data(100, 10, 3, seed=3)
+    _, info = _fit(X, y, 3, mm.LaplacePrior(1.0), "componentwise", tol=1e-14, max_iter=3)
+    assert not bool(info.converged) and int(info.n_iter) == 3

@@ -1,0 +1,70 @@
+"""Generalization bounds of Sec. 4 (Krishnapuram et al. 2005)."""
+import numpy as np
+import pytest
+import scipy.integrate
+import scipy.optimize
+
+from sparsebayes.comparisons.experiments.smlr import bounds_data
+from sparsebayes.inference import smlr_bounds as sb
+from sparsebayes.inference.smlr import SMLRClassifier
+
+
+@pytest.mark.parametrize("w_hat,eta,lam", [(0.0, 2.0, 1.0), (1.3, 0.7, 2.0), (-0.4, 5.0, 0.5)])
+def test_laplace_kl_matches_numerical_integral(w_hat, eta, lam):
+    log_q = lambda w: np.log(eta / 2) - eta * abs(w - w_hat)  # noqa: E731
+    log_p = lambda w: np.log(lam / 2) - lam * abs(w)  # noqa: E731
+    integrand = lambda w: np.exp(log_q(w)) * (log_q(w) - log_p(w))  # noqa: E731
+    edge = abs(w_hat) + 80.0 / eta
+    knots = sorted({-edge, min(0.0, w_hat), max(0.0, w_hat), edge})
+    numeric = sum(scipy.integrate.quad(integrand, a, b, limit=200)[0] for a, b in zip(knots[:-1], knots[1:]))
+    assert sb.laplace_kl([w_hat], [eta], lam) == pytest.approx(numeric, rel=1e-7, abs=1e-10)
+
+
+def test_optimal_eta_minimizes_eq23_and_dmin_below_l1():
+    w_hat, lam = np.array([0.0, 0.1, 1.0, -3.0]), 1.5
+    d_min, eta = sb.min_laplace_kl(w_hat, lam)
+    assert eta[0] == lam
+    for i in range(1, 4):
+        res = scipy.optimize.minimize_scalar(lambda e: sb.laplace_kl([w_hat[i]], [e], lam),
+                                             bounds=(1e-6, 10 * lam), method="bounded",
+                                             options={"xatol": 1e-12})
+        assert eta[i] == pytest.approx(res.x, rel=1e-5)
+    assert 0 <= d_min <= lam * np.abs(w_hat).sum()
+
+
+def test_invert_bernoulli_kl():
+    r = sb.invert_bernoulli_kl(0.1, 0.05)
+    assert sb.bernoulli_kl(r, 0.1) == pytest.approx(0.05, rel=1e-8)
+    assert r > 0.1 and sb.invert_bernoulli_kl(0.1, 100.0) == 1.0
+
+
+def test_gaussian_approximation_matches_monte_carlo():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 12))
+    w = rng.normal(size=12)
+    y = np.sign(X @ w + rng.normal(size=200))
+    eta = np.full(12, 3.0)
+    gauss = sb.gibbs_sample_error(X, y, w, eta)
+    W = w + rng.laplace(0, 1 / 3.0, size=(20000, 12))
+    mc = np.mean((y[:, None] * (X @ W.T)) < 0)
+    assert gauss == pytest.approx(mc, abs=0.01)
+
+
+def test_bounds_in_unit_interval_and_above_held_out_error():
+    """The smlr-fig1-bounds setting (10000 train / 10000 test), three λ."""
+    X_tr, y_tr, X_te, y_te = bounds_data(seed=0)
+    for lam in (2.0, 10.0, 50.0):
+        clf = SMLRClassifier(lam=lam).fit(X_tr, y_tr)
+        b = clf.generalization_bounds(X_tr, y_tr)
+        test_error = 1 - clf.score(X_te, y_te)
+        for key in ("rademacher", "pac_bayes", "pac_bayes_point"):
+            assert 0 < b[key] <= 1
+            assert b[key] >= test_error
+        assert b["rademacher"] < 1 and b["pac_bayes"] < 1
+
+
+def test_bounds_need_binary_l1():
+    X_tr, y_tr, _, _ = bounds_data(seed=0, n=200)
+    clf = SMLRClassifier(penalty="l2").fit(X_tr, y_tr)
+    with pytest.raises(ValueError, match="binary SMLR"):
+        clf.generalization_bounds(X_tr, y_tr)

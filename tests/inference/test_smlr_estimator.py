@@ -1,0 +1,141 @@
+"""SMLR / RMLR estimators: scikit-learn API, labels, sparsity, bad input."""
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
+
+
+def _three_blobs(n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 2.0], [2.0, -1.0], [-2.0, -1.0]])
+    y = np.repeat([0, 1, 2], n // 3)
+    return centers[y] + rng.normal(size=(n, 2)), y
+
+
+@parametrize_with_checks([SMLRClassifier(), SMLRCV(cv=3, n_lams=4)])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+def test_string_labels_and_reference_column():
+    X, y = _three_blobs()
+    labels = np.array(["setosa", "virginica", "versicolor"])[y]
+    clf = SMLRClassifier(lam=0.5).fit(X, labels)
+    assert list(clf.classes_) == sorted(set(labels))
+    assert clf.coef_.shape == (3, 3)  # bias + 2 inputs, one column per class
+    np.testing.assert_array_equal(clf.coef_[:, -1], 0.0)
+    assert set(clf.predict(X)) <= set(labels)
+    assert clf.score(X, labels) > 0.9
+    np.testing.assert_allclose(clf.predict_proba(X).sum(1), 1.0)
+
+
+def test_labels_not_zero_based_give_same_fit():
+    X, y = _three_blobs()
+    a = SMLRClassifier(lam=0.5).fit(X, y)
+    b = SMLRClassifier(lam=0.5).fit(X, 10 * y + 7)
+    np.testing.assert_allclose(a.coef_, b.coef_)
+    np.testing.assert_array_equal(b.predict(X), 10 * a.predict(X) + 7)
+
+
+def test_rmlr_keeps_every_kernel_and_smlr_fewer():
+    X, y = _three_blobs(60)
+    kw = dict(basis="rbf", kernel_width=1.0, lam=0.5, tol=1e-5, max_iter=3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        smlr = SMLRClassifier(penalty="l1", **kw).fit(X, y)
+    rmlr = SMLRClassifier(penalty="l2", **kw).fit(X, y)
+    assert rmlr.support_.all() and len(rmlr.retained_basis_) == 61
+    assert 0 < len(smlr.retained_basis_) < 61
+    assert len(smlr.relevance_indices_) <= len(smlr.retained_basis_)
+
+
+@pytest.mark.parametrize("solver", ["block", "componentwise"])
+def test_auto_solver_rule_and_solvers_agree(solver):
+    X, y = _three_blobs(120)
+    clf = SMLRClassifier(lam=1.0, solver=solver, tol=1e-10, max_iter=20000).fit(X, y)
+    ref = SMLRClassifier(lam=1.0, solver="auto", tol=1e-10, max_iter=20000).fit(X, y)
+    assert ref.solver_ == "block"  # n = 120 > (d m)^2 = (3 * 3)^2 = 81
+    np.testing.assert_allclose(clf.coef_, ref.coef_, atol=1e-6)
+    assert clf.optimality_residual_ < 1e-5
+
+
+def test_convergence_warning_when_max_iter_too_small():
+    X, y = _three_blobs()
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        clf = SMLRClassifier(lam=0.1, solver="componentwise", max_iter=2, tol=1e-12).fit(X, y)
+    assert clf.n_iter_ == 2
+
+
+def test_warm_start_reuses_previous_solution():
+    X, y = _three_blobs()
+    clf = SMLRClassifier(lam=0.5, warm_start=True, solver="componentwise", tol=1e-8).fit(X, y)
+    first = clf.n_iter_
+    clf.fit(X, y)
+    assert clf.n_iter_ < first
+
+
+def test_inference_data():
+    X, y = _three_blobs()
+    clf = SMLRClassifier(lam=0.5).fit(X, y)
+    idata = clf.to_inference_data()
+    assert isinstance(idata, az.InferenceData)
+    np.testing.assert_allclose(idata.posterior["coef"].values[0, 0], clf.coef_)
+    assert idata.attrs["penalty"] == "l1"
+
+
+def test_cv_picks_from_grid_and_refits():
+    X, y = _three_blobs(90)
+    cv = SMLRCV(lams=[0.01, 0.3, 3.0, 30.0], cv=3).fit(X, y)
+    assert cv.lam_ in (0.01, 0.3, 3.0, 30.0)
+    assert cv.cv_errors_.shape == (1, 4)
+    assert cv.cv_errors_[0, 0] > cv.cv_errors_.min()  # λ = 30 zeroes the classifier: worst
+    assert cv.score(X, y) > 0.9
+
+
+def test_cv_class_absent_from_training_folds_is_an_error():
+    X, y = _three_blobs(90)
+    y = y.copy()
+    y[:30] = 1
+    y[:2] = 0  # class 0 has 2 samples, fewer than 3 folds
+    with pytest.raises(ValueError, match="absent from some training folds"):
+        SMLRCV(cv=3).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "X,y,match",
+    [
+        (np.array([[0.0, np.nan], [1.0, 2.0], [2, 3]]), [0, 1, 0], "NaN"),
+        (np.array([[0.0, np.inf], [1.0, 2.0], [2, 3]]), [0, 1, 0], "infinity"),
+        (np.zeros((0, 2)), [], "0 sample"),
+        (np.ones((3, 2)), [0, 1], "inconsistent numbers of samples"),
+        (np.arange(6.0).reshape(3, 2), [1, 1, 1], "single class"),
+        (np.array([["a", "b"], ["c", "d"]]), [0, 1], "could not convert|numeric"),
+        (np.arange(6.0).reshape(3, 2), [0.5, 1.2, 3.3], "class labels|continuous|Unknown label"),
+    ],
+)
+def test_bad_input_raises_clear_value_error(X, y, match):
+    with pytest.raises(ValueError, match=match):
+        SMLRClassifier().fit(X, y)
+
+
+@pytest.mark.parametrize("params,match", [({"penalty": "l3"}, "penalty"), ({"lam": -1.0}, "lam"),
+                                          ({"lam": np.nan}, "lam"), ({"solver": "newton"}, "solver"),
+                                          ({"basis": "poly"}, "basis")])
+def test_bad_parameters_raise(params, match):
+    X, y = _three_blobs()
+    with pytest.raises(ValueError, match=match):
+        SMLRClassifier(**params).fit(X, y)
+
+
+def test_predict_with_wrong_number_of_features():
+    X, y = _three_blobs()
+    clf = SMLRClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(np.ones((2, 3)))
