@@ -84,22 +84,34 @@ def beta_bhattacharya(key, X, y, tau2, noise_var):
     return u + D * (Phi.T @ w)
 
 
+def draw_noise_var(key, resid, beta, tau2, hyper):
+    """``σ² | · ~ InvGamma((n − 1)/2 + p/2 + c, ‖y − Xβ‖²/2 + βᵀD_τ⁻¹β/2 + d)``."""
+    shape = 0.5 * (resid.shape[0] - 1) + 0.5 * beta.shape[0] + hyper.c
+    rate = 0.5 * resid @ resid + 0.5 * jnp.sum(beta**2 / tau2) + hyper.d
+    return rate / jax.random.gamma(key, shape)
+
+
+def draw_tau2(key, beta, noise_var, lam2):
+    """``1/τ_j² | · ~ IG(√(λ²σ²/β_j²), λ²)`` (Park & Casella 2008, Sec. 2); returns τ²."""
+    b2 = jnp.maximum(beta**2, 1e-300)
+    return 1.0 / inverse_gaussian(key, jnp.sqrt(lam2 * noise_var / b2), lam2)
+
+
+def draw_lam2(key, tau2, hyper):
+    """``λ² | · ~ Gamma(p + r, Σ τ_j²/2 + δ)``."""
+    return jax.random.gamma(key, tau2.shape[0] + hyper.lam2_shape) / (0.5 * jnp.sum(tau2) + hyper.lam2_rate)
+
+
 def gibbs_step(key, state, X, y, XtX, Xty, hyper, use_cholesky):
     """One sweep through the four full conditionals (module docstring)."""
-    n, p = X.shape
     kb, ks, kt, kl = jax.random.split(key, 4)
     if use_cholesky:
         beta = beta_cholesky(kb, XtX, Xty, 1.0 / state.tau2, state.noise_var)
     else:
         beta = beta_bhattacharya(kb, X, y, state.tau2, state.noise_var)
-    resid = y - X @ beta
-    shape = 0.5 * (n - 1) + 0.5 * p + hyper.c
-    rate = 0.5 * resid @ resid + 0.5 * jnp.sum(beta**2 / state.tau2) + hyper.d
-    noise_var = rate / jax.random.gamma(ks, shape)
-    b2 = jnp.maximum(beta**2, 1e-300)
-    inv_tau2 = inverse_gaussian(kt, jnp.sqrt(state.lam2 * noise_var / b2), state.lam2)
-    tau2 = 1.0 / inv_tau2
-    lam2 = jax.random.gamma(kl, p + hyper.lam2_shape) / (0.5 * jnp.sum(tau2) + hyper.lam2_rate)
+    noise_var = draw_noise_var(ks, y - X @ beta, beta, state.tau2, hyper)
+    tau2 = draw_tau2(kt, beta, noise_var, state.lam2)
+    lam2 = draw_lam2(kl, tau2, hyper)
     return GibbsState(beta, noise_var, tau2, lam2)
 
 
