@@ -84,11 +84,19 @@ def beta_bhattacharya(key, X, y, tau2, noise_var):
     return u + D * (Phi.T @ w)
 
 
-def draw_noise_var(key, resid, beta, tau2, hyper):
-    """``σ² | · ~ InvGamma((n − 1)/2 + p/2 + c, ‖y − Xβ‖²/2 + βᵀD_τ⁻¹β/2 + d)``."""
-    shape = 0.5 * (resid.shape[0] - 1) + 0.5 * beta.shape[0] + hyper.c
+def _standard_gammas(key, n, p, hyper):
+    """The two standard Gamma variates of a sweep (shapes are constant, so one draw serves both)."""
+    shapes = jnp.array([0.5 * (n - 1) + 0.5 * p + hyper.c, p + hyper.lam2_shape])
+    return jax.random.gamma(key, shapes)
+
+
+def draw_noise_var(gamma_variate, resid, beta, tau2, hyper):
+    """``σ² | · ~ InvGamma((n − 1)/2 + p/2 + c, ‖y − Xβ‖²/2 + βᵀD_τ⁻¹β/2 + d)``.
+
+    ``gamma_variate`` is a standard ``Gamma((n − 1)/2 + p/2 + c)`` draw.
+    """
     rate = 0.5 * resid @ resid + 0.5 * jnp.sum(beta**2 / tau2) + hyper.d
-    return rate / jax.random.gamma(key, shape)
+    return rate / gamma_variate
 
 
 def draw_tau2(key, beta, noise_var, lam2):
@@ -97,21 +105,23 @@ def draw_tau2(key, beta, noise_var, lam2):
     return 1.0 / inverse_gaussian(key, jnp.sqrt(lam2 * noise_var / b2), lam2)
 
 
-def draw_lam2(key, tau2, hyper):
-    """``λ² | · ~ Gamma(p + r, Σ τ_j²/2 + δ)``."""
-    return jax.random.gamma(key, tau2.shape[0] + hyper.lam2_shape) / (0.5 * jnp.sum(tau2) + hyper.lam2_rate)
+def draw_lam2(gamma_variate, tau2, hyper):
+    """``λ² | · ~ Gamma(p + r, Σ τ_j²/2 + δ)``; ``gamma_variate`` a standard ``Gamma(p + r)`` draw."""
+    return gamma_variate / (0.5 * jnp.sum(tau2) + hyper.lam2_rate)
 
 
 def gibbs_step(key, state, X, y, XtX, Xty, hyper, use_cholesky):
     """One sweep through the four full conditionals (module docstring)."""
-    kb, ks, kt, kl = jax.random.split(key, 4)
+    n, p = X.shape
+    kb, kg, kt = jax.random.split(key, 3)
+    g = _standard_gammas(kg, n, p, hyper)
     if use_cholesky:
         beta = beta_cholesky(kb, XtX, Xty, 1.0 / state.tau2, state.noise_var)
     else:
         beta = beta_bhattacharya(kb, X, y, state.tau2, state.noise_var)
-    noise_var = draw_noise_var(ks, y - X @ beta, beta, state.tau2, hyper)
+    noise_var = draw_noise_var(g[0], y - X @ beta, beta, state.tau2, hyper)
     tau2 = draw_tau2(kt, beta, noise_var, state.lam2)
-    lam2 = draw_lam2(kl, tau2, hyper)
+    lam2 = draw_lam2(g[1], tau2, hyper)
     return GibbsState(beta, noise_var, tau2, lam2)
 
 
@@ -123,10 +133,8 @@ def _run_chain(key, init, X, y, hyper, num_warmup, num_samples, use_cholesky):
         new = gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
         return new, new
 
-    keys = jax.random.split(key, num_warmup + num_samples)
-    state, _ = jax.lax.scan(body, init, keys[:num_warmup])
-    _, draws = jax.lax.scan(body, state, keys[num_warmup:])
-    return draws
+    _, draws = jax.lax.scan(body, init, jax.random.split(key, num_warmup + num_samples))
+    return jax.tree.map(lambda a: a[num_warmup:], draws)
 
 
 def _initial_state(X, y, num_chains, key):

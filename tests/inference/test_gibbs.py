@@ -8,6 +8,7 @@ from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.gibbs import (
     Hyper,
+    _standard_gammas,
     beta_bhattacharya,
     beta_cholesky,
     draw_lam2,
@@ -58,11 +59,12 @@ def test_scalar_conditionals_match_closed_forms():
     resid = y - X @ beta
     keys = jax.random.split(jax.random.PRNGKey(3), 20000)
     n, p = X.shape
-    sv = np.asarray(jax.vmap(lambda k: draw_noise_var(k, resid, beta, tau2, hyper))(keys))
     shape = (n - 1) / 2 + p / 2
+    g = np.asarray(jax.vmap(lambda k: _standard_gammas(k, n, p, hyper))(keys))
+    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid, beta, tau2, hyper))(g[:, 0]))
     rate = resid @ resid / 2 + np.sum(beta**2 / tau2) / 2
     assert stats.kstest(sv, stats.invgamma(shape, scale=rate).cdf).pvalue > 1e-3
-    lv = np.asarray(jax.vmap(lambda k: draw_lam2(k, tau2, hyper))(keys))
+    lv = np.asarray(jax.vmap(lambda gv: draw_lam2(gv, tau2, hyper))(g[:, 1]))
     assert stats.kstest(lv, stats.gamma(p + 1.0, scale=1 / (tau2.sum() / 2 + 1.78)).cdf).pvalue > 1e-3
     tv = np.asarray(jax.vmap(lambda k: draw_tau2(k, beta, s2, lam2))(keys))
     mu0 = np.sqrt(lam2 * s2 / beta[0] ** 2)
