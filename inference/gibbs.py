@@ -177,3 +177,29 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     idata.posterior.attrs["inference"] = "gibbs"
     idata.posterior.attrs["sampling_seconds"] = seconds
     return idata
+
+
+@partial(jax.jit, static_argnames=("num_warmup", "num_samples"))
+def posterior_mean_batch(keys, Xs, ys, hyper, num_warmup, num_samples):
+    """Posterior mean of β for a batch of data sets (one chain each), ``vmap`` over data sets.
+
+    Only running sums are kept, so thousands of draws over a 100-data-set table fit in memory.
+    """
+    n, p = Xs.shape[1:]
+    use_cholesky = n >= p
+
+    def one(key, X, y):
+        XtX, Xty = X.T @ X, X.T @ y
+        init = jax.tree.map(lambda a: a[0], _initial_state(X, y, 1, key))
+
+        def body(carry, inp):
+            state, total = carry
+            k, keep = inp
+            new = gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
+            return (new, total + keep * new.beta), None
+
+        keep = (jnp.arange(num_warmup + num_samples) >= num_warmup).astype(jnp.float64)
+        (_, total), _ = jax.lax.scan(body, (init, jnp.zeros(p)), (jax.random.split(key, num_warmup + num_samples), keep))
+        return total / num_samples
+
+    return jax.vmap(one)(keys, Xs, ys)
