@@ -67,11 +67,13 @@ def _initial_noise(rule, y):
     return 0.01 * np.mean(y**2, axis=-1) if isinstance(rule, FLAPRule) else 0.1 * np.var(y, axis=-1)
 
 
-def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-7, max_iter=1000):
+def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=300, noise_every=5):
     """Fit ``len(X_train)`` kernel models in one ``vmap``-ed call; predict at ``X_eval``.
 
     Returns predictions (B, n_eval), kernel counts (bias excluded), σ̂², active masks and
-    the fraction converged.
+    the fraction converged. Defaults trade precision for speed (σ² every 5 steps, a gain
+    tolerance of 1e-5, at most 300 steps): the while-loop of a ``vmap``-ed batch runs until
+    its slowest member stops.
     """
     Phi = np.stack([_design(x, x, rr) for x, rr in zip(X_train, r)])
     Phi_eval = np.stack([_design(xe, x, rr) for xe, x, rr in zip(X_eval, X_train, r)])
@@ -80,7 +82,8 @@ def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-7, max_iter=10
     m = Phi.shape[2]
     capacity = min(m, 32)
     while True:
-        st = typeii.fit_batch(data, rule, noise0, capacity=capacity, max_iter=max_iter, tol=tol, noise_every=1)
+        st = typeii.fit_batch(data, rule, noise0, capacity=capacity, max_iter=max_iter, tol=tol,
+                              noise_every=noise_every)
         if not bool(np.any(st.capacity_hit)) or capacity >= m:
             break
         capacity = min(m, capacity * 4)
@@ -159,11 +162,11 @@ def _figure(fits, levels, key, x_test, f_test, out, title, fig_name):
 
 
 @experiment("bls-table1-sinc", default_reps=100, description="Helgøy & Li Table 1 / Fig. 1: sinc, RVM/FLAP/FLAPσ/BLS")
-def table1_sinc(reps, seed, out, n_pilot=5):
+def table1_sinc(reps, seed, out, n_pilot=2):
     """Sinc, N=100 uniform on [-10, 10], σ ∈ {0.05, 0.1, 0.3, 0.5, 0.7}, RMSE on 1000 test points."""
     x_test = np.linspace(-10, 10, 1000)[:, None]
     f_test = sinc_function(x_test[:, 0])
-    grid = np.array([0.15, 0.2, 0.25, 0.3, 0.4, 0.5])
+    grid = np.array([0.15, 0.25, 0.35, 0.5])
     rows, plots, notes = _kernel_table(lambda s, rng: sinc(100, sigma=s, seed=rng), [0.05, 0.1, 0.3, 0.5, 0.7], "sigma",
                                        grid, x_test, f_test, reps, seed, n_pilot, PAPER_T1, (0.05, 0.3, 0.7), out,
                                        "Fig. 1: sinc", "bls-table1-sinc-fig1.png")
@@ -173,11 +176,11 @@ def table1_sinc(reps, seed, out, n_pilot=5):
 
 
 @experiment("bls-table2-bump", default_reps=100, description="Helgøy & Li Table 2 / Fig. 2: Donoho-Johnstone bump")
-def table2_bump(reps, seed, out, n_pilot=5):
+def table2_bump(reps, seed, out, n_pilot=2):
     """Bump, N=120 equispaced on [0, 1], f scaled to unit sd, σ = 1/SNR; RMSE on 1000 grid points."""
     x_test = np.linspace(0, 1, 1000)[:, None]
     f_test = bump_function(x_test[:, 0])
-    grid = np.array([10.0, 15.0, 20.0, 30.0, 45.0, 70.0])
+    grid = np.array([10.0, 20.0, 35.0, 60.0])
     rows, plots, notes = _kernel_table(lambda s, rng: bump(120, snr=s, seed=rng), [10, 5, 4, 3, 2, 1], "snr", grid,
                                        x_test, f_test, reps, seed, n_pilot, PAPER_T2, (1, 3, 10), out,
                                        "Fig. 2: bump", "bls-table2-bump-fig2.png")
