@@ -40,7 +40,7 @@ def test_bayesian_lasso_density_with_jeffreys_noise_prior():
 @pytest.mark.parametrize("model", [bls_model, rvm_model, flap_model])
 def test_flat_hyperpriors_run_on_labelled_surrogates(model):
     Phi, y = _data()
-    tr = trace(substitute(seed(model, 0), {"noise_var": 1.0})).get_trace(Phi, y)
+    tr = trace(substitute(seed(model, 0), {"noise_var": 1.0, "alpha": np.ones(3)})).get_trace(Phi, y)
     assert "surrogate_eps" in tr and float(tr["surrogate_eps"]["value"]) == pytest.approx(1e-3)
     assert tr["y"]["is_observed"]
 
