@@ -375,9 +375,12 @@ def fit_trace(data, rule, noise_var, *, capacity, n_steps, tol=1e-9, noise_tol=1
     return final, jnp.concatenate([state.objective[None], trace])
 
 
-def fit_batch(data, rule, noise_var, **kwargs):
+@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every"))
+def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
+              align_max=1.0 - 1e-3):
     """:func:`fit` vmapped over a leading data-set axis of ``data`` and ``noise_var``."""
-    return jax.vmap(lambda dt, nv: fit(dt, rule, nv, **kwargs))(data, noise_var)
+    return jax.vmap(lambda dt, nv: fit(dt, rule, nv, capacity=capacity, max_iter=max_iter, tol=tol,
+                                       noise_tol=noise_tol, noise_every=noise_every, align_max=align_max))(data, noise_var)
 
 
 def coefficients(state, n_basis):
