@@ -1,0 +1,59 @@
+"""Benchmark: Park–Casella Gibbs vs NumPyro NUTS, minimum bulk ESS per second over β.
+
+Run ``python -m sparsebayes.comparisons.bench.gibbs [--threads 1]``: diabetes (442 × 10) and a
+synthetic p = 200, n = 100 problem; 4 chains, 1000 warm-up + 2000 kept draws each. Seconds
+are warm-up + sampling (compile excluded for Gibbs; NUTS includes its own JIT, as NumPyro
+reports it).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .typeii import _set_threads
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--warmup", type=int, default=1000)
+    args = ap.parse_args(argv)
+    _set_threads(args.threads)
+    import os
+
+    import arviz as az
+    import numpy as np
+
+    from sparsebayes.comparisons.datasets import diabetes
+    from sparsebayes.inference.gibbs import run_gibbs
+    from sparsebayes.inference.nuts import run_nuts
+    from sparsebayes.models.bayesian_lasso import bayesian_lasso
+
+    print(f"threads: OMP/OPENBLAS/MKL={args.threads}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; "
+          "shared 2-core machine, timings are noisy")
+    ds = diabetes()
+    rng = np.random.default_rng(0)
+    Xs = rng.standard_normal((100, 200))
+    beta = np.r_[np.full(10, 2.0), np.zeros(190)]
+    problems = {"diabetes": (ds.X - ds.X.mean(0), ds.y - ds.y.mean()),
+                "p200_n100": (Xs - Xs.mean(0), Xs @ beta + rng.standard_normal(100))}
+    for name, (X, y) in problems.items():
+        y = y - y.mean()
+        res = {}
+        for sampler in ("gibbs", "nuts"):
+            if sampler == "gibbs":
+                idata = run_gibbs(X, y, num_warmup=args.warmup, num_samples=args.draws, num_chains=4)
+            else:
+                idata = run_nuts(bayesian_lasso, X, y, num_warmup=args.warmup, num_samples=args.draws, num_chains=4,
+                                 progress_bar=False)
+            ess = float(np.min(az.ess(idata, var_names=["beta"], method="bulk")["beta"].values))
+            sec = idata.posterior.attrs["sampling_seconds"]
+            res[sampler] = ess / sec
+            print(f"{name:10s} {sampler:5s} min bulk ESS {ess:8.0f} in {sec:8.2f} s -> {ess / sec:10.1f} per s", flush=True)
+        print(f"{name:10s} ratio gibbs/nuts {res['gibbs'] / res['nuts']:8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Benchmark: sequential type-II RVM fit time on sinc kernel regression, ours vs fastrvm / ARDRegression.
+
+Run ``python -m sparsebayes.comparisons.bench.typeii [--threads 1]``. Times are wall seconds
+of the fit alone (the design is built beforehand; our jitted engine is compiled by a first
+call that is not timed). Also times one ``vmap``-ed batch of 100 fits at N = 100.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def _set_threads(n):
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+    if n == 1:
+        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100, 1000, 4000])
+    args = ap.parse_args(argv)
+    _set_threads(args.threads)
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from sparsebayes.comparisons.synthetic import sinc
+    from sparsebayes.inference import typeii
+    from sparsebayes.inference.typeii_estimators import fit_design
+    from sparsebayes.models.features import GaussianKernelFeatures
+    from sparsebayes.models.typeii_rules import RVMRule
+
+    print(f"threads: OMP/OPENBLAS/MKL={args.threads}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; "
+          "shared 2-core machine, timings are noisy")
+    for n in args.sizes:
+        X, y = sinc(n, sigma=0.1, seed=0)
+        Phi = GaussianKernelFeatures(width=2.0).fit(X).transform(X)
+        noise0 = 0.1 * np.var(y)
+        fit_design(Phi, y, RVMRule(), noise0)  # compile
+        t0 = time.perf_counter()
+        st = fit_design(Phi, y, RVMRule(), noise0)
+        jax.block_until_ready(st)
+        ours = time.perf_counter() - t0
+        line = f"N={n:5d} ours {ours * 1e3:9.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV)"
+        try:
+            from fastrvm import _sparsebayes_bindings as sb
+
+            t0 = time.perf_counter()
+            res = sb.SparseBayes(sb.Likelihood.Gaussian, 10000, False, False, False, True, False, None).inference(Phi, y)
+            fr = time.perf_counter() - t0
+            line += f" | fastrvm {fr * 1e3:9.1f} ms ({len(np.asarray(res['relevant_idx']).ravel())} RV) ratio ours/fastrvm {ours / fr:6.2f}"
+        except ImportError:
+            line += " | fastrvm not installed"
+        if n <= 1000:
+            from sklearn.linear_model import ARDRegression
+
+            t0 = time.perf_counter()
+            ard = ARDRegression(fit_intercept=False).fit(Phi, y)
+            ta = time.perf_counter() - t0
+            line += f" | ARDRegression {ta * 1e3:9.1f} ms ({int((ard.lambda_ < ard.threshold_lambda).sum())} kept) ratio {ours / ta:6.3f}"
+        print(line, flush=True)
+    # a batch of 100 fits at N = 100, one vmap-ed call
+    rng = np.random.default_rng(1)
+    sets = [sinc(100, sigma=0.1, seed=rng) for _ in range(100)]
+    Phi = np.stack([GaussianKernelFeatures(width=2.0).fit(x).transform(x) for x, _ in sets])
+    y = np.stack([s[1] for s in sets])
+    data = jax.vmap(typeii.make_data)(jnp.asarray(Phi), jnp.asarray(y))
+    noise0 = jnp.asarray(0.1 * y.var(1))
+    run = jax.jit(lambda d, nv: typeii.fit_batch(d, RVMRule(), nv, capacity=32))
+    compiled = run.lower(data, noise0).compile()
+    t0 = time.perf_counter()
+    jax.block_until_ready(compiled(data, noise0))
+    tb = time.perf_counter() - t0
+    print(f"batch of 100 fits at N=100 (vmap): {tb:.3f} s, {tb * 10:.2f} ms per fit")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

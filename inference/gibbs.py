@@ -1,0 +1,205 @@
+"""Park & Casella (2008) Gibbs sampler for the Bayesian Lasso, in JAX, chains by ``vmap``.
+
+Model (centred ``y``, centred ``X``, intercept integrated out under a flat prior):
+``β | σ², τ² ~ N(0, σ² D_τ)``, ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)``,
+``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` (``c = d = 0``: Park & Casella's ``1/σ²``).
+Full conditionals (Park & Casella 2008, Sec. 2):
+
+* ``β | · ~ N(A⁻¹Xᵀy, σ² A⁻¹)``, ``A = XᵀX + D_τ⁻¹``: by a Cholesky factor of ``A`` when
+  ``n ≥ p``, and by Bhattacharya, Chakraborty & Mallick (2016) when ``p > n`` (an ``n × n``
+  solve instead of ``p × p``);
+* ``σ² | · ~ InvGamma((n − 1)/2 + p/2 + c, ‖y − Xβ‖²/2 + βᵀD_τ⁻¹β/2 + d)``
+  (``n − 1``: the intercept is integrated out, as in Park & Casella);
+* ``1/τ_j² | · ~ InverseGaussian(√(λ²σ²/β_j²), λ²)``, drawn by Michael, Schucany & Haas (1976);
+* ``λ² | · ~ Gamma(p + r, Σ τ_j²/2 + δ)``.
+"""
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import NamedTuple
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.linalg import cho_solve, solve_triangular
+
+
+def inverse_gaussian(key, mean, shape):
+    """Michael, Schucany & Haas (1976) draw from the inverse Gaussian ``IG(mean, shape)``.
+
+    ``ν ~ N(0,1)``, ``w = ν²``, ``x = μ + μ²w/(2λ) − μ√(4μλw + μ²w²)/(2λ)``, written without
+    cancellation as ``x = μ − 2μ²w / (μw + √(μ²w² + 4μλw))``; return ``x`` with probability
+    ``μ/(μ + x)``, else ``μ²/x``.
+    """
+    k1, k2 = jax.random.split(key)
+    mean, shape = jnp.broadcast_arrays(jnp.asarray(mean, jnp.float64), jnp.asarray(shape, jnp.float64))
+    w = jax.random.normal(k1, mean.shape) ** 2
+    mw = mean * w
+    x = mean - 2.0 * mean * mw / (mw + jnp.sqrt(mw * mw + 4.0 * mean * shape * w))
+    x = jnp.maximum(x, jnp.finfo(jnp.float64).tiny)
+    u = jax.random.uniform(k2, mean.shape)
+    return jnp.where(u <= mean / (mean + x), x, mean * mean / x)
+
+
+class GibbsState(NamedTuple):
+    beta: jax.Array
+    noise_var: jax.Array
+    tau2: jax.Array
+    lam2: jax.Array
+
+
+class Hyper(NamedTuple):
+    lam2_shape: float = 1.0
+    lam2_rate: float = 1.78
+    c: float = 0.0
+    d: float = 0.0
+
+
+def beta_cholesky(key, XtX, Xty, inv_tau2, noise_var):
+    """``β ~ N(A⁻¹Xᵀy, σ²A⁻¹)``, ``A = XᵀX + diag(1/τ²)``, through ``A = LLᵀ`` (n ≥ p)."""
+    L = jnp.linalg.cholesky(XtX + jnp.diag(inv_tau2))
+    mean = cho_solve((L, True), Xty)
+    z = jax.random.normal(key, Xty.shape)
+    return mean + jnp.sqrt(noise_var) * solve_triangular(L.T, z, lower=False)
+
+
+def beta_bhattacharya(key, X, y, tau2, noise_var):
+    """Bhattacharya, Chakraborty & Mallick (2016) draw of the same ``β`` for ``p > n``.
+
+    With ``Φ = X/σ``, ``α = y/σ`` and ``D = σ²D_τ``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``,
+    ``v = Φu + δ``, solve ``(ΦDΦᵀ + I) w = α − v``, return ``u + DΦᵀw``.
+    """
+    n, p = X.shape
+    sigma = jnp.sqrt(noise_var)
+    k1, k2 = jax.random.split(key)
+    D = noise_var * tau2
+    Phi = X / sigma
+    u = jnp.sqrt(D) * jax.random.normal(k1, (p,))
+    v = Phi @ u + jax.random.normal(k2, (n,))
+    M = (Phi * D) @ Phi.T + jnp.eye(n)
+    L = jnp.linalg.cholesky(M)
+    w = cho_solve((L, True), y / sigma - v)
+    return u + D * (Phi.T @ w)
+
+
+def _standard_gammas(key, n, p, hyper):
+    """The two standard Gamma variates of a sweep (shapes are constant, so one draw serves both)."""
+    shapes = jnp.array([0.5 * (n - 1) + 0.5 * p + hyper.c, p + hyper.lam2_shape])
+    return jax.random.gamma(key, shapes)
+
+
+def draw_noise_var(gamma_variate, resid, beta, tau2, hyper):
+    """``σ² | · ~ InvGamma((n − 1)/2 + p/2 + c, ‖y − Xβ‖²/2 + βᵀD_τ⁻¹β/2 + d)``.
+
+    ``gamma_variate`` is a standard ``Gamma((n − 1)/2 + p/2 + c)`` draw.
+    """
+    rate = 0.5 * resid @ resid + 0.5 * jnp.sum(beta**2 / tau2) + hyper.d
+    return rate / gamma_variate
+
+
+def draw_tau2(key, beta, noise_var, lam2):
+    """``1/τ_j² | · ~ IG(√(λ²σ²/β_j²), λ²)`` (Park & Casella 2008, Sec. 2); returns τ²."""
+    b2 = jnp.maximum(beta**2, 1e-300)
+    return 1.0 / inverse_gaussian(key, jnp.sqrt(lam2 * noise_var / b2), lam2)
+
+
+def draw_lam2(gamma_variate, tau2, hyper):
+    """``λ² | · ~ Gamma(p + r, Σ τ_j²/2 + δ)``; ``gamma_variate`` a standard ``Gamma(p + r)`` draw."""
+    return gamma_variate / (0.5 * jnp.sum(tau2) + hyper.lam2_rate)
+
+
+def gibbs_step(key, state, X, y, XtX, Xty, hyper, use_cholesky):
+    """One sweep through the four full conditionals (module docstring)."""
+    n, p = X.shape
+    kb, kg, kt = jax.random.split(key, 3)
+    g = _standard_gammas(kg, n, p, hyper)
+    if use_cholesky:
+        beta = beta_cholesky(kb, XtX, Xty, 1.0 / state.tau2, state.noise_var)
+    else:
+        beta = beta_bhattacharya(kb, X, y, state.tau2, state.noise_var)
+    noise_var = draw_noise_var(g[0], y - X @ beta, beta, state.tau2, hyper)
+    tau2 = draw_tau2(kt, beta, noise_var, state.lam2)
+    lam2 = draw_lam2(g[1], tau2, hyper)
+    return GibbsState(beta, noise_var, tau2, lam2)
+
+
+@partial(jax.jit, static_argnames=("num_warmup", "num_samples", "use_cholesky"))
+def _run_chain(key, init, X, y, hyper, num_warmup, num_samples, use_cholesky):
+    XtX, Xty = X.T @ X, X.T @ y
+
+    def body(state, k):
+        new = gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
+        return new, new
+
+    _, draws = jax.lax.scan(body, init, jax.random.split(key, num_warmup + num_samples))
+    return jax.tree.map(lambda a: a[num_warmup:], draws)
+
+
+def _initial_state(X, y, num_chains, key):
+    """Over-dispersed starts around a ridge fit (different per chain)."""
+    n, p = X.shape
+    ridge = jnp.linalg.solve(X.T @ X + jnp.eye(p) * (1e-3 * jnp.trace(X.T @ X) / p + 1e-12), X.T @ y)
+    s2 = jnp.maximum(jnp.var(y - X @ ridge), 1e-6 * jnp.var(y) + 1e-12)
+    z = jax.random.normal(key, (num_chains, p))
+    beta = ridge[None, :] * (1.0 + 0.1 * z)
+    return GibbsState(beta, jnp.full(num_chains, s2), jnp.ones((num_chains, p)), jnp.ones(num_chains))
+
+
+def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000, num_samples=2000,
+              num_chains=4, seed=0, coords=None):
+    """Park–Casella Gibbs on centred ``X``, ``y``; returns ``InferenceData`` (chain, draw).
+
+    Posterior variables ``beta`` (dim ``feature``), ``noise_var``, ``tau2``, ``lam2``; the
+    wall time of warm-up + sampling (compile excluded) is in
+    ``posterior.attrs["sampling_seconds"]``.
+    """
+    X = jnp.asarray(X, jnp.float64)
+    y = jnp.asarray(y, jnp.float64)
+    n, p = X.shape
+    key = jax.random.PRNGKey(seed)
+    k_init, k_run = jax.random.split(key)
+    init = _initial_state(X, y, num_chains, k_init)
+    hyper = Hyper(float(lam2_shape), float(lam2_rate), float(c), float(d))
+    run = jax.jit(jax.vmap(lambda k, s: _run_chain(k, s, X, y, hyper, num_warmup, num_samples, n >= p)))
+    keys = jax.random.split(k_run, num_chains)
+    compiled = run.lower(keys, init).compile()  # compile outside the timing
+    t0 = time.perf_counter()
+    draws = jax.block_until_ready(compiled(keys, init))
+    seconds = time.perf_counter() - t0
+    posterior = {k: np.asarray(v) for k, v in draws._asdict().items()}
+    idata = az.from_dict(
+        posterior=posterior,
+        coords=coords or {"feature": np.arange(p)},
+        dims={"beta": ["feature"], "tau2": ["feature"]},
+    )
+    idata.posterior.attrs["inference"] = "gibbs"
+    idata.posterior.attrs["sampling_seconds"] = seconds
+    return idata
+
+
+@partial(jax.jit, static_argnames=("num_warmup", "num_samples"))
+def posterior_mean_batch(keys, Xs, ys, hyper, num_warmup, num_samples):
+    """Posterior mean of β for a batch of data sets (one chain each), ``vmap`` over data sets.
+
+    Only running sums are kept, so thousands of draws over a 100-data-set table fit in memory.
+    """
+    n, p = Xs.shape[1:]
+    use_cholesky = n >= p
+
+    def one(key, X, y):
+        XtX, Xty = X.T @ X, X.T @ y
+        init = jax.tree.map(lambda a: a[0], _initial_state(X, y, 1, key))
+
+        def body(carry, inp):
+            state, total = carry
+            k, keep = inp
+            new = gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
+            return (new, total + keep * new.beta), None
+
+        keep = (jnp.arange(num_warmup + num_samples) >= num_warmup).astype(jnp.float64)
+        (_, total), _ = jax.lax.scan(body, (init, jnp.zeros(p)), (jax.random.split(key, num_warmup + num_samples), keep))
+        return total / num_samples
+
+    return jax.vmap(one)(keys, Xs, ys)

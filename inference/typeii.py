@@ -1,0 +1,405 @@
+"""Sequential type-II maximum likelihood (Tipping & Faul 2003), one engine for RVM/FLAP/BLS.
+
+The objective is the log marginal likelihood plus the prior's hyperprior terms,
+
+    L = −½ [N log 2π + log|C| + yᵀC⁻¹y] + log p(τ | λ) + log p(λ) + log p(σ²),
+    C = σ² I + Φ_A V_A Φ_Aᵀ,
+
+(004 eq. 13 for BLS, ``V = diag(v_i)`` the prior variances of the active weights). For one
+basis function ``i`` the objective splits as in 004 eq. 14, so the engine keeps
+
+    S_i = φ_iᵀC⁻¹φ_i,  Q_i = φ_iᵀC⁻¹y                              (004 eqs. 20–21)
+    s_i = S_i / (1 − v_i S_i),  q_i = Q_i / (1 − v_i S_i)            (004 eq. 19)
+
+for all candidates, and at each step takes the single add / re-estimate / delete that raises
+``L`` most (the closed-form gains of :func:`sparsebayes.models.typeii_rules.variance_objective`).
+Σ, μ, S, Q and log|Σ| follow by rank-one updates; a prior is a rule object
+(:mod:`sparsebayes.models.typeii_rules`), the engine never branches on which one.
+
+Schedule. λ is always at its exact maximiser (004 eq. 17) given the τ_i, and the gain of a
+move accounts for that. Every
+``noise_every`` steps, and whenever no single-basis move raises ``L`` by more than ``tol``,
+σ² is re-estimated and everything is recomputed from a Cholesky factor (which also removes
+drift of the rank-one updates): BLS by 004 eq. 18 (its exact maximiser with τ fixed); RVM and
+FLAPσ by the MacKay fixed point ``σ² = (‖y − Φμ‖² + 2d)/(N − Σγ_i + 2c + 2)`` with an EM
+step ``σ² = (‖y − Φμ‖² + σ² Σγ_i + 2d)/(N + 2c + 2)`` as fallback whenever the fixed point
+would lower ``L`` (the EM step cannot). So ``L`` never decreases. The fit stops when no move
+gains more than ``tol`` and σ² changed by less than ``noise_tol`` (relative).
+
+Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free), with the
+cache ``B = ΦᵀΦ_slots`` (M × capacity) filled when a basis enters, so that a step costs
+O(N M) on an add and O(M · capacity) otherwise. Padding rows and columns of zeros are
+harmless (``n_obs`` counts the real rows; zero columns never enter), so data sets of
+different sizes share one compiled program and fits ``vmap`` over data sets.
+A candidate too aligned with an active column (``|cos| > align_max``) is never added.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.linalg import cho_solve
+
+from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
+
+_LOG_2PI = jnp.log(2.0 * jnp.pi)
+
+
+class TypeIIData(NamedTuple):
+    """Design ``Phi`` (N × M), targets, the real-row count and precomputed products."""
+
+    Phi: jax.Array
+    y: jax.Array
+    n_obs: jax.Array
+    basis_mask: jax.Array
+    col_sq: jax.Array
+    Phity: jax.Array
+    yy: jax.Array
+
+
+class TypeIIState(NamedTuple):
+    """Engine state; arrays over the M candidates or over the ``capacity`` slots."""
+
+    var: jax.Array            # (M,) prior variances v_i, 0 = not in the model
+    slot_of: jax.Array        # (M,) slot of each active basis, -1 otherwise
+    basis_of_slot: jax.Array  # (K,) basis in each slot, -1 = free
+    B: jax.Array              # (M, K) Φᵀ Φ_slots
+    Sigma: jax.Array          # (K, K) posterior covariance of the slot weights
+    mu: jax.Array             # (K,) posterior mean of the slot weights
+    logdet_Sigma: jax.Array
+    S: jax.Array
+    Q: jax.Array
+    noise_var: jax.Array
+    lam: jax.Array
+    objective: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+    capacity_hit: jax.Array
+    last_gain: jax.Array
+
+
+def make_data(Phi, y, n_obs=None, basis_mask=None):
+    """Pack a design and targets (float64) for the engine; zero rows/columns are padding."""
+    Phi = jnp.asarray(Phi, dtype=jnp.float64)
+    y = jnp.asarray(y, dtype=jnp.float64)
+    if n_obs is None:
+        n_obs = Phi.shape[0]
+    col_sq = jnp.sum(Phi * Phi, axis=0)
+    if basis_mask is None:
+        basis_mask = col_sq > 0
+    return TypeIIData(Phi, y, jnp.asarray(n_obs, jnp.float64), jnp.asarray(basis_mask, bool) & (col_sq > 0),
+                      col_sq, Phi.T @ y, y @ y)
+
+
+def _slot_view(state):
+    active = state.basis_of_slot >= 0
+    idx = jnp.where(active, state.basis_of_slot, 0)
+    return active, idx
+
+
+def _recompute(data, state, var, noise_var):
+    """Σ, μ, log|Σ|, S, Q from scratch (Cholesky of Σ⁻¹ = Φ_AᵀΦ_A/σ² + V⁻¹ on the slots)."""
+    active, idx = _slot_view(state)
+    K = active.shape[0]
+    both = active[:, None] & active[None, :]
+    v_slot = jnp.where(active, var[idx], 1.0)
+    G = state.B[idx, :]
+    P = jnp.where(both, G / noise_var + jnp.diag(1.0 / v_slot), jnp.eye(K))
+    L = jnp.linalg.cholesky(P)
+    Sigma = jnp.where(both, cho_solve((L, True), jnp.eye(K)), 0.0)
+    logdet = -2.0 * jnp.sum(jnp.where(active, jnp.log(jnp.diag(L)), 0.0))
+    Phity_slot = jnp.where(active, data.Phity[idx], 0.0)
+    mu = Sigma @ Phity_slot / noise_var
+    BS = state.B @ Sigma
+    S = data.col_sq / noise_var - jnp.sum(BS * state.B, axis=1) / noise_var**2
+    Q = data.Phity / noise_var - state.B @ mu / noise_var
+    return state._replace(var=var, noise_var=noise_var, Sigma=Sigma, mu=mu, logdet_Sigma=logdet, S=S, Q=Q)
+
+
+def objective(data, state, rule):
+    """``L`` of the module docstring from the engine's bookkeeping (log|C| via log|Σ|)."""
+    active, idx = _slot_view(state)
+    v_slot = jnp.where(active, state.var[idx], 1.0)
+    logdet_C = data.n_obs * jnp.log(state.noise_var) + jnp.sum(jnp.log(v_slot)) - state.logdet_Sigma
+    Phity_slot = jnp.where(active, data.Phity[idx], 0.0)
+    yCy = (data.yy - Phity_slot @ state.mu) / state.noise_var
+    loglik = -0.5 * (data.n_obs * _LOG_2PI + logdet_C + yCy)
+    return loglik + rule.log_hyperprior(jnp.sum(state.var), state.lam, state.noise_var, jnp.sum(active))
+
+
+def sparsity_quality(state):
+    """``s_i, q_i`` from ``S_i, Q_i`` (004 eq. 19; equal to S, Q for a basis not in the model)."""
+    denom = 1.0 - state.var * state.S
+    return state.S / denom, state.Q / denom
+
+
+def _alignment(data, state):
+    """Largest |cosine| between each candidate column and the active columns."""
+    active, idx = _slot_view(state)
+    norms = jnp.sqrt(data.col_sq)
+    slot_norms = jnp.where(active, norms[idx], 1.0)
+    cos = jnp.abs(state.B) / (jnp.maximum(norms, 1e-300)[:, None] * slot_norms[None, :])
+    return jnp.max(jnp.where(active[None, :], cos, 0.0), axis=1)
+
+
+def _reestimate_or_delete(state, m, new_var):
+    """Rank-one update for a changed (``new_var > 0``) or deleted (``new_var = 0``) basis ``m``."""
+    j = state.slot_of[m]
+    Sj = state.Sigma[:, j]
+    Sjj = Sj[j]
+    delete = new_var <= 0
+    dalpha = 1.0 / jnp.where(delete, 1.0, new_var) - 1.0 / state.var[m]
+    kappa = jnp.where(delete, 1.0 / Sjj, dalpha / (1.0 + dalpha * Sjj))
+    z = state.B @ Sj / state.noise_var
+    mu_j = state.mu[j]
+    Sigma = state.Sigma - kappa * jnp.outer(Sj, Sj)
+    mu = state.mu - kappa * mu_j * Sj
+    logdet = state.logdet_Sigma - jnp.where(delete, jnp.log(Sjj), jnp.log1p(dalpha * Sjj))
+    keep_slot = jnp.arange(state.mu.shape[0]) != j
+    free = delete & ~keep_slot
+    Sigma = jnp.where(free[:, None] | free[None, :], 0.0, Sigma)
+    return state._replace(
+        var=state.var.at[m].set(jnp.maximum(new_var, 0.0)),
+        slot_of=state.slot_of.at[m].set(jnp.where(delete, -1, j).astype(jnp.int32)),
+        basis_of_slot=jnp.where(free, -1, state.basis_of_slot),
+        B=jnp.where(free[None, :], 0.0, state.B),
+        Sigma=Sigma,
+        mu=jnp.where(free, 0.0, mu),
+        logdet_Sigma=logdet,
+        S=state.S + kappa * z * z,
+        Q=state.Q + kappa * mu_j * z,
+    )
+
+
+def _add(data, state, m, new_var):
+    """Rank-one growth of Σ, μ, S, Q when basis ``m`` enters a free slot."""
+    j = jnp.argmax(state.basis_of_slot < 0)
+    s2 = state.noise_var
+    Sii = 1.0 / (1.0 / new_var + state.S[m])
+    mui = Sii * state.Q[m]
+    w = state.Sigma @ state.B[m, :] / s2
+    col = data.Phi.T @ data.Phi[:, m]
+    e = (col - state.B @ w) / s2
+    Sigma = state.Sigma + Sii * jnp.outer(w, w)
+    Sigma = Sigma.at[:, j].set(-Sii * w).at[j, :].set(-Sii * w).at[j, j].set(Sii)
+    mu = (state.mu - mui * w).at[j].set(mui)
+    return state._replace(
+        var=state.var.at[m].set(new_var),
+        slot_of=state.slot_of.at[m].set(j.astype(jnp.int32)),
+        basis_of_slot=state.basis_of_slot.at[j].set(m.astype(jnp.int32)),
+        B=state.B.at[:, j].set(col),
+        Sigma=Sigma,
+        mu=mu,
+        logdet_Sigma=state.logdet_Sigma + jnp.log(Sii),
+        S=state.S - Sii * e * e,
+        Q=state.Q - mui * e,
+    )
+
+
+def _noise_moments(data, state):
+    """``‖y − Φμ‖²`` and ``Σ γ_i = Σ (1 − Σ_ii / v_i)`` from the slot quantities."""
+    active, idx = _slot_view(state)
+    G = jnp.where(active[:, None] & active[None, :], state.B[idx, :], 0.0)
+    Phity_slot = jnp.where(active, data.Phity[idx], 0.0)
+    resid2 = data.yy - 2.0 * state.mu @ Phity_slot + state.mu @ G @ state.mu
+    v_slot = jnp.where(active, state.var[idx], 1.0)
+    gamma = jnp.sum(jnp.where(active, 1.0 - jnp.diag(state.Sigma) / v_slot, 0.0))
+    return jnp.maximum(resid2, 0.0), gamma
+
+
+def _update_noise(data, state, rule):
+    """Re-estimate σ² (see the module docstring) and recompute from a Cholesky factor."""
+    mode = type(rule).noise_mode
+    if mode == "fixed":
+        return state
+    c, d = rule.c, rule.d
+    old = state.noise_var
+    if mode == "scaled":
+        # 004 eq. 18: yᵀC̃⁻¹y = σ² yᵀC⁻¹y with τ held fixed, so every v_i = σ²τ_i rescales.
+        active, idx = _slot_view(state)
+        yCty = data.yy - jnp.where(active, data.Phity[idx], 0.0) @ state.mu
+        new = (yCty + 2.0 * d) / (data.n_obs + 2.0 * c + 2.0)
+        new = jnp.maximum(new, 1e-12 * data.yy / data.n_obs)
+        out = _recompute(data, state, state.var * (new / old), new)
+        return out._replace(objective=objective(data, out, rule))
+    resid2, gamma = _noise_moments(data, state)
+    fixed_point = (resid2 + 2.0 * d) / jnp.maximum(data.n_obs - gamma + 2.0 * c + 2.0, 1e-12)
+    em = (resid2 + old * gamma + 2.0 * d) / (data.n_obs + 2.0 * c + 2.0)
+    floor = 1e-12 * data.yy / data.n_obs
+    out = _recompute(data, state, state.var, jnp.maximum(fixed_point, floor))
+    out = out._replace(objective=objective(data, out, rule))
+
+    def em_step(_):
+        o = _recompute(data, state, state.var, jnp.maximum(em, floor))
+        return o._replace(objective=objective(data, o, rule))
+
+    return jax.lax.cond(out.objective >= state.objective, lambda _: out, em_step, None)
+
+
+def init(data, rule, noise_var, capacity):
+    """One basis in the model: the column best aligned with ``y`` (Tipping & Faul 2003, Sec. 4)."""
+    M = data.Phi.shape[1]
+    noise_var = jnp.asarray(noise_var, jnp.float64)
+    score = jnp.where(data.basis_mask, data.Phity**2 / jnp.maximum(data.col_sq, 1e-300), -jnp.inf)
+    m = jnp.argmax(score)
+    s, q = data.col_sq[m] / noise_var, data.Phity[m] / noise_var
+    v0 = jnp.maximum((q * q - s) / (s * s), 1e-2 / s)
+    state = TypeIIState(
+        var=jnp.zeros(M).at[m].set(v0),
+        slot_of=jnp.full(M, -1, jnp.int32).at[m].set(jnp.int32(0)),
+        basis_of_slot=jnp.full(capacity, -1, jnp.int32).at[0].set(m.astype(jnp.int32)),
+        B=jnp.zeros((M, capacity)).at[:, 0].set(data.Phi.T @ data.Phi[:, m]),
+        Sigma=jnp.zeros((capacity, capacity)),
+        mu=jnp.zeros(capacity),
+        logdet_Sigma=jnp.zeros(()),
+        S=jnp.zeros(M),
+        Q=jnp.zeros(M),
+        noise_var=noise_var,
+        lam=jnp.zeros(()),
+        objective=jnp.zeros(()),
+        n_iter=jnp.zeros((), jnp.int32),
+        converged=jnp.zeros((), bool),
+        capacity_hit=jnp.zeros((), bool),
+        last_gain=jnp.asarray(jnp.inf),
+    )
+    state = _recompute(data, state, state.var, noise_var)
+    state = state._replace(lam=rule.update_lambda(jnp.sum(state.var), noise_var, 1))
+    return state._replace(objective=objective(data, state, rule))
+
+
+def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
+    """Best new variance of every basis function and the exact gain in ``L`` of moving there.
+
+    The gain is the change of the marginal likelihood (004 eq. 14) plus that of the
+    hyperprior terms with λ re-maximised (the number of active τ_i and their sum move). The
+    new variance maximises that sum: with λ at its optimum the stationarity condition is
+    ``v = optimal_variance(s, q, κ(λ(v)))`` (envelope theorem), solved by a few fixed-point
+    steps from 004 eq. 16 at the current λ; deletion (``v = 0``) is always a candidate for an
+    active basis. Any proposal is scored exactly, so the steps can only raise ``L``.
+    """
+    s, q = sparsity_quality(state)
+    zero = jnp.zeros_like(state.noise_var)
+    active = state.var > 0
+    n_active = jnp.sum(active)
+    sum_var = jnp.sum(state.var)
+    base = rule.log_hyperprior(sum_var, state.lam, state.noise_var, n_active)
+    ell_now = variance_objective(state.var, s, q, zero)
+
+    def gain_of(v):
+        sum_new = sum_var + v - state.var
+        n_new = n_active + (v > 0).astype(jnp.int32) - active.astype(jnp.int32)
+        lam_new = rule.update_lambda(sum_new, state.noise_var, n_new)
+        return (variance_objective(v, s, q, zero) - ell_now
+                + rule.log_hyperprior(sum_new, lam_new, state.noise_var, n_new) - base)
+
+    def refine(v, _):
+        lam_v = rule.update_lambda(sum_var - state.var + v, state.noise_var, n_active - active + 1)
+        return optimal_variance(s, q, rule.penalty(lam_v, state.noise_var)), None
+
+    first = optimal_variance(s, q, rule.penalty(state.lam, state.noise_var))
+    refined, _ = jax.lax.scan(refine, first, None, length=n_fixed_point)
+    g_first, g_refined, g_zero = gain_of(first), gain_of(refined), gain_of(jnp.zeros_like(first))
+    proposal = jnp.where(g_refined >= g_first, refined, first)
+    gain = jnp.maximum(g_refined, g_first)
+    delete_better = active & (g_zero > gain)
+    proposal = jnp.where(delete_better, 0.0, proposal)
+    gain = jnp.where(delete_better, g_zero, gain)
+    n_active = jnp.sum(active)
+    full = n_active >= state.mu.shape[0]
+    want_add = ~active & data.basis_mask & (proposal > 0) & (_alignment(data, state) <= align_max)
+    allowed = jnp.where(active, (proposal > 0) | (n_active > 1), want_add & ~full)
+    return proposal, jnp.where(allowed, gain, -jnp.inf), jnp.where(want_add & full, gain, -jnp.inf)
+
+
+def step(data, state, rule, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3):
+    """One add / re-estimate / delete, the λ update, and (on schedule) the σ² update."""
+    proposal, gain, blocked = candidate_gains(data, state, rule, align_max)
+    m = jnp.argmax(gain)
+    best = gain[m]
+    move = best > tol
+    branch = jnp.where(move, jnp.where(state.var[m] > 0, 0, 1), 2)
+    state = jax.lax.switch(
+        branch,
+        [lambda st: _reestimate_or_delete(st, m, proposal[m]),
+         lambda st: _add(data, st, m, proposal[m]),
+         lambda st: st],
+        state,
+    )
+    state = state._replace(lam=rule.update_lambda(jnp.sum(state.var), state.noise_var, jnp.sum(state.var > 0)))
+    state = state._replace(objective=objective(data, state, rule))
+    n_iter = state.n_iter + 1
+    do_noise = (n_iter % noise_every == 0) | ~move
+    old_noise = state.noise_var
+    state = jax.lax.cond(do_noise, lambda st: _update_noise(data, st, rule), lambda st: st, state)
+    noise_change = jnp.abs(state.noise_var - old_noise) / old_noise
+    return state._replace(
+        n_iter=n_iter,
+        converged=~move & (noise_change < noise_tol),
+        capacity_hit=state.capacity_hit | (jnp.max(blocked) > jnp.maximum(best, tol)),
+        last_gain=best,
+    )
+
+
+@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every"))
+def fit(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
+        align_max=1.0 - 1e-3):
+    """Run the sequential engine to convergence (``lax.while_loop``); returns the final state."""
+    state = init(data, rule, noise_var, capacity)
+
+    def cond(st):
+        return ~st.converged & (st.n_iter < max_iter)
+
+    def body(st):
+        return step(data, st, rule, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max)
+
+    return jax.lax.while_loop(cond, body, state)
+
+
+@partial(jax.jit, static_argnames=("capacity", "n_steps", "noise_every"))
+def fit_trace(data, rule, noise_var, *, capacity, n_steps, tol=1e-9, noise_tol=1e-7, noise_every=1,
+              align_max=1.0 - 1e-3):
+    """Like :func:`fit` for a fixed number of steps (``lax.scan``), keeping ``L`` after each."""
+    state = init(data, rule, noise_var, capacity)
+
+    def body(st, _):
+        new = jax.lax.cond(
+            st.converged, lambda s: s,
+            lambda s: step(data, s, rule, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max),
+            st,
+        )
+        return new, new.objective
+
+    final, trace = jax.lax.scan(body, state, None, length=n_steps)
+    return final, jnp.concatenate([state.objective[None], trace])
+
+
+@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every"))
+def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
+              align_max=1.0 - 1e-3):
+    """:func:`fit` vmapped over a leading data-set axis of ``data`` and ``noise_var``."""
+    return jax.vmap(lambda dt, nv: fit(dt, rule, nv, capacity=capacity, max_iter=max_iter, tol=tol,
+                                       noise_tol=noise_tol, noise_every=noise_every, align_max=align_max))(data, noise_var)
+
+
+def coefficients(state, n_basis):
+    """Posterior mean weights over the ``n_basis`` candidate columns (zeros where pruned)."""
+    active, idx = _slot_view(state)
+    return jnp.zeros(n_basis).at[idx].add(jnp.where(active, state.mu, 0.0))
+
+
+def posterior_covariance(state, n_basis):
+    """Posterior covariance over the ``n_basis`` candidates (zero rows/columns where pruned)."""
+    active, idx = _slot_view(state)
+    sel = jnp.where(active[:, None], jax.nn.one_hot(idx, n_basis), 0.0)  # (K, M)
+    return sel.T @ state.Sigma @ sel
+
+
+def predict(state, Phi_new):
+    """Predictive mean ``φ(x)ᵀμ`` and variance ``σ² + φ(x)ᵀΣφ(x)`` (004 Sec. 2.4)."""
+    active, idx = _slot_view(state)
+    Phi_slot = jnp.where(active[None, :], Phi_new[:, idx], 0.0)
+    mean = Phi_slot @ state.mu
+    var = state.noise_var + jnp.sum((Phi_slot @ state.Sigma) * Phi_slot, axis=1)
+    return mean, var

@@ -1,0 +1,112 @@
+"""NumPyro models of the Bayesian Lasso family (Park & Casella 2008; Helgøy & Li, 004).
+
+* :func:`bayesian_lasso`: Park–Casella's hierarchy, ``β | σ², τ² ~ N(0, σ² diag τ²)``,
+  ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)``, ``σ² ~ 1/σ²`` (or ``InvGamma(c, d)``).
+* :func:`bls_model`: the BLS hierarchy of 004 eqs. 5–9: ``w_i ~ N(0, τ_i σ²)``,
+  ``τ_i ~ Exp(λ/2)``, ``λ ~ Gamma(a, b)``, ``σ² ~ InvGamma(c, d)``.
+* :func:`rvm_model`: Tipping's RVM, ``w_i ~ N(0, α_i⁻¹)``, ``α_i ~ Gamma(a, b)`` (004 Sec. 2.5).
+* :func:`flap_model`: Babacan et al.'s Laplace hierarchy, ``w_i ~ N(0, γ_i)``,
+  ``γ_i ~ Exp(λ/2)``, ``λ ~ Gamma(a, b)``; ``σ²`` fixed or given a prior.
+
+Flat hyperpriors: the papers set ``a = b = c = d = 0`` (004 Sec. 3), i.e. ``p(λ) ∝ 1/λ`` and
+``p(σ²) ∝ 1/σ²``, which are improper. The ``1/σ²`` prior of the Bayesian Lasso gives a proper
+posterior (Park & Casella, 2008, Sec. 2), so it is kept exactly (an improper flat site plus a
+``-log σ²`` factor). For the other improper pieces NUTS runs on a *labelled proper surrogate*:
+any hyperparameter pair given as 0 is replaced by ``surrogate_eps`` (Gamma(ε, ε) /
+InvGamma(ε, ε), default ε = 1e-3), and the deterministic site ``"surrogate_eps"`` records
+that a surrogate was used. The type-II engine (``sparsebayes.inference.typeii``) uses the
+flat priors themselves, through :mod:`sparsebayes.models.typeii_rules`.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
+
+SURROGATE_EPS = 1e-3
+
+
+def _proper(shape, rate, eps):
+    """Replace an improper ``0`` hyperparameter by ``eps``; returns (shape, rate, used)."""
+    used = (shape <= 0) or (rate <= 0)
+    return (shape if shape > 0 else eps), (rate if rate > 0 else eps), used
+
+
+def _noise_var_site(c, d, eps):
+    """``σ²`` with ``InvGamma(c, d)``; ``c = d = 0`` is the proper-posterior ``1/σ²`` prior kept exactly."""
+    if c == 0 and d == 0:
+        noise_var = numpyro.sample("noise_var", dist.ImproperUniform(dist.constraints.positive, (), ()))
+        numpyro.factor("noise_var_jeffreys", -jnp.log(noise_var))
+        return noise_var
+    c, d, used = _proper(c, d, eps)
+    if used:
+        numpyro.deterministic("surrogate_eps", jnp.asarray(eps))
+    return numpyro.sample("noise_var", dist.InverseGamma(c, d))
+
+
+def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
+    """Park & Casella (2008) Bayesian Lasso for centred ``y`` and centred ``X`` (no intercept).
+
+    ``β | σ², τ² ~ N(0, σ² diag(τ²))``, ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)``
+    (defaults r = 1, δ = 1.78, Park & Casella's choice for the diabetes data),
+    ``σ² ~ InvGamma(c, d)`` with ``c = d = 0`` the ``1/σ²`` prior.
+    """
+    n, p = X.shape
+    lam2_shape, lam2_rate, used = _proper(lam2_shape, lam2_rate, surrogate_eps)
+    if used:
+        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
+    lam2 = numpyro.sample("lam2", dist.Gamma(lam2_shape, lam2_rate))
+    noise_var = _noise_var_site(c, d, surrogate_eps)
+    with numpyro.plate("features", p):
+        tau2 = numpyro.sample("tau2", dist.Exponential(lam2 / 2.0))
+        beta = numpyro.sample("beta", dist.Normal(0.0, jnp.sqrt(noise_var * tau2)))
+    with numpyro.plate("data", n):
+        numpyro.sample("y", dist.Normal(X @ beta, jnp.sqrt(noise_var)), obs=y)
+
+
+def bls_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
+    """The BLS hierarchy, 004 eqs. 5–9 (``Phi`` holds the bias and kernel/linear columns)."""
+    n, m = Phi.shape
+    a, b, used = _proper(a, b, surrogate_eps)
+    if used:
+        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
+    lam = numpyro.sample("lam", dist.Gamma(a, b))
+    noise_var = _noise_var_site(c, d, surrogate_eps)
+    with numpyro.plate("basis", m):
+        tau = numpyro.sample("tau", dist.Exponential(lam / 2.0))
+        w = numpyro.sample("w", dist.Normal(0.0, jnp.sqrt(tau * noise_var)))
+    with numpyro.plate("data", n):
+        numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)
+
+
+def rvm_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
+    """Tipping's RVM: ``w_i ~ N(0, α_i⁻¹)``, ``α_i ~ Gamma(a, b)`` (004 Sec. 2.5), ``σ² ~ InvGamma(c, d)``."""
+    n, m = Phi.shape
+    a, b, used = _proper(a, b, surrogate_eps)
+    if used:
+        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
+    noise_var = _noise_var_site(c, d, surrogate_eps)
+    with numpyro.plate("basis", m):
+        alpha = numpyro.sample("alpha", dist.Gamma(a, b))
+        w = numpyro.sample("w", dist.Normal(0.0, 1.0 / jnp.sqrt(alpha)))
+    with numpyro.plate("data", n):
+        numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)
+
+
+def flap_model(Phi, y=None, *, a=0.0, b=0.0, noise_var=None, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
+    """Babacan et al. (2010): ``w_i ~ N(0, γ_i)``, ``γ_i ~ Exp(λ/2)``, ``λ ~ Gamma(a, b)``.
+
+    ``noise_var`` given: FLAP with the noise fixed; ``None``: FLAPσ with ``σ² ~ InvGamma(c, d)``.
+    """
+    n, m = Phi.shape
+    a, b, used = _proper(a, b, surrogate_eps)
+    if used:
+        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
+    lam = numpyro.sample("lam", dist.Gamma(a, b))
+    if noise_var is None:
+        noise_var = _noise_var_site(c, d, surrogate_eps)
+    with numpyro.plate("basis", m):
+        gamma = numpyro.sample("gamma", dist.Exponential(lam / 2.0))
+        w = numpyro.sample("w", dist.Normal(0.0, jnp.sqrt(gamma)))
+    with numpyro.plate("data", n):
+        numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)

@@ -1,0 +1,41 @@
+import json
+
+import numpy as np
+import pytest
+
+from sparsebayes.comparisons.registry import registry, run_experiment
+from sparsebayes.comparisons.synthetic_bls import SIM2, SIM3, bump, bump_function, grouped_design
+
+
+def test_bls_ids_registered():
+    ids = set(registry())
+    for exp_id in ("bls-table1-sinc", "bls-table2-bump", "bls-table3-sim1", "bls-table5-sim2", "bls-table5-sim3",
+                   "bls-table6-diabetes", "bls-table7-diabetes"):
+        assert exp_id in ids
+
+
+def test_generators():
+    x, y = bump(120, snr=2, seed=0)
+    assert x.shape == (120, 1) and abs(np.std(bump_function(np.linspace(0, 1, 4000))) - 1) < 0.01
+    X = grouped_design(500, SIM2["group_sizes"], SIM2["n_noise"], seed=1)
+    assert X.shape == (500, 40)
+    c = np.corrcoef(X.T)
+    assert c[0, 1] > 0.95 and abs(c[0, 20]) < 0.2
+    assert len(SIM3["beta"]) == 60
+
+
+def test_sim2_smoke(tmp_path):
+    from sparsebayes.comparisons.experiments import bls
+
+    res = bls.table5_sim2(reps=2, seed=0, out=tmp_path, num_warmup=50, num_samples=100)
+    methods = {r["method"] for r in res.rows}
+    assert methods == {"bls", "bayesian-lasso", "lasso-cv"}
+    bl = next(r for r in res.rows if r["method"] == "bayesian-lasso")
+    assert bl["n_nonzero"] == 40
+
+
+@pytest.mark.slow
+def test_table1_smoke(tmp_path):
+    payload, res = run_experiment("bls-table1-sinc", reps=2, out=tmp_path)
+    assert json.loads((tmp_path / "bls-table1-sinc.json").read_text())["rows"]
+    assert len(payload["rows"]) == 20 and res.plots

@@ -1,0 +1,117 @@
+import arviz as az
+import jax
+import numpy as np
+import pytest
+from scipy import stats
+
+from sparsebayes.comparisons.datasets import diabetes
+from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
+from sparsebayes.inference.gibbs import (
+    Hyper,
+    _standard_gammas,
+    beta_bhattacharya,
+    beta_cholesky,
+    draw_lam2,
+    draw_noise_var,
+    draw_tau2,
+    inverse_gaussian,
+    run_gibbs,
+)
+
+
+@pytest.mark.parametrize("mean,shape", [(1.0, 1.0), (0.3, 5.0), (50.0, 0.2), (1e4, 2.0)])
+def test_inverse_gaussian_matches_scipy(mean, shape):
+    draws = np.asarray(inverse_gaussian(jax.random.PRNGKey(1), np.full(20000, mean), shape))
+    # scipy's invgauss(mu, scale): mean mu*scale, shape scale
+    ks = stats.kstest(draws, stats.invgauss(mean / shape, scale=shape).cdf)
+    assert ks.pvalue > 1e-3
+
+
+def _two_parameter_problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    X -= X.mean(0)
+    y = X @ np.array([1.5, -0.5]) + rng.normal(size=12)
+    return X, y - y.mean()
+
+
+@pytest.mark.parametrize("method", ["cholesky", "bhattacharya"])
+def test_beta_conditional_matches_closed_form(method):
+    X, y = _two_parameter_problem()
+    tau2, s2 = np.array([0.7, 2.0]), 0.8
+    A = X.T @ X + np.diag(1 / tau2)
+    mean, cov = np.linalg.solve(A, X.T @ y), s2 * np.linalg.inv(A)
+    keys = jax.random.split(jax.random.PRNGKey(0), 40000)
+    if method == "cholesky":
+        draw = jax.vmap(lambda k: beta_cholesky(k, X.T @ X, X.T @ y, 1 / tau2, s2))
+    else:
+        draw = jax.vmap(lambda k: beta_bhattacharya(k, X, y, tau2, s2))
+    b = np.asarray(draw(keys))
+    se = np.sqrt(np.diag(cov) / len(b))
+    assert np.all(np.abs(b.mean(0) - mean) < 5 * se)
+    np.testing.assert_allclose(np.cov(b.T), cov, rtol=0.05, atol=0.02 * np.abs(cov).max())
+
+
+def test_scalar_conditionals_match_closed_forms():
+    X, y = _two_parameter_problem()
+    hyper = Hyper(1.0, 1.78, 0.0, 0.0)
+    beta, tau2, s2, lam2 = np.array([1.2, -0.3]), np.array([0.5, 1.5]), 0.9, 2.0
+    resid = y - X @ beta
+    keys = jax.random.split(jax.random.PRNGKey(3), 20000)
+    n, p = X.shape
+    shape = (n - 1) / 2 + p / 2
+    g = np.asarray(jax.vmap(lambda k: _standard_gammas(k, n, p, hyper))(keys))
+    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid, beta, tau2, hyper))(g[:, 0]))
+    rate = resid @ resid / 2 + np.sum(beta**2 / tau2) / 2
+    assert stats.kstest(sv, stats.invgamma(shape, scale=rate).cdf).pvalue > 1e-3
+    lv = np.asarray(jax.vmap(lambda gv: draw_lam2(gv, tau2, hyper))(g[:, 1]))
+    assert stats.kstest(lv, stats.gamma(p + 1.0, scale=1 / (tau2.sum() / 2 + 1.78)).cdf).pvalue > 1e-3
+    tv = np.asarray(jax.vmap(lambda k: draw_tau2(k, beta, s2, lam2))(keys))
+    mu0 = np.sqrt(lam2 * s2 / beta[0] ** 2)
+    assert stats.kstest(1 / tv[:, 0], stats.invgauss(mu0 / lam2, scale=lam2).cdf).pvalue > 1e-3
+
+
+def test_gibbs_returns_chains_and_recovers_signal():
+    X, y = _two_parameter_problem()
+    idata = run_gibbs(X, y, num_warmup=200, num_samples=500, num_chains=3, seed=1)
+    assert idata.posterior["beta"].shape == (3, 500, 2)
+    b = idata.posterior["beta"].mean(("chain", "draw")).values
+    assert b[0] > 0.8 and abs(b[1]) < 1.0
+    assert float(az.rhat(idata, var_names=["beta"])["beta"].max()) < 1.05
+
+
+def test_bhattacharya_path_runs_when_p_exceeds_n():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(10, 25))
+    y = X[:, 0] * 3 + rng.normal(size=10) * 0.3
+    idata = run_gibbs(X - X.mean(0), y - y.mean(), num_warmup=200, num_samples=300, num_chains=2)
+    assert np.all(np.isfinite(idata.posterior["beta"].values))
+
+
+def test_bayesian_lasso_regressor_intervals_and_bad_input():
+    X, y = _two_parameter_problem()
+    m = BayesianLassoRegressor(num_warmup=100, num_samples=200, num_chains=2).fit(X, y)
+    lo, hi = m.coef_interval_
+    assert np.all(lo <= m.coef_) and np.all(m.coef_ <= hi)
+    mean, std = m.predict(X, return_std=True)
+    assert mean.shape == std.shape == (12,) and np.all(std > 0)
+    with pytest.raises(ValueError, match="sampler"):
+        BayesianLassoRegressor(sampler="hmc").fit(X, y)
+    with pytest.raises(ValueError):
+        BayesianLassoRegressor().fit(X, np.array(["a"] * 12))
+
+
+@pytest.mark.slow
+def test_gibbs_and_nuts_agree_on_diabetes():
+    ds = diabetes()
+    X, y = ds.X - ds.X.mean(0), ds.y - ds.y.mean()
+    g = BayesianLassoRegressor(sampler="gibbs", num_warmup=1000, num_samples=2000).fit(X, y).idata_
+    n = BayesianLassoRegressor(sampler="nuts", num_warmup=1000, num_samples=2000).fit(X, y).idata_
+    sg, sn = az.summary(g, var_names=["beta"]), az.summary(n, var_names=["beta"])
+    mcse = np.sqrt(sg["mcse_mean"].values ** 2 + sn["mcse_mean"].values ** 2)
+    assert np.all(np.abs(sg["mean"].values - sn["mean"].values) < 4 * mcse)
+    bg = g.posterior["beta"].values.reshape(-1, 10)
+    bn = n.posterior["beta"].values.reshape(-1, 10)
+    sd = bg.std(0)
+    for q in (0.05, 0.95):
+        assert np.all(np.abs(np.quantile(bg, q, axis=0) - np.quantile(bn, q, axis=0)) < 0.15 * sd)

@@ -1,0 +1,201 @@
+"""The sequential type-II engine against direct computations and a slow direct optimiser."""
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.scipy.special import xlogy
+from scipy.optimize import minimize
+
+from sparsebayes.comparisons.synthetic import sinc
+from sparsebayes.inference import typeii
+from sparsebayes.models.features import GaussianKernelFeatures
+from sparsebayes.models.typeii_rules import BLSRule, FLAPRule, FLAPSigmaRule, RVMRule, optimal_variance
+
+RULES = {"rvm": RVMRule(), "bls": BLSRule(), "flap": FLAPRule(), "flap-sigma": FLAPSigmaRule()}
+
+
+def _sinc_design(n=40, sigma=0.1, seed=0, width=2.0):
+    X, y = sinc(n, sigma=sigma, seed=seed)
+    return GaussianKernelFeatures(width=width).fit(X).transform(X), y
+
+
+def _linear_design(n=25, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 8))
+    y = X @ np.array([3, 1.5, 0, 0, 2, 0, 0, 0]) + rng.normal(size=n)
+    return X - X.mean(0), y - y.mean()
+
+
+def _log_marginal(Phi, y, v, noise_var):
+    """−½(log|C| + yᵀC⁻¹y + N log 2π), C = σ²I + Φ diag(v) Φᵀ, computed directly."""
+    n = Phi.shape[0]
+    C = noise_var * jnp.eye(n) + (Phi * v) @ Phi.T
+    L = jnp.linalg.cholesky(C)
+    a = jax.scipy.linalg.solve_triangular(L, y, lower=True)
+    return -0.5 * (2 * jnp.sum(jnp.log(jnp.diag(L))) + a @ a + n * jnp.log(2 * jnp.pi))
+
+
+def _bls_direct(Phi, y, tau, noise_var):
+    """004 eq. 13 with a=b=c=d=0, the exponential prior over the A active τ_i, λ at eq. 17."""
+    active = tau > 0
+    A = jnp.sum(active)
+    T = jnp.sum(tau)
+    lam = 2 * (A - 1) / T
+    prior = xlogy(A - 1.0, lam) - A * jnp.log(2.0) - 0.5 * lam * T - jnp.log(noise_var)
+    return _log_marginal(Phi, y, noise_var * tau, noise_var) + prior
+
+
+def _fit(Phi, y, rule, noise0, **kw):
+    data = typeii.make_data(Phi, y)
+    kw.setdefault("capacity", Phi.shape[1])
+    return typeii.fit(data, rule, noise0, **kw)
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_objective_never_decreases(name):
+    Phi, y = _sinc_design(n=50, sigma=0.2, seed=3)
+    data = typeii.make_data(Phi, y)
+    noise0 = 0.01 * np.mean(y**2) if name == "flap" else 0.1 * np.var(y)
+    state, trace = typeii.fit_trace(data, RULES[name], noise0, capacity=51, n_steps=150)
+    trace = np.asarray(trace)
+    assert np.all(np.isfinite(trace))
+    assert np.all(np.diff(trace) >= -1e-9 * np.maximum(1.0, np.abs(trace[1:])))
+    assert trace[-1] > trace[0]
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_reported_objective_equals_direct_evidence_plus_prior(name):
+    Phi, y = _sinc_design(n=30, seed=1)
+    rule = RULES[name]
+    noise0 = 0.01 * np.mean(y**2) if name == "flap" else 0.1 * np.var(y)
+    st = _fit(Phi, y, rule, noise0, max_iter=40)
+    v, s2, lam = np.asarray(st.var), float(st.noise_var), float(st.lam)
+    A, T = int((v > 0).sum()), v.sum()
+    direct = float(_log_marginal(Phi, y, v, s2))
+    A, lam = float(A), float(lam)
+    if name == "bls":
+        direct += float(xlogy(A - 1.0, lam)) - A * np.log(2) - 0.5 * lam * T / s2 - np.log(s2)
+        assert lam == pytest.approx(2 * (A - 1) / (T / s2), rel=1e-10)  # eq. 17
+    elif name in ("flap", "flap-sigma"):
+        direct += float(xlogy(A - 1.0, lam)) - A * np.log(2) - 0.5 * lam * T - (np.log(s2) if name == "flap-sigma" else 0)
+    assert float(st.objective) == pytest.approx(direct, abs=1e-7 * max(1, abs(direct)))
+
+
+def _optimise_support(Phi, y, support, x0):
+    """Slow reference: L-BFGS over (log τ_support, log σ²) of the directly computed objective."""
+    Phi_s = jnp.asarray(Phi[:, support])
+
+    def neg(z):
+        return -_bls_direct(Phi_s, jnp.asarray(y), jnp.exp(z[:-1]), jnp.exp(z[-1]))
+
+    f = jax.jit(jax.value_and_grad(neg))
+    res = minimize(lambda z: tuple(np.asarray(t, dtype=float) for t in f(z)), x0, jac=True, method="L-BFGS-B",
+                   options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10})
+    return -res.fun
+
+
+@pytest.mark.parametrize("seed", [1, pytest.param(0, marks=[pytest.mark.slow, pytest.mark.xfail(
+    strict=True, reason="local optimum: adding basis 6 and re-fitting all τ and σ² jointly gains 0.077 nats, "
+    "no single add/re-estimate/delete at fixed σ² does (see the report)")])])
+def test_bls_sequential_reaches_the_direct_optimum(seed):
+    Phi, y = _linear_design(seed=seed)
+    st = _fit(Phi, y, BLSRule(), 0.1 * np.var(y), tol=1e-13, noise_tol=1e-12)
+    assert bool(st.converged)
+    v, s2 = np.asarray(st.var), float(st.noise_var)
+    support = np.flatnonzero(v > 0)
+    engine = float(st.objective)
+    assert engine == pytest.approx(float(_bls_direct(Phi, y, v / s2, s2)), abs=1e-8)
+    # same support from a generic start: the continuous optimum
+    x0 = np.r_[np.zeros(len(support)), np.log(np.var(y))]
+    best_same = _optimise_support(Phi, y, support, x0)
+    assert abs(engine - best_same) < 1e-6
+    # every support one flip away (add or drop one basis function) is no better
+    for j in range(Phi.shape[1]):
+        flipped = np.setdiff1d(support, [j]) if j in support else np.union1d(support, [j])
+        if len(flipped) == 0:
+            continue
+        assert _optimise_support(Phi, y, flipped, np.r_[np.zeros(len(flipped)), np.log(np.var(y))]) < engine + 1e-6
+
+
+@pytest.mark.parametrize("design", ["linear", pytest.param("sinc", marks=[pytest.mark.slow, pytest.mark.xfail(
+    strict=True, reason="the sequential RVM stops at a local optimum 1.1 nats below one L-BFGS finds (see the report)")])])
+def test_rvm_sequential_reaches_the_direct_optimum(design):
+    Phi, y = _linear_design(seed=2) if design == "linear" else _sinc_design(n=25, sigma=0.1, seed=4)
+    st = _fit(Phi, y, RVMRule(), 0.1 * np.var(y), tol=1e-13, noise_tol=1e-12)
+    engine = float(st.objective)
+    Phi_j, y_j = jnp.asarray(Phi), jnp.asarray(y)
+
+    def neg(z):  # z = (v_1..v_M ≥ 0, log σ²)
+        return -_log_marginal(Phi_j, y_j, z[:-1], jnp.exp(z[-1]))
+
+    f = jax.jit(jax.value_and_grad(neg))
+    best = -np.inf
+    rng = np.random.default_rng(0)
+    m = Phi.shape[1]
+    for start in range(6):
+        x0 = np.r_[rng.uniform(0, 0.5, m) if start else np.full(m, 0.1), np.log(0.1 * np.var(y))]
+        res = minimize(lambda z: tuple(np.asarray(t, dtype=float) for t in f(z)), x0, jac=True, method="L-BFGS-B",
+                       bounds=[(0, None)] * m + [(None, None)], options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-9})
+        best = max(best, -res.fun)
+    assert engine >= best - 1e-6
+    assert engine == pytest.approx(float(_log_marginal(Phi_j, y_j, st.var, st.noise_var)), abs=1e-8)
+
+
+def test_bls_pruning_rule_unit_cases():
+    noise_var, lam, s = 0.5, 4.0, 1.0
+    kappa = lam / (2 * noise_var)  # BLS: κ = λ/(2σ²), threshold q² − s > λσ⁻² = 8
+    below, at, above = 3.0 - 1e-6, 3.0, 3.1  # q² − s just below, at, above 8
+    assert float(optimal_variance(s, below, kappa)) == 0.0
+    assert float(optimal_variance(s, at, kappa)) == 0.0
+    v = float(optimal_variance(s, above, kappa))
+    q2, lsi = above**2, lam / noise_var
+    tau_eq16 = (-s - 2 * lsi + np.sqrt(s**2 + 4 * q2 * lsi)) / (2 * lam * s)
+    assert v > 0 and v / noise_var == pytest.approx(tau_eq16, rel=1e-12)
+    # brute force: ℓ(τ) of eq. 14 is maximised at eq. 16 (or at 0 below the threshold)
+    taus = np.linspace(0, 5 * tau_eq16, 200001)
+    for q, expect in ((below, 0.0), (above, tau_eq16)):
+        ell = 0.5 * (-np.log1p(noise_var * taus * s) + q**2 * noise_var * taus / (1 + noise_var * taus * s) - lam * taus)
+        assert taus[np.argmax(ell)] == pytest.approx(expect, abs=taus[1] * 1.01)
+
+
+def test_rvm_rule_is_tipping_faul():
+    s, q = 2.0, 3.0
+    assert float(optimal_variance(s, q, 0.0)) == pytest.approx((q * q - s) / s**2)  # α = s²/(q² − s)
+    assert float(optimal_variance(s, 1.0, 0.0)) == 0.0
+
+
+def test_batched_fits_equal_single_fits_and_predict():
+    designs = [_sinc_design(n=40, seed=k) for k in range(3)]
+    Phi = np.stack([d[0] for d in designs])
+    y = np.stack([d[1] for d in designs])
+    data = jax.vmap(typeii.make_data)(Phi, y)
+    noise0 = 0.1 * y.var(axis=1)
+    batch = typeii.fit_batch(data, BLSRule(), noise0, capacity=41)
+    for k in range(3):
+        single = _fit(Phi[k], y[k], BLSRule(), noise0[k], capacity=41)
+        assert float(batch.objective[k]) == pytest.approx(float(single.objective), abs=1e-8)
+    mean, var = typeii.predict(single, jnp.asarray(Phi[2]))
+    np.testing.assert_allclose(mean, Phi[2] @ np.asarray(typeii.coefficients(single, 41)), atol=1e-10)
+    assert np.all(np.asarray(var) >= float(single.noise_var))
+
+
+def test_collinear_duplicate_column_never_enters_twice():
+    Phi, y = _linear_design()
+    Phi = np.c_[Phi, Phi[:, 0]]
+    st = _fit(Phi, y, RVMRule(), 0.1 * np.var(y))
+    v = np.asarray(st.var)
+    assert not (v[0] > 0 and v[-1] > 0)
+
+
+def test_padding_rows_and_columns_change_nothing():
+    Phi, y = _linear_design()
+    st = _fit(Phi, y, BLSRule(), 0.1 * np.var(y), capacity=8)
+    Phi_pad = np.zeros((32, 16))
+    Phi_pad[:25, :8] = Phi
+    y_pad = np.r_[y, np.zeros(7)]
+    mask = np.arange(16) < 8
+    st_pad = typeii.fit(typeii.make_data(Phi_pad, y_pad, n_obs=25, basis_mask=mask), BLSRule(), 0.1 * np.var(y),
+                        capacity=16)
+    assert float(st_pad.objective) == pytest.approx(float(st.objective), abs=1e-9)

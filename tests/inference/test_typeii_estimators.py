@@ -1,0 +1,70 @@
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sparsebayes.comparisons.synthetic import sinc
+from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+from sparsebayes.models.features import GaussianKernelFeatures
+
+
+@parametrize_with_checks([BLSRegressor(), RVMRegressor(), FLAPRegressor(estimate_noise=True)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _sinc(n=60, sigma=0.1, seed=0):
+    return sinc(n, sigma=sigma, seed=seed)
+
+
+@pytest.mark.parametrize("est", [BLSRegressor, RVMRegressor, FLAPRegressor])
+def test_kernel_fit_predict_and_relevance_vectors(est):
+    X, y = _sinc()
+    m = est(features=GaussianKernelFeatures.from_helgoy_li(0.3), fit_intercept=False).fit(X, y)
+    mean, std = m.predict(X, return_std=True)
+    assert np.sqrt(np.mean((mean - y) ** 2)) < 0.3
+    assert np.all(std >= np.sqrt(m.noise_var_) - 1e-12)
+    assert 0 < len(m.relevance_vectors_) < 30
+    assert set(m.relevance_vectors_) <= set(range(60))
+    idata = m.to_inference_data()
+    assert idata.posterior["coef"].shape == (1, 1, 61)
+    assert m.n_iter_ > 0 and m.converged_
+
+
+def test_bls_recovers_sparse_linear_model():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 8))
+    y = 5 + X @ np.array([3, 1.5, 0, 0, 2, 0, 0, 0]) + rng.normal(size=80)
+    m = BLSRegressor().fit(X, y)
+    assert {0, 1, 4} <= set(np.flatnonzero(m.coef_))
+    assert m.lambda_ > 0 and 0.5 < m.noise_var_ < 2.0
+    assert m.intercept_ == pytest.approx(5, abs=0.5)
+
+
+def test_convergence_warning():
+    X, y = _sinc()
+    with pytest.warns(ConvergenceWarning):
+        BLSRegressor(features=GaussianKernelFeatures(width=2.0), fit_intercept=False, max_iter=2).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "X,y,match",
+    [
+        (np.array([[np.nan, 1.0], [1.0, 2.0], [2.0, 3.0]]), np.arange(3.0), "NaN"),
+        (np.array([[np.inf, 1.0], [1.0, 2.0], [2.0, 3.0]]), np.arange(3.0), "infinity"),
+        (np.ones((3, 2)), np.arange(4.0), "inconsistent"),
+        (np.empty((0, 2)), np.empty(0), "0 sample"),
+        (np.ones((3, 2)), np.array(["a", "b", "c"]), "numeric"),
+        (np.array([["a", "b"], ["c", "d"]]), np.arange(2.0), "convert"),
+    ],
+)
+def test_bad_input(X, y, match):
+    for est in (BLSRegressor(), RVMRegressor(), FLAPRegressor()):
+        with pytest.raises(ValueError, match=match):
+            est.fit(X, y)
+
+
+def test_flap_rejects_bad_noise_var():
+    X, y = _sinc()
+    with pytest.raises(ValueError, match="noise_var"):
+        FLAPRegressor(noise_var=-1.0).fit(X, y)

@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+from numpyro.handlers import seed, substitute, trace
+from numpyro.infer.util import log_density
+from scipy import stats
+
+from sparsebayes.models.bayesian_lasso import bayesian_lasso, bls_model, flap_model, rvm_model
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(6, 3)), rng.normal(size=6)
+
+
+def test_bls_model_density_matches_eqs_5_to_9():
+    Phi, y = _data()
+    params = {"lam": 1.3, "noise_var": 0.7, "tau": np.array([0.5, 1.2, 2.0]), "w": np.array([0.3, -0.4, 1.0])}
+    a, b, c, d = 2.0, 1.5, 3.0, 0.5
+    lp, _ = log_density(bls_model, (Phi, y), dict(a=a, b=b, c=c, d=d), params)
+    s2 = params["noise_var"]
+    expect = (stats.gamma(a, scale=1 / b).logpdf(params["lam"]) + stats.invgamma(c, scale=d).logpdf(s2)
+              + stats.expon(scale=2 / params["lam"]).logpdf(params["tau"]).sum()
+              + stats.norm(0, np.sqrt(params["tau"] * s2)).logpdf(params["w"]).sum()
+              + stats.norm(Phi @ params["w"], np.sqrt(s2)).logpdf(y).sum())
+    assert float(lp) == pytest.approx(expect, rel=1e-10)
+
+
+def test_bayesian_lasso_density_with_jeffreys_noise_prior():
+    X, y = _data()
+    params = {"lam2": 0.8, "noise_var": 1.1, "tau2": np.array([0.5, 1.2, 2.0]), "beta": np.array([0.3, -0.4, 1.0])}
+    lp, _ = log_density(bayesian_lasso, (X, y), dict(lam2_shape=1.0, lam2_rate=1.78), params)
+    s2 = params["noise_var"]
+    expect = (stats.gamma(1.0, scale=1 / 1.78).logpdf(0.8) - np.log(s2)
+              + stats.expon(scale=2 / 0.8).logpdf(params["tau2"]).sum()
+              + stats.norm(0, np.sqrt(s2 * params["tau2"])).logpdf(params["beta"]).sum()
+              + stats.norm(X @ params["beta"], np.sqrt(s2)).logpdf(y).sum())
+    assert float(lp) == pytest.approx(expect, rel=1e-10)
+
+
+@pytest.mark.parametrize("model", [bls_model, rvm_model, flap_model])
+def test_flat_hyperpriors_run_on_labelled_surrogates(model):
+    Phi, y = _data()
+    tr = trace(substitute(seed(model, 0), {"noise_var": 1.0, "alpha": np.ones(3)})).get_trace(Phi, y)
+    assert "surrogate_eps" in tr and float(tr["surrogate_eps"]["value"]) == pytest.approx(1e-3)
+    assert tr["y"]["is_observed"]
+
+
+def test_rvm_and_flap_densities():
+    Phi, y = _data()
+    p = {"alpha": np.array([0.5, 2.0, 3.0]), "w": np.array([0.1, 0.2, -0.3]), "noise_var": 0.4}
+    lp, _ = log_density(rvm_model, (Phi, y), dict(a=2.0, b=1.0, c=2.0, d=1.0), p)
+    expect = (stats.gamma(2.0).logpdf(p["alpha"]).sum() + stats.invgamma(2.0, scale=1.0).logpdf(0.4)
+              + stats.norm(0, 1 / np.sqrt(p["alpha"])).logpdf(p["w"]).sum()
+              + stats.norm(Phi @ p["w"], np.sqrt(0.4)).logpdf(y).sum())
+    assert float(lp) == pytest.approx(expect, rel=1e-10)
+    q = {"lam": 0.9, "gamma": np.array([0.5, 2.0, 3.0]), "w": np.array([0.1, 0.2, -0.3])}
+    lp, _ = log_density(flap_model, (Phi, y), dict(a=2.0, b=1.0, noise_var=0.4), q)
+    expect = (stats.gamma(2.0).logpdf(0.9) + stats.expon(scale=2 / 0.9).logpdf(q["gamma"]).sum()
+              + stats.norm(0, np.sqrt(q["gamma"])).logpdf(q["w"]).sum()
+              + stats.norm(Phi @ q["w"], np.sqrt(0.4)).logpdf(y).sum())
+    assert float(lp) == pytest.approx(expect, rel=1e-10)
