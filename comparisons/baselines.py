@@ -3,13 +3,14 @@
 Classification: :func:`svm_classifier` (SVC, RBF kernel of the same width, C by CV),
 :class:`PlugInGaussianClassifier` (class means and covariances plugged into the Bayes rule),
 :func:`logistic_classifier`, and :func:`ard_rvm_classifier` (scikit-learn ``ARDRegression``
-on the kernel design, a stand-in for the RVM until our own type-II RVM lands).
+on ±1 targets of the kernel design: a stand-in for Tipping's Bernoulli RVM, which is not
+implemented here).
 
 Regression: :func:`ols_regressor`, :func:`lasso_cv_regressor` (``LassoCV``),
 :class:`LassoGCV` (Tibshirani 1996, Sec. 4: λ by generalized cross-validation with the
 effective number of parameters of the ridge-like approximation), :class:`SubsetSelectionCV`
 (exhaustive search over all ``2^p`` subsets, subset size chosen by K-fold CV),
-:func:`svm_regressor` (SVR, C and ε by CV) and :func:`ard_rvm_regressor`.
+:func:`svm_regressor` (SVR, C and ε by CV) and :func:`rvm_regressor` (our type-II RVM).
 
 Kernel conventions follow Figueiredo: ``K(x, x') = exp(-‖x − x'‖² / (2h²))``, i.e. an
 scikit-learn RBF kernel with ``gamma = 1 / (2h²)`` (:func:`rbf_gamma`).
@@ -30,6 +31,7 @@ from sklearn.svm import SVC, SVR
 from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sparsebayes.inference import RVMRegressor
 from sparsebayes.models.features import GaussianKernelFeatures
 
 #: C grid searched by the SVMs (log-spaced, as is customary).
@@ -142,7 +144,7 @@ class KernelARDClassifier(ClassifierMixin, BaseEstimator):
 
     This is the Gaussian-likelihood (regression) RVM used as a classifier (sign of the
     prediction; one-vs-all for ``k > 2``), not Tipping's Bernoulli RVM; it is labelled
-    ``rvm`` in the tables until our own type-II RVM lands. ``n_kernels_`` counts kernels
+    ``rvm`` in the classification tables. ``n_kernels_`` counts kernels
     kept (:func:`_ard_kept`) by any one-vs-all model.
     """
 
@@ -333,28 +335,10 @@ def svm_regressor(X, y, *, width, C_grid=(0.1, 1.0, 10.0, 100.0), epsilons=(0.02
     return search.fit(X, y).best_estimator_
 
 
-class KernelARDRegressor(RegressorMixin, BaseEstimator):
-    """Stand-in RVM regression: scikit-learn ``ARDRegression`` on the Gaussian kernel design."""
+def rvm_regressor(X, y, *, width):
+    """Our type-II RVM (Tipping & Faul's sequential algorithm) on the Gaussian kernel design.
 
-    def __init__(self, *, width=1.0):
-        self.width = width
-
-    def fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        self.features_ = GaussianKernelFeatures(width=self.width, bias=False).fit(X)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            self.model_ = ARDRegression().fit(self.features_.transform(X), y)
-        self.relevance_indices_ = np.flatnonzero(_ard_kept(self.model_.coef_))
-        self.n_kernels_ = int(self.relevance_indices_.size)
-        self.noise_var_ = 1.0 / float(self.model_.alpha_)
-        return self
-
-    def predict(self, X):
-        check_is_fitted(self)
-        return self.model_.predict(self.features_.transform(validate_data(self, X, dtype=np.float64, reset=False)))
-
-
-def ard_rvm_regressor(X, y, *, width):
-    """Fit :class:`KernelARDRegressor` (the stand-in RVM) with kernel width ``h``."""
-    return KernelARDRegressor(width=width).fit(X, y)
+    :class:`~sparsebayes.inference.RVMRegressor` with kernels of width ``h`` centred on the
+    training points and an unpenalized intercept; ``n_active_`` is its kernel count.
+    """
+    return RVMRegressor(features=GaussianKernelFeatures(width=width, bias=False)).fit(X, y)

@@ -2,6 +2,19 @@
 import sparsebayes  # noqa: F401  (float64)
 
 from .adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
+from .bayesian_lasso_estimator import BayesianLassoRegressor
 from .nuts import run_nuts
+from .smlr import SMLRCV, SMLRClassifier
+from .typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 
-__all__ = ["AdaptiveSparseRegressor", "SparseProbitClassifier", "run_nuts"]
+__all__ = [
+    "AdaptiveSparseRegressor",
+    "BLSRegressor",
+    "BayesianLassoRegressor",
+    "FLAPRegressor",
+    "RVMRegressor",
+    "SMLRCV",
+    "SMLRClassifier",
+    "SparseProbitClassifier",
+    "run_nuts",
+]

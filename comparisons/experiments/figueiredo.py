@@ -5,8 +5,9 @@ Every ``figueiredo-*`` id of ``TARGETS.md``. Kernels are Figueiredo's
 use the same kernel (scikit-learn ``gamma = 1/(2h²)``). Our methods: ``jeffreys-em``
 (:class:`~sparsebayes.inference.AdaptiveSparseRegressor` /
 :class:`~sparsebayes.inference.SparseProbitClassifier` at their defaults, Jeffreys prior,
-δ = 1e-3). Baselines are in :mod:`sparsebayes.comparisons.baselines`; ``rvm`` is, for now,
-scikit-learn's ``ARDRegression`` on the same kernel design (said in each table's notes).
+δ = 1e-3). Baselines are in :mod:`sparsebayes.comparisons.baselines`; ``rvm`` is our type-II
+RVM for regression and scikit-learn's ``ARDRegression`` on ±1 targets for classification
+(said in each table's notes).
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ from sparsebayes.comparisons import datasets, synthetic
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
 
-RVM_NOTE = ("rvm = scikit-learn ARDRegression on the same Gaussian kernel design (a stand-in until "
-            "our own type-II RVM lands); for classification it regresses ±1 targets (sign rule, "
-            "one-vs-all), which is not Tipping's Bernoulli RVM")
+RVM_NOTE = ("rvm (regression) = our type-II RVM (RVMRegressor, Tipping & Faul's sequential algorithm) on the "
+            "same Gaussian kernel design with an unpenalized intercept; rvm (classification) = scikit-learn "
+            "ARDRegression regressing ±1 targets on that design (sign rule, one-vs-all), a stand-in: "
+            "Tipping's Bernoulli RVM is not implemented here")
 KERNELS_NOTE = ("n_kernels counts nonzero kernel weights, bias excluded (the paper does not say whether its counts "
                 "include the bias)")
 SVM_NOTE = "svm = scikit-learn SVC/SVR, RBF kernel with gamma = 1/(2h²), C (and ε for SVR) by 5-fold CV"
@@ -493,10 +495,10 @@ def table2_sinc(reps, seed, out):
     for r in _progress(range(reps), "sinc data sets"):
         X, y = synthetic.sinc(50, sigma=0.1, seed=rng)
         em = AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)
-        rvm = bl.ard_rvm_regressor(X, y, width=width)
+        rvm = bl.rvm_regressor(X, y, width=width)
         svr = bl.svm_regressor(X, y, width=width, seed=seed + r)
         for m, model, nk, s2 in (("jeffreys-em", em, em.n_kernels_, em.noise_var_),
-                                 ("rvm", rvm, rvm.n_kernels_, rvm.noise_var_),
+                                 ("rvm", rvm, rvm.n_active_, rvm.noise_var_),
                                  ("svm", svr, int(svr.support_.size), None)):
             res[m]["rmse"].append(np.sqrt(np.mean((model.predict(grid) - truth) ** 2)))
             res[m]["n_kernels"].append(nk)
@@ -548,9 +550,9 @@ def table2_boston(reps, seed, out):
         tr, te = perm[:481], perm[481:]
         Xa, Xb = _standardize(data.X[tr], data.X[te])
         em = AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(Xa, data.y[tr])
-        rvm = bl.ard_rvm_regressor(Xa, data.y[tr], width=width)
+        rvm = bl.rvm_regressor(Xa, data.y[tr], width=width)
         svr = bl.svm_regressor(Xa, data.y[tr], width=width, seed=seed + r)
-        for m, model, nk in (("jeffreys-em", em, em.n_kernels_), ("rvm", rvm, rvm.n_kernels_),
+        for m, model, nk in (("jeffreys-em", em, em.n_kernels_), ("rvm", rvm, rvm.n_active_),
                              ("svm", svr, int(svr.support_.size))):
             res[m]["rmse"].append(np.sqrt(np.mean((model.predict(Xb) - data.y[te]) ** 2)))
             res[m]["n_kernels"].append(nk)
