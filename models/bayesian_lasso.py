@@ -32,16 +32,41 @@ def _proper(shape, rate, eps):
     return (shape if shape > 0 else eps), (rate if rate > 0 else eps), used
 
 
+def _gamma_site(name, shape, rate, eps):
+    """``name ~ Gamma(shape, rate)``, an improper ``0`` replaced by ``eps``; returns (value, used)."""
+    shape, rate, used = _proper(shape, rate, eps)
+    return numpyro.sample(name, dist.Gamma(shape, rate)), used
+
+
 def _noise_var_site(c, d, eps):
-    """``σ²`` with ``InvGamma(c, d)``; ``c = d = 0`` is the proper-posterior ``1/σ²`` prior kept exactly."""
+    """``σ²`` with ``InvGamma(c, d)``; ``c = d = 0`` is the proper-posterior ``1/σ²`` prior kept exactly.
+
+    Returns (value, used): ``used`` says an improper half-specified pair was replaced by ``eps``.
+    """
     if c == 0 and d == 0:
         noise_var = numpyro.sample("noise_var", dist.ImproperUniform(dist.constraints.positive, (), ()))
         numpyro.factor("noise_var_jeffreys", -jnp.log(noise_var))
-        return noise_var
+        return noise_var, False
     c, d, used = _proper(c, d, eps)
+    return numpyro.sample("noise_var", dist.InverseGamma(c, d)), used
+
+
+def _label_surrogate(used, eps):
+    """Record, once, that a proper surrogate replaced an improper hyperprior."""
     if used:
         numpyro.deterministic("surrogate_eps", jnp.asarray(eps))
-    return numpyro.sample("noise_var", dist.InverseGamma(c, d))
+
+
+def _exponential_scale_mixture(plate, n_weights, scale_site, weight_site, lam, noise_scale):
+    """``v_i ~ Exp(λ/2)``, ``w_i | v_i ~ N(0, v_i · noise_scale)``: the Laplace prior as a scale mixture."""
+    with numpyro.plate(plate, n_weights):
+        v = numpyro.sample(scale_site, dist.Exponential(lam / 2.0))
+        return numpyro.sample(weight_site, dist.Normal(0.0, jnp.sqrt(v * noise_scale)))
+
+
+def _gaussian_observations(Phi, w, noise_var, y):
+    with numpyro.plate("data", Phi.shape[0]):
+        numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)
 
 
 def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
@@ -51,46 +76,34 @@ def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, s
     (defaults r = 1, δ = 1.78, Park & Casella's choice for the diabetes data),
     ``σ² ~ InvGamma(c, d)`` with ``c = d = 0`` the ``1/σ²`` prior.
     """
-    n, p = X.shape
-    lam2_shape, lam2_rate, used = _proper(lam2_shape, lam2_rate, surrogate_eps)
-    if used:
-        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
-    lam2 = numpyro.sample("lam2", dist.Gamma(lam2_shape, lam2_rate))
-    noise_var = _noise_var_site(c, d, surrogate_eps)
-    with numpyro.plate("features", p):
-        tau2 = numpyro.sample("tau2", dist.Exponential(lam2 / 2.0))
-        beta = numpyro.sample("beta", dist.Normal(0.0, jnp.sqrt(noise_var * tau2)))
-    with numpyro.plate("data", n):
-        numpyro.sample("y", dist.Normal(X @ beta, jnp.sqrt(noise_var)), obs=y)
+    lam2, used_lam = _gamma_site("lam2", lam2_shape, lam2_rate, surrogate_eps)
+    noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
+    _label_surrogate(used_lam or used_noise, surrogate_eps)
+    beta = _exponential_scale_mixture("features", X.shape[1], "tau2", "beta", lam2, noise_var)
+    _gaussian_observations(X, beta, noise_var, y)
 
 
 def bls_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
-    """The BLS hierarchy, 004 eqs. 5–9 (``Phi`` holds the bias and kernel/linear columns)."""
-    n, m = Phi.shape
-    a, b, used = _proper(a, b, surrogate_eps)
-    if used:
-        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
-    lam = numpyro.sample("lam", dist.Gamma(a, b))
-    noise_var = _noise_var_site(c, d, surrogate_eps)
-    with numpyro.plate("basis", m):
-        tau = numpyro.sample("tau", dist.Exponential(lam / 2.0))
-        w = numpyro.sample("w", dist.Normal(0.0, jnp.sqrt(tau * noise_var)))
-    with numpyro.plate("data", n):
-        numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)
+    """The BLS hierarchy, 004 eqs. 5–9 (``Phi`` holds the bias and kernel/linear columns).
+
+    The same hierarchy as :func:`bayesian_lasso` with a Gamma prior on ``λ`` instead of ``λ²``.
+    """
+    lam, used_lam = _gamma_site("lam", a, b, surrogate_eps)
+    noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
+    _label_surrogate(used_lam or used_noise, surrogate_eps)
+    w = _exponential_scale_mixture("basis", Phi.shape[1], "tau", "w", lam, noise_var)
+    _gaussian_observations(Phi, w, noise_var, y)
 
 
 def rvm_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
     """Tipping's RVM: ``w_i ~ N(0, α_i⁻¹)``, ``α_i ~ Gamma(a, b)`` (004 Sec. 2.5), ``σ² ~ InvGamma(c, d)``."""
-    n, m = Phi.shape
-    a, b, used = _proper(a, b, surrogate_eps)
-    if used:
-        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
-    noise_var = _noise_var_site(c, d, surrogate_eps)
-    with numpyro.plate("basis", m):
+    a, b, used_alpha = _proper(a, b, surrogate_eps)
+    noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
+    _label_surrogate(used_alpha or used_noise, surrogate_eps)
+    with numpyro.plate("basis", Phi.shape[1]):
         alpha = numpyro.sample("alpha", dist.Gamma(a, b))
         w = numpyro.sample("w", dist.Normal(0.0, 1.0 / jnp.sqrt(alpha)))
-    with numpyro.plate("data", n):
-        numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)
+    _gaussian_observations(Phi, w, noise_var, y)
 
 
 def flap_model(Phi, y=None, *, a=0.0, b=0.0, noise_var=None, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
@@ -98,15 +111,10 @@ def flap_model(Phi, y=None, *, a=0.0, b=0.0, noise_var=None, c=0.0, d=0.0, surro
 
     ``noise_var`` given: FLAP with the noise fixed; ``None``: FLAPσ with ``σ² ~ InvGamma(c, d)``.
     """
-    n, m = Phi.shape
-    a, b, used = _proper(a, b, surrogate_eps)
-    if used:
-        numpyro.deterministic("surrogate_eps", jnp.asarray(surrogate_eps))
-    lam = numpyro.sample("lam", dist.Gamma(a, b))
+    lam, used = _gamma_site("lam", a, b, surrogate_eps)
     if noise_var is None:
-        noise_var = _noise_var_site(c, d, surrogate_eps)
-    with numpyro.plate("basis", m):
-        gamma = numpyro.sample("gamma", dist.Exponential(lam / 2.0))
-        w = numpyro.sample("w", dist.Normal(0.0, jnp.sqrt(gamma)))
-    with numpyro.plate("data", n):
-        numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)
+        noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
+        used = used or used_noise
+    _label_surrogate(used, surrogate_eps)
+    w = _exponential_scale_mixture("basis", Phi.shape[1], "gamma", "w", lam, 1.0)
+    _gaussian_observations(Phi, w, noise_var, y)
