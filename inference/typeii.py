@@ -269,19 +269,9 @@ def init(data, rule, noise_var, capacity):
     return state._replace(objective=objective(data, state, rule))
 
 
-def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
-    """Best new variance of every basis function and the exact gain in ``L`` of moving there.
-
-    The gain is the change of the marginal likelihood (004 eq. 14) plus that of the
-    hyperprior terms with λ re-maximised (the number of active τ_i and their sum move). The
-    new variance maximises that sum: with λ at its optimum the stationarity condition is
-    ``v = optimal_variance(s, q, κ(λ(v)))`` (envelope theorem), solved by a few fixed-point
-    steps from 004 eq. 16 at the current λ; deletion (``v = 0``) is always a candidate for an
-    active basis. Any proposal is scored exactly, so the steps can only raise ``L``.
-    """
-    s, q = sparsity_quality(state)
+def _profiled_moves(state, rule, s, q, active, n_fixed_point):
+    """Moves scored with λ re-maximised: the exact change of ``L`` (``A`` and ``Σ τ`` move)."""
     zero = jnp.zeros_like(state.noise_var)
-    active = state.var > 0
     n_active = jnp.sum(active)
     sum_var = jnp.sum(state.var)
     base = rule.log_hyperprior(sum_var, state.lam, state.noise_var, n_active)
@@ -304,8 +294,33 @@ def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
     proposal = jnp.where(g_refined >= g_first, refined, first)
     gain = jnp.maximum(g_refined, g_first)
     delete_better = active & (g_zero > gain)
-    proposal = jnp.where(delete_better, 0.0, proposal)
-    gain = jnp.where(delete_better, g_zero, gain)
+    return jnp.where(delete_better, 0.0, proposal), jnp.where(delete_better, g_zero, gain)
+
+
+def _fixed_lambda_moves(state, rule, s, q):
+    """004 Algorithm 1: each ``v_i`` by eq. 16 at the current λ, scored by ``ℓ_i`` at that λ."""
+    kappa = rule.penalty(state.lam, state.noise_var)
+    proposal = optimal_variance(s, q, kappa)
+    return proposal, variance_objective(proposal, s, q, kappa) - variance_objective(state.var, s, q, kappa)
+
+
+def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
+    """Best new variance of every basis function and the gain of moving there.
+
+    ``rule.profile_lambda`` true: the gain is the exact change of ``L`` — the marginal
+    likelihood (004 eq. 14) plus the hyperprior terms with λ re-maximised (the number of
+    active τ_i and their sum move); the new variance maximises that sum (with λ at its optimum
+    the stationarity condition is ``v = optimal_variance(s, q, κ(λ(v)))``, envelope theorem,
+    solved by a few fixed-point steps from 004 eq. 16 at the current λ; deletion is always a
+    candidate for an active basis), so every step raises ``L``. False: 004 Algorithm 1 — eq. 16
+    at the current λ, scored by ``ℓ_i`` at that λ; λ is re-estimated after the move.
+    """
+    s, q = sparsity_quality(state)
+    active = state.var > 0
+    if rule.profile_lambda:
+        proposal, gain = _profiled_moves(state, rule, s, q, active, n_fixed_point)
+    else:
+        proposal, gain = _fixed_lambda_moves(state, rule, s, q)
     n_active = jnp.sum(active)
     full = n_active >= state.mu.shape[0]
     want_add = ~active & data.basis_mask & (proposal > 0) & (_alignment(data, state) <= align_max)

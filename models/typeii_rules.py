@@ -30,8 +30,21 @@ flat ``p(λ) ∝ 1/λ`` that objective is unbounded above (all τ_i → 0 with �
 sends ``N log λ`` to +∞), and a sequential ascent of it collapses to a single basis function
 (we observed exactly that). Like Babacan et al.'s implementation we count the ``A`` basis
 functions *in the model*: ``λ = 2(A + a − 1)/(Σ_A τ_i + 2b)``, which is 0 while one basis is
-in (the paper's ``λ = 0`` start, Algorithm 1). The engine keeps λ at this maximiser, so
-the gain of a move includes the change of these terms (``A`` and ``Σ τ`` both change).
+in (the paper's ``λ = 0`` start, Algorithm 1).
+
+How a move is scored (``profile_lambda``). 004 Algorithm 1 (and Babacan et al.) take each
+move at the current λ — eq. 16, scored by ``ℓ_i`` at that λ — and then update λ by eq. 17:
+the default of the BLS and FLAPσ rules (``profile_lambda = False``). It reproduces the paper
+(on diabetes it zeroes exactly age, ldl and tch, as 004 Table 6), but it is not an ascent
+of any one objective: a move that changes ``A`` also moves ``A log(λ/2)``, which it ignores,
+and it can end in a limit cycle of moves that each gain < 1e-6 nats at the current λ (the
+estimators stop it with a gain tolerance of 1e-5). :func:`with_lambda_update` with
+``"profiled"`` gives the exact ascent instead — every move scored with λ re-maximised, so
+``L`` never decreases — which charges each added basis ``log(λ/2)``: for BLS it ends sparser
+(on diabetes it keeps only bmi, map and ltg, at an ``L`` 3.8 nats above the paper's
+support). FLAP with its noise fixed is profiled by default: Algorithm 1 did not settle
+there (still adding kernels after 20,000 moves on a 60-point sinc) while the profiled ascent
+converges with the paper's errors on sinc.
 
 The noise prior is ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` (004 eq. 9); ``c = d = 0`` is the
 paper's ``1/σ²``, and the RVM's default ``c = -1, d = 0`` is the flat prior of plain type-II
@@ -39,6 +52,7 @@ maximum likelihood (Tipping & Faul, 2003).
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -92,6 +106,7 @@ class RVMRule(NamedTuple):
     c: float = -1.0
     d: float = 0.0
     noise_mode = "free"
+    profile_lambda = True
 
     def penalty(self, lam, noise_var):
         return jnp.zeros_like(noise_var)
@@ -111,6 +126,7 @@ class BLSRule(NamedTuple):
     c: float = 0.0
     d: float = 0.0
     noise_mode = "scaled"
+    profile_lambda = False
 
     def penalty(self, lam, noise_var):
         return lam / (2.0 * noise_var)
@@ -130,6 +146,7 @@ class FLAPRule(NamedTuple):
     a: float = 0.0
     b: float = 0.0
     noise_mode = "fixed"
+    profile_lambda = True
 
     def penalty(self, lam, noise_var):
         return 0.5 * lam * jnp.ones_like(noise_var)
@@ -149,9 +166,38 @@ class FLAPSigmaRule(NamedTuple):
     c: float = 0.0
     d: float = 0.0
     noise_mode = "free"
+    profile_lambda = False
 
     penalty = FLAPRule.penalty
     update_lambda = FLAPRule.update_lambda
 
     def log_hyperprior(self, sum_var, lam, noise_var, n_active):
         return _exponential_terms(sum_var, lam, n_active, self.a, self.b) + _log_noise_prior(noise_var, self.c, self.d)
+
+
+
+@functools.cache
+def _variant(cls, profile_lambda):
+    if cls.profile_lambda == profile_lambda:
+        return cls
+    kind = "Profiled" if profile_lambda else "Algorithm1"
+    return type(f"{kind}{cls.__name__}", (cls,), {"profile_lambda": profile_lambda, "__doc__": cls.__doc__})
+
+
+def with_lambda_update(rule, lambda_update):
+    """The same rule with moves scored the ``lambda_update`` way.
+
+    ``"algorithm1"``: each move at the current λ, then λ by eq. 17 (004 Algorithm 1);
+    ``"profiled"``: every move scored with λ re-maximised, an exact ascent of ``L``;
+    ``None``: the rule's default. One class per (rule type, way), so compiled programs are reused.
+    """
+    if lambda_update is None:
+        return rule
+    if lambda_update not in ("algorithm1", "profiled"):
+        raise ValueError(f"lambda_update must be 'algorithm1', 'profiled' or None, got {lambda_update!r}")
+    return _variant(type(rule), lambda_update == "profiled")(*rule)
+
+
+def profiled(rule):
+    """``with_lambda_update(rule, "profiled")``."""
+    return with_lambda_update(rule, "profiled")
