@@ -5,8 +5,10 @@ Kernel experiments (Tables 1–2, Figs. 1–2) use the Gaussian kernel ``exp(-r�
 kernel as ``exp(-r²‖x − x'‖)``; we read the missing square as a typo since it is called
 Gaussian. ``r`` is chosen per method and per noise level by 5-fold cross-validation
 (validation MSE) over a grid, on ``n_pilot`` pilot data sets of the setting, and then used
-for all replications; the replications are fitted as one ``vmap``-ed batch per method.
-FLAP's fixed noise is ``σ² = 0.01‖y‖²/N`` (see ``FLAPRegressor``).
+for all replications (one jitted fit per replication; see :func:`fit_kernel_batch`).
+BLS and FLAPσ follow 004 Algorithm 1 (moves at the current λ), FLAP the profiled ascent
+(see :mod:`sparsebayes.models.typeii_rules`). FLAP's fixed noise is ``σ² = 0.01‖y‖²/N``
+(see ``FLAPRegressor``).
 """
 from __future__ import annotations
 
