@@ -16,6 +16,7 @@ Full conditionals (Park & Casella 2008, Sec. 2):
 from __future__ import annotations
 
 import time
+import warnings
 from functools import partial
 from typing import NamedTuple
 
@@ -125,16 +126,29 @@ def gibbs_step(key, state, X, y, XtX, Xty, hyper, use_cholesky):
     return GibbsState(beta, noise_var, tau2, lam2)
 
 
+def guarded_gibbs_step(key, state, X, y, XtX, Xty, hyper, use_cholesky):
+    """:func:`gibbs_step`, but a sweep that leaves float64 (a NaN or inf anywhere) is refused.
+
+    With ``p > n`` and a vague prior on λ² a chain can drift towards σ² → 0, λ² → 0 and
+    τ² → ∞, where the β draw's Cholesky factor breaks down. The chain then stays where it
+    was; the returned flag counts such sweeps so that callers can warn (the draws after a
+    refusal no longer follow the posterior).
+    """
+    new = gibbs_step(key, state, X, y, XtX, Xty, hyper, use_cholesky)
+    ok = jnp.all(jnp.array([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(new)]))
+    return jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, state), ~ok
+
+
 @partial(jax.jit, static_argnames=("num_warmup", "num_samples", "use_cholesky"))
 def _run_chain(key, init, X, y, hyper, num_warmup, num_samples, use_cholesky):
     XtX, Xty = X.T @ X, X.T @ y
 
     def body(state, k):
-        new = gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
-        return new, new
+        new, refused = guarded_gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
+        return new, (new, refused)
 
-    _, draws = jax.lax.scan(body, init, jax.random.split(key, num_warmup + num_samples))
-    return jax.tree.map(lambda a: a[num_warmup:], draws)
+    _, (draws, refused) = jax.lax.scan(body, init, jax.random.split(key, num_warmup + num_samples))
+    return jax.tree.map(lambda a: a[num_warmup:], draws), jnp.sum(refused)
 
 
 def _initial_state(X, y, num_chains, key):
@@ -166,8 +180,9 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     keys = jax.random.split(k_run, num_chains)
     compiled = run.lower(keys, init).compile()  # compile outside the timing
     t0 = time.perf_counter()
-    draws = jax.block_until_ready(compiled(keys, init))
+    draws, refused = jax.block_until_ready(compiled(keys, init))
     seconds = time.perf_counter() - t0
+    _warn_refused(int(np.sum(refused)), num_chains * (num_warmup + num_samples))
     posterior = {k: np.asarray(v) for k, v in draws._asdict().items()}
     idata = az.from_dict(
         posterior=posterior,
@@ -176,7 +191,19 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     )
     idata.posterior.attrs["inference"] = "gibbs"
     idata.posterior.attrs["sampling_seconds"] = seconds
+    idata.posterior.attrs["refused_sweeps"] = int(np.sum(refused))
     return idata
+
+
+def _warn_refused(n_refused, n_sweeps):
+    if n_refused:
+        warnings.warn(
+            f"Gibbs: {n_refused} of {n_sweeps} sweeps left float64 (the chain drifted towards σ² → 0, "
+            "τ² → ∞, typical of p > n with a vague prior on λ²) and were refused; the draws after "
+            "them do not follow the posterior",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 @partial(jax.jit, static_argnames=("num_warmup", "num_samples"))
@@ -184,6 +211,8 @@ def posterior_mean_batch(keys, Xs, ys, hyper, num_warmup, num_samples):
     """Posterior mean of β for a batch of data sets (one chain each), ``vmap`` over data sets.
 
     Only running sums are kept, so thousands of draws over a 100-data-set table fit in memory.
+    Returns the means (B, p) and, per data set, the number of refused sweeps
+    (:func:`guarded_gibbs_step`).
     """
     n, p = Xs.shape[1:]
     use_cholesky = n >= p
@@ -193,13 +222,14 @@ def posterior_mean_batch(keys, Xs, ys, hyper, num_warmup, num_samples):
         init = jax.tree.map(lambda a: a[0], _initial_state(X, y, 1, key))
 
         def body(carry, inp):
-            state, total = carry
+            state, total, refused = carry
             k, keep = inp
-            new = gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
-            return (new, total + keep * new.beta), None
+            new, bad = guarded_gibbs_step(k, state, X, y, XtX, Xty, hyper, use_cholesky)
+            return (new, total + keep * new.beta, refused + bad), None
 
         keep = (jnp.arange(num_warmup + num_samples) >= num_warmup).astype(jnp.float64)
-        (_, total), _ = jax.lax.scan(body, (init, jnp.zeros(p)), (jax.random.split(key, num_warmup + num_samples), keep))
-        return total / num_samples
+        (_, total, refused), _ = jax.lax.scan(body, (init, jnp.zeros(p), jnp.int32(0)),
+                                              (jax.random.split(key, num_warmup + num_samples), keep))
+        return total / num_samples, refused
 
     return jax.vmap(one)(keys, Xs, ys)

@@ -14,8 +14,11 @@ from sparsebayes.inference.gibbs import (
     draw_lam2,
     draw_noise_var,
     draw_tau2,
+    gibbs_step,
+    guarded_gibbs_step,
     inverse_gaussian,
     run_gibbs,
+    GibbsState,
 )
 
 
@@ -115,3 +118,27 @@ def test_gibbs_and_nuts_agree_on_diabetes():
     sd = bg.std(0)
     for q in (0.05, 0.95):
         assert np.all(np.abs(np.quantile(bg, q, axis=0) - np.quantile(bn, q, axis=0)) < 0.15 * sd)
+
+
+@pytest.mark.parametrize("use_cholesky", [True, False])
+def test_a_sweep_that_leaves_float64_is_refused(use_cholesky):
+    rng = np.random.default_rng(0)
+    n, p = (30, 5) if use_cholesky else (10, 20)
+    X = rng.normal(size=(n, p))
+    y = X[:, 0] + 0.1 * rng.normal(size=n)
+    XtX, Xty = X.T @ X, X.T @ y
+    hyper = Hyper(0.1, 0.1, 0.0, 0.0)
+    key = jax.random.PRNGKey(3)
+    good = GibbsState(np.zeros(p) + 0.1, np.float64(0.5), np.ones(p), np.float64(1.0))
+    new, refused = guarded_gibbs_step(key, good, X, y, XtX, Xty, hyper, use_cholesky)
+    plain = gibbs_step(key, good, X, y, XtX, Xty, hyper, use_cholesky)
+    assert not bool(refused)
+    np.testing.assert_array_equal(np.asarray(new.beta), np.asarray(plain.beta))
+    # σ² = 0 and a zero τ²: the plain sweep leaves float64, the guarded one stays put
+    bad = good._replace(noise_var=np.float64(0.0), tau2=np.r_[0.0, np.ones(p - 1)])
+    plain = gibbs_step(key, bad, X, y, XtX, Xty, hyper, use_cholesky)
+    assert not all(np.all(np.isfinite(np.asarray(leaf))) for leaf in plain)
+    new, refused = guarded_gibbs_step(key, bad, X, y, XtX, Xty, hyper, use_cholesky)
+    assert bool(refused)
+    for a, b in zip(new, bad):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
