@@ -13,8 +13,10 @@ One EM iteration (the engine's :func:`em_step`):
 * M-step ``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` (000 "An Important Implementation Detail";
   002 eq. 16 with σ² = 1), solved by Cholesky. When the basis is wider than the data the
   same update is taken in its dual form (for widths beyond ``DUAL_RATIO · n``) ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``;
-* a weight whose magnitude falls below ``prune_tol · max|β|`` becomes exactly zero, and
-  since ``u_i = 0`` then, it stays zero.
+* a weight whose magnitude falls below ``prune_tol · max(max|β|, max|β⁽⁰⁾|)`` becomes exactly
+  zero, and since ``u_i = 0`` then, it stays zero. The floor at the starting point's scale
+  lets every weight reach zero when that is the answer (a threshold relative to ``max|β|``
+  alone never prunes the largest weight, which would only decay geometrically).
 
 Stop when ``‖β⁽ᵗ⁺¹⁾ − β⁽ᵗ⁾‖ / ‖β⁽ᵗ⁾‖ < tol`` (002 Step 4, δ = 1e-3 by default).
 
@@ -104,8 +106,11 @@ def m_step(u, v, noise_var, data):
     return d * (data.H.T @ cho_solve(cho_factor(W, lower=True), v))
 
 
-def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_floor):
-    """One EM iteration: E-step (latent targets, variances), σ² update, M-step, pruning."""
+def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_floor, prune_floor=0.0):
+    """One EM iteration: E-step (latent targets, variances), σ² update, M-step, pruning.
+
+    A weight below ``max(prune_tol · max|β|, prune_floor)`` is set to exactly zero.
+    """
     beta = state.beta
     eta = data.H @ beta
     v = likelihood.expected_targets(data.y, eta)  # 002 eq. 6 (or the data)
@@ -115,7 +120,7 @@ def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_
     else:
         noise_var = state.noise_var
     new = m_step(u, v, noise_var, data)
-    new = jnp.where(jnp.abs(new) < prune_tol * jnp.max(jnp.abs(new)), 0.0, new)
+    new = jnp.where(jnp.abs(new) < jnp.maximum(prune_tol * jnp.max(jnp.abs(new)), prune_floor), 0.0, new)
     rel = jnp.linalg.norm(new - beta) / jnp.maximum(jnp.linalg.norm(beta), jnp.finfo(beta.dtype).tiny)
     obj = log_posterior(new, noise_var, data, prior, likelihood)
     state = EMState(new, noise_var, state.n_iter + 1, rel, obj)
@@ -123,7 +128,8 @@ def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_
 
 
 @partial(jax.jit, static_argnames=("estimate_noise",))
-def run_em(state, data, prior, likelihood, tol, max_iter, shrink_below, prune_tol, noise_floor, *, estimate_noise):
+def run_em(state, data, prior, likelihood, tol, max_iter, shrink_below, prune_tol, noise_floor, prune_floor, *,
+           estimate_noise):
     """Iterate :func:`em_step` until converged, ``max_iter``, or ≤ ``shrink_below`` weights remain."""
 
     def cond(s):
@@ -131,18 +137,18 @@ def run_em(state, data, prior, likelihood, tol, max_iter, shrink_below, prune_to
 
     def body(s):
         return em_step(s, data, prior, likelihood, estimate_noise=estimate_noise,
-                       prune_tol=prune_tol, noise_floor=noise_floor)[0]
+                       prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)[0]
 
     return lax.while_loop(cond, body, state)
 
 
 @partial(jax.jit, static_argnames=("n_steps", "estimate_noise"))
-def em_trace(state, data, prior, likelihood, prune_tol, noise_floor, *, n_steps, estimate_noise):
+def em_trace(state, data, prior, likelihood, prune_tol, noise_floor, prune_floor=0.0, *, n_steps, estimate_noise):
     """``n_steps`` iterations on the full basis with the :class:`EMInfo` of each (``lax.scan``)."""
 
     def body(s, _):
         return em_step(s, data, prior, likelihood, estimate_noise=estimate_noise,
-                       prune_tol=prune_tol, noise_floor=noise_floor)
+                       prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)
 
     return lax.scan(body, state, None, length=n_steps)
 
@@ -201,7 +207,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     tol : float
         Relative-change stopping threshold δ.
     prune_tol : float
-        Weights below ``prune_tol · max|β|`` become exactly zero.
+        Weights below ``prune_tol · max(max|β|, max|β⁽⁰⁾|)`` become exactly zero.
     """
     H = np.ascontiguousarray(H, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -210,6 +216,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     if beta0 is None:
         beta0 = ridge_init(H, y if y_init is None else np.asarray(y_init, dtype=np.float64), gram=gram_full)
     beta = np.asarray(beta0, dtype=np.float64).copy()
+    prune_floor = prune_tol * float(np.max(np.abs(beta), initial=0.0))
     estimate_noise = noise_var is None
     s2 = float(np.var(y)) if estimate_noise else float(noise_var)
     if not (np.isfinite(s2) and s2 > 0):
@@ -233,7 +240,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         shrink_below = width // 2 if width > SMALL_WIDTH else -1
         state = EMState(jnp.asarray(bb), jnp.asarray(s2), jnp.asarray(n_iter), jnp.asarray(np.inf), jnp.asarray(-np.inf))
         state = run_em(state, EMData(jnp.asarray(Hb), jnp.asarray(y), None if G is None else jnp.asarray(G)),
-                       prior, likelihood, tol, max_iter, shrink_below, prune_tol, floor,
+                       prior, likelihood, tol, max_iter, shrink_below, prune_tol, floor, prune_floor,
                        estimate_noise=estimate_noise)
         beta = np.zeros(p)
         beta[active] = np.asarray(state.beta)[:k]
