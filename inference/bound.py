@@ -18,7 +18,7 @@ Two solvers share the state:
   MM step ``W_MM``, and then ``η ← growth·η``; otherwise ``W_MM`` is kept and ``η ← 1``.
   The SMLR block update never makes a weight exactly zero; weights below
   ``zero_tol · max|W|`` whose gradient lies inside ``[−λ, λ]`` (zero is optimal for them)
-  are set to zero, and stay there.
+  are set to zero when that does not lower the objective, and stay there.
 * ``"componentwise"``: one sweep of the closed-form coordinate maximizers (eqs. 15–16)
   over all ``d(m−1)`` weights, cyclic, with the linear predictors ``η = XW`` and the
   log-normalizers kept up to date in ``O(n)`` per changed weight (a sweep is ``O(ndm)``).
@@ -159,8 +159,14 @@ def _overrelax(state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth):
             pick(obj_try, obj_mm), relax)
 
 
-def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-9):
-    """One block bound iteration (eq. 7, 10 or 13) with adaptive over-relaxation."""
+def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-4):
+    """One block bound iteration (eq. 7, 10 or 13) with adaptive over-relaxation.
+
+    Eq. 13 only shrinks a weight towards zero geometrically, never to it. For SMLR, weights
+    below ``zero_tol · max|W|`` whose gradient lies inside ``[−λ, λ]`` (zero is then
+    coordinate-wise optimal) are set to exactly zero together, and the pruned point is kept
+    only if its objective is at least the step's: pruning never costs monotonicity.
+    """
     grad = _gradient(state.eta, state.log_norm, problem)
     rhs = problem.bound.apply(state.coef) - grad
     coef_mm = prior.block_update(state.coef, rhs, problem.bound)
@@ -173,7 +179,7 @@ def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-9):
         prune = small & (jnp.abs(grad_new) <= prior.lam) & (coef != 0)
         coef_pruned = jnp.where(prune, 0.0, coef)
         eta_p, norm_p, obj_p = _predictors(coef_pruned, problem, prior)
-        keep = obj_p >= state.objective  # pruning never breaks monotonicity
+        keep = obj_p >= objective  # pruning only where it does not lower the objective
         coef = jnp.where(keep, coef_pruned, coef)
         eta, log_norm = jnp.where(keep, eta_p, eta), jnp.where(keep, norm_p, log_norm)
         objective = jnp.where(keep, obj_p, objective)
@@ -300,7 +306,7 @@ def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_ite
     seed : int
         Seeds the visitation of zero weights (component-wise).
     **options
-        ``growth`` (over-relaxation, default 1.5), ``zero_tol`` (block, default 1e-9),
+        ``growth`` (over-relaxation, default 1.5), ``zero_tol`` (block, default 1e-4),
         ``zero_visit_decay`` (default 0.8) and ``full_sweep_every`` (default 10).
 
     Returns
