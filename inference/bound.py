@@ -276,8 +276,8 @@ def _converged(state, tol):
     return (state.rel_change < tol) & state.last_full
 
 
-@partial(jax.jit, static_argnames=("solver", "max_iter", "options"))
-def _run(problem, prior, coef0, tol, seed, *, solver, max_iter, options):
+@partial(jax.jit, static_argnames=("solver", "options"))
+def _run(problem, prior, coef0, tol, seed, max_iter, *, solver, options):
     step = _step_fn(solver, options)
     state = _start(problem, prior, solver, coef0, seed)
     state = lax.while_loop(
@@ -313,8 +313,8 @@ def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_ite
     -------
     (State, Info)
     """
-    return _run(problem, prior, coef0, jnp.asarray(tol, dtype=jnp.float64), seed,
-                solver=solver, max_iter=int(max_iter), options=tuple(sorted(options.items())))
+    return _run(problem, prior, coef0, jnp.asarray(tol, dtype=jnp.float64), seed, jnp.asarray(int(max_iter)),
+                solver=solver, options=tuple(sorted(options.items())))
 
 
 @partial(jax.jit, static_argnames=("solver", "n_steps", "options"))

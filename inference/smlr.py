@@ -280,8 +280,8 @@ class SMLRCV(_MultinomialLogisticBase):
     For every width, each fold runs the λ grid from the largest value down, each fit
     warm-started at the previous λ's estimate, and the first λ of a fold warm-started at
     the previous fold's estimate (basis functions are matched by identity: a kernel is its
-    training point).  The criterion is the number of misclassified held-out points, ties
-    broken by the held-out log-loss.  The final model is refitted on all data.
+    training point).  The criterion is the number of misclassified held-out points; ties are
+    broken by ``tie_break``.  The final model is refitted on all data.
 
     Parameters
     ----------
@@ -295,6 +295,12 @@ class SMLRCV(_MultinomialLogisticBase):
     kernel_width : float, default=1.0
     kernel_widths : array-like or None, default=None
         Widths to choose from by CV (``basis="rbf"``); ``None`` keeps ``kernel_width``.
+    tie_break : {"sparsest", "log_loss"}, default="sparsest"
+        Among the (width, λ) pairs with the fewest held-out errors: ``"sparsest"`` takes the
+        largest λ (then the lowest log-loss), the parsimonious choice for a sparse model;
+        ``"log_loss"`` takes the lowest held-out log-loss. Held-out error counts on small data
+        tie often, and the log-loss then favours the least penalized fit, which keeps every
+        kernel.
 
     Attributes
     ----------
@@ -306,7 +312,8 @@ class SMLRCV(_MultinomialLogisticBase):
     """
 
     def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", basis="linear",
-                 kernel_width=1.0, kernel_widths=None, tol=1e-6, max_iter=2000, random_state=0):
+                 kernel_width=1.0, kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
+                 random_state=0):
         self.penalty = penalty
         self.lams = lams
         self.n_lams = n_lams
@@ -315,6 +322,7 @@ class SMLRCV(_MultinomialLogisticBase):
         self.basis = basis
         self.kernel_width = kernel_width
         self.kernel_widths = kernel_widths
+        self.tie_break = tie_break
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
@@ -340,6 +348,8 @@ class SMLRCV(_MultinomialLogisticBase):
         if self.penalty is None:
             raise ValueError("SMLRCV chooses λ: penalty must be 'l1' or 'l2'")
         make_prior(self.penalty, 1.0)
+        if self.tie_break not in ("sparsest", "log_loss"):
+            raise ValueError(f"tie_break must be 'sparsest' or 'log_loss', got {self.tie_break!r}")
         X, y_enc = self._validate(X, y)
         m = len(self.classes_)
         counts = np.bincount(y_enc, minlength=m)
@@ -382,7 +392,10 @@ class SMLRCV(_MultinomialLogisticBase):
             losses.append(loss)
         self.cv_errors_, self.cv_log_loss_ = np.array(errors), np.array(losses) / X.shape[0]
         self.lams_ = grids[0] if len(grids) == 1 else np.array(grids)
-        order = np.lexsort((self.cv_log_loss_.ravel(), self.cv_errors_.ravel()))
+        keys = (self.cv_log_loss_.ravel(), self.cv_errors_.ravel())
+        if self.tie_break == "sparsest":
+            keys = (keys[0], -np.array(grids).ravel(), keys[1])
+        order = np.lexsort(keys)
         w_best, l_best = np.unravel_index(order[0], self.cv_errors_.shape)
         self.kernel_width_ = widths[w_best]
         self.lam_ = float(grids[w_best][l_best])

@@ -9,27 +9,17 @@ building the design, as ours does).
 Our fits are timed twice on the same data: the first call includes JIT compilation of the
 EM loop (one compile per active-set width), the second is the run alone; the ratios use the
 run time. Each timing is the best of ``--repeats`` calls (one call above n = 1000, and for ARD
-above n = 300). ARD is skipped above ``--ard-max-n`` (its p × p inverse per iteration: n = 250
-already takes ~5 s a fit with one thread; n = 1000 would take many minutes).
+above n = 300). ARD is skipped above ``--ard-max-n`` (default 1000: its p × p inverse per
+iteration makes n = 2000 and 4000 take many minutes).
 
 Run: ``python -m sparsebayes.comparisons.bench.em --threads 1`` (and ``--threads 2``). The
-thread count is applied to BLAS (OMP/OPENBLAS/MKL_NUM_THREADS) and XLA before numpy or jax is
-imported, and printed. Timings on shared 2-core machines are noisy.
+thread count is applied to the loaded BLAS pools and to XLA (:mod:`._threads`), and the pools'
+own report is printed. Timings on shared 2-core machines are noisy.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import time
-
-
-def _set_threads(n):
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(n)
-    if n == 1:
-        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    else:
-        os.environ.pop("XLA_FLAGS", None)
 
 
 def _best_time(fn, repeats):
@@ -115,19 +105,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads (default 1)")
     parser.add_argument("--repeats", type=int, default=3, help="best of this many timed calls (default 3)")
-    parser.add_argument("--ard-max-n", type=int, default=300, help="skip ARDRegression above this n")
+    parser.add_argument("--ard-max-n", type=int, default=1000, help="skip ARDRegression above this n")
     args = parser.parse_args(argv)
-    _set_threads(args.threads)
 
     import pandas as pd
-    from threadpoolctl import threadpool_info, threadpool_limits
 
-    # ``python -m`` imports the package (and so numpy's BLAS) before main(): limit it at run time too.
-    with threadpool_limits(limits=args.threads, user_api="blas"):
+    from ._threads import describe, limit_threads
+
+    with limit_threads(args.threads):
         res = pd.DataFrame(run(args.threads, args.repeats, args.ard_max_n))
-        blas = sorted({f"{d['internal_api']}:{d['num_threads']}" for d in threadpool_info()})
-    print(f"threads: OMP/OPENBLAS/MKL_NUM_THREADS={args.threads}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '(unset)')!r}, "
-          f"threadpools loaded: {', '.join(blas)}")
+        print(describe())
     print("times in seconds; ours_run_s excludes JIT compilation (ours_compile_s = first call - best later call);"
           " ratios use ours_run_s; peers: SVC/SVR with C = 1 (no CV), ARDRegression on the same kernel design")
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4g}".format):

@@ -150,3 +150,28 @@ def test_predict_with_wrong_number_of_features():
     clf = SMLRClassifier().fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(np.ones((2, 3)))
+
+
+def test_cv_tie_break_sparsest_takes_the_largest_lambda_among_fewest_errors():
+    X, y = _three_blobs(90)
+    lams = [3.0, 1.0, 0.3, 0.1, 0.03, 0.01]
+    sparse = SMLRCV(lams=lams, cv=3, tie_break="sparsest").fit(X, y)
+    by_loss = SMLRCV(lams=lams, cv=3, tie_break="log_loss").fit(X, y)
+    np.testing.assert_array_equal(sparse.cv_errors_, by_loss.cv_errors_)  # same CV, different choice
+    best = sparse.cv_errors_[0] == sparse.cv_errors_.min()
+    assert sparse.lam_ == max(np.asarray(sparse.lams_)[best])
+    assert by_loss.lam_ in np.asarray(by_loss.lams_)[best]
+    assert sparse.lam_ >= by_loss.lam_ and sparse.n_nonzero_ <= by_loss.n_nonzero_
+    with pytest.raises(ValueError, match="tie_break"):
+        SMLRCV(tie_break="smallest").fit(X, y)
+
+
+def test_cv_chooses_the_kernel_width_too():
+    X, y = _three_blobs(90)
+    cv = SMLRCV(basis="rbf", kernel_widths=[0.3, 1.0, 3.0], n_lams=4, cv=3).fit(X, y)
+    assert cv.cv_errors_.shape == (3, 4) and np.asarray(cv.lams_).shape == (3, 4)
+    w = [0.3, 1.0, 3.0].index(cv.kernel_width_)
+    l = int(np.flatnonzero(np.asarray(cv.lams_)[w] == cv.lam_)[0])
+    best = cv.cv_errors_ == cv.cv_errors_.min()
+    assert best[w, l] and cv.lam_ == np.asarray(cv.lams_)[best].max()
+    assert cv.basis_.width == cv.kernel_width_ and cv.score(X, y) > 0.9
