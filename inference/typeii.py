@@ -16,14 +16,19 @@ for all candidates, and at each step takes the single add / re-estimate / delete
 Σ, μ, S, Q and log|Σ| follow by rank-one updates; a prior is a rule object
 (:mod:`sparsebayes.models.typeii_rules`), the engine never branches on which one.
 
-Schedule. λ is always at its exact maximiser (004 eq. 17) given the τ_i, and the gain of a
-move accounts for that. Every
+Schedule. After every move λ is set to its maximiser (004 eq. 17) given the τ_i. How a move
+is scored is the rule's choice (``rule.profile_lambda``): with λ re-maximised (the exact change
+of ``L``; RVM and FLAP by default, BLS/FLAPσ with ``lambda_update="profiled"``) or at the
+current λ as 004 Algorithm 1 does (the default of BLS and FLAPσ, which reproduces the paper
+but is not an ascent of ``L``: a move that changes the number of active τ_i ignores the
+``A log(λ/2)`` term; see :mod:`sparsebayes.models.typeii_rules`). Every
 ``noise_every`` steps, and whenever no single-basis move raises ``L`` by more than ``tol``,
 σ² is re-estimated and everything is recomputed from a Cholesky factor (which also removes
 drift of the rank-one updates): BLS by 004 eq. 18 (its exact maximiser with τ fixed); RVM and
 FLAPσ by the MacKay fixed point ``σ² = (‖y − Φμ‖² + 2d)/(N − Σγ_i + 2c + 2)`` with an EM
 step ``σ² = (‖y − Φμ‖² + σ² Σγ_i + 2d)/(N + 2c + 2)`` as fallback whenever the fixed point
-would lower ``L`` (the EM step cannot). So ``L`` never decreases. The fit stops when no move
+would lower ``L`` (the EM step cannot). With the profiled moves ``L`` therefore never decreases
+(a test checks it for every prior). The fit stops when no move
 gains more than ``tol`` and σ² changed by less than ``noise_tol`` (relative).
 
 Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free), with the

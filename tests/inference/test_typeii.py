@@ -204,12 +204,52 @@ def test_batched_fits_equal_single_fits_and_predict():
     assert np.all(np.asarray(var) >= float(single.noise_var))
 
 
-def test_collinear_duplicate_column_never_enters_twice():
+def test_collinear_near_duplicate_column_is_kept_out_by_the_guard():
+    """BLS (unlike the RVM, where a duplicate has q² − s = 0 at the optimum) would add a near-copy of a
+    column already in; the alignment guard keeps it out."""
     Phi, y = _linear_design()
-    Phi = np.c_[Phi, Phi[:, 0]]
+    rng = np.random.default_rng(0)
+    Phi = np.c_[Phi, Phi[:, 0] + 1e-3 * rng.standard_normal(len(y))]
+    guarded = np.asarray(_fit(Phi, y, BLSRule(), 0.1 * np.var(y)).var)
+    unguarded = np.asarray(_fit(Phi, y, BLSRule(), 0.1 * np.var(y), align_max=2.0).var)
+    assert unguarded[0] > 0 and unguarded[-1] > 0  # without the guard both copies enter
+    assert not (guarded[0] > 0 and guarded[-1] > 0)
+
+
+def test_rank_one_updates_equal_a_fresh_recompute():
+    """Σ, μ, log|Σ|, S, Q after many add / re-estimate / delete moves (FLAP: σ² fixed, so nothing
+    is ever recomputed from scratch) equal a Cholesky recompute of the same active set."""
+    Phi, y = _sinc_design(n=50, sigma=0.2, seed=3)
+    data = typeii.make_data(Phi, y)
+    rule = RULES["flap"]
+    state = typeii.init(data, rule, 0.01 * np.mean(y**2), 51)
+    step = jax.jit(lambda st: typeii.step(data, st, rule))
+    n_moves = {"add": 0, "delete": 0}
+    for _ in range(80):
+        before = np.asarray(state.var) > 0
+        state = step(state)
+        after = np.asarray(state.var) > 0
+        n_moves["add"] += int((after & ~before).sum())
+        n_moves["delete"] += int((before & ~after).sum())
+    assert n_moves["add"] > 5
+    fresh = typeii._recompute(data, state, state.var, state.noise_var)
+    for field in ("Sigma", "mu", "S", "Q"):
+        np.testing.assert_allclose(np.asarray(getattr(state, field)), np.asarray(getattr(fresh, field)),
+                                   rtol=1e-7, atol=1e-8 * float(np.max(np.abs(getattr(fresh, field)))))
+    assert float(state.logdet_Sigma) == pytest.approx(float(fresh.logdet_Sigma), abs=1e-7)
+
+
+def test_predictive_variance_is_noise_plus_the_posterior_quadratic_form():
+    Phi, y = _sinc_design(n=40, seed=2)
     st = _fit(Phi, y, RVMRule(), 0.1 * np.var(y))
-    v = np.asarray(st.var)
-    assert not (v[0] > 0 and v[-1] > 0)
+    v, s2 = np.asarray(st.var), float(st.noise_var)
+    A = v > 0
+    Sigma = np.linalg.inv(Phi[:, A].T @ Phi[:, A] / s2 + np.diag(1 / v[A]))  # 004 Sec. 2.4, directly
+    mu = Sigma @ Phi[:, A].T @ y / s2
+    Phi_new = Phi[:7]
+    mean, var = typeii.predict(st, jnp.asarray(Phi_new))
+    np.testing.assert_allclose(mean, Phi_new[:, A] @ mu, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(var, s2 + np.einsum("ij,jk,ik->i", Phi_new[:, A], Sigma, Phi_new[:, A]), rtol=1e-8)
 
 
 def test_padding_rows_and_columns_change_nothing():
