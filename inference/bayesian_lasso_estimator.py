@@ -6,9 +6,12 @@ directly with ArviZ.
 """
 from __future__ import annotations
 
+import warnings
+
 import arviz as az
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
@@ -34,16 +37,24 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         Sampler controls.
     credible_level : float
         Level of the equal-tailed intervals in ``coef_interval_``.
+    rhat_max : float, default=1.01
+        A ``ConvergenceWarning`` is raised when the largest rank-normalized split R-hat over β
+        exceeds this (Vehtari et al. 2021); it needs at least two chains.
 
     Attributes
     ----------
     coef_ : posterior medians of β (Park & Casella report medians); ``coef_mean_`` the means;
-    coef_interval_ : (2, p) equal-tailed credible interval; ``noise_var_``, ``lambda_``
-    (posterior median of λ = √λ²); ``idata_`` the draws; ``n_iter_`` draws per chain.
+    coef_interval_ : (2, p) equal-tailed credible interval;
+    support_ : bool (p,), the selected variables: those whose interval excludes zero (the
+        Bayesian Lasso never sets a coefficient exactly to zero);
+    intercept_ : ``ȳ − x̄ᵀ coef_mean_``: ``predict`` is ``intercept_ + X coef_mean_``, the
+        posterior predictive mean;
+    noise_var_, lambda_ : posterior medians of σ² and λ = √λ²; ``rhat_`` the largest R-hat over β;
+    idata_ : the draws; n_iter_ : draws per chain.
     """
 
     def __init__(self, *, sampler="gibbs", lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000,
-                 num_samples=2000, num_chains=4, seed=0, credible_level=0.95):
+                 num_samples=2000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01):
         self.sampler = sampler
         self.lam2_shape = lam2_shape
         self.lam2_rate = lam2_rate
@@ -54,10 +65,13 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         self.num_chains = num_chains
         self.seed = seed
         self.credible_level = credible_level
+        self.rhat_max = rhat_max
 
     def fit(self, X, y):
         if self.sampler not in ("gibbs", "nuts"):
             raise ValueError(f"sampler must be 'gibbs' or 'nuts', got {self.sampler!r}")
+        if not 0.0 < self.credible_level < 1.0:
+            raise ValueError(f"credible_level must lie in (0, 1), got {self.credible_level!r}")
         X, y = validate_regression_data(self, X, y)
         self.x_mean_ = X.mean(axis=0)
         self.y_mean_ = float(y.mean())
@@ -81,10 +95,17 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         self.coef_mean_ = beta.mean(axis=0)
         tail = 0.5 * (1.0 - self.credible_level)
         self.coef_interval_ = np.quantile(beta, [tail, 1.0 - tail], axis=0)
+        self.support_ = (self.coef_interval_[0] > 0) | (self.coef_interval_[1] < 0)
         self.noise_var_ = float(np.median(self.noise_var_draws_))
         self.lambda_ = float(np.median(np.sqrt(np.asarray(idata.posterior["lam2"]))))
         self.intercept_ = self.y_mean_ - float(self.x_mean_ @ self.coef_mean_)
         self.n_iter_ = int(self.num_samples)
+        self.rhat_ = float("nan")
+        if self.num_chains >= 2 and self.num_samples >= 4:
+            self.rhat_ = float(np.max(az.rhat(idata, var_names=["beta"])["beta"].values))
+            if self.rhat_ > self.rhat_max:
+                warnings.warn(f"{self.sampler} chains have not mixed: max R-hat over beta {self.rhat_:.3f} > "
+                              f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=2)
         return self
 
     def predict(self, X, return_std=False):

@@ -70,17 +70,22 @@ def _gaussian_observations(Phi, w, noise_var, y):
 
 
 def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
-    """Park & Casella (2008) Bayesian Lasso for centred ``y`` and centred ``X`` (no intercept).
+    """Park & Casella (2008) Bayesian Lasso for centred ``y`` and centred ``X``.
 
     ``β | σ², τ² ~ N(0, σ² diag(τ²))``, ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)``
     (defaults r = 1, δ = 1.78, Park & Casella's choice for the diabetes data),
-    ``σ² ~ InvGamma(c, d)`` with ``c = d = 0`` the ``1/σ²`` prior.
+    ``σ² ~ InvGamma(c, d)`` with ``c = d = 0`` the ``1/σ²`` prior. The intercept has a flat
+    prior and is integrated out, as in Park & Casella (Sec. 2): the centred data then carry
+    ``n − 1`` degrees of freedom, ``p(y_c | β, σ²) ∝ (σ²)^{−(n−1)/2} exp(−‖y_c − X_cβ‖²/(2σ²))``,
+    written as the ``n`` Gaussian observations plus a ``+½ log σ²`` factor. This is the
+    posterior the Gibbs sampler (:mod:`sparsebayes.inference.gibbs`) draws from.
     """
     lam2, used_lam = _gamma_site("lam2", lam2_shape, lam2_rate, surrogate_eps)
     noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
     _label_surrogate(used_lam or used_noise, surrogate_eps)
     beta = _exponential_scale_mixture("features", X.shape[1], "tau2", "beta", lam2, noise_var)
     _gaussian_observations(X, beta, noise_var, y)
+    numpyro.factor("intercept_integrated_out", 0.5 * jnp.log(noise_var))
 
 
 def bls_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):

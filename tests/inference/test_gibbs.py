@@ -2,6 +2,7 @@ import arviz as az
 import jax
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from scipy import stats
 
 from sparsebayes.comparisons.datasets import diabetes
@@ -98,6 +99,9 @@ def test_bayesian_lasso_regressor_intervals_and_bad_input():
     assert np.all(lo <= m.coef_) and np.all(m.coef_ <= hi)
     mean, std = m.predict(X, return_std=True)
     assert mean.shape == std.shape == (12,) and np.all(std > 0)
+    np.testing.assert_allclose(mean, m.intercept_ + X @ m.coef_mean_)
+    np.testing.assert_array_equal(m.support_, (lo > 0) | (hi < 0))
+    assert np.isfinite(m.rhat_)
     with pytest.raises(ValueError, match="sampler"):
         BayesianLassoRegressor(sampler="hmc").fit(X, y)
     with pytest.raises(ValueError):
@@ -142,3 +146,9 @@ def test_a_sweep_that_leaves_float64_is_refused(use_cholesky):
     assert bool(refused)
     for a, b in zip(new, bad):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_bayesian_lasso_regressor_warns_when_chains_have_not_mixed():
+    X, y = _two_parameter_problem()
+    with pytest.warns(ConvergenceWarning, match="R-hat"):
+        BayesianLassoRegressor(num_warmup=1, num_samples=6, num_chains=4, rhat_max=1.0001).fit(X, y)

@@ -4,12 +4,19 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sparsebayes.comparisons.synthetic import sinc
+from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.models.features import GaussianKernelFeatures
 
 
-@parametrize_with_checks([BLSRegressor(), RVMRegressor(), FLAPRegressor(estimate_noise=True)])
+@parametrize_with_checks([BLSRegressor(), RVMRegressor(), FLAPRegressor(estimate_noise=True), FLAPRegressor()])
 def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow  # ~2.5 min: the Gibbs sweep compiles anew for every data shape the checks try
+@parametrize_with_checks([BayesianLassoRegressor(num_warmup=50, num_samples=100, num_chains=2, rhat_max=np.inf)])
+def test_bayesian_lasso_sklearn_compatible(estimator, check):
     check(estimator)
 
 
@@ -59,7 +66,7 @@ def test_convergence_warning():
     ],
 )
 def test_bad_input(X, y, match):
-    for est in (BLSRegressor(), RVMRegressor(), FLAPRegressor()):
+    for est in (BLSRegressor(), RVMRegressor(), FLAPRegressor(), BayesianLassoRegressor()):
         with pytest.raises(ValueError, match=match):
             est.fit(X, y)
 

@@ -33,8 +33,24 @@ def test_bayesian_lasso_density_with_jeffreys_noise_prior():
     expect = (stats.gamma(1.0, scale=1 / 1.78).logpdf(0.8) - np.log(s2)
               + stats.expon(scale=2 / 0.8).logpdf(params["tau2"]).sum()
               + stats.norm(0, np.sqrt(s2 * params["tau2"])).logpdf(params["beta"]).sum()
-              + stats.norm(X @ params["beta"], np.sqrt(s2)).logpdf(y).sum())
+              + stats.norm(X @ params["beta"], np.sqrt(s2)).logpdf(y).sum()
+              + 0.5 * np.log(s2))  # the flat-prior intercept integrated out (n − 1 degrees of freedom)
     assert float(lp) == pytest.approx(expect, rel=1e-10)
+
+
+def test_bayesian_lasso_intercept_term_is_the_integral_over_a_flat_intercept():
+    """log ∫ Π N(y_i | μ + x_iᵀβ, σ²) dμ − (Σ log N(y_c | X_cβ, σ²) + ½ log σ²) is the same for every σ², β."""
+    from scipy.integrate import quad
+
+    X, y = _data()
+    X, y = X - X.mean(0), y - y.mean()
+    gaps = []
+    for s2, beta in ((0.5, [0.3, -0.4, 1.0]), (2.0, [1.0, 0.0, -0.5]), (7.0, [0.0, 0.2, 0.1])):
+        r = y - X @ np.asarray(beta)
+        base = stats.norm(0, np.sqrt(s2)).logpdf(r).sum()
+        integral, _ = quad(lambda mu: np.exp(stats.norm(mu, np.sqrt(s2)).logpdf(r).sum() - base), -50, 50, points=[0.0])
+        gaps.append(np.log(integral) - 0.5 * np.log(s2))
+    assert np.ptp(gaps) < 1e-8
 
 
 @pytest.mark.parametrize("model", [bls_model, rvm_model, flap_model])
