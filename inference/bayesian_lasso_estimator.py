@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 
+from ._base import atomic_fit
 from ._validation import validate_predict_data, validate_regression_data
 from .gibbs import run_gibbs
 from .nuts import run_nuts
@@ -67,6 +68,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         self.credible_level = credible_level
         self.rhat_max = rhat_max
 
+    @atomic_fit
     def fit(self, X, y):
         if self.sampler not in ("gibbs", "nuts"):
             raise ValueError(f"sampler must be 'gibbs' or 'nuts', got {self.sampler!r}")

@@ -25,6 +25,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference import bound
+from sparsebayes.inference._base import atomic_fit
 from sparsebayes.inference._validation import validate_classification_data, validate_predict_data
 from sparsebayes.inference.idata import point_estimate_idata
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
@@ -256,6 +257,7 @@ class SMLRClassifier(_MultinomialLogisticBase):
         self.warm_start = warm_start
         self.random_state = random_state
 
+    @atomic_fit
     def fit(self, X, y):
         """Fit the MAP estimate; raises ``ValueError`` on bad input."""
         make_prior(self.penalty, self.lam)
@@ -343,6 +345,7 @@ class SMLRCV(_MultinomialLogisticBase):
         top = lambda_max(Phi, y_enc, m)
         return top * np.logspace(0, -4, self.n_lams)
 
+    @atomic_fit
     def fit(self, X, y):
         """Cross-validate λ (and the width), then refit on all data."""
         if self.penalty is None:

@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.typeii_rules import BLSRule, FLAPRule, FLAPSigmaRule, RVMRule, with_lambda_update
 
 from . import typeii
+from ._base import atomic_fit
 from ._validation import validate_predict_data, validate_regression_data
 from .idata import point_estimate_idata
 
@@ -79,6 +80,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
             self.features_ = clone(self.features).fit(X)
         return self.features_.transform(X)
 
+    @atomic_fit
     def fit(self, X, y):
         X, y = validate_regression_data(self, X, y)
         Phi = np.asarray(self._design(X, fit=True), dtype=np.float64)

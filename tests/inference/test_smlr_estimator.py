@@ -175,3 +175,12 @@ def test_cv_chooses_the_kernel_width_too():
     best = cv.cv_errors_ == cv.cv_errors_.min()
     assert best[w, l] and cv.lam_ == np.asarray(cv.lams_)[best].max()
     assert cv.basis_.width == cv.kernel_width_ and cv.score(X, y) > 0.9
+
+
+def test_failed_refit_leaves_nothing_fitted():
+    X, y = _three_blobs()
+    for est in (SMLRClassifier(lam=0.5), SMLRCV(cv=3, n_lams=3)):
+        est.fit(X, y)
+        with pytest.raises(ValueError, match="single class"):
+            est.fit(X, np.zeros(len(y)))
+        assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]

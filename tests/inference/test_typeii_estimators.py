@@ -94,3 +94,12 @@ def test_bls_algorithm1_zeroes_the_papers_diabetes_coefficients():
 def test_lambda_update_must_be_known():
     with pytest.raises(ValueError, match="lambda_update"):
         BLSRegressor(lambda_update="exact").fit(np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0))
+
+
+def test_failed_refit_leaves_nothing_fitted():
+    X, y = _sinc()
+    for est in (BLSRegressor(), RVMRegressor(), BayesianLassoRegressor(num_warmup=20, num_samples=20, num_chains=2)):
+        est.fit(X, y)
+        with pytest.raises(ValueError, match="NaN"):
+            est.fit(np.full_like(X, np.nan), y)
+        assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]
