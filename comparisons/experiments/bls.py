@@ -123,23 +123,30 @@ def choose_r_by_cv(datasets, grid, rule, *, n_folds=5, seed=0):
     return float(grid[int(np.argmin(per_r))])
 
 
-def _kernel_table(make_data, levels, key, grid, x_test, f_test, reps, seed, n_pilot, paper, fig_levels, out, title,
+def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilot, paper, fig_levels, out, title,
                   fig_name):
+    """One row per (level, method): kernel count, RMSE vs the true ``f_of`` on ``x_test`` and at the training inputs."""
+    f_test = f_of(x_test[:, 0])
     rows, notes, fig_fits = [], [], {}
     rng = np.random.default_rng(seed)
     for level in levels:
         sets = [make_data(level, rng) for _ in range(reps)]
         pilot = [make_data(level, rng) for _ in range(n_pilot)]
         X = np.stack([s[0] for s in sets]); y = np.stack([s[1] for s in sets])
-        Xe = np.broadcast_to(x_test, (reps,) + x_test.shape)
+        # predict on the test grid and at the training inputs (the second error, vs the true f there)
+        Xe = np.concatenate([np.broadcast_to(x_test, (reps,) + x_test.shape), X], axis=1)
+        f_train = f_of(X[..., 0])
         for name, rule in KERNEL_METHODS.items():
             r = choose_r_by_cv(pilot, grid, rule, seed=seed)
-            pred, nov, s2, active, conv = fit_kernel_batch(X, y, np.full(reps, r), rule, Xe)
+            pred_all, nov, s2, active, conv = fit_kernel_batch(X, y, np.full(reps, r), rule, Xe)
+            pred, pred_train = pred_all[:, :len(x_test)], pred_all[:, len(x_test):]
             rmse = np.sqrt(np.mean((pred - f_test) ** 2, axis=1))
+            rmse_train = np.sqrt(np.mean((pred_train - f_train) ** 2, axis=1))
             sh = np.sqrt(s2)
             estimated = not isinstance(rule, FLAPRule)
             rows.append({"method": name, key: level, "r": r, "n_kernels": nov.mean(), "n_kernels_sd": nov.std(ddof=1) if reps > 1 else 0.0,
                          "rmse": rmse.mean(), "rmse_sd": rmse.std(ddof=1) if reps > 1 else 0.0,
+                         "rmse_train": rmse_train.mean(),
                          "sigma_hat": sh.mean() if estimated else None,
                          "sigma_hat_sd": (sh.std(ddof=1) if reps > 1 else 0.0) if estimated else None,
                          "converged": conv})
@@ -177,10 +184,9 @@ def _figure(fits, levels, key, x_test, f_test, out, title, fig_name):
 def table1_sinc(reps, seed, out, n_pilot=2):
     """Sinc, N=100 uniform on [-10, 10], σ ∈ {0.05, 0.1, 0.3, 0.5, 0.7}, RMSE on 1000 test points."""
     x_test = np.linspace(-10, 10, 1000)[:, None]
-    f_test = sinc_function(x_test[:, 0])
     grid = np.array([0.15, 0.25, 0.35, 0.5])
     rows, plots, notes = _kernel_table(lambda s, rng: sinc(100, sigma=s, seed=rng), [0.05, 0.1, 0.3, 0.5, 0.7], "sigma",
-                                       grid, x_test, f_test, reps, seed, n_pilot, PAPER_T1, (0.05, 0.3, 0.7), out,
+                                       grid, x_test, sinc_function, reps, seed, n_pilot, PAPER_T1, (0.05, 0.3, 0.7), out,
                                        "Fig. 1: sinc", "bls-table1-sinc-fig1.png")
     settings = {"n": 100, "n_test": 1000, "reps": reps, "seed": seed, "r_grid": grid.tolist(), "n_pilot_cv": n_pilot,
                 "kernel": "exp(-r^2 |x-x'|^2) + bias", "flap_noise_var": "0.01*||y||^2/N"}
@@ -189,15 +195,25 @@ def table1_sinc(reps, seed, out, n_pilot=2):
 
 @experiment("bls-table2-bump", default_reps=100, description="Helgøy & Li Table 2 / Fig. 2: Donoho-Johnstone bump")
 def table2_bump(reps, seed, out, n_pilot=2):
-    """Bump, N=120 equispaced on [0, 1], f scaled to unit sd, σ = 1/SNR; RMSE on 1000 grid points."""
+    """Bump, N=120 equispaced on [0, 1], f scaled to unit sd, σ = 1/SNR; RMSE on 1000 grid points.
+
+    The spikes are 0.005–0.03 wide and the samples 0.0084 apart, so most peaks fall between
+    samples: ``rmse`` on the fine grid cannot go much below 0.5 for any method. The paper's
+    RMSEs (0.22–0.25 at SNR 10) fit an error at the sampled inputs better, reported as
+    ``rmse_train`` (vs the true f at the training x). The r grid reaches r = 150 (kernel
+    width 1/(√2 r) ≈ 0.005, the narrowest spike).
+    """
     x_test = np.linspace(0, 1, 1000)[:, None]
-    f_test = bump_function(x_test[:, 0])
-    grid = np.array([10.0, 20.0, 35.0, 60.0])
+    grid = np.array([10.0, 20.0, 35.0, 60.0, 100.0, 150.0])
     rows, plots, notes = _kernel_table(lambda s, rng: bump(120, snr=s, seed=rng), [10, 5, 4, 3, 2, 1], "snr", grid,
-                                       x_test, f_test, reps, seed, n_pilot, PAPER_T2, (1, 3, 10), out,
+                                       x_test, bump_function, reps, seed, n_pilot, PAPER_T2, (1, 3, 10), out,
                                        "Fig. 2: bump", "bls-table2-bump-fig2.png")
     settings = {"n": 120, "n_test": 1000, "reps": reps, "seed": seed, "r_grid": grid.tolist(), "n_pilot_cv": n_pilot,
                 "signal": "Donoho-Johnstone bump scaled to sd 1, sigma = 1/SNR"}
+    notes = notes + ["rmse is vs the true f on 1000 grid points; rmse_train vs the true f at the 120 sampled inputs. "
+                     "The spikes (0.005-0.03 wide) mostly fall between samples 0.0084 apart, so the grid error stays "
+                     "high for every method; the paper does not say where its RMSE is taken, and its figures are "
+                     "closer to rmse_train."]
     return Result(settings, rows, _paper_kernel_rows(PAPER_T2, "snr"), plots, notes)
 
 

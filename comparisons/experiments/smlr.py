@@ -27,7 +27,7 @@ from sparsebayes.comparisons import datasets
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
 
-WIDTHS = (0.5, 1.0, 2.0, 4.0)
+WIDTHS = (0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0)  # kernel widths h for the SVM grid search (√2 steps)
 SVM_C = (0.1, 1.0, 10.0, 100.0, 1000.0)
 INNER_CV = 3
 RVM_NOTE = ("RVM column pending: the suite's type-II engine (RVMRegressor) has the Gaussian likelihood only; "
