@@ -1,8 +1,10 @@
 """NumPyro models of Figueiredo's hierarchies, written as the papers state them.
 
 Regression (000 Sec. 3): ``y = Hβ + w``, ``w ~ N(0, σ² I)``, ``β_i | τ_i ~ N(0, τ_i)``, σ² flat.
-Probit (002 Sec. 2): ``z = Hβ + w``, ``w ~ N(0, 1)``, ``y = 1[z ≥ 0]``; the latent ``z`` is
-integrated out in closed form, ``P(y = 1) = Φ(hᵀβ)``, evaluated as ``log_ndtr`` for stability.
+Probit (002 Sec. 2): ``z = Hβ + w``, ``w ~ N(0, 1)``, ``y = 1[z ≥ 0]``. By default the latent
+``z`` is integrated out in closed form, ``P(y = 1) = Φ(hᵀβ)``, evaluated as ``log_ndtr`` for
+stability; ``latent=True`` keeps ``z`` as a sampled site (the data-augmentation form that the
+EM's E-step, 002 eq. 6, takes the expectation of).
 
 Hyperpriors on τ_i:
 
@@ -66,11 +68,21 @@ def sparse_regression_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prio
 
 
 def sparse_probit_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=None, surrogate_eps=None,
-                        marginal=False):
-    """Probit ``P(y=1|x) = Φ(hᵀβ)`` (002 eq. 2) with the hierarchical Laplace or Jeffreys prior."""
+                        marginal=False, latent=False):
+    """Probit ``P(y=1|x) = Φ(hᵀβ)`` (002 eq. 2) with the hierarchical Laplace or Jeffreys prior.
+
+    ``latent=True`` (with ``y`` given) samples the latent ``z`` of 002 Sec. 2: ``u = s z > 0``
+    with ``s = 2y − 1`` is ``N(sη, 1)`` truncated to ``(0, ∞)``, and the factor ``log Φ(sη)``
+    restores the joint ``p(z, y | β) = N(z; η, 1) 1[s z > 0]``; integrating ``z`` out gives the
+    default model back.
+    """
     beta = _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal)
     eta = H @ beta
     if y is None:
         numpyro.sample("y", dist.Bernoulli(probs=jnp.exp(log_ndtr(eta))).to_event(1))
-    else:
-        numpyro.factor("y", jnp.sum(log_ndtr((2.0 * y - 1.0) * eta)))
+        return
+    sign = 2.0 * y - 1.0
+    numpyro.factor("y", jnp.sum(log_ndtr(sign * eta)))
+    if latent:
+        u = numpyro.sample("u", dist.TruncatedNormal(sign * eta, 1.0, low=0.0).to_event(1))
+        numpyro.deterministic("z", sign * u)

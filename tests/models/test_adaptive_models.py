@@ -52,3 +52,24 @@ def test_probit_likelihood_is_log_phi():
     ref = stats.norm.logcdf(np.where(y == 1, eta, -eta)).sum() + stats.laplace.logpdf(beta).sum()
     assert float(ld) == pytest.approx(ref, rel=1e-10)
     assert np.isfinite(float(ld))
+
+
+def test_latent_z_probit_joint_is_gaussian_on_the_labelled_side_and_its_mean_is_the_e_step():
+    """002 Sec. 2: p(z, y | β) = N(z; Hβ, 1) 1[(2y − 1) z > 0]; E[z | y, β] is the EM's E-step (002 eq. 6)."""
+    from sparsebayes.models.likelihoods import ProbitLikelihood
+
+    rng = np.random.default_rng(1)
+    H = rng.standard_normal((6, 2))
+    y = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+    beta = np.array([0.7, -1.2])
+    sign = 2 * y - 1
+    z = sign * rng.uniform(0.1, 2.0, 6)
+    args, kw = (jnp.asarray(H), jnp.asarray(y)), dict(prior="laplace", gamma=2.0, marginal=True, latent=True)
+    ld, _ = log_density(sparse_probit_model, args, kw, {"beta": jnp.asarray(beta), "u": jnp.asarray(sign * z)})
+    ref = stats.norm.logpdf(z, H @ beta, 1.0).sum() + stats.laplace.logpdf(beta, scale=1 / np.sqrt(2.0)).sum()
+    assert float(ld) == pytest.approx(ref, rel=1e-10)
+    predictive = Predictive(sparse_probit_model, num_samples=4000, params={"beta": jnp.asarray(beta)})
+    z_draws = np.asarray(predictive(jax.random.PRNGKey(0), *args, **kw)["z"])
+    assert np.all(np.sign(z_draws) == sign)
+    e_step = np.asarray(ProbitLikelihood().expected_targets(jnp.asarray(y), jnp.asarray(H @ beta)))
+    np.testing.assert_allclose(z_draws.mean(0), e_step, atol=4 * z_draws.std(0).max() / np.sqrt(4000))
