@@ -395,12 +395,21 @@ def fit_trace(data, rule, noise_var, *, capacity, n_steps, tol=1e-9, noise_tol=1
     return final, jnp.concatenate([state.objective[None], trace])
 
 
-@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every"))
+@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every", "batch_size"))
 def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
-              align_max=1.0 - 1e-3):
-    """:func:`fit` vmapped over a leading data-set axis of ``data`` and ``noise_var``."""
-    return jax.vmap(lambda dt, nv: fit(dt, rule, nv, capacity=capacity, max_iter=max_iter, tol=tol,
-                                       noise_tol=noise_tol, noise_every=noise_every, align_max=align_max))(data, noise_var)
+              align_max=1.0 - 1e-3, batch_size=16):
+    """:func:`fit` over a leading data-set axis of ``data`` and ``noise_var``, ``vmap``-ed in chunks.
+
+    ``lax.map`` with ``batch_size`` runs ``vmap``-ed chunks one after another. On the 2-core
+    CPU machines a single ``vmap`` over 40 or more fits stalled (a batch of 20 sinc fits at N = 100
+    took 0.9 s, one of 40 had not finished after 2 min; the same 40 in chunks of 20: 2.2 s).
+    """
+    def one(args):
+        dt, nv = args
+        return fit(dt, rule, nv, capacity=capacity, max_iter=max_iter, tol=tol, noise_tol=noise_tol,
+                   noise_every=noise_every, align_max=align_max)
+
+    return jax.lax.map(one, (data, noise_var), batch_size=batch_size)
 
 
 def coefficients(state, n_basis):
