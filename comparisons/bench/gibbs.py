@@ -45,7 +45,7 @@ def _bench(args):
     for name, (X, y) in problems.items():
         y = y - y.mean()
         res = {}
-        run_gibbs(X, y, num_warmup=2, num_samples=2, num_chains=4)  # compile
+        run_gibbs(X, y, num_warmup=2, num_samples=8, num_chains=4)  # compile
         for sampler in ("gibbs", "nuts"):
             if sampler == "gibbs":
                 idata = run_gibbs(X, y, num_warmup=args.warmup, num_samples=args.draws, num_chains=4)
