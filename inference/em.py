@@ -98,12 +98,12 @@ def m_step(u, v, noise_var, data):
     if data.gram is not None:
         k = u.shape[0]
         A = noise_var * jnp.eye(k, dtype=u.dtype) + u[:, None] * data.gram * u[None, :]
-        c = cho_solve(cho_factor(A, lower=True), u * (data.H.T @ v))
+        c = cho_solve(cho_factor(A, lower=True), u * (v @ data.H))  # v @ H = Hᵀv without copying Hᵀ
         return u * c
     n = data.H.shape[0]
     d = u**2
     W = noise_var * jnp.eye(n, dtype=u.dtype) + (data.H * d[None, :]) @ data.H.T
-    return d * (data.H.T @ cho_solve(cho_factor(W, lower=True), v))
+    return d * (cho_solve(cho_factor(W, lower=True), v) @ data.H)
 
 
 def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_floor, prune_floor=0.0):

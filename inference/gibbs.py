@@ -82,7 +82,7 @@ def beta_bhattacharya(key, X, y, tau2, noise_var):
     M = (Phi * D) @ Phi.T + jnp.eye(n)
     L = jnp.linalg.cholesky(M)
     w = cho_solve((L, True), y / sigma - v)
-    return u + D * (Phi.T @ w)
+    return u + D * (w @ Phi)  # = Φᵀw; w @ Φ avoids XLA:CPU copying Φᵀ
 
 
 def _standard_gammas(key, n, p, hyper):

@@ -95,7 +95,7 @@ def make_data(Phi, y, n_obs=None, basis_mask=None):
     if basis_mask is None:
         basis_mask = col_sq > 0
     return TypeIIData(Phi, y, jnp.asarray(n_obs, jnp.float64), jnp.asarray(basis_mask, bool) & (col_sq > 0),
-                      col_sq, Phi.T @ y, y @ y)
+                      col_sq, y @ Phi, y @ y)
 
 
 def _slot_view(state):
@@ -185,7 +185,7 @@ def _add(data, state, m, new_var):
     Sii = 1.0 / (1.0 / new_var + state.S[m])
     mui = Sii * state.Q[m]
     w = state.Sigma @ state.B[m, :] / s2
-    col = data.Phi.T @ data.Phi[:, m]
+    col = data.Phi[:, m] @ data.Phi  # = Φᵀφ_m; XLA:CPU copies Φᵀ for Φ.T @ v (15x slower at 4096²)
     e = (col - state.B @ w) / s2
     Sigma = state.Sigma + Sii * jnp.outer(w, w)
     Sigma = Sigma.at[:, j].set(-Sii * w).at[j, :].set(-Sii * w).at[j, j].set(Sii)
@@ -255,7 +255,7 @@ def init(data, rule, noise_var, capacity):
         var=jnp.zeros(M).at[m].set(v0),
         slot_of=jnp.full(M, -1, jnp.int32).at[m].set(jnp.int32(0)),
         basis_of_slot=jnp.full(capacity, -1, jnp.int32).at[0].set(m.astype(jnp.int32)),
-        B=jnp.zeros((M, capacity)).at[:, 0].set(data.Phi.T @ data.Phi[:, m]),
+        B=jnp.zeros((M, capacity)).at[:, 0].set(data.Phi[:, m] @ data.Phi),
         Sigma=jnp.zeros((capacity, capacity)),
         mu=jnp.zeros(capacity),
         logdet_Sigma=jnp.zeros(()),
