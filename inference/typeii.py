@@ -91,11 +91,17 @@ def make_data(Phi, y, n_obs=None, basis_mask=None):
     y = jnp.asarray(y, dtype=jnp.float64)
     if n_obs is None:
         n_obs = Phi.shape[0]
-    col_sq = jnp.sum(Phi * Phi, axis=0)
+    col_sq, Phity, yy = _design_products(Phi, y)
     if basis_mask is None:
         basis_mask = col_sq > 0
     return TypeIIData(Phi, y, jnp.asarray(n_obs, jnp.float64), jnp.asarray(basis_mask, bool) & (col_sq > 0),
-                      col_sq, y @ Phi, y @ y)
+                      col_sq, Phity, yy)
+
+
+@jax.jit
+def _design_products(Phi, y):
+    """``‖φ_i‖²``, ``Φᵀy`` (as ``y @ Φ``) and ``yᵀy`` in one fused pass (no N × M temporary)."""
+    return jnp.einsum("nm,nm->m", Phi, Phi), y @ Phi, y @ y
 
 
 def _slot_view(state):
