@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 
 from ._base import atomic_fit
-from ._validation import validate_predict_data, validate_regression_data
+from ._validation import reject_constant_columns, validate_predict_data, validate_regression_data
 from .gibbs import run_gibbs
 from .nuts import run_nuts
 
@@ -75,6 +75,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         if not 0.0 < self.credible_level < 1.0:
             raise ValueError(f"credible_level must lie in (0, 1), got {self.credible_level!r}")
         X, y = validate_regression_data(self, X, y)
+        reject_constant_columns(X)
         self.x_mean_ = X.mean(axis=0)
         self.y_mean_ = float(y.mean())
         Xc, yc = X - self.x_mean_, y - self.y_mean_

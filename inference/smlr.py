@@ -26,7 +26,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference import bound
 from sparsebayes.inference._base import atomic_fit
-from sparsebayes.inference._validation import validate_classification_data, validate_predict_data
+from sparsebayes.inference._validation import (
+    reject_constant_columns,
+    validate_classification_data,
+    validate_predict_data,
+)
 from sparsebayes.inference.idata import point_estimate_idata
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 from sparsebayes.models.multinomial import (
@@ -125,7 +129,9 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     def _validate(self, X, y):
         if y is not None and np.asarray(y).dtype == object:
             type_of_target(y, input_name="y", raise_unknown=True)  # "Unknown label type" error
-        return validate_classification_data(self, X, y)
+        X, y_enc = validate_classification_data(self, X, y)
+        reject_constant_columns(X)
+        return X, y_enc
 
     def _design(self, X, *, fit):
         if self.basis_ is None:

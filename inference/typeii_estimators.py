@@ -27,7 +27,7 @@ from sparsebayes.models.typeii_rules import BLSRule, FLAPRule, FLAPSigmaRule, RV
 
 from . import typeii
 from ._base import atomic_fit
-from ._validation import validate_predict_data, validate_regression_data
+from ._validation import reject_constant_columns, validate_predict_data, validate_regression_data
 from .idata import point_estimate_idata
 
 
@@ -83,6 +83,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
     @atomic_fit
     def fit(self, X, y):
         X, y = validate_regression_data(self, X, y)
+        reject_constant_columns(X)
         Phi = np.asarray(self._design(X, fit=True), dtype=np.float64)
         if self.fit_intercept:
             self.design_offset_ = Phi.mean(axis=0)

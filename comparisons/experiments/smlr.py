@@ -144,6 +144,12 @@ def table2_glass(reps, seed, out):
     return Result(settings, rows, _paper_rows("glass", 214, (62, 365), (61, 74), (50, 901), (59, 965)), notes=notes)
 
 
+def _standardized(X_train, X):
+    """``X`` standardized by the training part, without the pixels constant there (the estimators reject them)."""
+    keep = np.ptp(X_train, axis=0) > 0
+    return StandardScaler().fit(X_train[:, keep]).transform(X[:, keep])
+
+
 @experiment("smlr-digits", default_reps=10,
             description="SMLR vs RMLR vs SVM on sklearn digits, linear and RBF, 10-fold CV (reps = folds run)")
 def digits(reps, seed, out):
@@ -156,8 +162,7 @@ def digits(reps, seed, out):
     folds = list(StratifiedKFold(10, shuffle=True, random_state=seed).split(X, y))[: max(1, min(10, reps))]
     rows, notes = [], []
     tr0 = folds[0][0]
-    scaler = StandardScaler().fit(X[tr0])
-    X0 = np.nan_to_num(scaler.transform(X[tr0]))
+    X0 = _standardized(X[tr0], X[tr0])
     svm0 = _svm(X0, y[tr0], X0[:1], y[tr0][:1], seed)
     for basis in ("linear", "rbf"):
         width = svm0["width"] if basis == "rbf" else 1.0
@@ -173,8 +178,7 @@ def digits(reps, seed, out):
         for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
             errors, n_nonzero, n_basis, seconds = 0, 0, 0, 0.0
             for tr, te in tqdm(folds, desc=f"smlr-digits {basis} {method}"):
-                sc = StandardScaler().fit(X[tr])
-                X_tr, X_te = np.nan_to_num(sc.transform(X[tr])), np.nan_to_num(sc.transform(X[te]))
+                X_tr, X_te = _standardized(X[tr], X[tr]), _standardized(X[tr], X[te])
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -193,10 +197,9 @@ def digits(reps, seed, out):
         if basis == "rbf":
             errors = 0
             for tr, te in folds:
-                sc = StandardScaler().fit(X[tr])
                 svc = OneVsRestClassifier(SVC(kernel="rbf", gamma=1 / (2 * width**2), C=SVM_C[2]))
-                svc.fit(np.nan_to_num(sc.transform(X[tr])), y[tr])
-                errors += int(np.sum(svc.predict(np.nan_to_num(sc.transform(X[te]))) != y[te]))
+                svc.fit(_standardized(X[tr], X[tr]), y[tr])
+                errors += int(np.sum(svc.predict(_standardized(X[tr], X[te])) != y[te]))
             rows.append({"method": "svm", "basis": "rbf", "errors": errors,
                          "error_rate": errors / sum(len(te) for _, te in folds)})
     notes.append("Stand-in for the paper's gene-expression sets; the paper has no digits figures. "
