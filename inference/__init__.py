@@ -5,13 +5,14 @@ from .adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
 from .bayesian_lasso_estimator import BayesianLassoRegressor
 from .nuts import run_nuts
 from .smlr import SMLRCV, SMLRClassifier
-from .typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+from .typeii_estimators import BLSRegressor, FLAPRegressor, RVMClassifier, RVMRegressor
 
 __all__ = [
     "AdaptiveSparseRegressor",
     "BLSRegressor",
     "BayesianLassoRegressor",
     "FLAPRegressor",
+    "RVMClassifier",
     "RVMRegressor",
     "SMLRCV",
     "SMLRClassifier",
