@@ -2,9 +2,8 @@
 
 Classification: :func:`svm_classifier` (SVC, RBF kernel of the same width, C by CV),
 :class:`PlugInGaussianClassifier` (class means and covariances plugged into the Bayes rule),
-:func:`logistic_classifier`, and :func:`ard_rvm_classifier` (scikit-learn ``ARDRegression``
-on ±1 targets of the kernel design: a stand-in for Tipping's Bernoulli RVM, which is not
-implemented here).
+:func:`logistic_classifier`. The RVM classifier is ours
+(:class:`sparsebayes.inference.RVMClassifier`).
 
 Regression: :func:`ols_regressor`, :func:`lasso_cv_regressor` (``LassoCV``),
 :class:`LassoGCV` (Tibshirani 1996, Sec. 4: λ by generalized cross-validation with the
@@ -25,7 +24,7 @@ import scipy.linalg
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import ARDRegression, LassoCV, LinearRegression, LogisticRegression, lasso_path
+from sklearn.linear_model import LassoCV, LinearRegression, LogisticRegression, lasso_path
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.svm import SVC, SVR
 from sklearn.utils.multiclass import unique_labels
@@ -121,66 +120,6 @@ class PlugInGaussianClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
-
-
-#: ARD weights below this fraction of the largest count as pruned (see :func:`_ard_kept`).
-ARD_KEEP_REL = 1e-3
-
-
-def _ard_kept(coef):
-    """Kernels an ``ARDRegression`` fit keeps: ``|w_i| ≥ ARD_KEEP_REL · max|w|``.
-
-    scikit-learn's ARD zeroes a weight only when its precision passes ``threshold_lambda``
-    (1e4); with MacKay's fixed-point updates the precisions of irrelevant kernels grow
-    slowly and most stay below it when the fit stops, leaving ~all weights tiny but
-    nonzero. Counting weights above a relative threshold gives the RVM's kernel count.
-    """
-    w = np.abs(coef)
-    return w >= ARD_KEEP_REL * w.max() if w.size and w.max() > 0 else np.zeros(w.shape, bool)
-
-
-class KernelARDClassifier(ClassifierMixin, BaseEstimator):
-    """Stand-in RVM: scikit-learn ``ARDRegression`` on the Gaussian kernel design, ±1 targets.
-
-    This is the Gaussian-likelihood (regression) RVM used as a classifier (sign of the
-    prediction; one-vs-all for ``k > 2``), not Tipping's Bernoulli RVM; it is labelled
-    ``rvm`` in the classification tables. ``n_kernels_`` counts kernels
-    kept (:func:`_ard_kept`) by any one-vs-all model.
-    """
-
-    def __init__(self, *, width=1.0):
-        self.width = width
-
-    def fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_ = unique_labels(y)
-        self.features_ = GaussianKernelFeatures(width=self.width, bias=False).fit(X)
-        K = self.features_.transform(X)
-        targets = [y == self.classes_[1]] if self.classes_.size == 2 else [y == c for c in self.classes_]
-        self.models_ = []
-        for t in targets:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                self.models_.append(ARDRegression().fit(K, np.where(t, 1.0, -1.0)))
-        used = np.any([_ard_kept(m.coef_) for m in self.models_], axis=0)
-        self.relevance_indices_ = np.flatnonzero(used)
-        self.n_kernels_ = int(used.sum())
-        return self
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        K = self.features_.transform(validate_data(self, X, dtype=np.float64, reset=False))
-        f = np.column_stack([m.predict(K) for m in self.models_])
-        return f[:, 0] if f.shape[1] == 1 else f
-
-    def predict(self, X):
-        f = self.decision_function(X)
-        return self.classes_[(f > 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)]
-
-
-def ard_rvm_classifier(X, y, *, width):
-    """Fit :class:`KernelARDClassifier` (the stand-in RVM) with kernel width ``h``."""
-    return KernelARDClassifier(width=width).fit(X, y)
 
 
 # ----------------------------------------------------------------------------- regressors

@@ -341,8 +341,10 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, coef_ (n_classifiers, n_basis, zeros where pruned), active_ (same shape, bool),
-    relevance_indices_ (basis functions kept by any classifier), n_kernels_, objective_
+    classes_, beta_ (n_classifiers, n_basis: the mode, zeros where pruned), active_ (same shape,
+    bool), coef_ / intercept_ (``beta_`` without / with only the bias column, as for
+    :class:`SparseProbitClassifier`), relevance_indices_ (columns of ``coef_`` kept by any
+    classifier: training points for kernel features), n_kernels_ (their number), objective_
     (Laplace-approximate log evidence per classifier), n_iter_, converged_.
     """
 
@@ -365,12 +367,15 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         mask = np.any(Phi != 0, axis=0)
         states = [typeii_bernoulli.fit(Phi, t.astype(np.float64), mask, max_iter=int(self.max_iter), tol=self.tol)
                   for t in targets]
-        self.coef_ = np.array([np.where(np.asarray(s.var) > 0, np.asarray(s.w), 0.0) for s in states])
+        self.beta_ = np.array([np.where(np.asarray(s.var) > 0, np.asarray(s.w), 0.0) for s in states])
         self.active_ = np.array([np.asarray(s.var) > 0 for s in states])
+        has_bias = isinstance(self.features, str) and self.bias
+        self.coef_ = self.beta_[:, 1:] if has_bias else self.beta_
+        self.intercept_ = self.beta_[:, 0] if has_bias else np.zeros(len(states))
         self.objective_ = np.array([float(s.objective) for s in states])
         self.n_iter_ = np.array([int(s.n_iter) for s in states])
         self.converged_ = np.array([bool(s.converged) for s in states])
-        self.relevance_indices_ = np.flatnonzero(np.any(self.active_, axis=0))
+        self.relevance_indices_ = np.flatnonzero(np.any(self.coef_ != 0, axis=0))
         self.n_kernels_ = int(self.relevance_indices_.size)
         if not np.all(self.converged_):
             warnings.warn(f"RVMClassifier did not converge in max_iter={self.max_iter} steps; increase max_iter",
@@ -381,7 +386,7 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         """``wᵀh(x)``: shape (n,) for two classes, (n, n_classes) for one-vs-rest."""
         check_is_fitted(self, "coef_")
         X = validate_predict_data(self, X)
-        eta = np.asarray(self.feature_map_.transform(X), dtype=np.float64) @ self.coef_.T
+        eta = np.asarray(self.feature_map_.transform(X), dtype=np.float64) @ self.beta_.T
         return eta[:, 0] if eta.shape[1] == 1 else eta
 
     def predict_proba(self, X):
@@ -402,8 +407,8 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         """The mode weights per classifier as a one-draw ``InferenceData``."""
         check_is_fitted(self, "coef_")
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
-        return point_estimate_idata({"coef": self.coef_}, method="rvm-bernoulli-typeii",
-                                    coords={"classifier": cls}, dims={"coef": ["classifier", "basis"]},
+        return point_estimate_idata({"beta": self.beta_}, method="rvm-bernoulli-typeii",
+                                    coords={"classifier": cls}, dims={"beta": ["classifier", "basis"]},
                                     attrs={"objective": self.objective_.tolist()})
 
     def __sklearn_tags__(self):

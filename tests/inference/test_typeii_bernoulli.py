@@ -104,13 +104,14 @@ def test_one_vs_rest_probabilities_and_string_labels():
     d = datasets.iris()
     labels = np.array(["setosa", "versicolor", "virginica"])[d.y]
     m = RVMClassifier(kernel_width=1.0).fit(d.X, labels)
-    assert m.coef_.shape == (3, d.X.shape[0] + 1) and m.active_.shape == m.coef_.shape
+    assert m.beta_.shape == (3, d.X.shape[0] + 1) and m.active_.shape == m.beta_.shape
+    assert m.coef_.shape == (3, d.X.shape[0]) and m.intercept_.shape == (3,)
     p = m.predict_proba(d.X)
     np.testing.assert_allclose(p.sum(1), 1.0)
     assert set(m.predict(d.X)) <= set(labels)
     assert np.mean(m.predict(d.X) == labels) > 0.95
     idata = m.to_inference_data()
-    assert idata.posterior["coef"].shape == (1, 1, 3, d.X.shape[0] + 1)
+    assert idata.posterior["beta"].shape == (1, 1, 3, d.X.shape[0] + 1)
 
 
 @pytest.mark.parametrize(
