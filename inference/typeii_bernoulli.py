@@ -21,8 +21,9 @@ rule ``α = s²/(q² − s)``), then moves ``w*`` to the new mode by Newton's me
 halving (the log posterior is concave). Unlike the Gaussian engine, ``L`` can fall a little
 after a move (the approximation is re-centred), so it is reported, not guaranteed.
 
-This engine works on the whole basis with masks (``M × M`` Cholesky per step): meant for the
-few-hundred-point kernel problems of the classification papers, not for N in the thousands.
+Active set only: the weights in the model live in ``capacity`` slots (``-1`` = free), so the
+Newton iterations cost ``O(N K²)`` and a step's ``S, Q`` for all ``M`` candidates
+``O(N M K)``; :func:`fit` grows the capacity (×4) when a wanted add finds no free slot.
 """
 from __future__ import annotations
 
@@ -38,95 +39,97 @@ from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
 
 
 class BernoulliState(NamedTuple):
-    """Prior variances ``var`` (0 = not in the model), the mode ``w``, the objective ``L``."""
+    """Prior variances ``var`` over the M candidates (0 = not in the model), the slots of the
+    active ones (``basis_of_slot``, ``-1`` free), the mode ``w`` over the slots and ``L``."""
 
     var: jax.Array
+    basis_of_slot: jax.Array
     w: jax.Array
     objective: jax.Array
     n_iter: jax.Array
     converged: jax.Array
+    capacity_hit: jax.Array
     last_gain: jax.Array
 
 
-def _log_joint(w, Phi, t, inv_var):
+def _slots(Phi, state):
+    """Design columns and prior variances of the slots (zero column, variance 1 where free)."""
+    active = state.basis_of_slot >= 0
+    idx = jnp.where(active, state.basis_of_slot, 0)
+    return active, jnp.where(active[None, :], Phi[:, idx], 0.0), jnp.where(active, state.var[idx], 1.0)
+
+
+def _log_joint(w, Phi_A, t, inv_var):
     """``Σ log p(t | w) − ½ Σ w²/v`` (logistic likelihood in the stable ``log σ`` form)."""
-    eta = Phi @ w
+    eta = Phi_A @ w
     return jnp.sum(t * jax.nn.log_sigmoid(eta) + (1.0 - t) * jax.nn.log_sigmoid(-eta)) - 0.5 * jnp.sum(inv_var * w * w)
 
 
-def _precision_factor(Phi, b, var):
-    """Cholesky factor of ``Φ_AᵀBΦ_A + V_A⁻¹``, the identity on inactive rows/columns."""
-    active = var > 0
+def _precision_factor(Phi_A, b, active, v_slot):
+    """Cholesky factor of ``Φ_AᵀBΦ_A + V_A⁻¹`` on the slots (identity where a slot is free)."""
     both = active[:, None] & active[None, :]
-    inv_var = jnp.where(active, 1.0 / jnp.where(active, var, 1.0), 0.0)
-    H = jnp.einsum("nm,n,nk->mk", Phi, b, Phi)
-    P = jnp.where(both, H + jnp.diag(inv_var), jnp.eye(var.shape[0]))
-    return jnp.linalg.cholesky(P), H
+    H = jnp.einsum("nk,n,nj->kj", Phi_A, b, Phi_A)
+    P = jnp.where(both, H + jnp.diag(1.0 / v_slot), jnp.eye(active.shape[0]))
+    return jnp.linalg.cholesky(P)
 
 
-def posterior_mode(Phi, t, var, w0, *, max_newton=50, gtol=1e-8):
-    """Mode of the active weights by Newton's method with step halving (inactive weights stay 0).
+def posterior_mode(Phi_A, t, active, v_slot, w0, *, max_newton=50, gtol=1e-8):
+    """Mode of the slot weights by Newton's method with step halving (free slots stay 0).
 
-    Returns ``(w, L_chol, H)``: the mode, the Cholesky factor of ``Σ⁻¹`` there and ``ΦᵀBΦ``.
+    Returns ``(w, L)``: the mode and the Cholesky factor of ``Σ⁻¹`` there.
     """
-    active = var > 0
-    inv_var = jnp.where(active, 1.0 / jnp.where(active, var, 1.0), 0.0)
-
-    def gradient(w):
-        y = jax.nn.sigmoid(Phi @ w)
-        return jnp.where(active, (t - y) @ Phi - inv_var * w, 0.0), y
+    inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
 
     def newton(carry):
         w, it, _ = carry
-        g, y = gradient(w)
-        L, _ = _precision_factor(Phi, y * (1.0 - y), var)
+        y = jax.nn.sigmoid(Phi_A @ w)
+        g = jnp.where(active, (t - y) @ Phi_A - inv_var * w, 0.0)
+        L = _precision_factor(Phi_A, y * (1.0 - y), active, v_slot)
         step = jnp.where(active, cho_solve((L, True), g), 0.0)
-        f0 = _log_joint(w, Phi, t, inv_var)
-
-        def halve(c):
-            s, k = c
-            return s * 0.5, k + 1
-
-        def worse(c):
-            s, k = c
-            return (_log_joint(w + s * step, Phi, t, inv_var) < f0) & (k < 30)
-
-        scale, _ = jax.lax.while_loop(worse, halve, (jnp.asarray(1.0), 0))
-        w_new = w + scale * step
-        return w_new, it + 1, jnp.max(jnp.abs(scale * step))
+        f0 = _log_joint(w, Phi_A, t, inv_var)
+        scale, _ = jax.lax.while_loop(
+            lambda c: (_log_joint(w + c[0] * step, Phi_A, t, inv_var) < f0) & (c[1] < 30),
+            lambda c: (c[0] * 0.5, c[1] + 1), (jnp.asarray(1.0), 0))
+        return w + scale * step, it + 1, jnp.max(jnp.abs(scale * step))
 
     def keep_going(carry):
         w, it, change = carry
         return (it < max_newton) & (change > gtol * jnp.maximum(1.0, jnp.max(jnp.abs(w))))
 
     w, _, _ = jax.lax.while_loop(keep_going, newton, (jnp.where(active, w0, 0.0), 0, jnp.asarray(jnp.inf)))
-    y = jax.nn.sigmoid(Phi @ w)
-    L, H = _precision_factor(Phi, y * (1.0 - y), var)
-    return w, L, H
+    y = jax.nn.sigmoid(Phi_A @ w)
+    return w, _precision_factor(Phi_A, y * (1.0 - y), active, v_slot)
 
 
-def _evidence(Phi, t, var, w, L):
+def _evidence(Phi_A, t, active, v_slot, w, L):
     """Laplace approximation of the log marginal likelihood (module docstring)."""
-    active = var > 0
-    inv_var = jnp.where(active, 1.0 / jnp.where(active, var, 1.0), 0.0)
-    log_var = jnp.sum(jnp.where(active, jnp.log(jnp.where(active, var, 1.0)), 0.0))
+    inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
+    log_var = jnp.sum(jnp.where(active, jnp.log(v_slot), 0.0))
     logdet_Sigma = -2.0 * jnp.sum(jnp.log(jnp.diag(L)))
-    return _log_joint(w, Phi, t, inv_var) - 0.5 * log_var + 0.5 * logdet_Sigma
+    return _log_joint(w, Phi_A, t, inv_var) - 0.5 * log_var + 0.5 * logdet_Sigma
 
 
-def sparsity_quality(Phi, t, var, w, L, H):
-    """``S_m, Q_m`` for every basis (module docstring) and ``s_m, q_m = S, Q / (1 − v_m S_m)``."""
-    active = var > 0
-    y = jax.nn.sigmoid(Phi @ w)
-    Z = jnp.where(active[:, None], H, 0.0)  # Φ_AᵀBφ_m for every m, zero rows off A
+def sparsity_quality(Phi, t, state, L):
+    """``S_m, Q_m`` for every candidate (module docstring), and ``s_m, q_m = S, Q / (1 − v_m S_m)``."""
+    active, Phi_A, _ = _slots(Phi, state)
+    y = jax.nn.sigmoid(Phi_A @ state.w)
+    b = y * (1.0 - y)
+    Z = jnp.einsum("nk,n,nm->km", Phi_A, b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
     V = solve_triangular(L, Z, lower=True)
-    S = jnp.diag(H) - jnp.sum(V * V, axis=0)
+    S = b @ (Phi * Phi) - jnp.sum(V * V, axis=0)
     Q = (t - y) @ Phi
-    denom = 1.0 - var * S
+    denom = 1.0 - state.var * S
     return S, Q, S / denom, Q / denom
 
 
-def init(Phi, t, basis_mask):
+def _settle(Phi, t, state):
+    """Move ``w`` to the mode for ``state.var`` and recompute ``L``; returns the state and ``L``."""
+    active, Phi_A, v_slot = _slots(Phi, state)
+    w, L = posterior_mode(Phi_A, t, active, v_slot, state.w)
+    return state._replace(w=w, objective=_evidence(Phi_A, t, active, v_slot, w, L)), L
+
+
+def init(Phi, t, basis_mask, capacity):
     """One basis in: the column best aligned with the logit of the smoothed targets (Tipping & Faul)."""
     z = jnp.log((0.9 * t + 0.05) / (1.0 - (0.9 * t + 0.05)))
     col_sq = jnp.sum(Phi * Phi, axis=0)
@@ -134,37 +137,66 @@ def init(Phi, t, basis_mask):
     score = jnp.where(basis_mask & (col_sq > 0), proj**2 / jnp.maximum(col_sq, 1e-300), -jnp.inf)
     m = jnp.argmax(score)
     w_m = proj[m] / col_sq[m]
-    var = jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6))
-    w, L, _ = posterior_mode(Phi, t, var, jnp.zeros(Phi.shape[1]).at[m].set(w_m))
-    return BernoulliState(var, w, _evidence(Phi, t, var, w, L), jnp.asarray(0), jnp.asarray(False),
-                          jnp.asarray(jnp.inf))
+    state = BernoulliState(
+        var=jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6)),
+        basis_of_slot=jnp.full(capacity, -1, jnp.int32).at[0].set(m.astype(jnp.int32)),
+        w=jnp.zeros(capacity).at[0].set(w_m),
+        objective=jnp.zeros(()), n_iter=jnp.asarray(0), converged=jnp.asarray(False),
+        capacity_hit=jnp.asarray(False), last_gain=jnp.asarray(jnp.inf))
+    return _settle(Phi, t, state)
 
 
-def step(Phi, t, basis_mask, state, *, tol):
+def step(Phi, t, basis_mask, state, L, *, tol):
     """One add / re-estimate / delete of largest gain, then the new mode and ``L``."""
     var = state.var
     active = var > 0
-    y = jax.nn.sigmoid(Phi @ state.w)
-    L, H = _precision_factor(Phi, y * (1.0 - y), var)
-    _, _, s, q = sparsity_quality(Phi, t, var, state.w, L, H)
+    _, _, s, q = sparsity_quality(Phi, t, state, L)
     zero = jnp.zeros(())
     proposal = optimal_variance(s, q, zero)
     gain = variance_objective(proposal, s, q, zero) - variance_objective(var, s, q, zero)
-    allowed = jnp.where(active, (proposal > 0) | (jnp.sum(active) > 1), basis_mask & (proposal > 0))
+    full = jnp.all(state.basis_of_slot >= 0)
+    want_add = ~active & basis_mask & (proposal > 0)
+    allowed = jnp.where(active, (proposal > 0) | (jnp.sum(active) > 1), want_add & ~full)
+    blocked = jnp.max(jnp.where(want_add & full, gain, -jnp.inf))
     gain = jnp.where(allowed, gain, -jnp.inf)
     m = jnp.argmax(gain)
     move = gain[m] > tol
-    new_var = jnp.where(move, var.at[m].set(proposal[m]), var)
-    w0 = jnp.where(new_var > 0, state.w, 0.0)
-    w, L, _ = posterior_mode(Phi, t, new_var, w0)
-    return BernoulliState(new_var, w, _evidence(Phi, t, new_var, w, L), state.n_iter + 1, ~move, gain[m])
+    new_var = jnp.where(move, proposal[m], var[m])
+    slot_in = jnp.argmax(state.basis_of_slot == m)  # its slot if active
+    slot_free = jnp.argmax(state.basis_of_slot < 0)
+    slot = jnp.where(active[m], slot_in, slot_free)
+    entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
+    basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
+    w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
+    moved = state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w)
+    moved, L = _settle(Phi, t, moved)
+    return moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=gain[m],
+                          capacity_hit=state.capacity_hit | (blocked > jnp.maximum(gain[m], tol))), L
 
 
-@partial(jax.jit, static_argnames=("max_iter",))
-def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6):
-    """Run the sequential engine until no move gains more than ``tol`` (``lax.while_loop``)."""
+@partial(jax.jit, static_argnames=("capacity", "max_iter"))
+def _fit(Phi, t, basis_mask, *, capacity, max_iter, tol):
+    state, L = init(Phi, t, basis_mask, capacity)
+    state, _ = jax.lax.while_loop(lambda c: ~c[0].converged & (c[0].n_iter < max_iter),
+                                  lambda c: step(Phi, t, basis_mask, c[0], c[1], tol=tol), (state, L))
+    return state
+
+
+def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=32):
+    """Run the sequential engine until no move gains more than ``tol``; grows the capacity as needed."""
     Phi = jnp.asarray(Phi, jnp.float64)
     t = jnp.asarray(t, jnp.float64)
-    state = init(Phi, t, basis_mask)
-    return jax.lax.while_loop(lambda s: ~s.converged & (s.n_iter < max_iter),
-                              lambda s: step(Phi, t, basis_mask, s, tol=tol), state)
+    basis_mask = jnp.asarray(basis_mask, bool)
+    capacity = min(capacity, Phi.shape[1])
+    while True:
+        state = _fit(Phi, t, basis_mask, capacity=capacity, max_iter=int(max_iter), tol=tol)
+        if not bool(state.capacity_hit) or capacity >= Phi.shape[1]:
+            return state
+        capacity = min(Phi.shape[1], capacity * 4)
+
+
+def coefficients(state, n_basis):
+    """The mode over the ``n_basis`` candidates (zeros where pruned)."""
+    active = state.basis_of_slot >= 0
+    idx = jnp.where(active, state.basis_of_slot, 0)
+    return jnp.zeros(n_basis).at[idx].add(jnp.where(active, state.w, 0.0))

@@ -367,7 +367,7 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         mask = np.any(Phi != 0, axis=0)
         states = [typeii_bernoulli.fit(Phi, t.astype(np.float64), mask, max_iter=int(self.max_iter), tol=self.tol)
                   for t in targets]
-        self.beta_ = np.array([np.where(np.asarray(s.var) > 0, np.asarray(s.w), 0.0) for s in states])
+        self.beta_ = np.array([np.asarray(typeii_bernoulli.coefficients(s, Phi.shape[1])) for s in states])
         self.active_ = np.array([np.asarray(s.var) > 0 for s in states])
         has_bias = isinstance(self.features, str) and self.bias
         self.coef_ = self.beta_[:, 1:] if has_bias else self.beta_
