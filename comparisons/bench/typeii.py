@@ -4,7 +4,8 @@ Run ``python -m sparsebayes.comparisons.bench.typeii [--threads 1]``. Times are 
 of the fit alone (the design is built beforehand; our jitted engine is compiled by a first
 call that is not timed). Also times one ``vmap``-ed batch of 100 fits at N = 100 (compiled
 beforehand), says how many hit the active-set capacity or did not converge, and prints the
-cost per fit over fastrvm's single N = 100 fit.
+cost per fit over fastrvm's single N = 100 fit. Last, the Bernoulli RVM (``RVMClassifier``'s
+engine) on Ripley subsets of 100 and 250 points beside fastrvm's Bernoulli likelihood.
 """
 from __future__ import annotations
 
@@ -83,7 +84,43 @@ def _bench(args, describe):
     if 100 in fastrvm_at:
         line += f"; per fit / fastrvm single fit at N=100: {tb / 100 / fastrvm_at[100]:.2f}"
     print(line)
+    _bench_classifier()
     return 0
+
+
+def _bench_classifier():
+    """Bernoulli RVM (RVMClassifier's engine) on Ripley subsets, Tipping's width, beside fastrvm."""
+    import jax
+    import numpy as np
+
+    from sparsebayes.comparisons import datasets
+    from sparsebayes.inference import typeii_bernoulli
+    from sparsebayes.models.features import GaussianKernelFeatures
+
+    tr, _ = datasets.ripley_synth()
+    for n in (100, 250):
+        X_idx = np.random.default_rng(0).choice(len(tr.y), n, replace=False)
+        X, y = tr.X[X_idx], tr.y[X_idx].astype(float)
+        Phi = GaussianKernelFeatures(width=0.5 / np.sqrt(2)).fit(X).transform(X)
+        mask = np.ones(Phi.shape[1], bool)
+        jax.block_until_ready(typeii_bernoulli.fit(Phi, y, mask))  # compile
+        t0 = time.perf_counter()
+        st = jax.block_until_ready(typeii_bernoulli.fit(Phi, y, mask))
+        ours = time.perf_counter() - t0
+        line = (f"classification (Ripley n={n}): ours {ours * 1e3:8.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV, "
+                f"log evidence {float(st.objective):.4f})")
+        try:
+            from fastrvm import _sparsebayes_bindings as sb
+
+            t0 = time.perf_counter()
+            res = sb.SparseBayes(sb.Likelihood.Bernoulli, 10000, False, False, False, True, False, None).inference(Phi, y)
+            fr = time.perf_counter() - t0
+            ev = float(np.asarray(res["log_marginal_likelihood_trace"]).ravel()[-1])
+            line += (f" | fastrvm {fr * 1e3:8.1f} ms ({len(np.asarray(res['relevant_idx']).ravel())} RV, "
+                     f"log evidence {ev:.4f}) ratio ours/fastrvm {ours / fr:6.2f}")
+        except ImportError:
+            line += " | fastrvm not installed"
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
