@@ -24,6 +24,7 @@ from sklearn.svm import SVC
 from tqdm.auto import tqdm
 
 from sparsebayes.comparisons import datasets
+from sparsebayes.comparisons.experiments.figueiredo import RVM_CRABS_NOTE
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
 from sparsebayes.inference.typeii_estimators import RVMClassifier
@@ -141,6 +142,7 @@ def table2_crabs(reps, seed, out):
     notes.append("Split: random stratified 80/120 (the paper's fixed split is not available). The task is "
                  "the paper's: sex from the 5 measurements, m = 2 (its Table 1; RMLR's 80 kernels = all "
                  "training points of one weight vector).")
+    notes.append(RVM_CRABS_NOTE)
     return Result(settings, rows, _paper_rows("crabs", 120, (2, 53), (0, 4), (0, 10), (1, 80)), notes=notes)
 
 
