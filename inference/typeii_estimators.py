@@ -345,7 +345,8 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
     bool), coef_ / intercept_ (``beta_`` without / with only the bias column, as for
     :class:`SparseProbitClassifier`), relevance_indices_ (columns of ``coef_`` kept by any
     classifier: training points for kernel features), n_kernels_ (their number), objective_
-    (Laplace-approximate log evidence per classifier), n_iter_, converged_.
+    (Laplace-approximate log evidence per classifier), n_iter_, converged_, stalled_ (stopped on a
+    cycle, best state kept: see :mod:`sparsebayes.inference.typeii_bernoulli`).
     """
 
     def __init__(self, *, features="kernel", kernel_width=1.0, bias=True, max_iter=1000, tol=1e-6):
@@ -375,9 +376,14 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         self.objective_ = np.array([float(s.objective) for s in states])
         self.n_iter_ = np.array([int(s.n_iter) for s in states])
         self.converged_ = np.array([bool(s.converged) for s in states])
+        self.stalled_ = np.array([bool(s.stalled) for s in states])
         self.relevance_indices_ = np.flatnonzero(np.any(self.coef_ != 0, axis=0))
         self.n_kernels_ = int(self.relevance_indices_.size)
-        if not np.all(self.converged_):
+        if np.any(self.stalled_):
+            warnings.warn(f"RVMClassifier: {int(self.stalled_.sum())} of {len(states)} fits stopped on a cycle of "
+                          "moves that did not raise the Laplace evidence (near-separable classes); the best state "
+                          "visited is kept", ConvergenceWarning)
+        if not np.all(self.converged_ | self.stalled_):
             warnings.warn(f"RVMClassifier did not converge in max_iter={self.max_iter} steps; increase max_iter",
                           ConvergenceWarning)
         return self

@@ -65,7 +65,7 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem():
     var[[0, 5, 17]] = [2.0, 30.0, 0.7]
     state = typeii_bernoulli.BernoulliState(
         var=var, basis_of_slot=np.array([17, -1, 0, 5], np.int32), w=np.zeros(4), objective=0.0, n_iter=0,
-        converged=False, capacity_hit=False, last_gain=0.0)
+        converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
     state, L = typeii_bernoulli._settle(Phi, t, state)
     S, Q, _, _ = typeii_bernoulli.sparsity_quality(Phi, t, state, L)
     w = np.asarray(typeii_bernoulli.coefficients(state, Phi.shape[1]))
@@ -76,6 +76,25 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem():
     Ci = np.linalg.inv(C)
     np.testing.assert_allclose(np.asarray(S), np.einsum("nm,nk,km->m", Phi, Ci, Phi), rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(np.asarray(Q), Phi.T @ Ci @ t_hat, rtol=1e-6, atol=1e-8)
+
+
+def test_a_cycling_fit_stops_and_keeps_the_best_state():
+    """Glass, fold 0, class 3 vs rest, h = 1: add/delete of one kernel cycles (fastrvm loops to its limit)."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
+
+    d = datasets.forensic_glass()
+    tr, _ = next(iter(StratifiedKFold(10, shuffle=True, random_state=0).split(d.X, d.y)))
+    X = StandardScaler().fit(d.X[tr]).transform(d.X[tr])
+    Phi = GaussianKernelFeatures(width=1.0).fit(X).transform(X)
+    t = (d.y[tr] == np.unique(d.y)[2]).astype(float)
+    mask = np.ones(Phi.shape[1], bool)
+    best = typeii_bernoulli.fit(Phi, t, mask, patience=50)
+    last = typeii_bernoulli.fit(Phi, t, mask, patience=10**6, max_iter=301)
+    assert bool(best.stalled) and not bool(best.converged) and not bool(last.converged)
+    assert float(best.objective) > float(last.objective) + 1.0  # the cycle's low point is 6 nats down
+    ev, _, _ = _dense_evidence(Phi, t, np.asarray(best.var))
+    assert float(best.objective) == pytest.approx(ev, abs=1e-5)
 
 
 def test_agrees_with_fastrvm_on_ripley_subsets():
