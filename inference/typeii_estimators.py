@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.linalg
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
@@ -34,7 +35,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from .idata import point_estimate_idata
+from .idata import gaussian_draws, point_estimate_idata
 
 
 def _bucket(n, minimum=8):
@@ -345,7 +346,9 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
     bool), coef_ / intercept_ (``beta_`` without / with only the bias column, as for
     :class:`SparseProbitClassifier`), relevance_indices_ (columns of ``coef_`` kept by any
     classifier: training points for kernel features), n_kernels_ (their number), objective_
-    (Laplace-approximate log evidence per classifier), n_iter_, converged_, stalled_ (stopped on a
+    (Laplace-approximate log evidence per classifier), prior_var_ (``1/α``, 0 where pruned),
+    laplace_cov_ (per classifier, ``Σ`` over its active basis functions), n_iter_, converged_,
+    stalled_ (stopped on a
     cycle, best state kept: see :mod:`sparsebayes.inference.typeii_bernoulli`).
     """
 
@@ -373,6 +376,8 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         has_bias = isinstance(self.features, str) and self.bias
         self.coef_ = self.beta_[:, 1:] if has_bias else self.beta_
         self.intercept_ = self.beta_[:, 0] if has_bias else np.zeros(len(states))
+        self.prior_var_ = np.array([np.asarray(s.var) for s in states])
+        self.laplace_cov_ = [self._laplace_cov(Phi, b, v) for b, v in zip(self.beta_, self.prior_var_)]
         self.objective_ = np.array([float(s.objective) for s in states])
         self.n_iter_ = np.array([int(s.n_iter) for s in states])
         self.converged_ = np.array([bool(s.converged) for s in states])
@@ -387,6 +392,14 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(f"RVMClassifier did not converge in max_iter={self.max_iter} steps; increase max_iter",
                           ConvergenceWarning)
         return self
+
+    @staticmethod
+    def _laplace_cov(Phi, beta, var):
+        """``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis functions."""
+        A = var > 0
+        y = expit(Phi[:, A] @ beta[A])
+        P = (Phi[:, A] * (y * (1.0 - y))[:, None]).T @ Phi[:, A] + np.diag(1.0 / var[A])
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(P, lower=True), np.eye(int(A.sum())))
 
     def decision_function(self, X):
         """``wᵀh(x)``: shape (n,) for two classes, (n, n_classes) for one-vs-rest."""
@@ -409,12 +422,23 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         idx = (eta > 0).astype(int) if eta.ndim == 1 else np.argmax(eta, axis=1)
         return self.classes_[idx]
 
-    def to_inference_data(self):
-        """The mode weights per classifier as a one-draw ``InferenceData``."""
+    def to_inference_data(self, *, laplace_draws=0, seed=0):
+        """ArviZ ``InferenceData``: the mode weights per classifier (one chain, one draw), or with
+        ``laplace_draws > 0`` draws of the Laplace posterior ``N(w*, Σ)`` at the fitted α (zeros
+        off the active set)."""
         check_is_fitted(self, "coef_")
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
-        return point_estimate_idata({"beta": self.beta_}, method="rvm-bernoulli-typeii",
-                                    coords={"classifier": cls}, dims={"beta": ["classifier", "basis"]},
+        coords, dims = {"classifier": cls}, {"beta": ["classifier", "basis"]}
+        if laplace_draws:
+            draws = np.zeros((1, laplace_draws) + self.beta_.shape)
+            for c, (beta, var, cov) in enumerate(zip(self.beta_, self.prior_var_, self.laplace_cov_)):
+                A = var > 0
+                draws[:, :, c, A] = gaussian_draws(beta[A], cov, n_draws=laplace_draws, seed=seed + c)
+            import arviz as az
+
+            return az.from_dict(posterior={"beta": draws}, coords=coords, dims=dims,
+                                attrs={"inference": "rvm-bernoulli-laplace", "objective": self.objective_.tolist()})
+        return point_estimate_idata({"beta": self.beta_}, method="rvm-bernoulli-typeii", coords=coords, dims=dims,
                                     attrs={"objective": self.objective_.tolist()})
 
     def __sklearn_tags__(self):

@@ -55,6 +55,11 @@ def test_evidence_and_mode_match_an_independent_computation():
     st = typeii_bernoulli.fit(Phi, y, np.ones(Phi.shape[1], bool))
     var = np.asarray(st.var)
     ev, A, w = _dense_evidence(Phi, y, var)
+    m = RVMClassifier(kernel_width=RIPLEY_WIDTH).fit(*_ripley_subset(0)[:2])
+    np.testing.assert_array_equal(m.prior_var_[0], var)
+    yA = expit(Phi[:, A] @ w)
+    Hess = (Phi[:, A] * (yA * (1 - yA))[:, None]).T @ Phi[:, A] + np.diag(1 / var[A])
+    np.testing.assert_allclose(m.laplace_cov_[0], np.linalg.inv(Hess), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(typeii_bernoulli.coefficients(st, Phi.shape[1]))[A], w, rtol=1e-5, atol=1e-6)
     assert float(st.objective) == pytest.approx(ev, abs=1e-6)
 
@@ -135,6 +140,12 @@ def test_one_vs_rest_probabilities_and_string_labels():
     assert np.mean(m.predict(d.X) == labels) > 0.95
     idata = m.to_inference_data()
     assert idata.posterior["beta"].shape == (1, 1, 3, d.X.shape[0] + 1)
+    draws = m.to_inference_data(laplace_draws=4000).posterior["beta"].values[0]  # N(w*, Σ) at the fitted α
+    np.testing.assert_array_equal(draws[:, ~m.active_], 0.0)
+    for c in range(3):
+        A = m.active_[c]
+        np.testing.assert_allclose(draws[:, c, A].mean(0), m.beta_[c, A], atol=0.1 * np.sqrt(np.diag(m.laplace_cov_[c])).max())
+        np.testing.assert_allclose(np.cov(draws[:, c, A].T), m.laplace_cov_[c], rtol=0.15, atol=0.05 * np.abs(m.laplace_cov_[c]).max())
 
 
 @pytest.mark.parametrize(
