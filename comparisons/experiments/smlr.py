@@ -34,7 +34,9 @@ SVM_C = (0.1, 1.0, 10.0, 100.0, 1000.0)
 INNER_CV = 3
 RVM_NOTE = ("rvm = our RVMClassifier (Bernoulli-logistic RVM, sequential type-II ML with the Laplace "
             "approximation), one-vs-rest for m > 2, on the same standardized inputs with the SVM-chosen width "
-            "(Gaussian kernels on the training points plus a bias)")
+            "(Gaussian kernels on the training points plus a bias); its not_converged_fits counts fits in which a "
+            "one-vs-rest classifier stopped on a cycle of moves that did not raise the evidence (the best state "
+            "visited is kept; Tipping's SparseBayes loops to its iteration limit there)")
 
 
 def _threads():
