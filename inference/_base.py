@@ -1,11 +1,15 @@
-"""Plumbing shared by the estimators: atomic fits and feature-map construction."""
+"""Plumbing shared by the estimators: atomic fits, feature-map construction, one-vs-all prediction."""
 from __future__ import annotations
 
 import functools
 
+import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
+
+from ._validation import validate_predict_data
 
 
 def atomic_fit(fit):
@@ -36,3 +40,37 @@ def make_feature_map(features, *, kernel_width=1.0, bias=True):
     if hasattr(features, "fit") and hasattr(features, "transform"):
         return clone(features)
     raise ValueError(f"features must be 'linear', 'quadratic', 'kernel' or a transformer, got {features!r}")
+
+
+class OneVsAllLinkClassifier:
+    """Prediction of a binary-link classifier, one-vs-all for ``k > 2`` classes (002 Sec. 4.2).
+
+    The fit sets ``classes_``, ``feature_map_`` and ``beta_`` (one row per classifier: one for
+    two classes, ``k`` otherwise); a subclass gives ``_log_link(η) = log P(y = 1 | η)`` (probit:
+    ``log Φ``; logistic: ``log σ``). One-vs-all probabilities are the link probabilities
+    normalized over the classes.
+    """
+
+    def _log_link(self, eta):
+        raise NotImplementedError
+
+    def decision_function(self, X):
+        """``βᵀh(x)``: shape (n,) for two classes, (n, n_classes) for one-vs-all."""
+        check_is_fitted(self, "beta_")
+        X = validate_predict_data(self, X)
+        eta = np.asarray(self.feature_map_.transform(X), dtype=np.float64) @ self.beta_.T
+        return eta[:, 0] if eta.shape[1] == 1 else eta
+
+    def predict_proba(self, X):
+        """Binary: ``[1 − g(η), g(η)]``; one-vs-all: ``g(η_c) / Σ_c' g(η_c')``, in log space."""
+        eta = self.decision_function(X)
+        if eta.ndim == 1:
+            return np.column_stack([np.exp(self._log_link(-eta)), np.exp(self._log_link(eta))])
+        logp = self._log_link(eta)
+        p = np.exp(logp - logp.max(axis=1, keepdims=True))
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        eta = self.decision_function(X)
+        idx = (eta > 0).astype(int) if eta.ndim == 1 else np.argmax(eta, axis=1)
+        return self.classes_[idx]

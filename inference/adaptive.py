@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
-from ._base import atomic_fit, make_feature_map
+from ._base import OneVsAllLinkClassifier, atomic_fit, make_feature_map
 from ._validation import (
     reject_constant_columns,
     validate_classification_data,
@@ -187,7 +187,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
                                     method=f"em-{self.prior}", coords=coords, dims=dims)
 
 
-class SparseProbitClassifier(ClassifierMixin, _AdaptiveSparseBase):
+class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveSparseBase):
     """Sparse probit classifier by EM under a Laplace or Jeffreys hyperprior (002; 000 Sec. 4).
 
     ``P(y = 1 | x) = Φ(βᵀh(x))``; for ``k > 2`` classes, ``k`` one-vs-all classifiers whose
@@ -242,28 +242,9 @@ class SparseProbitClassifier(ClassifierMixin, _AdaptiveSparseBase):
         self.log_posterior_ = objs[0] if len(objs) == 1 else np.array(objs)
         return self
 
-    def decision_function(self, X):
-        """``βᵀh(x)``: shape (n,) for two classes, (n, n_classes) for one-vs-all."""
-        check_is_fitted(self)
-        X = validate_predict_data(self, X)
-        eta = self.feature_map_.transform(X) @ self.beta_.T
-        return eta[:, 0] if eta.shape[1] == 1 else eta
-
-    def predict_proba(self, X):
-        """Binary: ``[1 − Φ(η), Φ(η)]``; one-vs-all: ``Φ(η_c) / Σ_c' Φ(η_c')`` (in log space)."""
-        eta = self.decision_function(X)
-        if eta.ndim == 1:
-            p1 = np.exp(log_ndtr(eta))
-            return np.column_stack([np.exp(log_ndtr(-eta)), p1])
-        logp = log_ndtr(eta)
-        logp -= logp.max(axis=1, keepdims=True)
-        p = np.exp(logp)
-        return p / p.sum(axis=1, keepdims=True)
-
-    def predict(self, X):
-        eta = self.decision_function(X)
-        idx = (eta > 0).astype(int) if eta.ndim == 1 else np.argmax(eta, axis=1)
-        return self.classes_[idx]
+    def _log_link(self, eta):
+        """``log Φ(η)`` (002 eq. 1), finite far in the tails."""
+        return log_ndtr(eta)
 
     def to_inference_data(self):
         """ArviZ ``InferenceData`` with the MAP weights (one chain, one draw) per classifier."""

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-from scipy.special import expit
+from scipy.special import expit, log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.typeii_rules import BLSRule, FLAPRule, FLAPSigmaRule, RVMRule, with_lambda_update
 
 from . import typeii, typeii_bernoulli
-from ._base import atomic_fit, make_feature_map
+from ._base import OneVsAllLinkClassifier, atomic_fit, make_feature_map
 from ._validation import (
     reject_constant_columns,
     validate_classification_data,
@@ -323,7 +323,7 @@ class FLAPRegressor(_TypeIIRegressor):
         return 0.01 * float(np.mean(y**2))
 
 
-class RVMClassifier(ClassifierMixin, BaseEstimator):
+class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
     """Relevance vector classifier: Bernoulli-logistic RVM by sequential type-II ML (Laplace approximation).
 
     ``P(y = 1 | x) = σ(wᵀh(x))``, ``w_i ~ N(0, α_i⁻¹)``, flat hyperpriors (Tipping 2001;
@@ -401,26 +401,9 @@ class RVMClassifier(ClassifierMixin, BaseEstimator):
         P = (Phi[:, A] * (y * (1.0 - y))[:, None]).T @ Phi[:, A] + np.diag(1.0 / var[A])
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(P, lower=True), np.eye(int(A.sum())))
 
-    def decision_function(self, X):
-        """``wᵀh(x)``: shape (n,) for two classes, (n, n_classes) for one-vs-rest."""
-        check_is_fitted(self, "coef_")
-        X = validate_predict_data(self, X)
-        eta = np.asarray(self.feature_map_.transform(X), dtype=np.float64) @ self.beta_.T
-        return eta[:, 0] if eta.shape[1] == 1 else eta
-
-    def predict_proba(self, X):
-        """Binary ``[σ(−η), σ(η)]``; one-vs-rest ``σ(η_c) / Σ_c' σ(η_c')`` (in log space)."""
-        eta = self.decision_function(X)
-        if eta.ndim == 1:
-            return np.column_stack([expit(-eta), expit(eta)])
-        logp = -np.logaddexp(0.0, -eta)
-        p = np.exp(logp - logp.max(axis=1, keepdims=True))
-        return p / p.sum(axis=1, keepdims=True)
-
-    def predict(self, X):
-        eta = self.decision_function(X)
-        idx = (eta > 0).astype(int) if eta.ndim == 1 else np.argmax(eta, axis=1)
-        return self.classes_[idx]
+    def _log_link(self, eta):
+        """``log σ(η)``, the logistic link."""
+        return log_expit(eta)
 
     def to_inference_data(self, *, laplace_draws=0, seed=0):
         """ArviZ ``InferenceData``: the mode weights per classifier (one chain, one draw), or with
