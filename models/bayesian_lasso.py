@@ -5,6 +5,7 @@
 * :func:`bls_model`: the BLS hierarchy of 004 eqs. 5–9: ``w_i ~ N(0, τ_i σ²)``,
   ``τ_i ~ Exp(λ/2)``, ``λ ~ Gamma(a, b)``, ``σ² ~ InvGamma(c, d)``.
 * :func:`rvm_model`: Tipping's RVM, ``w_i ~ N(0, α_i⁻¹)``, ``α_i ~ Gamma(a, b)`` (004 Sec. 2.5).
+* :func:`rvm_classifier_model`: the same prior with a Bernoulli-logistic likelihood (Tipping 2001).
 * :func:`flap_model`: Babacan et al.'s Laplace hierarchy, ``w_i ~ N(0, γ_i)``,
   ``γ_i ~ Exp(λ/2)``, ``λ ~ Gamma(a, b)``; ``σ²`` fixed or given a prior.
 
@@ -109,6 +110,24 @@ def rvm_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGAT
         alpha = numpyro.sample("alpha", dist.Gamma(a, b))
         w = numpyro.sample("w", dist.Normal(0.0, 1.0 / jnp.sqrt(alpha)))
     _gaussian_observations(Phi, w, noise_var, y)
+
+
+def rvm_classifier_model(Phi, y=None, *, prior_var=None, a=0.0, b=0.0, surrogate_eps=SURROGATE_EPS):
+    """Tipping's RVM classifier: ``P(y = 1) = σ(Φw)``, ``w_i ~ N(0, α_i⁻¹)``, ``α_i ~ Gamma(a, b)``.
+
+    ``prior_var`` given (``1/α_i`` per column of ``Phi``, e.g. the active columns of a fitted
+    :class:`~sparsebayes.inference.RVMClassifier`): the weights' posterior at those fixed
+    variances, which the classifier's Laplace approximation ``N(w*, Σ)`` stands in for.
+    """
+    if prior_var is None:
+        a, b, used = _proper(a, b, surrogate_eps)
+        _label_surrogate(used, surrogate_eps)
+    with numpyro.plate("basis", Phi.shape[1]):
+        if prior_var is None:
+            prior_var = 1.0 / numpyro.sample("alpha", dist.Gamma(a, b))
+        w = numpyro.sample("w", dist.Normal(0.0, jnp.sqrt(prior_var)))
+    with numpyro.plate("data", Phi.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=Phi @ w), obs=y)
 
 
 def flap_model(Phi, y=None, *, a=0.0, b=0.0, noise_var=None, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):

@@ -64,6 +64,23 @@ def test_evidence_and_mode_match_an_independent_computation():
     assert float(st.objective) == pytest.approx(ev, abs=1e-6)
 
 
+def test_model_equals_solver_log_joint_up_to_a_constant():
+    """NumPyro's log density of ``rvm_classifier_model`` at fixed α minus the engine's log joint is constant in w."""
+    from numpyro.infer.util import log_density
+
+    from sparsebayes.models.bayesian_lasso import rvm_classifier_model
+
+    _, t, _, Phi = _ripley_subset(2, n=30)
+    var = np.random.default_rng(0).uniform(0.5, 20.0, Phi.shape[1])
+    rng = np.random.default_rng(1)
+    diffs = []
+    for _ in range(5):
+        w = rng.normal(scale=2.0, size=Phi.shape[1])
+        lp, _ = log_density(rvm_classifier_model, (Phi, t), {"prior_var": var}, {"w": w})
+        diffs.append(float(lp) - float(typeii_bernoulli._log_joint(w, Phi, t, 1.0 / var)))
+    assert np.ptp(diffs) < 1e-8
+
+
 def test_sparsity_and_quality_equal_the_linearized_gaussian_problem():
     _, t, _, Phi = _ripley_subset(1, n=40)
     var = np.zeros(Phi.shape[1])
