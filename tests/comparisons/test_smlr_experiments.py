@@ -24,11 +24,12 @@ def test_table2_smoke_writes_contract(tmp_path, monkeypatch):
     on_disk = json.loads((tmp_path / "smlr-table2-crabs.json").read_text())
     assert set(on_disk) == {"experiment", "settings", "seconds", "rows", "paper"}
     rows = {r["method"]: r for r in payload["rows"]}
-    assert set(rows) == {"smlr", "rmlr", "svm"}
+    assert set(rows) == {"smlr", "rmlr", "svm", "rvm"}
     assert 0 <= rows["smlr"]["errors"] <= 120
     assert rows["rmlr"]["n_basis"] == 80  # RMLR keeps every kernel
     assert rows["smlr"]["n_basis"] <= 80
-    assert any("pending" in n for n in result.notes)
+    assert 0 <= rows["rvm"]["errors"] <= 120 and rows["rvm"]["n_basis"] <= 80
+    assert any("RVMClassifier" in n for n in result.notes)
     assert (tmp_path / "smlr-table2-crabs.md").exists()
 
 
