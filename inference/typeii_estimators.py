@@ -195,13 +195,15 @@ class RVMRegressor(_TypeIIRegressor):
     c, d : float
         Noise prior ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}``.
     max_iter, tol, noise_every, max_active :
-        Engine controls (steps, smallest gain, σ² schedule, cap on the active set).
+        Engine controls (steps, smallest gain, σ² schedule, cap on the active set). σ² is
+        re-estimated every ``noise_every`` steps (5, as Tipping's SparseBayes does by default)
+        and always before the fit may stop.
     """
 
     _method = "rvm-typeii"
 
     def __init__(self, *, features=None, fit_intercept=True, c=-1.0, d=0.0, max_iter=2000, tol=1e-9,
-                 noise_every=1, max_active=None):
+                 noise_every=5, max_active=None):
         self.features = features
         self.fit_intercept = fit_intercept
         self.c = c

@@ -1,8 +1,9 @@
 """Benchmark: sequential type-II RVM fit time on sinc kernel regression, ours vs fastrvm / ARDRegression.
 
-Run ``python -m sparsebayes.comparisons.bench.typeii [--threads 1]``. Times are wall seconds
-of the fit alone (the design is built beforehand; our jitted engine is compiled by a first
-call that is not timed). Also times one ``vmap``-ed batch of 100 fits at N = 100 (compiled
+Run ``python -m sparsebayes.comparisons.bench.typeii [--threads 1]``. Times are the best of
+three wall times of the fit alone (the design is built beforehand; our jitted engine is
+compiled by a first call that is not timed); σ² is re-estimated every 5 steps on our side, the
+default of ``RVMRegressor`` and of Tipping's SparseBayes (fastrvm). Also times one ``vmap``-ed batch of 100 fits at N = 100 (compiled
 beforehand), says how many hit the active-set capacity or did not converge, and prints the
 cost per fit over fastrvm's single N = 100 fit. Last, the Bernoulli RVM (``RVMClassifier``'s
 engine) on Ripley subsets of 100 and 250 points beside fastrvm's Bernoulli likelihood.
@@ -25,6 +26,20 @@ def main(argv=None):
         return _bench(args, describe)
 
 
+#: σ² re-estimated every 5 steps: RVMRegressor's default, and Tipping's SparseBayes's (fastrvm).
+NOISE_EVERY = 5
+
+
+def _best_of(run, repeats=3):
+    """Smallest wall time of ``repeats`` calls of ``run`` and the last result."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = run()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
 def _bench(args, describe):
     import jax
     import jax.numpy as jnp
@@ -42,23 +57,20 @@ def _bench(args, describe):
         X, y = sinc(n, sigma=0.1, seed=0)
         Phi = GaussianKernelFeatures(width=2.0).fit(X).transform(X)
         noise0 = 0.1 * np.var(y)
-        fit_design(Phi, y, RVMRule(), noise0)  # compile
-        t0 = time.perf_counter()
-        st = fit_design(Phi, y, RVMRule(), noise0)
-        jax.block_until_ready(st)
-        ours = time.perf_counter() - t0
+        fit = lambda: jax.block_until_ready(fit_design(Phi, y, RVMRule(), noise0, noise_every=NOISE_EVERY))  # noqa: E731
+        fit()  # compile
+        ours, st = _best_of(fit)
         line = f"N={n:5d} ours {ours * 1e3:9.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV)"
         try:
             from fastrvm import _sparsebayes_bindings as sb
 
-            t0 = time.perf_counter()
-            res = sb.SparseBayes(sb.Likelihood.Gaussian, 10000, False, False, False, True, False, None).inference(Phi, y)
-            fr = time.perf_counter() - t0
+            fr, res = _best_of(lambda: sb.SparseBayes(sb.Likelihood.Gaussian, 10000, False, False, False, True, False,
+                                                      None).inference(Phi, y))
             fastrvm_at[n] = fr
             line += f" | fastrvm {fr * 1e3:9.1f} ms ({len(np.asarray(res['relevant_idx']).ravel())} RV) ratio ours/fastrvm {ours / fr:6.2f}"
         except ImportError:
             line += " | fastrvm not installed"
-        if n <= 1000:
+        if n <= 100:  # at N = 1000 ARDRegression took 200 s and kept all 1001 weights
             from sklearn.linear_model import ARDRegression
 
             t0 = time.perf_counter()
@@ -73,7 +85,7 @@ def _bench(args, describe):
     y = np.stack([s[1] for s in sets])
     data = jax.vmap(typeii.make_data)(jnp.asarray(Phi), jnp.asarray(y))
     noise0 = jnp.asarray(0.1 * y.var(1))
-    run = jax.jit(lambda d, nv: typeii.fit_batch(d, RVMRule(), nv, capacity=32))
+    run = jax.jit(lambda d, nv: typeii.fit_batch(d, RVMRule(), nv, capacity=32, noise_every=NOISE_EVERY))
     compiled = run.lower(data, noise0).compile()
     t0 = time.perf_counter()
     out = jax.block_until_ready(compiled(data, noise0))
@@ -103,18 +115,16 @@ def _bench_classifier():
         X, y = tr.X[X_idx], tr.y[X_idx].astype(float)
         Phi = GaussianKernelFeatures(width=0.5 / np.sqrt(2)).fit(X).transform(X)
         mask = np.ones(Phi.shape[1], bool)
-        jax.block_until_ready(typeii_bernoulli.fit(Phi, y, mask))  # compile
-        t0 = time.perf_counter()
-        st = jax.block_until_ready(typeii_bernoulli.fit(Phi, y, mask))
-        ours = time.perf_counter() - t0
+        fit = lambda: jax.block_until_ready(typeii_bernoulli.fit(Phi, y, mask))  # noqa: E731
+        fit()  # compile
+        ours, st = _best_of(fit)
         line = (f"classification (Ripley n={n}): ours {ours * 1e3:8.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV, "
                 f"log evidence {float(st.objective):.4f})")
         try:
             from fastrvm import _sparsebayes_bindings as sb
 
-            t0 = time.perf_counter()
-            res = sb.SparseBayes(sb.Likelihood.Bernoulli, 10000, False, False, False, True, False, None).inference(Phi, y)
-            fr = time.perf_counter() - t0
+            fr, res = _best_of(lambda: sb.SparseBayes(sb.Likelihood.Bernoulli, 10000, False, False, False, True, False,
+                                                      None).inference(Phi, y))
             ev = float(np.asarray(res["log_marginal_likelihood_trace"]).ravel()[-1])
             line += (f" | fastrvm {fr * 1e3:8.1f} ms ({len(np.asarray(res['relevant_idx']).ravel())} RV, "
                      f"log evidence {ev:.4f}) ratio ours/fastrvm {ours / fr:6.2f}")
