@@ -438,3 +438,16 @@ def predict(state, Phi_new):
     mean = Phi_slot @ state.mu
     var = state.noise_var + jnp.sum((Phi_slot @ state.Sigma) * Phi_slot, axis=1)
     return mean, var
+
+
+def grow_capacity(run, limit, start=32):
+    """``run(capacity)`` with ``capacity = start, 4·start, …`` until its state reports no
+    ``capacity_hit`` or the capacity reaches ``limit``; returns that state. A fit whose active
+    set outgrows its slots restarts with four times as many (each capacity compiles once)."""
+    capacity = min(limit, start)
+    while True:
+        state = run(capacity)
+        if not bool(state.capacity_hit) or capacity >= limit:
+            return state
+        capacity = min(limit, capacity * 4)
+

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.inference.typeii import grow_capacity
 from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
 
 
@@ -210,12 +211,8 @@ def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=32, patience=10
     Phi = jnp.asarray(Phi, jnp.float64)
     t = jnp.asarray(t, jnp.float64)
     basis_mask = jnp.asarray(basis_mask, bool)
-    capacity = min(capacity, Phi.shape[1])
-    while True:
-        state = _fit(Phi, t, basis_mask, capacity=capacity, max_iter=int(max_iter), tol=tol, patience=int(patience))
-        if not bool(state.capacity_hit) or capacity >= Phi.shape[1]:
-            return state
-        capacity = min(Phi.shape[1], capacity * 4)
+    return grow_capacity(lambda c: _fit(Phi, t, basis_mask, capacity=c, max_iter=int(max_iter), tol=tol,
+                                        patience=int(patience)), Phi.shape[1], capacity)
 
 
 def coefficients(state, n_basis):
@@ -223,3 +220,17 @@ def coefficients(state, n_basis):
     active = state.basis_of_slot >= 0
     idx = jnp.where(active, state.basis_of_slot, 0)
     return jnp.zeros(n_basis).at[idx].add(jnp.where(active, state.w, 0.0))
+
+
+def posterior_covariance(Phi, state):
+    """Laplace covariance ``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis
+    functions in increasing basis index (the order of ``coefficients``' nonzeros)."""
+    active, Phi_A, v_slot = _slots(jnp.asarray(Phi, jnp.float64), state)
+    y = jax.nn.sigmoid(Phi_A @ state.w)
+    L = _precision_factor(Phi_A, y * (1.0 - y), active, v_slot)
+    Sigma = cho_solve((L, True), jnp.eye(active.shape[0]))
+    order = jnp.argsort(jnp.where(active, state.basis_of_slot, jnp.iinfo(jnp.int32).max))
+    n_active = int(jnp.sum(active))
+    keep = order[:n_active]
+    return Sigma[jnp.ix_(keep, keep)]
+

@@ -19,8 +19,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg
-from scipy.special import expit, log_expit
+from scipy.special import log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
@@ -59,13 +58,9 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     mask[:m] = True
     data = typeii.make_data(Phi_pad, y_pad, n_obs=n, basis_mask=mask)
     limit = min(m_pad, _bucket(max_active) if max_active else m_pad)
-    capacity = min(limit, 32)
-    while True:
-        state = typeii.fit(data, rule, noise_var, capacity=capacity, max_iter=max_iter, tol=tol,
-                           noise_every=noise_every)
-        if not bool(state.capacity_hit) or capacity >= limit:
-            return state
-        capacity = min(limit, capacity * 4)
+    return typeii.grow_capacity(
+        lambda capacity: typeii.fit(data, rule, noise_var, capacity=capacity, max_iter=max_iter, tol=tol,
+                                    noise_every=noise_every), limit)
 
 
 class _TypeIIRegressor(RegressorMixin, BaseEstimator):
@@ -379,7 +374,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
         self.coef_ = self.beta_[:, 1:] if has_bias else self.beta_
         self.intercept_ = self.beta_[:, 0] if has_bias else np.zeros(len(states))
         self.prior_var_ = np.array([np.asarray(s.var) for s in states])
-        self.laplace_cov_ = [self._laplace_cov(Phi, b, v) for b, v in zip(self.beta_, self.prior_var_)]
+        self.laplace_cov_ = [np.asarray(typeii_bernoulli.posterior_covariance(Phi, s)) for s in states]
         self.objective_ = np.array([float(s.objective) for s in states])
         self.n_iter_ = np.array([int(s.n_iter) for s in states])
         self.converged_ = np.array([bool(s.converged) for s in states])
@@ -394,14 +389,6 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
             warnings.warn(f"RVMClassifier did not converge in max_iter={self.max_iter} steps; increase max_iter",
                           ConvergenceWarning)
         return self
-
-    @staticmethod
-    def _laplace_cov(Phi, beta, var):
-        """``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis functions."""
-        A = var > 0
-        y = expit(Phi[:, A] @ beta[A])
-        P = (Phi[:, A] * (y * (1.0 - y))[:, None]).T @ Phi[:, A] + np.diag(1.0 / var[A])
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(P, lower=True), np.eye(int(A.sum())))
 
     def _log_link(self, eta):
         """``log σ(η)``, the logistic link."""
