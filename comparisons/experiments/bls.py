@@ -5,7 +5,7 @@ Kernel experiments (Tables 1–2, Figs. 1–2) use the Gaussian kernel ``exp(-r�
 kernel as ``exp(-r²‖x − x'‖)``; we read the missing square as a typo since it is called
 Gaussian. ``r`` is chosen per method and per noise level by 5-fold cross-validation
 (validation MSE) over a grid, on ``n_pilot`` pilot data sets of the setting, and then used
-for all replications (one jitted fit per replication; see :func:`fit_kernel_batch`).
+for all replications (``vmap``-ed fits in chunks; see :func:`fit_kernel_batch`).
 BLS and FLAPσ follow 004 Algorithm 1 (moves at the current λ), FLAP the profiled ascent
 (see :mod:`sparsebayes.models.typeii_rules`). FLAP's fixed noise is ``σ² = 0.01‖y‖²/N``
 (see ``FLAPRegressor``).
@@ -69,16 +69,15 @@ def _initial_noise(rule, y):
     return 0.01 * np.mean(y**2, axis=-1) if isinstance(rule, FLAPRule) else 0.1 * np.var(y, axis=-1)
 
 
-def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=300, noise_every=5, batched=False):
+def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=300, noise_every=5, batched=True):
     """Fit ``len(X_train)`` kernel models in one ``vmap``-ed call; predict at ``X_eval``.
 
     Returns predictions (B, n_eval), kernel counts (bias excluded), σ̂², active masks and
     the fraction converged. Defaults trade precision for speed (σ² every 5 steps, a gain
-    tolerance of 1e-5, at most 300 steps): the while-loop of a ``vmap``-ed batch runs until
-    its slowest member stops. ``batched=False`` (default) loops over single jitted fits
-    instead, which costs less per fit here (sinc, N = 100: 18 ms a single fit, 33 ms per fit
-    in a batch of 100, see ``bench/typeii``); ``typeii.fit_batch`` vmaps in chunks of 16, since
-    one ``vmap`` over 40 or more fits stalled on these machines.
+    tolerance of 1e-5, at most 300 steps). ``batched=True`` (default) runs
+    :func:`typeii.fit_batch` (the same steps as single fits, ``vmap``-ed in chunks of 10);
+    ``batched=False`` loops over single jitted fits. Sinc, N = 100, 100 data sets, compiled
+    beforehand: RVM 4.4 ms per fit batched against 5.5 ms in the loop, BLS 5.6 against 13.2.
     """
     Phi = np.stack([_design(x, x, rr) for x, rr in zip(X_train, r)])
     Phi_eval = np.stack([_design(xe, x, rr) for xe, x, rr in zip(X_eval, X_train, r)])
@@ -86,13 +85,9 @@ def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=30
     m = Phi.shape[2]
     if batched:
         data = jax.vmap(typeii.make_data)(jnp.asarray(Phi), jnp.asarray(y_train))
-        capacity = min(m, 32)
-        while True:
-            st = typeii.fit_batch(data, rule, jnp.asarray(noise0), capacity=capacity, max_iter=max_iter, tol=tol,
-                                  noise_every=noise_every)
-            if not bool(np.any(st.capacity_hit)) or capacity >= m:
-                break
-            capacity = min(m, capacity * 4)
+        st = typeii.grow_capacity(lambda c: typeii.fit_batch(data, rule, jnp.asarray(noise0), capacity=c,
+                                                             max_iter=max_iter, tol=tol, noise_every=noise_every),
+                                  limit=m)
         mean = np.asarray(jax.vmap(lambda s, P: typeii.predict(s, P)[0])(st, jnp.asarray(Phi_eval)))
         var, noise_var, conv = np.asarray(st.var), np.asarray(st.noise_var), np.asarray(st.converged)
     else:

@@ -1,5 +1,4 @@
 """The sequential type-II engine against direct computations and a slow direct optimiser."""
-import itertools
 
 import jax
 import jax.numpy as jnp
@@ -189,19 +188,38 @@ def test_rvm_rule_is_tipping_faul():
     assert float(optimal_variance(s, 1.0, 0.0)) == 0.0
 
 
-def test_batched_fits_equal_single_fits_and_predict():
-    designs = [_sinc_design(n=40, seed=k) for k in range(3)]
+@pytest.mark.parametrize("rule", [BLSRule(), RVMRule()], ids=["bls", "rvm"])
+def test_batched_fits_equal_single_fits_and_predict(rule):
+    """The batch takes the same steps as single fits: five data sets in chunks of two (two full
+    chunks and a remainder) end where five single fits end, step counts included."""
+    designs = [_sinc_design(n=40, seed=k) for k in range(5)]
     Phi = np.stack([d[0] for d in designs])
     y = np.stack([d[1] for d in designs])
     data = jax.vmap(typeii.make_data)(Phi, y)
     noise0 = 0.1 * y.var(axis=1)
-    batch = typeii.fit_batch(data, BLSRule(), noise0, capacity=41)
-    for k in range(3):
-        single = _fit(Phi[k], y[k], BLSRule(), noise0[k], capacity=41)
+    batch = typeii.fit_batch(data, rule, noise0, capacity=41, noise_every=3, batch_size=2)
+    for k in range(5):
+        single = _fit(Phi[k], y[k], rule, noise0[k], capacity=41, noise_every=3)
         assert float(batch.objective[k]) == pytest.approx(float(single.objective), abs=1e-8)
-    mean, var = typeii.predict(single, jnp.asarray(Phi[2]))
-    np.testing.assert_allclose(mean, Phi[2] @ np.asarray(typeii.coefficients(single, 41)), atol=1e-10)
+        assert int(batch.n_iter[k]) == int(single.n_iter)
+        assert bool(batch.converged[k]) == bool(single.converged)
+    mean, var = typeii.predict(single, jnp.asarray(Phi[4]))
+    np.testing.assert_allclose(mean, Phi[4] @ np.asarray(typeii.coefficients(single, 41)), atol=1e-10)
     assert np.all(np.asarray(var) >= float(single.noise_var))
+
+
+def test_sweep_inverse_equals_numpy_with_identity_rows():
+    """The batched path's sweep-operator inverse (no LAPACK) on an SPD matrix whose free slots
+    are identity rows, some of them after the last active one (not swept) and some between."""
+    rng = np.random.default_rng(0)
+    active = np.zeros(12, bool)
+    active[[0, 2, 3, 7]] = True
+    A = rng.standard_normal((12, 12))
+    P = np.where(active[:, None] & active[None, :], A @ A.T + 1e-3 * np.eye(12), np.eye(12))
+    for inverse in (typeii.spd_inverse_sweep, typeii.spd_inverse_lapack):
+        P_inv, logdet = jax.jit(inverse)(jnp.asarray(P), jnp.asarray(active))
+        np.testing.assert_allclose(np.asarray(P_inv), np.linalg.inv(P), rtol=1e-8, atol=1e-8 * np.abs(np.linalg.inv(P)).max())
+        assert float(logdet) == pytest.approx(np.linalg.slogdet(P)[1], abs=1e-9)
 
 
 def test_collinear_near_duplicate_column_is_kept_out_by_the_guard():
