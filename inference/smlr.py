@@ -75,7 +75,7 @@ def choose_solver(solver, n_samples, n_basis, n_classes):
     if solver == "auto":
         return "block" if n_samples > (n_basis * n_classes) ** 2 else "componentwise"
     if solver not in bound.SOLVERS:
-        raise ValueError(f"solver must be 'auto', 'block' or 'componentwise', got {solver!r}")
+        raise ValueError(f"solver must be 'auto', 'block', 'componentwise' or 'surrogate-cd', got {solver!r}")
     return solver
 
 

@@ -35,6 +35,9 @@ CASES = [  # (name, prior, solver)
     ("rmlr-cw", mm.GaussianPrior(2.0), "componentwise"),
     ("smlr-block", mm.LaplacePrior(4.0), "block"),
     ("smlr-cw", mm.LaplacePrior(4.0), "componentwise"),
+    ("ml-scd", mm.FlatPrior(), "surrogate-cd"),
+    ("rmlr-scd", mm.GaussianPrior(2.0), "surrogate-cd"),
+    ("smlr-scd", mm.LaplacePrior(4.0), "surrogate-cd"),
 ]
 
 
@@ -51,16 +54,19 @@ def test_objective_never_decreases(name, prior, solver):
 
 
 @pytest.mark.parametrize("m,lam", [(2, 3.0), (3, 4.0), (6, 3.0)])
-def test_block_and_componentwise_reach_same_optimum_and_support(m, lam):
+def test_block_componentwise_and_surrogate_cd_reach_same_optimum_and_support(m, lam):
     X, y = _problem_data(120, 8, m, seed=m)
     prior = mm.LaplacePrior(lam)
     cb, ib = _fit(X, y, m, prior, "block", tol=1e-11, max_iter=20000)
     cc, ic = _fit(X, y, m, prior, "componentwise", tol=1e-11, max_iter=20000)
-    assert bool(ib.converged) and bool(ic.converged)
+    cs, is_ = _fit(X, y, m, prior, "surrogate-cd", tol=1e-11, max_iter=20000)
+    assert bool(ib.converged) and bool(ic.converged) and bool(is_.converged)
     assert abs(float(ib.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
+    assert abs(float(is_.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
     np.testing.assert_array_equal(cb != 0, cc != 0)
+    np.testing.assert_array_equal(cs != 0, cc != 0)
     assert 0 < (cc != 0).sum() < cc.size  # a sparse, non-trivial support
-    assert float(ib.residual) < 1e-6 and float(ic.residual) < 1e-6
+    assert float(ib.residual) < 1e-6 and float(ic.residual) < 1e-6 and float(is_.residual) < 1e-6
 
 
 @pytest.mark.parametrize("lam", [0.5, 2.0, 8.0])
@@ -110,7 +116,8 @@ def _lbfgs_split(X, y, m, lam, penalty):
 
 
 @pytest.mark.parametrize("m,penalty,solver", [(3, "l1", "componentwise"), (5, "l1", "block"),
-                                               (4, "l2", "componentwise"), (4, "l2", "block")])
+                                               (4, "l2", "componentwise"), (4, "l2", "block"),
+                                               (5, "l1", "surrogate-cd"), (4, "l2", "surrogate-cd")])
 def test_multiclass_equals_generic_solver(m, penalty, solver):
     X, y = _problem_data(150, 7, m, seed=11)
     lam = 3.0
