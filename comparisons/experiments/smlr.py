@@ -176,7 +176,8 @@ def _standardized(X_train, X):
 @experiment("smlr-digits", default_reps=10,
             description="SMLR vs RMLR vs SVM on sklearn digits, linear and RBF, 10-fold CV (reps = folds run)")
 def digits(reps, seed, out):
-    """λ (and h for RBF) are chosen once, by CV on the first fold's training part, then reused.
+    """λ (and h for RBF) are chosen once, by CV on the first fold's training part, then reused;
+    the fits stop early for time (see the notes).
 
     ``reps`` is the number of the 10 folds that are run (all 10 by default).
     """
@@ -194,7 +195,7 @@ def digits(reps, seed, out):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 cv = SMLRCV(penalty=penalty, basis=basis, kernel_width=width, cv=3, n_lams=5,
-                            solver="block" if penalty == "l2" else "componentwise",
+                            solver="block" if penalty == "l2" else "auto",
                             tol=1e-4, max_iter=500, random_state=seed).fit(X0, y[tr0])
             chosen[method] = cv.lam_
         notes.append(f"{basis}: h = {width:g}, λ SMLR = {chosen['smlr']:.4g}, RMLR = {chosen['rmlr']:.4g}")
@@ -206,7 +207,7 @@ def digits(reps, seed, out):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     clf = SMLRClassifier(penalty=penalty, lam=chosen[method], basis=basis, kernel_width=width,
-                                         solver="block" if penalty == "l2" else "componentwise",
+                                         solver="block" if penalty == "l2" else "auto",
                                          tol=1e-4, max_iter=1000).fit(X_tr, y[tr])
                 seconds += time.perf_counter() - t0
                 errors += int(np.sum(clf.predict(X_te) != y[te]))
@@ -227,6 +228,10 @@ def digits(reps, seed, out):
                          "error_rate": errors / sum(len(te) for _, te in folds)})
     notes.append("Stand-in for the paper's gene-expression sets; the paper has no digits figures. "
                  "SVM: one-vs-rest, h chosen by CV on the first fold, C = 10.")
+    notes.append("For time, these fits stop at tol 1e-4 or 1000 steps (500 in the λ CV), short of the MAP at the "
+                 "small λ chosen here: on a 1617-point training part, RBF SMLR at λ = 0.0065 keeps 1683 weights "
+                 "after 1000 surrogate-cd steps (37 s) against 529 at tol 1e-6 (16715 steps, 305 s); linear, "
+                 "λ = 0.032: 521 against 290 (2511 steps, 3 s). The Table-2 reproductions run every fit to tol 1e-6.")
     return Result({"folds": len(folds), "seed": seed, "threads": _threads()}, rows, [], notes=notes)
 
 
