@@ -52,9 +52,13 @@ def test_highdim_smlr_sparse_and_no_worse_than_rmlr(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("exp_id", ["smlr-table2-crabs", "smlr-table2-iris", "smlr-table2-glass"])
-def test_table2_rmlr_keeps_all_smlr_fewer(tmp_path, exp_id):
+@pytest.mark.parametrize("exp_id,max_errors,n_train", [("smlr-table2-crabs", 2, 80), ("smlr-table2-iris", 4, 135),
+                                                       ("smlr-table2-glass", 58, 0.9 * 214)])
+def test_table2_done_when(tmp_path, exp_id, max_errors, n_train):
+    """The issue's Done-when: SMLR's errors (the paper: 0, 1, 50), RMLR keeps every kernel, SMLR fewer."""
     payload, _ = run_experiment(exp_id, out=tmp_path)
     rows = {r["method"]: r for r in payload["rows"]}
+    assert rows["rmlr"]["n_basis"] == pytest.approx(n_train)  # every training point's kernel (mean over folds)
     assert rows["smlr"]["n_kernels"] < rows["rmlr"]["n_kernels"]
     assert np.isfinite(rows["svm"]["errors"])
+    assert rows["smlr"]["errors"] <= max_errors
