@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 
-from ._validation import validate_predict_data
+from ._validation import reject_constant_columns, validate_predict_data
 
 
 def atomic_fit(fit):
@@ -40,6 +40,13 @@ def make_feature_map(features, *, kernel_width=1.0, bias=True):
     if hasattr(features, "fit") and hasattr(features, "transform"):
         return clone(features)
     raise ValueError(f"features must be 'linear', 'quadratic', 'kernel' or a transformer, got {features!r}")
+
+
+def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
+    """Reject constant columns of ``X``, fit the feature map on it; returns ``(map, design)``."""
+    reject_constant_columns(X)
+    fm = make_feature_map(features, kernel_width=kernel_width, bias=bias).fit(X)
+    return fm, np.asarray(fm.transform(X), dtype=np.float64)
 
 
 class OneVsAllLinkClassifier:

@@ -48,6 +48,12 @@ def validate_predict_data(estimator, X):
     return validate_data(estimator, X, dtype=np.float64, reset=False)
 
 
+def check_max_iter(max_iter):
+    """Raise ``ValueError`` unless ``max_iter`` is a positive integer."""
+    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+
+
 def reject_constant_columns(X):
     """Raise ``ValueError`` naming the columns of ``X`` that take a single value.
 

@@ -20,9 +20,9 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
-from ._base import OneVsAllLinkClassifier, atomic_fit, make_feature_map
+from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design
 from ._validation import (
-    reject_constant_columns,
+    check_max_iter,
     validate_classification_data,
     validate_predict_data,
     validate_regression_data,
@@ -35,14 +35,11 @@ class _AdaptiveSparseBase(BaseEstimator):
     def _check_params(self):
         if not (isinstance(self.tol, (int, float)) and self.tol > 0):
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        check_max_iter(self.max_iter)
         return make_prior(self.prior, self.gamma)
 
     def _design(self, X):
-        reject_constant_columns(X)
-        fm = make_feature_map(self.features, kernel_width=self.kernel_width, bias=self.bias).fit(X)
-        return fm, fm.transform(X)
+        return fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias)
 
     def _em(self, H, y, prior, likelihood, y_init, noise_var=None):
         res = fit_em(H, y, prior, likelihood, y_init=y_init, noise_var=noise_var,

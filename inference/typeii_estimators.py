@@ -27,8 +27,9 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.typeii_rules import BLSRule, FLAPRule, FLAPSigmaRule, RVMRule, with_lambda_update
 
 from . import typeii, typeii_bernoulli
-from ._base import OneVsAllLinkClassifier, atomic_fit, make_feature_map
+from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design
 from ._validation import (
+    check_max_iter,
     reject_constant_columns,
     validate_classification_data,
     validate_predict_data,
@@ -358,12 +359,9 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
 
     @atomic_fit
     def fit(self, X, y):
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        check_max_iter(self.max_iter)
         X, y_enc = validate_classification_data(self, X, y)
-        reject_constant_columns(X)
-        self.feature_map_ = make_feature_map(self.features, kernel_width=self.kernel_width, bias=self.bias).fit(X)
-        Phi = np.asarray(self.feature_map_.transform(X), dtype=np.float64)
+        self.feature_map_, Phi = fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
         mask = np.any(Phi != 0, axis=0)
         states = [typeii_bernoulli.fit(Phi, t.astype(np.float64), mask, max_iter=int(self.max_iter), tol=self.tol)
