@@ -62,7 +62,6 @@ class EMState(NamedTuple):
     noise_var: jax.Array
     n_iter: jax.Array
     rel_change: jax.Array
-    objective: jax.Array
 
 
 class EMInfo(NamedTuple):
@@ -109,7 +108,9 @@ def m_step(u, v, noise_var, data):
 def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_floor, prune_floor=0.0):
     """One EM iteration: E-step (latent targets, variances), σ² update, M-step, pruning.
 
-    A weight below ``max(prune_tol · max|β|, prune_floor)`` is set to exactly zero.
+    A weight below ``max(prune_tol · max|β|, prune_floor)`` is set to exactly zero. The
+    objective is not evaluated here (a probit objective costs as much as the E-step):
+    :func:`run_em` evaluates it once at the end, :func:`em_trace` at every step.
     """
     beta = state.beta
     eta = data.H @ beta
@@ -122,24 +123,26 @@ def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_
     new = m_step(u, v, noise_var, data)
     new = jnp.where(jnp.abs(new) < jnp.maximum(prune_tol * jnp.max(jnp.abs(new)), prune_floor), 0.0, new)
     rel = jnp.linalg.norm(new - beta) / jnp.maximum(jnp.linalg.norm(beta), jnp.finfo(beta.dtype).tiny)
-    obj = log_posterior(new, noise_var, data, prior, likelihood)
-    state = EMState(new, noise_var, state.n_iter + 1, rel, obj)
-    return state, EMInfo(obj, rel, jnp.sum(new != 0), noise_var)
+    return EMState(new, noise_var, state.n_iter + 1, rel)
 
 
 @partial(jax.jit, static_argnames=("estimate_noise",))
 def run_em(state, data, prior, likelihood, tol, max_iter, shrink_below, prune_tol, noise_floor, prune_floor, *,
            estimate_noise):
-    """Iterate :func:`em_step` until converged, ``max_iter``, or ≤ ``shrink_below`` weights remain."""
+    """Iterate :func:`em_step` until converged, ``max_iter``, or ≤ ``shrink_below`` weights remain.
+
+    Returns the final state and its :func:`log_posterior`.
+    """
 
     def cond(s):
         return (s.rel_change >= tol) & (s.n_iter < max_iter) & (jnp.sum(s.beta != 0) > shrink_below)
 
     def body(s):
         return em_step(s, data, prior, likelihood, estimate_noise=estimate_noise,
-                       prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)[0]
+                       prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)
 
-    return lax.while_loop(cond, body, state)
+    final = lax.while_loop(cond, body, state)
+    return final, log_posterior(final.beta, final.noise_var, data, prior, likelihood)
 
 
 @partial(jax.jit, static_argnames=("n_steps", "estimate_noise"))
@@ -147,8 +150,10 @@ def em_trace(state, data, prior, likelihood, prune_tol, noise_floor, prune_floor
     """``n_steps`` iterations on the full basis with the :class:`EMInfo` of each (``lax.scan``)."""
 
     def body(s, _):
-        return em_step(s, data, prior, likelihood, estimate_noise=estimate_noise,
-                       prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)
+        s = em_step(s, data, prior, likelihood, estimate_noise=estimate_noise,
+                    prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)
+        obj = log_posterior(s.beta, s.noise_var, data, prior, likelihood)
+        return s, EMInfo(obj, s.rel_change, jnp.sum(s.beta != 0), s.noise_var)
 
     return lax.scan(body, state, None, length=n_steps)
 
@@ -238,15 +243,16 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
             if use_gram and G is None:
                 G = Hb.T @ Hb
         shrink_below = width // 2 if width > SMALL_WIDTH else -1
-        state = EMState(jnp.asarray(bb), jnp.asarray(s2), jnp.asarray(n_iter), jnp.asarray(np.inf), jnp.asarray(-np.inf))
-        state = run_em(state, EMData(jnp.asarray(Hb), jnp.asarray(y), None if G is None else jnp.asarray(G)),
-                       prior, likelihood, tol, max_iter, shrink_below, prune_tol, floor, prune_floor,
-                       estimate_noise=estimate_noise)
+        # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
+        state = EMState(bb, np.float64(s2), np.int64(n_iter), np.float64(np.inf))
+        state, objective = jax.device_get(run_em(
+            state, EMData(Hb, y, G), prior, likelihood, tol, max_iter, shrink_below, prune_tol, floor, prune_floor,
+            estimate_noise=estimate_noise))
         beta = np.zeros(p)
-        beta[active] = np.asarray(state.beta)[:k]
+        beta[active] = state.beta[:k]
         s2 = float(state.noise_var)
         n_iter = int(state.n_iter)
-        obj = float(state.objective)
+        obj = float(objective)
         if not np.all(np.isfinite(beta)):
             raise FloatingPointError("EM produced a non-finite weight; please report this data set")
         if float(state.rel_change) < tol:

@@ -43,7 +43,7 @@ def test_log_posterior_never_decreases(kind, prior):
     beta0 = jnp.asarray(ridge_init(X, y0))
     data = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X))
     s2 = jnp.asarray(float(np.var(y)) if kind == "regression" else 1.0)
-    state = EMState(beta0, s2, jnp.asarray(0), jnp.asarray(jnp.inf), log_posterior(beta0, s2, data, prior, lik))
+    state = EMState(beta0, s2, jnp.asarray(0), jnp.asarray(jnp.inf))
     # estimate_noise: σ² by 000 eq. 12 for regression; the probit likelihood's update is its fixed unit variance
     _, info = em_trace(state, data, prior, lik, 1e-8, 1e-12, n_steps=60, estimate_noise=True)
     obj, n_active = np.asarray(info.objective), np.asarray(info.n_active)
@@ -154,7 +154,7 @@ def test_pruned_weights_stay_zero_and_active_set_compaction_matches_full_run():
     # reference: same iterations on the full basis, no compaction
     data = EMData(jnp.asarray(X), jnp.asarray(y), None)
     s2 = jnp.asarray(float(np.var(y)))
-    state = EMState(jnp.asarray(b0), s2, jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(-jnp.inf))
+    state = EMState(jnp.asarray(b0), s2, jnp.asarray(0), jnp.asarray(jnp.inf))
     final, info = em_trace(state, data, JeffreysPrior(), GaussianLikelihood(), 1e-8, 1e-10 * float(np.mean(y**2)),
                            1e-8 * float(np.max(np.abs(b0))), n_steps=res.n_iter, estimate_noise=True)
     np.testing.assert_allclose(res.beta, np.asarray(final.beta), rtol=1e-6, atol=1e-9)
