@@ -202,6 +202,19 @@ class LaplacePrior(NamedTuple):
         M = self.lam * jnp.eye(u.size) - u[:, None] * bound.matrix * u[None, :]
         return unflatten(-u * _solve_psd(M, u * flatten(rhs)), coef.shape[0])
 
+    def newton_terms(self, coef, grad):
+        """Free weights, penalty gradient and curvature on them, and the orthant (signs).
+
+        The nonzero weights are free and keep their signs ``σ``; on that orthant the penalty
+        is ``λ σᵀw``. Zero weights stay zero (another step decides which enter).
+        """
+        sign = jnp.sign(coef)
+        return sign != 0, self.lam * sign, jnp.zeros_like(coef), sign
+
+    def project(self, coef, orthant):
+        """Zero the weights that left their orthant (changed sign, or were not free)."""
+        return jnp.where(coef * orthant > 0, coef, 0.0)
+
     def residual(self, coef, grad):
         """Distance of ``g`` to ``λ ∂‖w‖₁`` per coefficient (zero at the MAP estimate)."""
         at_zero = jnp.maximum(jnp.abs(grad) - self.lam, 0.0)
@@ -235,6 +248,14 @@ class GaussianPrior(NamedTuple):
         """``(B − λI)⁻¹(Bw − g)`` (eq. 10) with the precomputed eigenbasis of ``B``."""
         return bound.solve_shifted(rhs, self.lam)
 
+    def newton_terms(self, coef, grad):
+        """Every weight free; penalty gradient ``λw`` and curvature ``λ``; no orthant."""
+        return jnp.ones(coef.shape, bool), self.lam * coef, jnp.full(coef.shape, self.lam), None
+
+    def project(self, coef, orthant):
+        """No constraint."""
+        return coef
+
     def residual(self, coef, grad):
         """``|g − λw|`` per coefficient."""
         return jnp.abs(grad - self.lam * coef)
@@ -258,6 +279,14 @@ class FlatPrior(NamedTuple):
     def block_update(self, coef, rhs, bound):
         """``B⁻¹(Bw − g) = w − B⁻¹g`` (eq. 7) with the precomputed eigenbasis of ``B``."""
         return bound.solve_shifted(rhs, 0.0)
+
+    def newton_terms(self, coef, grad):
+        """Every weight free, no penalty; no orthant."""
+        return jnp.ones(coef.shape, bool), jnp.zeros_like(coef), jnp.zeros_like(coef), None
+
+    def project(self, coef, orthant):
+        """No constraint."""
+        return coef
 
     def residual(self, coef, grad):
         """``|g|`` per coefficient."""

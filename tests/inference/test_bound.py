@@ -38,6 +38,9 @@ CASES = [  # (name, prior, solver)
     ("ml-scd", mm.FlatPrior(), "surrogate-cd"),
     ("rmlr-scd", mm.GaussianPrior(2.0), "surrogate-cd"),
     ("smlr-scd", mm.LaplacePrior(4.0), "surrogate-cd"),
+    ("ml-newton", mm.FlatPrior(), "newton"),
+    ("rmlr-newton", mm.GaussianPrior(2.0), "newton"),
+    ("smlr-newton", mm.LaplacePrior(4.0), "newton"),
 ]
 
 
@@ -54,13 +57,17 @@ def test_objective_never_decreases(name, prior, solver):
 
 
 @pytest.mark.parametrize("m,lam", [(2, 3.0), (3, 4.0), (6, 3.0)])
-def test_block_componentwise_and_surrogate_cd_reach_same_optimum_and_support(m, lam):
+def test_all_solvers_reach_same_optimum_and_support(m, lam):
     X, y = _problem_data(120, 8, m, seed=m)
     prior = mm.LaplacePrior(lam)
     cb, ib = _fit(X, y, m, prior, "block", tol=1e-11, max_iter=20000)
     cc, ic = _fit(X, y, m, prior, "componentwise", tol=1e-11, max_iter=20000)
     cs, is_ = _fit(X, y, m, prior, "surrogate-cd", tol=1e-11, max_iter=20000)
-    assert bool(ib.converged) and bool(ic.converged) and bool(is_.converged)
+    cn, in_ = _fit(X, y, m, prior, "newton", tol=1e-11, max_iter=20000)
+    assert bool(ib.converged) and bool(ic.converged) and bool(is_.converged) and bool(in_.converged)
+    assert abs(float(in_.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
+    np.testing.assert_array_equal(cn != 0, cc != 0)
+    assert float(in_.residual) < 1e-6
     assert abs(float(ib.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
     assert abs(float(is_.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
     np.testing.assert_array_equal(cb != 0, cc != 0)
@@ -117,7 +124,8 @@ def _lbfgs_split(X, y, m, lam, penalty):
 
 @pytest.mark.parametrize("m,penalty,solver", [(3, "l1", "componentwise"), (5, "l1", "block"),
                                                (4, "l2", "componentwise"), (4, "l2", "block"),
-                                               (5, "l1", "surrogate-cd"), (4, "l2", "surrogate-cd")])
+                                               (5, "l1", "surrogate-cd"), (4, "l2", "surrogate-cd"),
+                                               (5, "l1", "newton"), (4, "l2", "newton")])
 def test_multiclass_equals_generic_solver(m, penalty, solver):
     X, y = _problem_data(150, 7, m, seed=11)
     lam = 3.0
@@ -127,6 +135,35 @@ def test_multiclass_equals_generic_solver(m, penalty, solver):
     assert float(info.objective) >= obj_ref - 1e-9 * abs(obj_ref)  # never worse than the oracle
     assert abs(float(info.objective) - obj_ref) <= 1e-8 * abs(obj_ref)
     np.testing.assert_allclose(coef, w_ref, atol=2e-4)
+
+
+def test_loglik_hessian_matches_autodiff():
+    import jax
+
+    X, y = _problem_data(40, 5, 4, seed=2)
+    Y1 = mm.one_hot_reference(y, 4)
+    W = np.random.default_rng(0).normal(size=(5, 3))
+    H = jax.hessian(lambda w: mm.log_posterior(w.reshape(5, 3), X, Y1, mm.FlatPrior()))(W.ravel())
+    P = np.asarray(mm.class_probabilities(W, X))[:, :3]
+    np.testing.assert_allclose(np.asarray(bound.loglik_hessian(P, X)), -np.asarray(H), rtol=1e-10, atol=1e-10)
+
+
+def test_newton_reaches_the_map_where_the_mm_steps_crawl():
+    """Saturated probabilities (a kernel basis, small λ): at the same step budget the MM
+    solver is still far from the optimum that Newton reaches, whose residual is ~0."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(60, 2))
+    y = (x[:, 0] * x[:, 1] > 0).astype(int)
+    K = np.exp(-((x[:, None, :] - x[None, :, :]) ** 2).sum(-1) / 2.0)
+    X = np.hstack([np.ones((60, 1)), K])
+    prior = mm.LaplacePrior(0.05)
+    cn, in_ = _fit(X, y, 2, prior, "newton", tol=1e-10, max_iter=5000)
+    cs, is_ = _fit(X, y, 2, prior, "surrogate-cd", tol=1e-10, max_iter=int(in_.n_iter))
+    assert bool(in_.converged) and float(in_.residual) < 1e-6
+    assert float(is_.residual) > 100 * float(in_.residual)
+    assert float(in_.objective) >= float(is_.objective)
+    _, long_run = _fit(X, y, 2, prior, "surrogate-cd", tol=1e-12, max_iter=200000)  # ~10,000 MM steps
+    assert abs(float(long_run.objective) - float(in_.objective)) <= 1e-10 * abs(float(in_.objective))
 
 
 def test_componentwise_is_reproducible_and_warm_start_is_immediate():

@@ -138,7 +138,7 @@ def test_bad_input_raises_clear_value_error(X, y, match):
 
 
 @pytest.mark.parametrize("params,match", [({"penalty": "l3"}, "penalty"), ({"lam": -1.0}, "lam"),
-                                          ({"lam": np.nan}, "lam"), ({"solver": "newton"}, "solver"),
+                                          ({"lam": np.nan}, "lam"), ({"solver": "lbfgs"}, "solver"),
                                           ({"basis": "poly"}, "basis")])
 def test_bad_parameters_raise(params, match):
     X, y = _three_blobs()
