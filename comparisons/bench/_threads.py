@@ -39,3 +39,16 @@ def limit_threads(n):
     _set_env(n)
     with threadpool_limits(limits=n):
         yield
+
+
+def run_table(threads, run, header):
+    """Run ``run()`` (rows of dicts) under ``threads`` threads; print the pools, ``header`` and the table."""
+    import pandas as pd
+
+    with limit_threads(threads):
+        res = pd.DataFrame(run())
+        print(describe())
+    print(header)
+    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4g}".format):
+        print(res.to_string(index=False))
+    return res

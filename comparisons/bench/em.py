@@ -108,19 +108,12 @@ def main(argv=None):
     parser.add_argument("--ard-max-n", type=int, default=1000, help="skip ARDRegression above this n")
     args = parser.parse_args(argv)
 
-    import pandas as pd
+    from ._threads import run_table
 
-    from ._threads import describe, limit_threads
-
-    with limit_threads(args.threads):
-        res = pd.DataFrame(run(args.threads, args.repeats, args.ard_max_n))
-        print(describe())
-    print("times in seconds; ours_run_s excludes JIT compilation (ours_compile_s = first call - best later call);"
-          " ratios use ours_run_s; peers: SVC/SVR with C = 1 (no CV), ARDRegression on the same kernel design")
-    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4g}".format):
-        print(res.to_string(index=False))
-    return res
-
+    return run_table(args.threads, lambda: run(args.threads, args.repeats, args.ard_max_n),
+                     "times in seconds; ours_run_s excludes JIT compilation (ours_compile_s = first call - best later "
+                     "call); ratios use ours_run_s; peers: SVC/SVR with C = 1 (no CV), ARDRegression on the same "
+                     "kernel design")
 
 if __name__ == "__main__":
     main()

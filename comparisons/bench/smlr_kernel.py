@@ -123,7 +123,8 @@ def run(threads):
                              "rel_gap": float("nan"), "residual": float("nan"),
                              "nonzeros": int(np.count_nonzero(saga.coef_))})
         print(f"  done: {name}, lam={lam}", flush=True)
-    return rows
+    ref = {(r["case"], r["lam"]): r["seconds"] for r in rows if r["method"] == "ours newton"}
+    return [{**r, "ratio_to_newton": r["seconds"] / ref[(r["case"], r["lam"])]} for r in rows]
 
 
 def _l1():
@@ -139,21 +140,12 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads (default 1)")
     args = parser.parse_args(argv)
 
-    import pandas as pd
+    from ._threads import run_table
 
-    from ._threads import describe, limit_threads
-
-    with limit_threads(args.threads):
-        res = pd.DataFrame(run(args.threads))
-        print(describe())
-    ref = res[res.method == "ours newton"].set_index(["case", "lam"]).seconds
-    res["ratio_to_newton"] = [s / ref[(c, lam)] for c, lam, s in zip(res.case, res.lam, res.seconds)]
-    print("seconds to an objective within 1e-6 relative of our best (jit compilation excluded); rel_gap = "
-          "(best - objective)/|best|; residual = distance of the gradient to the l1 subdifferential")
-    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4g}".format):
-        print(res.to_string(index=False))
-    return res
-
+    return run_table(args.threads, lambda: run(args.threads),
+                     "seconds to an objective within 1e-6 relative of our best (jit compilation excluded); rel_gap = "
+                     "(best - objective)/|best|; residual = distance of the gradient to the l1 subdifferential; "
+                     "ratio_to_newton = seconds / seconds of ours newton")
 
 if __name__ == "__main__":
     main()
