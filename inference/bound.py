@@ -37,8 +37,8 @@ Four solvers share the state:
 * ``"newton"`` (not in the paper; same objective and fixed point): a surrogate-cd step, whose
   soft thresholds pick the support, then a Levenberg–Marquardt-damped Newton step with the
   likelihood's exact Hessian on the nonzero weights (their sign orthant), line-searched and
-  projected; the MM step stands when no step length qualifies. For small bases: it factors
-  the ``d(m−1)``-square Hessian every step.
+  projected; the MM step stands when no step length qualifies. A step builds and factors
+  the Hessian of at most ``capacity`` weights (the largest), ``O(n·capacity²)``.
 
 ``run`` is the jit boundary (``lax.while_loop`` on the relative change of ``W``);
 ``trace`` runs a fixed number of steps under ``lax.scan`` and returns every step's
@@ -303,33 +303,34 @@ def surrogate_cd_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweep
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
 
 
-def loglik_hessian(P, X):
-    """Minus the Hessian of ℓ, ``Σ_i (diag p_i − p_i p_iᵀ) ⊗ x_i x_iᵀ`` (the matrix of eq. 8's inequality).
+def loglik_hessian(P, X, idx):
+    """Minus the Hessian of ℓ, ``Σ_i (diag p_i − p_i p_iᵀ) ⊗ x_i x_iᵀ`` (the matrix of eq. 8's
+    inequality), on the weights ``idx`` (positions in ``coef.ravel()``: ``w_jc`` at ``j(m−1) + c``).
 
-    Rows and columns follow ``coef.ravel()`` (weight ``w_jc`` at ``j(m−1) + c``); ``P`` is
-    ``n × (m−1)``. ``O(n (dm)²)``.
+    ``P`` is ``n × (m−1)``. Entry ``(a, b)`` is ``Σ_i x_ij_a p_ic_a (δ_c_a c_b x_ij_b − p_ic_b x_ij_b)``;
+    ``O(n |idx|²)``.
     """
-    n, d = X.shape
     k = P.shape[1]
-    XP = (X[:, :, None] * P[:, None, :]).reshape(n, d * k)  # x_ij p_ic
-    within = jnp.einsum("ij,ic,il->jcl", X, P, X)  # Σ_i x_ij p_ic x_il
-    block_diag = jnp.einsum("jcl,ce->jcle", within, jnp.eye(k)).reshape(d * k, d * k)
-    return block_diag - XP.T @ XP
+    j, c = idx // k, idx % k
+    Xs = X[:, j]
+    XPs = Xs * P[:, c]
+    return jnp.where(c[:, None] == c[None, :], XPs.T @ Xs, 0.0) - XPs.T @ XPs
 
 
 def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, damping=1e-8, armijo=1e-4,
-                max_halvings=30):
+                max_halvings=30, capacity=256):
     """An MM step that picks the support, then a damped Newton step on it (not in the paper).
 
-    Same objective and fixed point as the paper's solvers, for small kernel problems
-    (``d(m−1)`` up to a few thousand: the step builds and factors the ``d(m−1)``-square
-    Hessian). Where probabilities saturate, Böhning's bound (eq. 8) has far more curvature
-    than the likelihood, and the MM solvers need 10⁴–10⁵ steps.
+    Same objective and fixed point as the paper's solvers, for kernel problems: where
+    probabilities saturate, Böhning's bound (eq. 8) has far more curvature than the
+    likelihood, and the MM solvers need 10⁴–10⁵ steps.
 
     1. :func:`surrogate_cd_step` (no over-relaxation): its soft thresholds make weights
        exactly zero or let them enter.
     2. On the weights the prior leaves free (for SMLR the nonzero ones, on their sign
-       orthant, where the penalty is ``λσᵀw``): ``Δ`` solves ``(−H + diag(curvature) + μI) Δ
+       orthant, where the penalty is ``λσᵀw``) that were nonzero before step 1 as well, the
+       ``capacity`` largest in magnitude if there
+       are more (a block Newton step; the others stay), ``Δ`` solves ``(−H + diag(curvature) + μI) Δ
        = g − ∇penalty``, ``H`` the likelihood's Hessian (:func:`loglik_hessian`), by Cholesky;
        ``μ`` is the Levenberg–Marquardt factor (kept in ``State.relax``, at least ``damping``)
        times the largest diagonal entry of ``−H``, cut 3× after a full step and doubled per
@@ -337,17 +338,29 @@ def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, d
        projected on the orthant (a weight that would change sign becomes zero), satisfies
        ``L ≥ L(W) + armijo · α · (g − ∇penalty)ᵀΔ``; with none down to ``2^-max_halvings``
        the MM step stands. ``L`` never decreases.
+
+    The step's ``rel_change`` is the larger of its own and the MM step's, so a fit stops only
+    where an MM step, too, would stop.
     """
-    mm = surrogate_cd_step(state, problem, prior, growth=1.0, inner_sweeps=inner_sweeps)[0]
+    # State.relax holds the Levenberg–Marquardt factor here: the MM step gets no over-relaxation
+    mm = surrogate_cd_step(state._replace(relax=jnp.asarray(1.0)), problem, prior, growth=1.0,
+                           inner_sweeps=inner_sweeps)[0]
     P = jnp.exp(mm.eta - mm.log_norm[:, None])
     grad = problem.XtY - problem.Xt @ P
     free, pen_grad, pen_curv, orthant = prior.newton_terms(mm.coef, grad)
+    # weights that the MM step has just moved off zero keep its value for this step: a Newton
+    # step that projected them back to zero could undo the MM step and fake convergence
+    free = free & (state.coef != 0)
     free, rhs = free.ravel(), jnp.where(free, grad - pen_grad, 0.0).ravel()
-    info = loglik_hessian(P, problem.X)
-    mu = state.relax * jnp.max(jnp.diag(info)) + jnp.finfo(info.dtype).tiny
-    system = jnp.where(free[:, None] & free[None, :], info, 0.0) + jnp.diag(
-        jnp.where(free, pen_curv.ravel() + mu, 1.0))
-    direction = jnp.where(free, cho_solve(cho_factor(system, lower=True), rhs), 0.0).reshape(mm.coef.shape)
+    # the (at most) `capacity` largest free weights; a selected slot that is not free is inert
+    _, idx = lax.top_k(jnp.where(free, jnp.abs(mm.coef).ravel(), -1.0), min(capacity, free.size))
+    sel = free[idx]
+    info = loglik_hessian(P, problem.X, idx)
+    mu = state.relax * jnp.max(jnp.where(sel, jnp.diag(info), 0.0)) + jnp.finfo(info.dtype).tiny
+    system = jnp.where(sel[:, None] & sel[None, :], info, 0.0) + jnp.diag(
+        jnp.where(sel, pen_curv.ravel()[idx] + mu, 1.0))
+    step = jnp.where(sel, cho_solve(cho_factor(system, lower=True), rhs[idx]), 0.0)
+    direction = jnp.zeros_like(rhs).at[idx].set(step).reshape(mm.coef.shape)
     slope = jnp.sum(rhs * direction.ravel())
 
     def trial(alpha):
@@ -371,7 +384,9 @@ def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, d
         coef=coef, eta=pick(eta, mm.eta), log_norm=pick(log_norm, mm.log_norm),
         objective=pick(objective, mm.objective),
         relax=jnp.clip(jnp.where(j == 0, state.relax / 3.0, state.relax * 2.0**j), damping, 1e6),
-        rel_change=_rel_change(coef, state.coef))
+        # converged only when the MM step, too, barely moves: near the optimum the line search
+        # compares objectives at rounding level, and a Newton step can then undo the MM step
+        rel_change=jnp.maximum(_rel_change(coef, state.coef), _rel_change(mm.coef, state.coef)))
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
 
 
@@ -395,7 +410,8 @@ def _step_fn(solver, options):
         return partial(surrogate_cd_step, **{k: v for k, v in options if k in ("growth", "inner_sweeps")})
     if solver == "newton":
         return partial(newton_step, **{k: v for k, v in options
-                                       if k in ("inner_sweeps", "damping", "armijo", "max_halvings")})
+                                       if k in ("inner_sweeps", "damping", "armijo", "max_halvings",
+                                                "capacity")})
     return partial(componentwise_step,
                    **{k: v for k, v in options if k in ("growth", "zero_visit_decay", "full_sweep_every")})
 
@@ -446,7 +462,7 @@ def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_ite
         ``zero_visit_decay`` (default 0.8), ``full_sweep_every`` (default 10),
         ``inner_sweeps`` (surrogate-cd and newton, default 4), and for newton ``damping``
         (the least Levenberg–Marquardt factor, default 1e-8), ``armijo`` (1e-4) and
-        ``max_halvings`` (30).
+        ``max_halvings`` (30) and ``capacity`` (256: the most weights one Newton step moves).
 
     Returns
     -------

@@ -64,10 +64,12 @@ def test_all_solvers_reach_same_optimum_and_support(m, lam):
     cc, ic = _fit(X, y, m, prior, "componentwise", tol=1e-11, max_iter=20000)
     cs, is_ = _fit(X, y, m, prior, "surrogate-cd", tol=1e-11, max_iter=20000)
     cn, in_ = _fit(X, y, m, prior, "newton", tol=1e-11, max_iter=20000)
+    cn4, in4 = _fit(X, y, m, prior, "newton", tol=1e-11, max_iter=20000, capacity=4)  # block Newton steps
     assert bool(ib.converged) and bool(ic.converged) and bool(is_.converged) and bool(in_.converged)
-    assert abs(float(in_.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
-    np.testing.assert_array_equal(cn != 0, cc != 0)
-    assert float(in_.residual) < 1e-6
+    for c, i in ((cn, in_), (cn4, in4)):
+        assert bool(i.converged) and float(i.residual) < 1e-6
+        assert abs(float(i.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
+        np.testing.assert_array_equal(c != 0, cc != 0)
     assert abs(float(ib.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
     assert abs(float(is_.objective) - float(ic.objective)) <= 1e-8 * abs(float(ic.objective))
     np.testing.assert_array_equal(cb != 0, cc != 0)
@@ -145,7 +147,11 @@ def test_loglik_hessian_matches_autodiff():
     W = np.random.default_rng(0).normal(size=(5, 3))
     H = jax.hessian(lambda w: mm.log_posterior(w.reshape(5, 3), X, Y1, mm.FlatPrior()))(W.ravel())
     P = np.asarray(mm.class_probabilities(W, X))[:, :3]
-    np.testing.assert_allclose(np.asarray(bound.loglik_hessian(P, X)), -np.asarray(H), rtol=1e-10, atol=1e-10)
+    every = np.arange(15)
+    np.testing.assert_allclose(np.asarray(bound.loglik_hessian(P, X, every)), -np.asarray(H), rtol=1e-10, atol=1e-10)
+    some = np.array([7, 0, 13, 4, 5])  # any subset, any order: the matching submatrix
+    np.testing.assert_allclose(np.asarray(bound.loglik_hessian(P, X, some)), -np.asarray(H)[np.ix_(some, some)],
+                               rtol=1e-10, atol=1e-10)
 
 
 def test_newton_reaches_the_map_where_the_mm_steps_crawl():
