@@ -38,7 +38,7 @@ Four solvers share the state:
   soft thresholds pick the support, then a Levenberg–Marquardt-damped Newton step with the
   likelihood's exact Hessian on the nonzero weights (their sign orthant), line-searched and
   projected; the MM step stands when no step length qualifies. A step builds and factors
-  the Hessian of at most ``capacity`` weights (the largest), ``O(n·capacity²)``.
+  the Hessian of at most ``capacity`` weights (those with the largest gradient), ``O(n·capacity²)``.
 
 ``run`` is the jit boundary (``lax.while_loop`` on the relative change of ``W``);
 ``trace`` runs a fixed number of steps under ``lax.scan`` and returns every step's
@@ -328,10 +328,9 @@ def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, d
     1. :func:`surrogate_cd_step` (no over-relaxation): its soft thresholds make weights
        exactly zero or let them enter.
     2. On the weights the prior leaves free (for SMLR the nonzero ones, on their sign
-       orthant, where the penalty is ``λσᵀw``) that were nonzero before step 1 as well, the
-       ``capacity`` largest in magnitude if there
-       are more (a block Newton step; the others stay), ``Δ`` solves ``(−H + diag(curvature) + μI) Δ
-       = g − ∇penalty``, ``H`` the likelihood's Hessian (:func:`loglik_hessian`), by Cholesky;
+       orthant, where the penalty is ``λσᵀw``) that were nonzero before step 1 as well, or on
+       the ``capacity`` of them with the largest ``|g − ∇penalty|`` if there are more (a block
+       Newton step; the others stay), ``Δ`` solves ``(−H + diag(curvature) + μI) Δ = g − ∇penalty``, ``H`` the likelihood's Hessian (:func:`loglik_hessian`), by Cholesky;
        ``μ`` is the Levenberg–Marquardt factor (kept in ``State.relax``, at least ``damping``)
        times the largest diagonal entry of ``−H``, cut 3× after a full step and doubled per
        halving otherwise. The step takes the largest ``α = 2⁻ʲ`` for which ``W + αΔ``,
@@ -352,8 +351,10 @@ def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, d
     # step that projected them back to zero could undo the MM step and fake convergence
     free = free & (state.coef != 0)
     free, rhs = free.ravel(), jnp.where(free, grad - pen_grad, 0.0).ravel()
-    # the (at most) `capacity` largest free weights; a selected slot that is not free is inert
-    _, idx = lax.top_k(jnp.where(free, jnp.abs(mm.coef).ravel(), -1.0), min(capacity, free.size))
+    # at most `capacity` free weights, those with the largest gradient (Gauss–Southwell; by |w|
+    # instead, digits with 290 nonzeros and 256 slots took 17,689 steps against 53); a selected
+    # slot that is not free is inert
+    _, idx = lax.top_k(jnp.where(free, jnp.abs(rhs), -1.0), min(capacity, free.size))
     sel = free[idx]
     info = loglik_hessian(P, problem.X, idx)
     mu = state.relax * jnp.max(jnp.where(sel, jnp.diag(info), 0.0)) + jnp.finfo(info.dtype).tiny
