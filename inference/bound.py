@@ -38,7 +38,8 @@ Four solvers share the state:
   soft thresholds pick the support, then a Levenberg–Marquardt-damped Newton step with the
   likelihood's exact Hessian on the nonzero weights (their sign orthant), line-searched and
   projected; the MM step stands when no step length qualifies. A step builds and factors
-  the Hessian of at most ``capacity`` weights (those with the largest gradient), ``O(n·capacity²)``.
+  the Hessian of at most ``capacity`` weights (those with the largest gradient),
+  ``O(n·capacity²)``.
 
 ``run`` is the jit boundary (``lax.while_loop`` on the relative change of ``W``);
 ``trace`` runs a fixed number of steps under ``lax.scan`` and returns every step's
@@ -330,7 +331,8 @@ def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, d
     2. On the weights the prior leaves free (for SMLR the nonzero ones, on their sign
        orthant, where the penalty is ``λσᵀw``) that were nonzero before step 1 as well, or on
        the ``capacity`` of them with the largest ``|g − ∇penalty|`` if there are more (a block
-       Newton step; the others stay), ``Δ`` solves ``(−H + diag(curvature) + μI) Δ = g − ∇penalty``, ``H`` the likelihood's Hessian (:func:`loglik_hessian`), by Cholesky;
+       Newton step; the others stay), ``Δ`` solves ``(−H + diag(curvature) + μI) Δ =
+       g − ∇penalty``, ``H`` the likelihood's Hessian (:func:`loglik_hessian`), by Cholesky;
        ``μ`` is the Levenberg–Marquardt factor (kept in ``State.relax``, at least ``damping``)
        times the largest diagonal entry of ``−H``, cut 3× after a full step and doubled per
        halving otherwise. The step takes the largest ``α = 2⁻ʲ`` for which ``W + αΔ``,
