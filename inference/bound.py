@@ -131,9 +131,14 @@ def _predictors(coef, problem, prior):
     return eta, log_norm, objective
 
 
-def _gradient(eta, log_norm, problem):
-    """``g = Σ_j (y'_j − p_j) ⊗ x_j`` (eq. 9) from the kept predictors."""
-    return problem.XtY - problem.Xt @ jnp.exp(eta - log_norm[:, None])
+def _probabilities(eta, log_norm):
+    """Class probabilities ``p_j`` (``n × (m−1)``, the reference class left out) from the kept predictors."""
+    return jnp.exp(eta - log_norm[:, None])
+
+
+def _gradient(eta, log_norm, problem, P=None):
+    """``g = Σ_j (y'_j − p_j) ⊗ x_j`` (eq. 9) from the kept predictors (or their probabilities ``P``)."""
+    return problem.XtY - problem.Xt @ (_probabilities(eta, log_norm) if P is None else P)
 
 
 def _rel_change(new, old):
@@ -318,8 +323,8 @@ def loglik_hessian(P, X, idx):
     return jnp.where(c[:, None] == c[None, :], XPs.T @ Xs, 0.0) - XPs.T @ XPs
 
 
-def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, damping=1e-8, armijo=1e-4,
-                max_halvings=30, capacity=256):
+def newton_step(state, problem, prior, *, tol=0.0, inner_sweeps=4, damping=1e-8, armijo=1e-4, max_halvings=30,
+                capacity=256):
     """An MM step that picks the support, then a damped Newton step on it (not in the paper).
 
     Same objective and fixed point as the paper's solvers, for kernel problems: where
@@ -346,8 +351,8 @@ def newton_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweeps=4, d
     # State.relax holds the Levenberg–Marquardt factor here: the MM step gets no over-relaxation
     mm = surrogate_cd_step(state._replace(relax=jnp.asarray(1.0)), problem, prior, growth=1.0,
                            inner_sweeps=inner_sweeps)[0]
-    P = jnp.exp(mm.eta - mm.log_norm[:, None])
-    grad = problem.XtY - problem.Xt @ P
+    P = _probabilities(mm.eta, mm.log_norm)
+    grad = _gradient(mm.eta, mm.log_norm, problem, P)
     free, pen_grad, pen_curv, orthant = prior.newton_terms(mm.coef, grad)
     # weights that the MM step has just moved off zero keep its value for this step: a Newton
     # step that projected them back to zero could undo the MM step and fake convergence
