@@ -44,7 +44,8 @@ def _bucket(n, minimum=8):
 
 
 def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None):
-    """Fit one design with the engine, padding to power-of-two shapes and growing the capacity.
+    """Fit one design with the engine, padding to power-of-two shapes and growing the capacity
+    (:func:`typeii.fit_growing`).
 
     Returns the final engine state (unpadded columns are the first ``Phi.shape[1]``).
     ``max_active`` caps the number of basis functions in the model (default: all).
@@ -59,9 +60,7 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     mask[:m] = True
     data = typeii.make_data(Phi_pad, y_pad, n_obs=n, basis_mask=mask)
     limit = min(m_pad, _bucket(max_active) if max_active else m_pad)
-    return typeii.grow_capacity(
-        lambda capacity: typeii.fit(data, rule, noise_var, capacity=capacity, max_iter=max_iter, tol=tol,
-                                    noise_every=noise_every), limit)
+    return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
 
 
 class _TypeIIRegressor(RegressorMixin, BaseEstimator):

@@ -144,6 +144,48 @@ def test_rvm_sequential_reaches_the_direct_optimum(design):
     assert engine == pytest.approx(float(_log_marginal(Phi_j, y_j, st.var, st.noise_var)), abs=1e-8)
 
 
+@pytest.mark.parametrize("name", ["rvm", "bls"])
+def test_growing_capacity_takes_the_steps_of_a_fit_with_every_slot(name):
+    """:func:`typeii.fit_growing` from 2 slots (paused and widened several times, never
+    restarted) ends where a fit with a slot for every basis function ends, step for step, and so
+    do the fits of :func:`typeii.fit_batch_growing`; a limit below the model's size gives the
+    capped fit of :func:`typeii.fit`."""
+    Phi, y = _sinc_design(n=60, sigma=0.05, seed=2)
+    data = typeii.make_data(Phi, y)
+    rule, noise0, m = RULES[name], 0.1 * np.var(y), Phi.shape[1]
+    full = typeii.fit(data, rule, noise0, capacity=m, noise_every=3)
+    grown = typeii.fit_growing(data, rule, noise0, limit=m, start=2, noise_every=3)
+    assert int((np.asarray(full.var) > 0).sum()) > 4  # so 2 slots had to grow twice
+    assert int(grown.n_iter) == int(full.n_iter) and bool(grown.converged) and not bool(grown.capacity_hit)
+    np.testing.assert_array_equal(np.asarray(grown.var) > 0, np.asarray(full.var) > 0)
+    assert float(grown.objective) == pytest.approx(float(full.objective), abs=1e-9)
+    designs = [_sinc_design(n=60, sigma=0.05, seed=k) for k in (2, 3, 4)]
+    batch = typeii.fit_batch_growing(jax.vmap(typeii.make_data)(np.stack([d[0] for d in designs]),
+                                                                np.stack([d[1] for d in designs])),
+                                     rule, 0.1 * np.array([np.var(d[1]) for d in designs]), limit=m, start=2,
+                                     noise_every=3)
+    for k, (P, yk) in enumerate(designs):
+        one = typeii.fit(typeii.make_data(P, yk), rule, 0.1 * np.var(yk), capacity=m, noise_every=3)
+        assert int(batch.n_iter[k]) == int(one.n_iter) and not bool(batch.capacity_hit[k])
+        assert float(batch.objective[k]) == pytest.approx(float(one.objective), abs=1e-9)
+    capped = typeii.fit_growing(data, rule, noise0, limit=4, start=2, noise_every=3)
+    direct = typeii.fit(data, rule, noise0, capacity=4, noise_every=3)
+    assert bool(capped.capacity_hit) and int(capped.n_iter) == int(direct.n_iter)
+    assert float(capped.objective) == pytest.approx(float(direct.objective), abs=1e-9)
+
+
+def test_rvm_moves_at_the_current_lambda_are_its_profiled_moves():
+    """The RVM has no λ: scoring moves at the current λ (its default, the cheaper way) takes the
+    very steps of the profiled scoring, the exact change of ``L``."""
+    Phi, y = _sinc_design(n=60, sigma=0.2, seed=4)
+    noise0 = 0.1 * np.var(y)
+    assert not RULES["rvm"].profile_lambda and PROFILED["rvm"].profile_lambda
+    a, b = (_fit(Phi, y, rule, noise0, noise_every=5) for rule in (RULES["rvm"], PROFILED["rvm"]))
+    assert bool(a.converged) and int(a.n_iter) == int(b.n_iter) > 10
+    np.testing.assert_array_equal(np.asarray(a.var) > 0, np.asarray(b.var) > 0)
+    assert float(a.objective) == pytest.approx(float(b.objective), abs=1e-10)
+
+
 @pytest.mark.parametrize("name", ["bls", "flap-sigma"])
 def test_algorithm1_stops_at_a_fixed_point_of_eqs_16_and_17(name):
     """004 Algorithm 1 (the default of these rules): at convergence every v_i is eq. 16 at the
@@ -188,16 +230,18 @@ def test_rvm_rule_is_tipping_faul():
     assert float(optimal_variance(s, 1.0, 0.0)) == 0.0
 
 
+@pytest.mark.parametrize("lanes", [1, 2], ids=["sequential", "two-lanes"])
 @pytest.mark.parametrize("rule", [BLSRule(), RVMRule()], ids=["bls", "rvm"])
-def test_batched_fits_equal_single_fits_and_predict(rule):
-    """The batch takes the same steps as single fits: five data sets in chunks of two (two full
-    chunks and a remainder) end where five single fits end, step counts included."""
+def test_batched_fits_equal_single_fits_and_predict(rule, lanes):
+    """The batch takes the same steps as single fits: five data sets one after another, or on two
+    ``vmap``-ed lanes (a lane whose fit stops takes the next data set), end where five single fits
+    end, step counts included."""
     designs = [_sinc_design(n=40, seed=k) for k in range(5)]
     Phi = np.stack([d[0] for d in designs])
     y = np.stack([d[1] for d in designs])
     data = jax.vmap(typeii.make_data)(Phi, y)
     noise0 = 0.1 * y.var(axis=1)
-    batch = typeii.fit_batch(data, rule, noise0, capacity=41, noise_every=3, batch_size=2)
+    batch = typeii.fit_batch(data, rule, noise0, capacity=41, noise_every=3, lanes=lanes)
     for k in range(5):
         single = _fit(Phi[k], y[k], rule, noise0[k], capacity=41, noise_every=3)
         assert float(batch.objective[k]) == pytest.approx(float(single.objective), abs=1e-8)
