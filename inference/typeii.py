@@ -493,7 +493,7 @@ def fit_growing(data, rule, noise_var, *, limit, start=16, **kw):
     in the model: 9.8 µs in 16 slots, 16 µs in 32, 42 µs in 64), and each width compiles once.
     """
     capacity = min(limit, start)
-    return _grow(_init(data, rule, noise_var, capacity=capacity),
+    return grow_slots(_init(data, rule, noise_var, capacity=capacity),
                  lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, capacity, limit)
 
 
@@ -502,16 +502,18 @@ def fit_batch_growing(data, rule, noise_var, *, limit, start=16, **kw):
     program (``lax.map``); a fit that pauses for want of a slot goes on, once every fit has
     stopped or paused, in twice the slots (the finished ones then stop at once)."""
     capacity = min(limit, start)
-    return _grow(_init_batch(data, rule, noise_var, capacity=capacity),
+    return grow_slots(_init_batch(data, rule, noise_var, capacity=capacity),
                  lambda st, pause: _resume_batch(data, rule, st, pause_when_full=pause, **kw),
                  lambda st, c: jax.vmap(lambda one: widen(one, c))(st), capacity, limit)
 
 
-def _grow(state, run, widen_to, capacity, limit):
-    """``run(state, pause)`` with ``pause`` while ``capacity < limit``, widening ×2 after a pause."""
+def grow_slots(state, run, widen_to, capacity, limit, paused=lambda st: st.capacity_hit):
+    """``state = run(state, pause)``, ``pause`` while ``capacity < limit``; after a pause (any of
+    ``paused(state)``) ``state = widen_to(state, 2 · capacity)`` and go on. The engines' shared
+    driver of :func:`fit_growing` and :func:`fit_batch_growing` (and of the Bernoulli RVM's fit)."""
     while True:
         state = run(state, capacity < limit)
-        if capacity >= limit or not bool(jnp.any(state.capacity_hit)):
+        if capacity >= limit or not bool(jnp.any(paused(state))):
             return state
         capacity = min(limit, 2 * capacity)
         state = widen_to(state, capacity)

@@ -30,7 +30,7 @@ once ``L`` has not improved on its best for ``patience`` steps and returns the b
 
 Active set only: the weights in the model live in ``capacity`` slots (``-1`` = free), so the
 Newton iterations cost ``O(N K²)`` and a step's ``S, Q`` for all ``M`` candidates
-``O(N M K)``; :func:`fit` grows the capacity (×4) when a wanted add finds no free slot.
+``O(N M K)``; :func:`fit` doubles the capacity when a wanted add finds no free slot.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
-from sparsebayes.inference.typeii import grow_capacity
+from sparsebayes.inference.typeii import grow_slots
 from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
 
 
@@ -155,8 +155,11 @@ def init(Phi, t, basis_mask, capacity):
     return _settle(Phi, t, state)
 
 
-def step(Phi, t, basis_mask, state, L, *, tol):
-    """One add / re-estimate / delete of largest predicted gain, then the new mode and ``L``."""
+def step(Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
+    """One add / re-estimate / delete of largest predicted gain, then the new mode and ``L``.
+
+    When the best move is an add with no free slot, the step takes the best move that fits and
+    sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``."""
     var = state.var
     active = var > 0
     _, _, s, q = sparsity_quality(Phi, t, state, L)
@@ -170,49 +173,85 @@ def step(Phi, t, basis_mask, state, L, *, tol):
     gain = jnp.where(allowed, gain, -jnp.inf)
     m = jnp.argmax(gain)
     move = gain[m] > tol
-    new_var = jnp.where(move, proposal[m], var[m])
-    slot_in = jnp.argmax(state.basis_of_slot == m)  # its slot if active
-    slot_free = jnp.argmax(state.basis_of_slot < 0)
-    slot = jnp.where(active[m], slot_in, slot_free)
-    entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
-    basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
-    w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
-    moved = state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w)
-    moved, L = _settle(Phi, t, moved)
-    return moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=gain[m],
-                          capacity_hit=state.capacity_hit | (blocked > jnp.maximum(gain[m], tol))), L
+    hit = blocked > jnp.maximum(gain[m], tol)
+
+    def advance(_):
+        new_var = jnp.where(move, proposal[m], var[m])
+        slot_in = jnp.argmax(state.basis_of_slot == m)  # its slot if active
+        slot_free = jnp.argmax(state.basis_of_slot < 0)
+        slot = jnp.where(active[m], slot_in, slot_free)
+        entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
+        basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
+        w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
+        moved, L_new = _settle(Phi, t, state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
+        return moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=gain[m],
+                              capacity_hit=state.capacity_hit | hit), L_new
+
+    if not pause_when_full:
+        return advance(None)
+    return jax.lax.cond(hit, lambda _: (state._replace(capacity_hit=jnp.asarray(True)), L), advance, None)
 
 
-@partial(jax.jit, static_argnames=("capacity", "max_iter", "patience"))
-def _fit(Phi, t, basis_mask, *, capacity, max_iter, tol, patience):
+@partial(jax.jit, static_argnames=("capacity",))
+def _start(Phi, t, basis_mask, *, capacity):
+    """The loop's carry at the start: state, ``L``, the best state so far, steps since it."""
     state, L = init(Phi, t, basis_mask, capacity)
+    return state, L, state, jnp.asarray(0)
+
+
+@partial(jax.jit, static_argnames=("max_iter", "patience", "pause_when_full"))
+def _run(Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
+    """Steps from ``carry`` until converged, ``max_iter``, stalled for ``patience`` steps or, with
+    ``pause_when_full``, an add that finds no free slot (the carry is then returned as it was)."""
 
     def body(carry):
         state, L, best, since = carry
-        state, L = step(Phi, t, basis_mask, state, L, tol=tol)
+        state, L = step(Phi, t, basis_mask, state, L, tol=tol, pause_when_full=pause_when_full)
         better = state.objective > best.objective
         best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
         return state, L, best, jnp.where(better, 0, since + 1)
 
     def cond(carry):
         state, _, _, since = carry
-        return ~state.converged & (state.n_iter < max_iter) & (since < patience)
+        go = ~state.converged & (state.n_iter < max_iter) & (since < patience)
+        return go & ~state.capacity_hit if pause_when_full else go
 
-    state, _, best, since = jax.lax.while_loop(cond, body, (state, L, state, 0))
+    return jax.lax.while_loop(cond, body, carry)
+
+
+def _widen(carry, capacity):
+    """The carry in ``capacity`` slots: new slots free, ``L`` extended by identity rows (a free
+    slot's row of the precision is the identity's), ``capacity_hit`` cleared."""
+    state, L, best, since = carry
+    extra = capacity - state.w.shape[0]
+
+    def pad(s):
+        return s._replace(basis_of_slot=jnp.pad(s.basis_of_slot, (0, extra), constant_values=-1),
+                          w=jnp.pad(s.w, (0, extra)), capacity_hit=jnp.asarray(False))
+
+    L = jnp.pad(L, ((0, extra), (0, extra))) + jnp.diag(jnp.r_[jnp.zeros(L.shape[0]), jnp.ones(extra)])
+    return pad(state), L, pad(best), since
+
+
+def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=8, patience=100):
+    """Run the sequential engine until no move gains more than ``tol`` (or it stalls, see the
+    module docstring). The active set starts in ``capacity`` slots, doubled without restarting
+    whenever the best move is an add that finds none free (:func:`typeii.grow_slots`): a step
+    costs more the more slots there are (Ripley, n = 100, 4 kernels in: 2.7 ms in 8 slots, 5.1
+    in 16, 6.1 in 32)."""
+    Phi = jnp.asarray(Phi, jnp.float64)
+    t = jnp.asarray(t, jnp.float64)
+    basis_mask = jnp.asarray(basis_mask, bool)
+    limit = Phi.shape[1]
+    capacity = min(limit, capacity)
+    run = lambda carry, pause: _run(Phi, t, basis_mask, carry, max_iter=int(max_iter), tol=tol,  # noqa: E731
+                                    patience=int(patience), pause_when_full=pause)
+    state, _, best, since = grow_slots(_start(Phi, t, basis_mask, capacity=capacity), run, _widen, capacity, limit,
+                                       paused=lambda carry: carry[0].capacity_hit)
     stalled = ~state.converged & (since >= patience)
     out = jax.tree.map(lambda a, b: jnp.where(stalled, a, b), best, state)
     return out._replace(n_iter=state.n_iter, converged=state.converged, stalled=stalled,
                         capacity_hit=state.capacity_hit)
-
-
-def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=32, patience=100):
-    """Run the sequential engine until no move gains more than ``tol`` (or it stalls, see the
-    module docstring); grows the capacity as needed."""
-    Phi = jnp.asarray(Phi, jnp.float64)
-    t = jnp.asarray(t, jnp.float64)
-    basis_mask = jnp.asarray(basis_mask, bool)
-    return grow_capacity(lambda c: _fit(Phi, t, basis_mask, capacity=c, max_iter=int(max_iter), tol=tol,
-                                        patience=int(patience)), Phi.shape[1], capacity)
 
 
 def coefficients(state, n_basis):
