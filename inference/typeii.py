@@ -36,7 +36,9 @@ Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free),
 cache ``B = ΦᵀΦ_slots`` (M × capacity) filled when a basis enters, so that a step costs
 O(N M) on an add and O(M · capacity) otherwise. Padding rows and columns of zeros are
 harmless (``n_obs`` counts the real rows; zero columns never enter), so data sets of
-different sizes share one compiled program and fits ``vmap`` over data sets.
+different sizes share one compiled program and fits ``vmap`` over data sets. The slots start
+few and double when an add finds none free (:func:`fit_growing`: the fit pauses, its state is
+widened, and it goes on), since a step costs more the more slots there are.
 A candidate too aligned with an active column (``|cos| > align_max``) is never added.
 """
 from __future__ import annotations
@@ -494,7 +496,7 @@ def fit_growing(data, rule, noise_var, *, limit, start=16, **kw):
     """
     capacity = min(limit, start)
     return grow_slots(_init(data, rule, noise_var, capacity=capacity),
-                 lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, capacity, limit)
+                      lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, capacity, limit)
 
 
 def fit_batch_growing(data, rule, noise_var, *, limit, start=16, **kw):
@@ -503,8 +505,8 @@ def fit_batch_growing(data, rule, noise_var, *, limit, start=16, **kw):
     stopped or paused, in twice the slots (the finished ones then stop at once)."""
     capacity = min(limit, start)
     return grow_slots(_init_batch(data, rule, noise_var, capacity=capacity),
-                 lambda st, pause: _resume_batch(data, rule, st, pause_when_full=pause, **kw),
-                 lambda st, c: jax.vmap(lambda one: widen(one, c))(st), capacity, limit)
+                      lambda st, pause: _resume_batch(data, rule, st, pause_when_full=pause, **kw),
+                      lambda st, c: jax.vmap(lambda one: widen(one, c))(st), capacity, limit)
 
 
 def grow_slots(state, run, widen_to, capacity, limit, paused=lambda st: st.capacity_hit):
@@ -664,7 +666,8 @@ def grow_capacity(run, limit, start=32):
     """``run(capacity)`` with ``capacity = start, 4·start, …`` until its state (every state, for a
     batch) reports no ``capacity_hit`` or the capacity reaches ``limit``; returns that state. A
     fit whose active set outgrows its slots restarts with four times as many (each capacity
-    compiles once)."""
+    compiles once): the driver for runs that cannot pause, the ``vmap``-ed lanes of
+    :func:`fit_batch`; :func:`grow_slots` goes on from the paused state instead."""
     capacity = min(limit, start)
     while True:
         state = run(capacity)
