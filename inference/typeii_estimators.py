@@ -52,7 +52,7 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     """
     n, m = Phi.shape
     n_pad, m_pad = _bucket(n), _bucket(m)
-    Phi_pad = np.zeros((n_pad, m_pad))
+    Phi_pad = typeii.aligned_zeros((n_pad, m_pad))  # handed to the device without a copy
     Phi_pad[:n, :m] = Phi
     y_pad = np.zeros(n_pad)
     y_pad[:n] = y

@@ -252,6 +252,21 @@ def test_batched_fits_equal_single_fits_and_predict(rule, lanes):
     assert np.all(np.asarray(var) >= float(single.noise_var))
 
 
+def test_make_data_takes_an_aligned_design_without_copying_it():
+    """``fit_design``'s padded design (:func:`typeii.aligned_zeros`) reaches the engine without a
+    copy, and the packed products are those of the design."""
+    Phi, y = _sinc_design(n=40)
+    P = typeii.aligned_zeros(Phi.shape)
+    assert P.ctypes.data % 64 == 0 and P.flags["C_CONTIGUOUS"] and not P.any()
+    P[:] = Phi
+    data = typeii.make_data(P, y)
+    if jax.default_backend() == "cpu":
+        assert data.Phi.unsafe_buffer_pointer() == P.ctypes.data
+    np.testing.assert_allclose(np.asarray(data.col_sq), (Phi**2).sum(0), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(data.Phity), Phi.T @ y, rtol=1e-12, atol=1e-12)
+    assert float(data.n_obs) == 40 and bool(np.all(np.asarray(data.basis_mask)))
+
+
 def test_sweep_inverse_equals_numpy_with_identity_rows():
     """The batched path's sweep-operator inverse (no LAPACK) on an SPD matrix whose free slots
     are identity rows, some of them after the last active one (not swept) and some between."""
