@@ -219,6 +219,7 @@ def _run(Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full)
     return jax.lax.while_loop(cond, body, carry)
 
 
+@partial(jax.jit, static_argnames=("capacity",))
 def _widen(carry, capacity):
     """The carry in ``capacity`` slots: new slots free, ``L`` extended by identity rows (a free
     slot's row of the precision is the identity's), ``capacity_hit`` cleared."""
@@ -238,12 +239,13 @@ def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=8, patience=100
     module docstring). The active set starts in ``capacity`` slots, doubled without restarting
     whenever the best move is an add that finds none free (:func:`typeii.grow_slots`): a step
     costs more the more slots there are (Ripley, n = 100, 4 kernels in: 2.7 ms in 8 slots, 5.1
-    in 16, 6.1 in 32)."""
+    in 16, 6.1 in 32). Bases of at most ``4 · capacity`` functions take one width, all of them
+    (fewer compiled programs)."""
     Phi = jnp.asarray(Phi, jnp.float64)
     t = jnp.asarray(t, jnp.float64)
     basis_mask = jnp.asarray(basis_mask, bool)
     limit = Phi.shape[1]
-    capacity = min(limit, capacity)
+    capacity = limit if limit <= 4 * capacity else capacity  # small bases: one width, fewer programs
     run = lambda carry, pause: _run(Phi, t, basis_mask, carry, max_iter=int(max_iter), tol=tol,  # noqa: E731
                                     patience=int(patience), pause_when_full=pause)
     state, _, best, since = grow_slots(_start(Phi, t, basis_mask, capacity=capacity), run, _widen, capacity, limit,

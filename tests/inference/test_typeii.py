@@ -146,32 +146,40 @@ def test_rvm_sequential_reaches_the_direct_optimum(design):
 
 @pytest.mark.parametrize("name", ["rvm", "bls"])
 def test_growing_capacity_takes_the_steps_of_a_fit_with_every_slot(name):
-    """:func:`typeii.fit_growing` from 2 slots (paused and widened several times, never
-    restarted) ends where a fit with a slot for every basis function ends, step for step, and so
-    do the fits of :func:`typeii.fit_batch_growing`; a limit below the model's size gives the
-    capped fit of :func:`typeii.fit`."""
+    """:func:`typeii.fit_growing` from 4 slots (paused and widened, never restarted) ends where
+    a fit with a slot for every basis function ends, step for step; with a limit below the
+    model's size (RVM) it pauses, widens, and then refuses adds at the limit exactly as
+    :func:`typeii.fit` in that many slots does."""
     Phi, y = _sinc_design(n=60, sigma=0.05, seed=2)
     data = typeii.make_data(Phi, y)
     rule, noise0, m = RULES[name], 0.1 * np.var(y), Phi.shape[1]
     full = typeii.fit(data, rule, noise0, capacity=m, noise_every=3)
-    grown = typeii.fit_growing(data, rule, noise0, limit=m, start=2, noise_every=3)
-    assert int((np.asarray(full.var) > 0).sum()) > 4  # so 2 slots had to grow twice
+    grown = typeii.fit_growing(data, rule, noise0, limit=m, start=4, noise_every=3)
+    assert int((np.asarray(full.var) > 0).sum()) > 4  # so 4 slots had to grow
     assert int(grown.n_iter) == int(full.n_iter) and bool(grown.converged) and not bool(grown.capacity_hit)
     np.testing.assert_array_equal(np.asarray(grown.var) > 0, np.asarray(full.var) > 0)
     assert float(grown.objective) == pytest.approx(float(full.objective), abs=1e-9)
-    designs = [_sinc_design(n=60, sigma=0.05, seed=k) for k in (2, 3, 4)]
-    batch = typeii.fit_batch_growing(jax.vmap(typeii.make_data)(np.stack([d[0] for d in designs]),
-                                                                np.stack([d[1] for d in designs])),
-                                     rule, 0.1 * np.array([np.var(d[1]) for d in designs]), limit=m, start=2,
-                                     noise_every=3)
-    for k, (P, yk) in enumerate(designs):
-        one = typeii.fit(typeii.make_data(P, yk), rule, 0.1 * np.var(yk), capacity=m, noise_every=3)
-        assert int(batch.n_iter[k]) == int(one.n_iter) and not bool(batch.capacity_hit[k])
-        assert float(batch.objective[k]) == pytest.approx(float(one.objective), abs=1e-9)
-    capped = typeii.fit_growing(data, rule, noise0, limit=4, start=2, noise_every=3)
+    if name != "rvm":
+        return
+    capped = typeii.fit_growing(data, rule, noise0, limit=4, start=1, noise_every=3)
     direct = typeii.fit(data, rule, noise0, capacity=4, noise_every=3)
     assert bool(capped.capacity_hit) and int(capped.n_iter) == int(direct.n_iter)
     assert float(capped.objective) == pytest.approx(float(direct.objective), abs=1e-9)
+
+
+def test_batch_growing_takes_the_steps_of_single_fits():
+    """:func:`typeii.fit_batch_growing` from 2 slots: each fit ends where its single fit with
+    every slot ends."""
+    designs = [_sinc_design(n=60, sigma=0.05, seed=k) for k in (2, 3, 4)]
+    data = jax.vmap(typeii.make_data)(np.stack([d[0] for d in designs]), np.stack([d[1] for d in designs]))
+    noise0 = 0.1 * np.array([np.var(d[1]) for d in designs])
+    m = designs[0][0].shape[1]
+    batch = typeii.fit_batch_growing(data, RULES["rvm"], noise0, limit=m, start=2, noise_every=3)
+    for k, (P, yk) in enumerate(designs):
+        one = typeii.fit(typeii.make_data(P, yk), RULES["rvm"], noise0[k], capacity=m, noise_every=3)
+        assert int((np.asarray(one.var) > 0).sum()) > 2
+        assert int(batch.n_iter[k]) == int(one.n_iter) and not bool(batch.capacity_hit[k])
+        assert float(batch.objective[k]) == pytest.approx(float(one.objective), abs=1e-9)
 
 
 def test_rvm_moves_at_the_current_lambda_are_its_profiled_moves():

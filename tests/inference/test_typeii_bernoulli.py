@@ -120,13 +120,13 @@ def test_a_cycling_fit_stops_and_keeps_the_best_state():
 
 
 def test_growing_slots_takes_the_steps_of_a_fit_with_every_slot():
-    """From one slot, paused and doubled (never restarted) whenever an add finds none free, the
+    """From two slots, paused and doubled (never restarted) whenever an add finds none free, the
     fit ends where a fit with a slot for every basis function ends, step for step."""
     _, y, _, Phi = _ripley_subset(3, n=60)
     mask = np.ones(Phi.shape[1], bool)
     full = typeii_bernoulli.fit(Phi, y, mask, capacity=Phi.shape[1])
-    grown = typeii_bernoulli.fit(Phi, y, mask, capacity=1)
-    assert int((np.asarray(full.var) > 0).sum()) >= 3  # so one slot had to grow twice
+    grown = typeii_bernoulli.fit(Phi, y, mask, capacity=2)
+    assert int((np.asarray(full.var) > 0).sum()) >= 3  # so two slots had to grow
     assert int(grown.n_iter) == int(full.n_iter) and not bool(grown.capacity_hit)
     np.testing.assert_array_equal(np.asarray(grown.var) > 0, np.asarray(full.var) > 0)
     assert float(grown.objective) == pytest.approx(float(full.objective), abs=1e-9)
