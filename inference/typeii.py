@@ -461,13 +461,14 @@ def step(data, state, rule, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_ma
     return jax.lax.cond(full, lambda st: st._replace(capacity_hit=jnp.ones((), bool)), advance, state)
 
 
-@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every"))
+@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every", "pause_when_full"))
 def fit(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
-        align_max=1.0 - 1e-3):
+        align_max=1.0 - 1e-3, pause_when_full=False):
     """Run the sequential engine to convergence (``lax.while_loop``) in ``capacity`` slots;
-    returns the final state (``capacity_hit`` if an add was refused for want of a slot)."""
+    returns the final state (``capacity_hit`` if an add was refused for want of a slot; with
+    ``pause_when_full`` the fit stops there instead, see :func:`resume`)."""
     return resume(data, rule, init(data, rule, noise_var, capacity), max_iter=max_iter, tol=tol, noise_tol=noise_tol,
-                  noise_every=noise_every, align_max=align_max)
+                  noise_every=noise_every, align_max=align_max, pause_when_full=pause_when_full)
 
 
 @partial(jax.jit, static_argnames=("max_iter", "noise_every", "pause_when_full"))
@@ -485,9 +486,6 @@ def resume(data, rule, state, *, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_
                     pause_when_full=pause_when_full)
 
     return jax.lax.while_loop(cond, body, state)
-
-
-_init = jax.jit(init, static_argnames=("capacity", "inverse"))
 
 
 @partial(jax.jit, static_argnames=("capacity",))
@@ -509,14 +507,12 @@ def fit_growing(data, rule, noise_var, *, limit, start=16, **kw):
     and ``capacity_hit`` is reported, as in :func:`fit`). The steps are those of one fit with
     ``limit`` slots; a step costs more the more slots there are (sinc, N = 100, 7 basis functions
     in the model: 9.8 µs in 16 slots, 16 µs in 32, 42 µs in 64), and each width compiles once.
-    Up to ``limit ≤ 2 · start`` that saving is small and the fit is one :func:`fit` in ``limit``
-    slots (one compiled program, not four).
+    Up to ``limit ≤ 2 · start`` that saving is small and the fit runs in ``limit`` slots.
     """
     if limit <= 2 * start:
         return fit(data, rule, noise_var, capacity=limit, **kw)
-    capacity = start
-    return grow_slots(_init(data, rule, noise_var, capacity=capacity),
-                      lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, capacity, limit)
+    return grow_slots(lambda pause: fit(data, rule, noise_var, capacity=start, pause_when_full=pause, **kw),
+                      lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, start, limit)
 
 
 def fit_batch_growing(data, rule, noise_var, *, limit, start=16, **kw):
@@ -525,27 +521,22 @@ def fit_batch_growing(data, rule, noise_var, *, limit, start=16, **kw):
     stopped or paused, in twice the slots (the finished ones then stop at once)."""
     if limit <= 2 * start:
         return fit_batch(data, rule, noise_var, capacity=limit, **kw)
-    capacity = start
-    return grow_slots(_init_batch(data, rule, noise_var, capacity=capacity),
+    return grow_slots(lambda pause: fit_batch(data, rule, noise_var, capacity=start, pause_when_full=pause, **kw),
                       lambda st, pause: _resume_batch(data, rule, st, pause_when_full=pause, **kw),
-                      lambda st, c: jax.vmap(lambda one: widen(one, c))(st), capacity, limit)
+                      lambda st, c: jax.vmap(lambda one: widen(one, c))(st), start, limit)
 
 
-def grow_slots(state, run, widen_to, capacity, limit, paused=lambda st: st.capacity_hit):
-    """``state = run(state, pause)``, ``pause`` while ``capacity < limit``; after a pause (any of
-    ``paused(state)``) ``state = widen_to(state, 2 · capacity)`` and go on. The engines' shared
-    driver of :func:`fit_growing` and :func:`fit_batch_growing` (and of the Bernoulli RVM's fit)."""
-    while True:
-        state = run(state, capacity < limit)
-        if capacity >= limit or not bool(jnp.any(paused(state))):
-            return state
+def grow_slots(first, run, widen_to, capacity, limit, paused=lambda st: st.capacity_hit):
+    """``state = first(pause)`` in ``capacity`` slots, then while ``paused(state)`` (any, for a
+    batch): ``state = run(widen_to(state, 2 · capacity), pause)``; ``pause`` is on below
+    ``limit``. The engines' shared driver of :func:`fit_growing` and :func:`fit_batch_growing`
+    (and of the Bernoulli RVM's fit). The first run includes the start, so a fit that never
+    outgrows its slots is one compiled program."""
+    state = first(capacity < limit)
+    while capacity < limit and bool(jnp.any(paused(state))):
         capacity = min(limit, 2 * capacity)
-        state = widen_to(state, capacity)
-
-
-@partial(jax.jit, static_argnames=("capacity",))
-def _init_batch(data, rule, noise_var, *, capacity):
-    return jax.lax.map(lambda args: init(args[0], rule, args[1], capacity), (data, noise_var))
+        state = run(widen_to(state, capacity), capacity < limit)
+    return state
 
 
 @partial(jax.jit, static_argnames=("max_iter", "noise_every", "pause_when_full"))
@@ -572,14 +563,15 @@ def fit_trace(data, rule, noise_var, *, capacity, n_steps, tol=1e-9, noise_tol=1
     return final, jnp.concatenate([state.objective[None], trace])
 
 
-@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every", "lanes"))
+@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every", "lanes", "pause_when_full"))
 def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
-              align_max=1.0 - 1e-3, lanes=1):
+              align_max=1.0 - 1e-3, lanes=1, pause_when_full=False):
     """:func:`fit` for a leading data-set axis of ``data`` and ``noise_var``: the same steps, so the
     same final states as one fit per data set.
 
     ``lanes=1`` (default): the fits run one after another inside one compiled program
-    (``lax.map`` of :func:`fit`), each with its own ``cond`` branches and LAPACK solves.
+    (``lax.map`` of :func:`fit`, ``pause_when_full`` passed on), each with its own ``cond``
+    branches and LAPACK solves.
     ``lanes > 1``: :func:`_fit_queue`, ``vmap``-ed steps over that many fits at once. On CPU the
     sequential map is the faster (sinc, N = 100, 100 fits, capacity 16, one thread: 1.1 ms per
     fit, against 2.4 ms on 5 lanes, 2.8 on 10 and 4.8 on 50): under ``vmap`` an update that any
@@ -589,7 +581,10 @@ def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise
     kw = dict(capacity=capacity, max_iter=max_iter, tol=tol, noise_tol=noise_tol, noise_every=noise_every,
               align_max=align_max)
     if lanes == 1:
-        return jax.lax.map(lambda args: fit(args[0], rule, args[1], **kw), (data, noise_var))
+        return jax.lax.map(lambda args: fit(args[0], rule, args[1], pause_when_full=pause_when_full, **kw),
+                           (data, noise_var))
+    if pause_when_full:
+        raise ValueError("vmap-ed lanes cannot pause for want of a slot: use lanes=1, or grow_capacity")
     return _fit_queue(data, rule, noise_var, lanes=lanes, **kw)
 
 

@@ -192,17 +192,19 @@ def step(Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
     return jax.lax.cond(hit, lambda _: (state._replace(capacity_hit=jnp.asarray(True)), L), advance, None)
 
 
-@partial(jax.jit, static_argnames=("capacity",))
-def _start(Phi, t, basis_mask, *, capacity):
-    """The loop's carry at the start: state, ``L``, the best state so far, steps since it."""
+@partial(jax.jit, static_argnames=("capacity", "max_iter", "patience", "pause_when_full"))
+def _start_and_run(Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full):
+    """:func:`_run` from the start (one compiled program for a fit that never outgrows its slots)."""
     state, L = init(Phi, t, basis_mask, capacity)
-    return state, L, state, jnp.asarray(0)
+    return _run(Phi, t, basis_mask, (state, L, state, jnp.asarray(0)), max_iter=max_iter, tol=tol, patience=patience,
+                pause_when_full=pause_when_full)
 
 
 @partial(jax.jit, static_argnames=("max_iter", "patience", "pause_when_full"))
 def _run(Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
-    """Steps from ``carry`` until converged, ``max_iter``, stalled for ``patience`` steps or, with
-    ``pause_when_full``, an add that finds no free slot (the carry is then returned as it was)."""
+    """Steps from ``carry`` (state, ``L``, the best state so far, steps since it) until converged,
+    ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
+    no free slot (the carry is then returned as it was)."""
 
     def body(carry):
         state, L, best, since = carry
@@ -246,10 +248,11 @@ def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=8, patience=100
     basis_mask = jnp.asarray(basis_mask, bool)
     limit = Phi.shape[1]
     capacity = limit if limit <= 4 * capacity else capacity  # small bases: one width, fewer programs
-    run = lambda carry, pause: _run(Phi, t, basis_mask, carry, max_iter=int(max_iter), tol=tol,  # noqa: E731
-                                    patience=int(patience), pause_when_full=pause)
-    state, _, best, since = grow_slots(_start(Phi, t, basis_mask, capacity=capacity), run, _widen, capacity, limit,
-                                       paused=lambda carry: carry[0].capacity_hit)
+    kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))
+    state, _, best, since = grow_slots(
+        lambda pause: _start_and_run(Phi, t, basis_mask, capacity=capacity, pause_when_full=pause, **kw),
+        lambda carry, pause: _run(Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen, capacity, limit,
+        paused=lambda carry: carry[0].capacity_hit)
     stalled = ~state.converged & (since >= patience)
     out = jax.tree.map(lambda a, b: jnp.where(stalled, a, b), best, state)
     return out._replace(n_iter=state.n_iter, converged=state.converged, stalled=stalled,
