@@ -211,7 +211,10 @@ def _run(Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full)
         state, L = step(Phi, t, basis_mask, state, L, tol=tol, pause_when_full=pause_when_full)
         better = state.objective > best.objective
         best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
-        return state, L, best, jnp.where(better, 0, since + 1)
+        since = jnp.where(better, 0, since + 1)
+        if pause_when_full:  # a paused step is no step: the count of steps without progress stands
+            since = jnp.where(state.capacity_hit, carry[3], since)
+        return state, L, best, since
 
     def cond(carry):
         state, _, _, since = carry

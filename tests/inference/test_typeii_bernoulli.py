@@ -117,6 +117,14 @@ def test_a_cycling_fit_stops_and_keeps_the_best_state():
     assert float(best.objective) > float(last.objective) + 1.0  # the cycle's low point is 6 nats down
     ev, _, _ = _dense_evidence(Phi, t, np.asarray(best.var))
     assert float(best.objective) == pytest.approx(ev, abs=1e-5)
+    # growing from two slots stalls at the same step, in the same state, as a fit with every slot
+    # (objectives to 1e-8: along the cycle each mode is found to a Newton step of 1e-8, and the
+    # slot count changes the rounding)
+    full = typeii_bernoulli.fit(Phi, t, mask, patience=50, capacity=Phi.shape[1])
+    grown = typeii_bernoulli.fit(Phi, t, mask, patience=50, capacity=2)
+    assert bool(grown.stalled) and int(grown.n_iter) == int(full.n_iter)
+    np.testing.assert_array_equal(np.asarray(grown.var) > 0, np.asarray(full.var) > 0)
+    assert float(grown.objective) == pytest.approx(float(full.objective), abs=1e-8)
 
 
 def test_growing_slots_takes_the_steps_of_a_fit_with_every_slot():
