@@ -507,11 +507,8 @@ def fit_growing(data, rule, noise_var, *, limit, start=16, **kw):
     and ``capacity_hit`` is reported, as in :func:`fit`). The steps are those of one fit with
     ``limit`` slots; a step costs more the more slots there are (sinc, N = 100, 7 basis functions
     in the model: 9.8 µs in 16 slots, 16 µs in 32, 42 µs in 64), and each width compiles once.
-    Up to ``limit ≤ 2 · start`` that saving is small and the fit runs in ``limit`` slots.
     """
-    if limit <= 2 * start:
-        return fit(data, rule, noise_var, capacity=limit, **kw)
-    return grow_slots(lambda pause: fit(data, rule, noise_var, capacity=start, pause_when_full=pause, **kw),
+    return grow_slots(lambda c, pause: fit(data, rule, noise_var, capacity=c, pause_when_full=pause, **kw),
                       lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, start, limit)
 
 
@@ -519,20 +516,21 @@ def fit_batch_growing(data, rule, noise_var, *, limit, start=16, **kw):
     """:func:`fit_growing` for a leading data-set axis, the fits one after another in one compiled
     program (``lax.map``); a fit that pauses for want of a slot goes on, once every fit has
     stopped or paused, in twice the slots (the finished ones then stop at once)."""
-    if limit <= 2 * start:
-        return fit_batch(data, rule, noise_var, capacity=limit, **kw)
-    return grow_slots(lambda pause: fit_batch(data, rule, noise_var, capacity=start, pause_when_full=pause, **kw),
+    return grow_slots(lambda c, pause: fit_batch(data, rule, noise_var, capacity=c, pause_when_full=pause, **kw),
                       lambda st, pause: _resume_batch(data, rule, st, pause_when_full=pause, **kw),
                       lambda st, c: jax.vmap(lambda one: widen(one, c))(st), start, limit)
 
 
-def grow_slots(first, run, widen_to, capacity, limit, paused=lambda st: st.capacity_hit):
-    """``state = first(pause)`` in ``capacity`` slots, then while ``paused(state)`` (any, for a
-    batch): ``state = run(widen_to(state, 2 · capacity), pause)``; ``pause`` is on below
-    ``limit``. The engines' shared driver of :func:`fit_growing` and :func:`fit_batch_growing`
-    (and of the Bernoulli RVM's fit). The first run includes the start, so a fit that never
-    outgrows its slots is one compiled program."""
-    state = first(capacity < limit)
+def grow_slots(first, run, widen_to, capacity, limit, paused=lambda st: st.capacity_hit, whole_below=2):
+    """``state = first(capacity, pause)``, then while ``paused(state)`` (any, for a batch):
+    ``state = run(widen_to(state, 2 · capacity), pause)``; ``pause`` is on below ``limit``. The
+    engines' shared driver of :func:`fit_growing` and :func:`fit_batch_growing` (and of the
+    Bernoulli RVM's fit). The first run includes the start, so a fit that never outgrows its
+    slots is one compiled program; up to ``limit ≤ whole_below · capacity`` growing saves little
+    and the fit runs in ``limit`` slots at once (fewer widths to compile)."""
+    if limit <= whole_below * capacity:
+        capacity = limit
+    state = first(capacity, capacity < limit)
     while capacity < limit and bool(jnp.any(paused(state))):
         capacity = min(limit, 2 * capacity)
         state = run(widen_to(state, capacity), capacity < limit)
@@ -584,7 +582,7 @@ def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise
         return jax.lax.map(lambda args: fit(args[0], rule, args[1], pause_when_full=pause_when_full, **kw),
                            (data, noise_var))
     if pause_when_full:
-        raise ValueError("vmap-ed lanes cannot pause for want of a slot: use lanes=1, or grow_capacity")
+        raise ValueError("vmap-ed lanes cannot pause for want of a slot: use lanes=1")
     return _fit_queue(data, rule, noise_var, lanes=lanes, **kw)
 
 
@@ -677,18 +675,3 @@ def predict(state, Phi_new):
     mean = Phi_slot @ state.mu
     var = state.noise_var + jnp.sum((Phi_slot @ state.Sigma) * Phi_slot, axis=1)
     return mean, var
-
-
-def grow_capacity(run, limit, start=32):
-    """``run(capacity)`` with ``capacity = start, 4·start, …`` until its state (every state, for a
-    batch) reports no ``capacity_hit`` or the capacity reaches ``limit``; returns that state. A
-    fit whose active set outgrows its slots restarts with four times as many (each capacity
-    compiles once): the driver for runs that cannot pause, the ``vmap``-ed lanes of
-    :func:`fit_batch`; :func:`grow_slots` goes on from the paused state instead."""
-    capacity = min(limit, start)
-    while True:
-        state = run(capacity)
-        if not bool(jnp.any(state.capacity_hit)) or capacity >= limit:
-            return state
-        capacity = min(limit, capacity * 4)
-

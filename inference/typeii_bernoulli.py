@@ -249,13 +249,11 @@ def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=8, patience=100
     Phi = jnp.asarray(Phi, jnp.float64)
     t = jnp.asarray(t, jnp.float64)
     basis_mask = jnp.asarray(basis_mask, bool)
-    limit = Phi.shape[1]
-    capacity = limit if limit <= 4 * capacity else capacity  # small bases: one width, fewer programs
     kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))
     state, _, best, since = grow_slots(
-        lambda pause: _start_and_run(Phi, t, basis_mask, capacity=capacity, pause_when_full=pause, **kw),
-        lambda carry, pause: _run(Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen, capacity, limit,
-        paused=lambda carry: carry[0].capacity_hit)
+        lambda c, pause: _start_and_run(Phi, t, basis_mask, capacity=c, pause_when_full=pause, **kw),
+        lambda carry, pause: _run(Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen, capacity,
+        Phi.shape[1], paused=lambda carry: carry[0].capacity_hit, whole_below=4)
     stalled = ~state.converged & (since >= patience)
     out = jax.tree.map(lambda a, b: jnp.where(stalled, a, b), best, state)
     return out._replace(n_iter=state.n_iter, converged=state.converged, stalled=stalled,
