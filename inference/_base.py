@@ -45,8 +45,8 @@ def make_feature_map(features, *, kernel_width=1.0, bias=True):
 def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
     """Reject constant columns of ``X``, fit the feature map on it; returns ``(map, design)``."""
     reject_constant_columns(X)
-    fm = make_feature_map(features, kernel_width=kernel_width, bias=bias).fit(X)
-    return fm, np.asarray(fm.transform(X), dtype=np.float64)
+    fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
+    return fm, np.asarray(fm.fit_transform(X), dtype=np.float64)
 
 
 class OneVsAllLinkClassifier:

@@ -34,7 +34,30 @@ def gaussian_kernel(X, centers, width):
 
 
 class _FeatureMap(TransformerMixin, BaseEstimator):
-    """Shared plumbing: input checks, bias column, output width."""
+    """Shared plumbing: input checks, bias column, output width.
+
+    A map gives ``_fit_checked(X)`` and ``_transform_checked(X)`` on validated float64 input;
+    ``fit``, ``transform`` and ``fit_transform`` validate (``fit_transform`` once, not twice).
+    """
+
+    def _check_params(self):
+        """Raise ``ValueError`` on a bad hyperparameter (before anything is fitted)."""
+
+    def fit(self, X, y=None):
+        self._check_params()
+        self._fit_checked(validate_data(self, X, dtype=np.float64))
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        return self._transform_checked(validate_data(self, X, dtype=np.float64, reset=False))
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)`` with one validation of ``X``."""
+        self._check_params()
+        X = validate_data(self, X, dtype=np.float64)
+        self._fit_checked(X)
+        return self._transform_checked(X)
 
     def _with_bias(self, F):
         if self.bias:
@@ -59,14 +82,10 @@ class LinearFeatures(_FeatureMap):
     def __init__(self, *, bias=True):
         self.bias = bias
 
-    def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
+    def _fit_checked(self, X):
         self.n_output_features_ = X.shape[1] + int(self.bias)
-        return self
 
-    def transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+    def _transform_checked(self, X):
         return self._with_bias(X)
 
 
@@ -82,16 +101,12 @@ class QuadraticFeatures(_FeatureMap):
     def __init__(self, *, bias=True):
         self.bias = bias
 
-    def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
+    def _fit_checked(self, X):
         d = X.shape[1]
         self.pairs_ = np.array(np.triu_indices(d)).T  # (i, j), i <= j: squares and products
         self.n_output_features_ = d + len(self.pairs_) + int(self.bias)
-        return self
 
-    def transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+    def _transform_checked(self, X):
         quad = X[:, self.pairs_[:, 0]] * X[:, self.pairs_[:, 1]]
         return self._with_bias(np.hstack([X, quad]))
 
@@ -118,17 +133,15 @@ class GaussianKernelFeatures(_FeatureMap):
         """Helgøy & Li's parametrization ``exp(-r² ‖x − x'‖²)``, i.e. ``h = 1/(√2 r)``."""
         return cls(width=1.0 / (np.sqrt(2.0) * r), bias=bias)
 
-    def fit(self, X, y=None):
+    def _check_params(self):
         if not np.isfinite(self.width) or self.width <= 0:
             raise ValueError(f"kernel width must be a positive finite number, got {self.width!r}")
-        X = validate_data(self, X, dtype=np.float64)
+
+    def _fit_checked(self, X):
         self.centers_ = X.copy()
         self.n_output_features_ = X.shape[0] + int(self.bias)
-        return self
 
-    def transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+    def _transform_checked(self, X):
         return self._with_bias(gaussian_kernel(X, self.centers_, self.width))
 
     def centers_for(self, coef_mask):

@@ -2,9 +2,9 @@
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, special, stats
 
-from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
+from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood, probit_mills_ratio, scaled_erfc
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior, make_prior
 
 
@@ -75,6 +75,20 @@ def test_probit_estep_is_finite_and_correct_at_40():
     # on the right side the truncation is irrelevant
     np.testing.assert_allclose(v[2:], [40.0, -40.0], rtol=1e-12)
     assert np.isfinite(float(lik.neg_log_lik(y, eta, 1.0)))
+
+
+def test_mills_ratio_matches_scipy_over_the_whole_range():
+    # dense over ±80, and densest where erfc underflows before exp(z²) overflows (x ≈ −37.6,
+    # z = −x/√2 ≈ 26.6: the gap where JAX 0.10's own erfcx returns 0)
+    x = np.concatenate([np.linspace(-80, 80, 160_001), np.linspace(-37.8, -37.4, 4_001)])
+    ours = np.asarray(probit_mills_ratio(jnp.ones_like(x), jnp.asarray(x)))
+    ref = np.sqrt(2 / np.pi) / special.erfcx(-x / np.sqrt(2))
+    assert np.all(np.isfinite(ours))
+    normal = ref > 1e-300  # beyond, the ratio is subnormal or 0 in float64
+    np.testing.assert_allclose(ours[normal], ref[normal], rtol=1e-12)
+    assert np.all(np.abs(ours[~normal]) <= 1e-300)
+    z = np.linspace(-26.5, 60, 20_001)
+    np.testing.assert_allclose(np.asarray(scaled_erfc(jnp.asarray(z))), special.erfcx(z), rtol=1e-14)
 
 
 def test_gaussian_noise_update_is_mean_squared_residual():
