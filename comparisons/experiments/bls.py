@@ -102,7 +102,10 @@ def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=30
 
 
 def choose_r_by_cv(datasets, grid, rule, *, n_folds=5, seed=0):
-    """Kernel parameter with the least 5-fold validation MSE, pooled over the pilot data sets."""
+    """Kernel parameter with the least 5-fold validation MSE, pooled over the pilot data sets.
+
+    Returns ``(r, mse_per_r)``: the choice and the validation MSE of every grid value.
+    """
     Xtr, ytr, Xva, yva, which = [], [], [], [], []
     for X, y in datasets:
         for tr, va in KFold(n_folds, shuffle=True, random_state=seed).split(X):
@@ -116,7 +119,7 @@ def choose_r_by_cv(datasets, grid, rule, *, n_folds=5, seed=0):
     pred, *_ = fit_kernel_batch(Xtr, ytr, r, rule, Xva)
     mse = np.mean((pred - yva) ** 2, axis=1)
     per_r = np.array([mse[np.asarray(which) == g].mean() for g in range(len(grid))])
-    return float(grid[int(np.argmin(per_r))])
+    return float(grid[int(np.argmin(per_r))]), per_r
 
 
 def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilot, paper, fig_levels, out, title,
@@ -132,8 +135,10 @@ def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilo
         # predict on the test grid and at the training inputs (the second error, vs the true f there)
         Xe = np.concatenate([np.broadcast_to(x_test, (reps,) + x_test.shape), X], axis=1)
         f_train = f_of(X[..., 0])
+        cv_curves = []
         for name, rule in KERNEL_METHODS.items():
-            r = choose_r_by_cv(pilot, grid, rule, seed=seed)
+            r, cv_mse = choose_r_by_cv(pilot, grid, rule, seed=seed)
+            cv_curves.append(f"{name} " + "/".join(f"{v:.3f}" for v in cv_mse))
             pred_all, nov, s2, active, conv = fit_kernel_batch(X, y, np.full(reps, r), rule, Xe)
             pred, pred_train = pred_all[:, :len(x_test)], pred_all[:, len(x_test):]
             rmse = np.sqrt(np.mean((pred - f_test) ** 2, axis=1))
@@ -148,6 +153,8 @@ def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilo
                          "converged": conv})
             if level in fig_levels:
                 fig_fits[(level, name)] = (X[0, :, 0], y[0], pred[0], active[0, 1:])
+        notes.append(f"{key} = {level}: 5-fold CV MSE for r = {'/'.join(f'{g:g}' for g in grid)} (the least is "
+                     f"used): {'; '.join(cv_curves)}")
     plots = [_figure(fig_fits, fig_levels, key, x_test[:, 0], f_test, out, title, fig_name)]
     return rows, plots, notes
 
