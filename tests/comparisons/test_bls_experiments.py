@@ -17,6 +17,13 @@ def test_bls_ids_registered():
 def test_generators():
     x, y = bump(120, snr=2, seed=0)
     assert x.shape == (120, 1) and abs(np.std(bump_function(np.linspace(0, 1, 4000))) - 1) < 0.01
+    # SNR as a variance ratio by default (σ = 1/√SNR), Donoho & Johnstone's sd ratio on request
+    x, y = bump(40_000, snr=4, seed=1)
+    assert np.std(y - bump_function(x[:, 0])) == pytest.approx(0.5, rel=0.02)
+    x, y = bump(40_000, snr=4, seed=1, snr_as="sd")
+    assert np.std(y - bump_function(x[:, 0])) == pytest.approx(0.25, rel=0.02)
+    with pytest.raises(ValueError, match="snr_as"):
+        bump(10, snr_as="db")
     X = grouped_design(500, SIM2["group_sizes"], SIM2["n_noise"], seed=1)
     assert X.shape == (500, 40)
     c = np.corrcoef(X.T)
