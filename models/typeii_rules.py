@@ -182,11 +182,23 @@ class FLAPSigmaRule(NamedTuple):
 
 
 @functools.cache
-def _variant(cls, profile_lambda):
-    if cls.profile_lambda == profile_lambda:
-        return cls
-    kind = "Profiled" if profile_lambda else "Algorithm1"
-    return type(f"{kind}{cls.__name__}", (cls,), {"profile_lambda": profile_lambda, "__doc__": cls.__doc__})
+def _variant(base, profile_lambda, noise_mode):
+    """The rule class ``base`` with another way of scoring moves and/or of updating σ²."""
+    if (base.profile_lambda, base.noise_mode) == (profile_lambda, noise_mode):
+        return base
+    name = ("Profiled" if profile_lambda else "Algorithm1") + base.__name__
+    if noise_mode != base.noise_mode:
+        name += "VariancesFixedNoise" if noise_mode == "free" else f"{noise_mode.title()}Noise"
+    return type(name, (base,), {"profile_lambda": profile_lambda, "noise_mode": noise_mode, "_base": base,
+                                "__doc__": base.__doc__})
+
+
+def _with(rule, profile_lambda=None, noise_mode=None):
+    cls = type(rule)
+    base = getattr(cls, "_base", cls)
+    profile_lambda = cls.profile_lambda if profile_lambda is None else profile_lambda
+    noise_mode = cls.noise_mode if noise_mode is None else noise_mode
+    return _variant(base, profile_lambda, noise_mode)(*rule)
 
 
 def with_lambda_update(rule, lambda_update):
@@ -200,7 +212,30 @@ def with_lambda_update(rule, lambda_update):
         return rule
     if lambda_update not in ("algorithm1", "profiled"):
         raise ValueError(f"lambda_update must be 'algorithm1', 'profiled' or None, got {lambda_update!r}")
-    return _variant(type(rule), lambda_update == "profiled")(*rule)
+    return _with(rule, profile_lambda=lambda_update == "profiled")
+
+
+def with_noise_update(rule, noise_update):
+    """A BLS rule with σ² re-estimated the ``noise_update`` way.
+
+    ``"eq18"`` (the default of :class:`BLSRule`): 004 eq. 18, σ² maximised with every τ_i held
+    fixed, so each prior variance ``σ²τ_i`` scales with it. ``"variances-fixed"``: σ²
+    re-estimated with the prior variances ``v_i = σ²τ_i`` held fixed, Tipping & Faul's update
+    ``σ² = ‖y − Φμ‖² / (N − Σ_i γ_i)`` as in the RVM (the τ_i then move with σ²). Eq. 18's
+    ``yᵀC̃⁻¹y`` counts the prior term ``Σ μ_i²/τ_i`` beside the residual, so with many kernels
+    in the model its σ² is larger and the pruning threshold ``λσ⁻²`` keeps fewer out;
+    004's kernel tables (bump: BLS with more kernels than the RVM and σ̂ below it) look like the
+    second update, its linear tables like either (the prior term is small there).
+    ``None``: the rule's default.
+    """
+    if noise_update is None:
+        return rule
+    if noise_update not in ("eq18", "variances-fixed"):
+        raise ValueError(f"noise_update must be 'eq18', 'variances-fixed' or None, got {noise_update!r}")
+    base = getattr(type(rule), "_base", type(rule))
+    if base.noise_mode != "scaled":
+        raise ValueError(f"noise_update applies to the BLS rule (σ² by 004 eq. 18), not to {base.__name__}")
+    return _with(rule, noise_mode="scaled" if noise_update == "eq18" else "free")
 
 
 def profiled(rule):

@@ -10,7 +10,16 @@ from scipy.optimize import minimize
 from sparsebayes.comparisons.synthetic import sinc
 from sparsebayes.inference import typeii
 from sparsebayes.models.features import GaussianKernelFeatures
-from sparsebayes.models.typeii_rules import BLSRule, FLAPRule, FLAPSigmaRule, RVMRule, optimal_variance, profiled, with_lambda_update
+from sparsebayes.models.typeii_rules import (
+    BLSRule,
+    FLAPRule,
+    FLAPSigmaRule,
+    RVMRule,
+    optimal_variance,
+    profiled,
+    with_lambda_update,
+    with_noise_update,
+)
 
 RULES = {"rvm": RVMRule(), "bls": BLSRule(), "flap": FLAPRule(), "flap-sigma": FLAPSigmaRule()}
 # The exact-ascent variants: every move scored with λ re-maximised (models.typeii_rules.profiled).
@@ -213,6 +222,43 @@ def test_algorithm1_stops_at_a_fixed_point_of_eqs_16_and_17(name):
     assert 0 < (v > 0).sum() < v.size
     sum_tau = v.sum() / s2 if name == "bls" else v.sum()
     assert lam == pytest.approx(2 * ((v > 0).sum() - 1) / sum_tau, rel=1e-10)
+
+
+@pytest.mark.parametrize("noise_update", ["eq18", "variances-fixed"])
+def test_bls_noise_updates_stop_at_their_fixed_points(noise_update):
+    """At convergence σ² is the update's own fixed point: 004 eq. 18, ``yᵀC̃⁻¹y/(N + 2)`` (τ
+    fixed), or Tipping & Faul's ``‖y − Φμ‖²/(N + 2 − Σγ_i)`` (the prior variances fixed; the
+    + 2 is the paper's 1/σ² prior). A kernel design where the two differ by far more than the
+    tolerance."""
+    Phi, y = _sinc_design(n=60, sigma=0.05, seed=2, width=1.0)
+    rule = with_noise_update(BLSRule(), noise_update)
+    st = _fit(Phi, y, rule, 0.1 * np.var(y), tol=1e-12, noise_tol=1e-12, max_iter=5000)
+    assert bool(st.converged)
+    n = y.size
+    w = np.asarray(typeii.coefficients(st, Phi.shape[1]))
+    v = np.asarray(st.var)
+    active = v > 0
+    Sigma = np.asarray(typeii.posterior_covariance(st, Phi.shape[1]))
+    gamma = np.sum(1.0 - np.diag(Sigma)[active] / v[active])
+    s2 = float(st.noise_var)
+    eq18 = (y @ y - y @ Phi @ w) / (n + 2)
+    tipping_faul = np.sum((y - Phi @ w) ** 2) / (n + 2 - gamma)
+    assert abs(eq18 - tipping_faul) > 0.05 * s2
+    expect = eq18 if noise_update == "eq18" else tipping_faul
+    assert s2 == pytest.approx(expect, rel=1e-6)
+
+
+def test_noise_update_variants_compose_and_reject_other_rules():
+    rule = with_lambda_update(with_noise_update(BLSRule(a=1.0), "variances-fixed"), "profiled")
+    same = with_noise_update(with_lambda_update(BLSRule(a=1.0), "profiled"), "variances-fixed")
+    assert type(rule) is type(same) and rule == same and rule.a == 1.0
+    assert type(rule).noise_mode == "free" and type(rule).profile_lambda
+    assert type(with_noise_update(rule, "eq18")).noise_mode == "scaled"
+    assert type(with_noise_update(BLSRule(), "eq18")) is BLSRule
+    with pytest.raises(ValueError, match="noise_update"):
+        with_noise_update(RVMRule(), "variances-fixed")
+    with pytest.raises(ValueError, match="noise_update"):
+        with_noise_update(BLSRule(), "ml")
 
 
 def test_bls_pruning_rule_unit_cases():
