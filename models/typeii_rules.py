@@ -187,8 +187,8 @@ def _variant(base, profile_lambda, noise_mode):
     if (base.profile_lambda, base.noise_mode) == (profile_lambda, noise_mode):
         return base
     name = ("Profiled" if profile_lambda else "Algorithm1") + base.__name__
-    if noise_mode != base.noise_mode:
-        name += "VariancesFixedNoise" if noise_mode == "free" else f"{noise_mode.title()}Noise"
+    if noise_mode != base.noise_mode:  # only BLS has another (with_noise_update): the RVM's update
+        name += "VariancesFixedNoise"
     return type(name, (base,), {"profile_lambda": profile_lambda, "noise_mode": noise_mode, "_base": base,
                                 "__doc__": base.__doc__})
 
@@ -223,7 +223,7 @@ def with_noise_update(rule, noise_update):
     re-estimated with the prior variances ``v_i = σ²τ_i`` held fixed, Tipping & Faul's update
     ``σ² = ‖y − Φμ‖² / (N − Σ_i γ_i)`` as in the RVM (the τ_i then move with σ²). Eq. 18's
     ``yᵀC̃⁻¹y`` counts the prior term ``Σ μ_i²/τ_i`` beside the residual, so with many kernels
-    in the model its σ² is larger and the pruning threshold ``λσ⁻²`` keeps fewer out;
+    in the model its σ² is larger and fewer candidates pass ``q_i² − s_i > λσ⁻²``;
     004's kernel tables (bump: BLS with more kernels than the RVM and σ̂ below it) look like the
     second update, its linear tables like either (the prior term is small there).
     ``None``: the rule's default.

@@ -221,17 +221,18 @@ def table2_bump(reps, seed, out, n_pilot=10):
     r = 150 (kernel width 1/(√2 r) ≈ 0.005, the narrowest spike). ``bls-variances-fixed`` is BLS
     with the RVM's σ² update instead of eq. 18 (``BLSRegressor(noise_update="variances-fixed")``):
     with eq. 18 our BLS keeps about 20 kernels at most, at any r, where the paper's keeps 62.5
-    at SNR 10 with σ̂ below the RVM's. The CV pools 10 pilot data
-    sets (sinc: 2): held-out points on a spike cannot be predicted at any r, the CV curves are
-    flat, and on 2 pilot sets the choice flipped between r = 20 and r = 150 from one SNR to
-    the next.
+    at SNR 10 with σ̂ below the RVM's. The CV pools 10 pilot data sets (sinc: 2): held-out
+    points on a spike cannot be predicted at any r, the CV curves are flat, and on 2 pilot
+    sets the choice flipped between r = 20 and r = 150 from one SNR to the next.
     """
     x_test = np.linspace(0, 1, 1000)[:, None]
     grid = np.array([10.0, 20.0, 35.0, 60.0, 100.0, 150.0])
+    variances_fixed = {"bls-variances-fixed": with_noise_update(BLSRule(), "variances-fixed")}
+    paper_widths = {"rvm": 100.0, "bls": 150.0, "bls-variances-fixed": 150.0}
     rows, plots, notes = _kernel_table(lambda s, rng: bump(120, snr=s, seed=rng), [10, 5, 4, 3, 2, 1], "snr", grid,
                                        x_test, bump_function, reps, seed, n_pilot, PAPER_T2, (1, 3, 10), out,
-                                       "Fig. 2: bump", "bls-table2-bump-fig2.png", fixed_r={"rvm": 100.0, "bls": 150.0, "bls-variances-fixed": 150.0},
-                                       extra_methods={"bls-variances-fixed": with_noise_update(BLSRule(), "variances-fixed")})
+                                       "Fig. 2: bump", "bls-table2-bump-fig2.png", fixed_r=paper_widths,
+                                       extra_methods=variances_fixed)
     for row in rows:  # the error at the samples is this table's RMSE
         row["rmse_grid"], row["rmse_grid_sd"] = row.pop("rmse"), row.pop("rmse_sd")
         row["rmse"], row["rmse_sd"] = row.pop("rmse_train"), row.pop("rmse_train_sd")
