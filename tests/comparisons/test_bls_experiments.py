@@ -59,3 +59,13 @@ def test_kernel_parameter_cv_picks_the_least_validation_error():
     r, mse = choose_r_by_cv(pilot, grid, RVMRule())
     assert mse.shape == (2,) and r == 0.3
     assert mse[0] > 3 * mse[1]
+
+
+@pytest.mark.slow
+def test_table2_smoke(tmp_path):
+    from sparsebayes.comparisons.experiments import bls
+
+    res = bls.table2_bump(reps=3, seed=0, out=tmp_path, n_pilot=2)
+    assert len(res.rows) == 6 * 8  # 5 CV-chosen methods and 3 at the paper's widths, 6 SNR levels
+    fixed = [r for r in res.rows if r["method"] == "rvm@r=100"]
+    assert len(fixed) == 6 and all(r["r"] == 100.0 and r["rmse"] <= r["rmse_grid"] for r in fixed)
