@@ -213,7 +213,7 @@ def table2_bump(reps, seed, out, n_pilot=10):
     004 defines neither its SNR nor where its bump RMSE is taken. We read both from its RVM row:
     with the variance ratio (σ = 1/√SNR) and the error at the 120 sampled inputs (the risk of
     Donoho & Johnstone), our RVM at r = 100 gives the paper's kernel counts, RMSE and σ̂ at
-    every SNR to within 15 % (RMSE within 3 %; the ``rvm@r=100`` rows), and FLAP at its
+    every SNR to within 16 % (RMSE within 3 %; the ``rvm@r=100`` rows), and FLAP at its
     CV-chosen r gives the paper's RMSE within 4 %. With the sd ratio (σ = 1/SNR) the RVM
     matches at no r (at SNR 10: σ̂ 0.085 for the paper's 0.256), and on a fine grid no
     method gets near the paper's RMSE: the spikes (0.005–0.03 wide) mostly fall between the
