@@ -7,7 +7,17 @@ from numpyro.infer.util import log_density
 from sklearn.linear_model import Lasso
 
 from sparsebayes.comparisons.synthetic import tibshirani_design
-from sparsebayes.inference.em import EMData, EMState, em_trace, fit_em, log_posterior, ridge_init
+from sparsebayes.inference.em import (
+    SMALL_SOLVE,
+    EMData,
+    EMState,
+    _active_gram_solve,
+    _gram_solve,
+    em_trace,
+    fit_em,
+    log_posterior,
+    ridge_init,
+)
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
@@ -179,3 +189,20 @@ def test_every_weight_reaches_exact_zero_when_that_is_the_answer(prior, H, y):
     res = fit_em(H, y, prior, GaussianLikelihood(), noise_var=1.0, tol=1e-10, max_iter=5000)
     assert res.converged
     assert np.all(res.beta == 0.0)
+
+
+@pytest.mark.parametrize("n_active", [0, 1, 3, 8])
+def test_m_step_on_the_active_block_equals_the_full_width_solve(n_active):
+    """With at most SMALL_SOLVE weights active, the M-step factorizes only their block; the
+    padded coordinates (u = 0) repeat one inactive index. Same solution as the 20-wide solve."""
+    assert n_active <= SMALL_SOLVE
+    rng = np.random.default_rng(n_active)
+    H = rng.normal(size=(30, 20))
+    u = np.zeros(20)
+    u[rng.choice(20, n_active, replace=False)] = rng.uniform(0.5, 2.0, n_active)
+    rhs = u * (rng.normal(size=30) @ H)
+    G = H.T @ H
+    full = np.asarray(_gram_solve(jnp.asarray(u), jnp.asarray(G), 0.7, jnp.asarray(rhs)))
+    block = np.asarray(_active_gram_solve(jnp.asarray(u), jnp.asarray(G), 0.7, jnp.asarray(rhs)))
+    np.testing.assert_allclose(block, full, rtol=1e-12, atol=1e-14)
+    assert np.all(block[u == 0] == 0.0)
