@@ -114,13 +114,15 @@ def _active_gram_solve(u, gram, noise_var, rhs):
 def m_step(u, v, noise_var, data):
     """``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` by Cholesky (000, "An Important Implementation Detail").
 
-    With ``gram=None`` the push-through identity gives ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``. On a
-    slice wider than ``SMALL_SOLVE`` where at most that many weights are still active, the
-    Cholesky runs on those weights alone (:func:`_active_gram_solve`).
+    With ``gram=None`` the push-through identity gives ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``. On
+    the last slice (width at most ``SMALL_WIDTH``, which never compacts), once at most
+    ``SMALL_SOLVE`` weights are active the Cholesky runs on those alone
+    (:func:`_active_gram_solve`); wider slices compact long before that, and the branch
+    would only add compile time there.
     """
     if data.gram is not None:
         rhs = u * (v @ data.H)  # v @ H = Hᵀv without copying Hᵀ
-        if u.shape[0] <= SMALL_SOLVE:
+        if not SMALL_SOLVE < u.shape[0] <= SMALL_WIDTH:  # only the last slice runs long with few active
             return u * _gram_solve(u, data.gram, noise_var, rhs)
         c = lax.cond(jnp.sum(u != 0) <= SMALL_SOLVE, _active_gram_solve, _gram_solve, u, data.gram, noise_var, rhs)
         return u * c
