@@ -43,9 +43,15 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
     def _check_params(self):
         """Raise ``ValueError`` on a bad hyperparameter (before anything is fitted)."""
 
-    def fit(self, X, y=None):
+    def _fit_validated(self, X):
+        """Check the hyperparameters, validate ``X``, fit; returns the validated ``X``."""
         self._check_params()
-        self._fit_checked(validate_data(self, X, dtype=np.float64))
+        X = validate_data(self, X, dtype=np.float64)
+        self._fit_checked(X)
+        return X
+
+    def fit(self, X, y=None):
+        self._fit_validated(X)
         return self
 
     def transform(self, X):
@@ -54,10 +60,7 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)`` with one validation of ``X``."""
-        self._check_params()
-        X = validate_data(self, X, dtype=np.float64)
-        self._fit_checked(X)
-        return self._transform_checked(X)
+        return self._transform_checked(self._fit_validated(X))
 
     def _with_bias(self, F):
         if self.bias:

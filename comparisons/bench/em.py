@@ -10,8 +10,9 @@ Our fits are timed twice on the same data: the first call includes JIT compilati
 EM loop (one compile per active-set width), the second is the run alone; the ratios use the
 run time. Each timing is the best of ``--repeats`` calls (one call above n = 1000, and for ARD
 above n = 300), or of as many as fit in half a second (at most 100): a millisecond fit on a
-shared machine needs more than three tries for a stable best. ARD is skipped above ``--ard-max-n`` (default 1000: its p × p inverse per
-iteration makes n = 2000 and 4000 take many minutes).
+shared machine needs more than three tries for a stable best. ARD is skipped above
+``--ard-max-n`` (default 1000: its p × p inverse per iteration makes n = 2000 and 4000 take
+many minutes).
 
 Run: ``python -m sparsebayes.comparisons.bench.em --threads 1`` (and ``--threads 2``). The
 thread count is applied to the loaded BLAS pools and to XLA (:mod:`._threads`), and the pools'
