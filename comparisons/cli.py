@@ -45,6 +45,13 @@ def _cmd_compare(args):
         print(table.round(3).to_string())
     print("diagnostics:", report["diagnostics"])
     print("held-out scores:", report["scores"])
+    if "bayesian_lasso" in report:
+        bl = pd.DataFrame(report["bayesian_lasso"]["table"]).set_index("coef")
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print("Bayesian Lasso (BLS type-II beside the Gibbs and NUTS posteriors):")
+            print(bl.round(3).to_string())
+        print("Bayesian Lasso diagnostics:", report["bayesian_lasso"]["diagnostics"])
+        print("Bayesian Lasso held-out scores:", report["bayesian_lasso"]["scores"])
     print("timings (s):", {k: round(v, 3) for k, v in report["timings_s"].items()})
     print(f"wrote {args.out}/compare-{args.dataset}.md, .json, .png")
     return 0

@@ -11,6 +11,10 @@ For one data set it fits
 and writes one report: the ArviZ summary (R-hat, bulk/tail ESS, MCSE), divergences, ESS per
 second, the EM estimates over the posterior intervals (forest plot), the sparsity pattern
 beside the posterior mass near zero, held-out predictive scores and timings.
+
+For regression it adds the Bayesian Lasso (:func:`_bayesian_lasso_block`): BLS's type-II
+estimate (004) beside the Park–Casella posterior drawn by Gibbs and by NUTS on the same
+model (medians, 95 % intervals, ESS and R-hat of each sampler, and their ESS per second).
 """
 from __future__ import annotations
 
@@ -106,6 +110,12 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     lap = Est(**kw).fit(Xtr, ytr - y_offset)
     timings["laplace_em_s"] = time.perf_counter() - t0
 
+    bayesian_lasso = None
+    if regression:
+        bayesian_lasso = _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, num_warmup=num_warmup,
+                                               num_samples=num_samples, num_chains=num_chains, seed=seed)
+        timings.update(bayesian_lasso["timings_s"])
+
     summary = az.summary(idata, var_names=["beta"])
     beta_draws = post["beta"].values.reshape(-1, len(names))
     scale = float(np.std(ytr)) if regression else 1.0
@@ -150,6 +160,23 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     report = {"dataset": name, "kind": prob.kind, "n_train": int(len(ytr)), "n_test": int(len(yte)),
               "timings_s": timings, "diagnostics": diag, "scores": scores,
               "table": json.loads(table.reset_index(names="coef").to_json(orient="records"))}
+    bl_md = []
+    if bayesian_lasso is not None:
+        bl_png = out / f"compare-{name}-bayesian-lasso.png"
+        _plot_bayesian_lasso(bayesian_lasso["table"], bl_png, f"{name}: BLS type-II over the Bayesian Lasso posterior")
+        report["bayesian_lasso"] = {k: v for k, v in bayesian_lasso.items() if k not in ("table", "timings_s")}
+        report["bayesian_lasso"]["table"] = json.loads(
+            bayesian_lasso["table"].reset_index(names="coef").to_json(orient="records"))
+        bl_md = ["## Bayesian Lasso: BLS type-II beside the Gibbs and NUTS posteriors", "",
+                 "Park–Casella hierarchy (λ² ~ Gamma(1, 1.78), p(σ²) ∝ 1/σ², y centred); medians and "
+                 "equal-tailed 95 % intervals; `bls` is 004's type-II estimate (its zeros are exact). "
+                 "ESS per second: Gibbs without its compile, NUTS with it (`python -m "
+                 "sparsebayes.comparisons.bench.gibbs` times both without).", "",
+                 bayesian_lasso["table"].to_markdown(floatfmt=".3g"), "",
+                 *[f"- {k}: {v:.4g}" if isinstance(v, float) else f"- {k}: {v}"
+                   for k, v in bayesian_lasso["diagnostics"].items()],
+                 *[f"- held-out {k}: {v}" for k, v in bayesian_lasso["scores"].items()], "",
+                 f"![bayesian lasso](compare-{name}-bayesian-lasso.png)", ""]
     (out / f"compare-{name}.json").write_text(json.dumps(report, indent=2))
     md = [f"# compare {name}", "",
           f"{prob.kind}, {len(ytr)} training / {len(yte)} held-out points, inputs standardized.", "",
@@ -157,6 +184,69 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
           "## Diagnostics (NUTS)", "", *[f"- {k}: {v:.4g}" if isinstance(v, float) else f"- {k}: {v}" for k, v in diag.items()], "",
           "## Held-out scores", "", *[f"- {k}: {v}" for k, v in scores.items()], "",
           "## Timings (s)", "", *[f"- {k}: {v:.3f}" for k, v in timings.items()], "",
-          f"![forest](compare-{name}.png)", ""]
+          f"![forest](compare-{name}.png)", "", *bl_md]
     (out / f"compare-{name}.md").write_text("\n".join(md))
     return report, table
+
+
+def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples, num_chains, seed):
+    """BLS type-II (004 Algorithm 1) beside the Park–Casella posterior by Gibbs and by NUTS.
+
+    Returns a dict: ``table`` (per coefficient: the BLS estimate; each sampler's median, 95 %
+    interval, bulk ESS and R-hat), ``diagnostics`` (BLS's zeros; each sampler's least bulk ESS
+    per second, Gibbs's compile excluded and NUTS's included, as each runner times itself:
+    ``python -m sparsebayes.comparisons.bench.gibbs`` separates NUTS's compile), held-out RMSE
+    ``scores`` and ``timings_s``.
+    """
+    import arviz as az
+    import pandas as pd
+
+    from sparsebayes.inference import BayesianLassoRegressor, BLSRegressor
+
+    timings = {}
+    t0 = time.perf_counter()
+    bls = BLSRegressor().fit(Xtr, ytr)
+    timings["bls_typeii_s"] = time.perf_counter() - t0
+    table = pd.DataFrame({"bls": bls.coef_}, index=names)
+    diagnostics, scores = {"bls_zeros": [n for n, c in zip(names, bls.coef_) if c == 0]}, {}
+    scores["bls"] = _rmse(yte, bls.predict(Xte))
+    for sampler in ("gibbs", "nuts"):
+        t0 = time.perf_counter()
+        fit = BayesianLassoRegressor(sampler=sampler, num_warmup=num_warmup, num_samples=num_samples,
+                                     num_chains=num_chains, seed=seed).fit(Xtr, ytr)
+        timings[f"bayesian_lasso_{sampler}_s"] = time.perf_counter() - t0
+        summary = az.summary(fit.idata_, var_names=["beta"], kind="diagnostics")
+        table[f"{sampler}_median"] = fit.coef_
+        table[f"{sampler}_2.5%"], table[f"{sampler}_97.5%"] = fit.coef_interval_
+        table[f"{sampler}_ess_bulk"] = summary["ess_bulk"].to_numpy()
+        table[f"{sampler}_r_hat"] = summary["r_hat"].to_numpy()
+        seconds = float(fit.idata_.posterior.attrs["sampling_seconds"])
+        # run_gibbs times its compiled sampler alone; NumPyro compiles inside the timed run
+        key = "gibbs_min_ess_bulk_per_s" if sampler == "gibbs" else "nuts_min_ess_bulk_per_s_incl_compile"
+        diagnostics[key] = float(summary["ess_bulk"].min()) / seconds
+        scores[f"bayesian-lasso-{sampler}"] = _rmse(yte, fit.predict(Xte))
+    return {"table": table, "diagnostics": diagnostics, "scores": scores, "timings_s": timings}
+
+
+def _rmse(y, pred):
+    return {"rmse": float(np.sqrt(np.mean((np.asarray(y) - np.asarray(pred)) ** 2)))}
+
+
+def _plot_bayesian_lasso(table, path, title):
+    """Forest plot: each sampler's 95 % interval and median, the BLS estimate on top."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(table) + 1.5))
+    ypos = np.arange(len(table))[::-1]
+    for shift, sampler, color in ((0.12, "gibbs", "0.3"), (-0.12, "nuts", "C2")):
+        ax.hlines(ypos + shift, table[f"{sampler}_2.5%"], table[f"{sampler}_97.5%"], color=color, lw=2,
+                  label=f"{sampler} 95% interval")
+        ax.plot(table[f"{sampler}_median"], ypos + shift, "o", color=color, label=f"{sampler} median")
+    ax.plot(table["bls"], ypos, "D", mfc="none", color="C3", ms=9, label="BLS type-II")
+    ax.axvline(0, color="k", lw=0.5)
+    ax.set_yticks(ypos, list(table.index))
+    ax.legend(fontsize=8, loc="best")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -22,3 +22,31 @@ def test_compare_writes_report_with_estimates_and_diagnostics(tmp_path, capsys):
     assert rep["scores"]["jeffreys-em"]["error_rate"] < 0.15
     assert np.isfinite(rep["diagnostics"]["min_ess_bulk_per_s"])
     assert "held-out scores" in capsys.readouterr().out
+
+
+def test_compare_regression_adds_bls_beside_gibbs_and_nuts(tmp_path):
+    import warnings
+
+    from sparsebayes.comparisons.compare import compare
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # R-hat warnings on these short chains
+        report, _ = compare("diabetes", out=tmp_path, num_warmup=150, num_samples=150, num_chains=2,
+                            progress_bar=False)
+    bl = report["bayesian_lasso"]
+    assert [row["coef"] for row in bl["table"]] == list(report["table"][i]["coef"] for i in range(10))
+    for row in bl["table"]:
+        for sampler in ("gibbs", "nuts"):
+            assert row[f"{sampler}_2.5%"] <= row[f"{sampler}_median"] <= row[f"{sampler}_97.5%"]
+        # the sparse estimate and the posterior are of one hierarchy: BLS's nonzeros lie in the
+        # Gibbs interval, and its zeros are coefficients whose interval holds zero
+        assert row["gibbs_2.5%"] <= row["bls"] <= row["gibbs_97.5%"], row
+    zeros = set(bl["diagnostics"]["bls_zeros"])
+    assert zeros and zeros == {row["coef"] for row in bl["table"] if row["bls"] == 0}
+    # the two samplers draw from the same posterior: medians within a third of the interval width
+    for row in bl["table"]:
+        assert abs(row["gibbs_median"] - row["nuts_median"]) <= (row["gibbs_97.5%"] - row["gibbs_2.5%"]) / 3, row
+    assert set(bl["scores"]) == {"bls", "bayesian-lasso-gibbs", "bayesian-lasso-nuts"}
+    assert all(40 < s["rmse"] < 70 for s in bl["scores"].values())
+    assert (tmp_path / "compare-diabetes-bayesian-lasso.png").stat().st_size > 1000
+    assert "Bayesian Lasso" in (tmp_path / "compare-diabetes.md").read_text()
