@@ -70,7 +70,6 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier, run_nuts
     from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
@@ -142,20 +141,11 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
-    ypos = np.arange(len(names))[::-1]
-    ax.hlines(ypos, table["hdi_3%"], table["hdi_97%"], color="0.4", lw=2, label="NUTS 94% HDI")
-    ax.plot(table["mean"], ypos, "o", color="0.4", label="NUTS mean")
-    ax.plot(table["laplace_em"], ypos, "x", color="C1", ms=9, label="Laplace EM (γ, σ² at medians)")
-    ax.plot(table["jeffreys_em"], ypos, "s", mfc="none", color="C0", ms=9, label="Jeffreys EM")
-    ax.axvline(0, color="k", lw=0.5)
-    ax.set_yticks(ypos, names)
-    ax.legend(fontsize=8, loc="best")
-    ax.set_title(f"{name}: sparse EM estimates over the full posterior")
-    fig.tight_layout()
     png = out / f"compare-{name}.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    _forest_plot(names, [(table["hdi_3%"], table["mean"], table["hdi_97%"], 0.0, "0.4", ("NUTS 94% HDI", "NUTS mean"))],
+                 [(table["laplace_em"], "x", "C1", "Laplace EM (γ, σ² at medians)"),
+                  (table["jeffreys_em"], "s", "C0", "Jeffreys EM")],
+                 png, f"{name}: sparse EM estimates over the full posterior")
 
     report = {"dataset": name, "kind": prob.kind, "n_train": int(len(ytr)), "n_test": int(len(yte)),
               "timings_s": timings, "diagnostics": diag, "scores": scores,
@@ -233,18 +223,28 @@ def _rmse(y, pred):
 
 
 def _plot_bayesian_lasso(table, path, title):
-    """Forest plot: each sampler's 95 % interval and median, the BLS estimate on top."""
+    """Each sampler's 95 % interval and median, the BLS estimate on top."""
+    _forest_plot(list(table.index),
+                 [(table[f"{s}_2.5%"], table[f"{s}_median"], table[f"{s}_97.5%"], shift, color,
+                   (f"{s} 95% interval", f"{s} median")) for shift, s, color in ((0.12, "gibbs", "0.3"), (-0.12, "nuts", "C2"))],
+                 [(table["bls"], "D", "C3", "BLS type-II")], path, title)
+
+
+def _forest_plot(names, intervals, points, path, title):
+    """Forest plot, one row per coefficient: ``intervals`` as (low, centre, high, row shift, colour,
+    (interval label, centre label)), drawn as bars with a dot; ``points`` as (values, marker,
+    colour, label), drawn as open markers (a filled ``x``)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(table) + 1.5))
-    ypos = np.arange(len(table))[::-1]
-    for shift, sampler, color in ((0.12, "gibbs", "0.3"), (-0.12, "nuts", "C2")):
-        ax.hlines(ypos + shift, table[f"{sampler}_2.5%"], table[f"{sampler}_97.5%"], color=color, lw=2,
-                  label=f"{sampler} 95% interval")
-        ax.plot(table[f"{sampler}_median"], ypos + shift, "o", color=color, label=f"{sampler} median")
-    ax.plot(table["bls"], ypos, "D", mfc="none", color="C3", ms=9, label="BLS type-II")
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
+    ypos = np.arange(len(names))[::-1]
+    for low, centre, high, shift, color, (interval_label, centre_label) in intervals:
+        ax.hlines(ypos + shift, low, high, color=color, lw=2, label=interval_label)
+        ax.plot(centre, ypos + shift, "o", color=color, label=centre_label)
+    for values, marker, color, label in points:
+        ax.plot(values, ypos, marker, mfc="none" if marker != "x" else color, color=color, ms=9, label=label)
     ax.axvline(0, color="k", lw=0.5)
-    ax.set_yticks(ypos, list(table.index))
+    ax.set_yticks(ypos, names)
     ax.legend(fontsize=8, loc="best")
     ax.set_title(title)
     fig.tight_layout()
