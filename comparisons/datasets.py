@@ -57,14 +57,6 @@ def crabs():
     return Dataset(X, y, ["FL", "RW", "CL", "CW", "BD"], "crabs")
 
 
-def crabs_species_sex():
-    """Crabs with the four species × sex groups as classes (0..3), as SMLR's Table 2 uses."""
-    df = _mass("crabs")
-    X = df[["FL", "RW", "CL", "CW", "BD"]].to_numpy(dtype=np.float64)
-    y = (df["sp"].astype(str) + df["sex"].astype(str)).to_numpy()
-    return Dataset(X, np.unique(y, return_inverse=True)[1], ["FL", "RW", "CL", "CW", "BD"], "crabs-4class")
-
-
 def forensic_glass():
     """Forensic glass (fgl, 214 × 9, 6 classes)."""
     df = _mass("fgl")
