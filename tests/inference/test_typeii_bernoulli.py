@@ -81,12 +81,18 @@ def test_model_equals_solver_log_joint_up_to_a_constant():
     assert np.ptp(diffs) < 1e-8
 
 
-def test_sparsity_and_quality_equal_the_linearized_gaussian_problem():
+@pytest.mark.parametrize("slots", [
+    [17, -1, 0, 5],  # all slots at once (capacity 4)
+    [-1, -1, 17, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, 5, -1],  # 3 active gathered into 4 of 16
+    [-1, 17, 3, -1, 0, -1, 11, -1, -1, 25, -1, -1, -1, 5, -1, -1],  # 6 active gathered into 8 of 16
+])
+def test_sparsity_and_quality_equal_the_linearized_gaussian_problem(slots):
     _, t, _, Phi = _ripley_subset(1, n=40)
     var = np.zeros(Phi.shape[1])
-    var[[0, 5, 17]] = [2.0, 30.0, 0.7]
+    active = [m for m in slots if m >= 0]
+    var[active] = np.linspace(0.7, 30.0, len(active))
     state = typeii_bernoulli.BernoulliState(
-        var=var, basis_of_slot=np.array([17, -1, 0, 5], np.int32), w=np.zeros(4), objective=0.0, n_iter=0,
+        var=var, basis_of_slot=np.array(slots, np.int32), w=np.zeros(len(slots)), objective=0.0, n_iter=0,
         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
     state, L = typeii_bernoulli._settle(Phi, t, state)
     S, Q, _, _ = typeii_bernoulli.sparsity_quality(Phi, t, state, L)
