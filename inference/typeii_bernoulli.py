@@ -63,7 +63,7 @@ class BernoulliState(NamedTuple):
 
 def _slots(Phi, state):
     """Design columns and prior variances of the slots (zero column, variance 1 where free)."""
-    active = state.basis_of_slot >= 0
+    active = jnp.asarray(state.basis_of_slot) >= 0
     idx = jnp.where(active, state.basis_of_slot, 0)
     return active, jnp.where(active[None, :], Phi[:, idx], 0.0), jnp.where(active, state.var[idx], 1.0)
 
@@ -118,47 +118,61 @@ def _evidence(Phi_A, t, active, v_slot, w, L):
     return _log_joint(w, Phi_A, t, inv_var) - 0.5 * log_var + 0.5 * logdet_Sigma
 
 
-#: The ``Φ_AᵀBΦ`` product of :func:`sparsity_quality` runs on the active slots gathered into the
-#: smallest of these widths that holds them (or all ``capacity`` slots): fits carry 4–8 active
-#: basis functions in 16 or more slots for most of their steps.
+#: A step's work (:func:`sparsity_quality`, the Newton iterations of :func:`_settle`) runs on the
+#: active slots gathered into the smallest of these widths that holds them (or on all
+#: ``capacity`` slots): fits carry 4–8 active basis functions in 16 or more slots for most of
+#: their steps (:func:`_on_active_slots`).
 ACTIVE_WIDTHS = (4, 8)
 
 
-def sparsity_quality(Phi, t, state, L):
-    """``S_m, Q_m`` for every candidate (module docstring), and ``s_m, q_m = S, Q / (1 − v_m S_m)``.
+def _on_active_slots(active, fn):
+    """``fn(idx)`` on the slots ``idx``: the active ones in slot order, padded with free ones to the
+    smallest width of ``ACTIVE_WIDTHS`` that holds them (all slots, in order, past the largest).
 
-    Free slots add nothing to ``S`` (zero columns of ``Φ_A``, identity rows of ``L``, decoupled
-    from the rest), so the ``K × M`` work runs on the active slots alone: they are gathered, in
-    slot order and padded with free slots, into the smallest width of ``ACTIVE_WIDTHS`` that
-    holds them; the rows and columns of ``L`` they select are the Cholesky factor of their block.
+    Free slots are decoupled from the rest (zero columns of ``Φ_A``, identity rows of the
+    precision), so the rows and columns that ``idx`` selects from the Cholesky factor of the
+    precision are the factor of its block, and nothing outside ``idx`` changes ``S``, ``Q``, the
+    mode or the evidence. One ``lax.switch`` branch per width, compiled once.
     """
-    active, Phi_A, _ = _slots(Phi, state)
-    y = jax.nn.sigmoid(Phi_A @ state.w)
-    b = y * (1.0 - y)
     K = active.shape[0]
     widths = [k for k in ACTIVE_WIDTHS if k < K] + [K]
     order = jnp.argsort(~active, stable=True)  # active slots first, each group in slot order
+    branches = [lambda _, k=k: fn(order[:k] if k < K else jnp.arange(K)) for k in widths]
+    return jax.lax.switch(jnp.searchsorted(jnp.asarray(widths), jnp.sum(active)), branches, None)
 
-    def explained(k):
-        def on(_):
-            idx = order[:k]
-            Z = jnp.einsum("nk,n,nm->km", Phi_A[:, idx], b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
-            V = solve_triangular(L[jnp.ix_(idx, idx)], Z, lower=True)
-            return jnp.sum(V * V, axis=0)
-        return on
 
-    which = jnp.searchsorted(jnp.asarray(widths), jnp.sum(active))  # the first width ≥ the active count
-    S = b @ (Phi * Phi) - jax.lax.switch(which, [explained(k) for k in widths], None)
+def sparsity_quality(Phi, t, state, L):
+    """``S_m, Q_m`` for every candidate (module docstring), and ``s_m, q_m = S, Q / (1 − v_m S_m)``;
+    the ``K × M`` work on the active slots alone (:func:`_on_active_slots`)."""
+    active, Phi_A, _ = _slots(Phi, state)
+    y = jax.nn.sigmoid(Phi_A @ state.w)
+    b = y * (1.0 - y)
+
+    def explained(idx):  # φ_mᵀBΦ_A Σ Φ_AᵀBφ_m
+        Z = jnp.einsum("nk,n,nm->km", Phi_A[:, idx], b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
+        V = solve_triangular(L[jnp.ix_(idx, idx)], Z, lower=True)
+        return jnp.sum(V * V, axis=0)
+
+    S = b @ (Phi * Phi) - _on_active_slots(active, explained)
     Q = (t - y) @ Phi
     denom = 1.0 - state.var * S
     return S, Q, S / denom, Q / denom
 
 
 def _settle(Phi, t, state):
-    """Move ``w`` to the mode for ``state.var`` and recompute ``L``; returns the state and ``L``."""
+    """Move ``w`` to the mode for ``state.var`` and recompute ``L``, both on the active slots
+    alone (:func:`_on_active_slots`); returns the state and ``L`` over all slots."""
     active, Phi_A, v_slot = _slots(Phi, state)
-    w, L = posterior_mode(Phi_A, t, active, v_slot, state.w)
-    return state._replace(w=w, objective=_evidence(Phi_A, t, active, v_slot, w, L)), L
+    K = active.shape[0]
+
+    def settle(idx):
+        cols, act, var = Phi_A[:, idx], active[idx], v_slot[idx]
+        w, L = posterior_mode(cols, t, act, var, jnp.asarray(state.w)[idx])
+        return (jnp.zeros(K).at[idx].set(w), jnp.eye(K).at[jnp.ix_(idx, idx)].set(L),
+                _evidence(cols, t, act, var, w, L))
+
+    w, L, objective = _on_active_slots(active, settle)
+    return state._replace(w=w, objective=objective), L
 
 
 def init(Phi, t, basis_mask, capacity):
