@@ -28,9 +28,11 @@ kernel: +6 nats; delete it, predicted +2: −6 nats; repeat), where Tipping's Sp
 once ``L`` has not improved on its best for ``patience`` steps and returns the best state
 (``stalled`` set, ``converged`` false); a fit that stops on ``tol`` returns its last state.
 
-Active set only: the weights in the model live in ``capacity`` slots (``-1`` = free), so the
-Newton iterations cost ``O(N K²)`` and a step's ``S, Q`` for all ``M`` candidates
-``O(N M K)``; :func:`fit` doubles the capacity when a wanted add finds no free slot.
+Active set only: the weights in the model live in ``capacity`` slots (``-1`` = free), and a step
+gathers the active ones into ``k`` of them, the active count rounded up to 4, 8 or the capacity
+(:func:`_on_active_slots`), so the Newton iterations cost ``O(N k²)`` and a step's ``S, Q`` for
+all ``M`` candidates ``O(N M k)``; :func:`fit` doubles the capacity when a wanted add finds no
+free slot.
 """
 from __future__ import annotations
 
