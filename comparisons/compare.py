@@ -128,7 +128,7 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     def score(beta):
         eta = Hte @ beta
         if regression:
-            return {"rmse": float(np.sqrt(np.mean((yte - y_offset - eta) ** 2)))}
+            return _rmse(yte - y_offset, eta)
         return {"error_rate": float(np.mean((eta > 0) != (yte == 1)))}
 
     pm = beta_draws.mean(0)
