@@ -38,6 +38,8 @@ import scipy.linalg
 from jax import lax
 from jax.scipy.linalg import cho_factor, cho_solve
 
+from sparsebayes.inference._active import active_first
+
 #: Widths at or below this never compact (recompiling costs more than it saves).
 SMALL_WIDTH = 64
 #: With at most this many weights active, the M-step's Cholesky runs on them alone, inside the
@@ -102,11 +104,10 @@ def _active_gram_solve(u, gram, noise_var, rhs):
     """:func:`_gram_solve` on the at most ``SMALL_SOLVE`` coordinates with ``u ≠ 0``.
 
     A coordinate with ``u_i = 0`` has the row ``σ² e_i`` and ``rhs_i = 0``, so its solution is 0
-    and the rest is the solve on the active block alone. An inactive coordinate pads the index
-    list; repeated, it still adds only ``σ²`` diagonal rows.
+    and the rest is the solve on the active block alone; inactive coordinates pad the index
+    list (:func:`~sparsebayes.inference._active.active_first`).
     """
-    spare = jnp.argmin(jnp.abs(u))
-    idx = jnp.nonzero(u, size=SMALL_SOLVE, fill_value=spare)[0]
+    idx = active_first(u != 0, SMALL_SOLVE)
     c = _gram_solve(u[idx], gram[idx[:, None], idx[None, :]], noise_var, rhs[idx])
     return jnp.zeros_like(rhs).at[idx].set(c)
 

@@ -44,6 +44,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.inference._active import active_first
 from sparsebayes.inference.typeii import grow_slots
 from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
 
@@ -138,8 +139,7 @@ def _on_active_slots(active, fn):
     """
     K = active.shape[0]
     widths = [k for k in ACTIVE_WIDTHS if k < K] + [K]
-    order = jnp.argsort(~active, stable=True)  # active slots first, each group in slot order
-    branches = [lambda _, k=k: fn(order[:k] if k < K else jnp.arange(K)) for k in widths]
+    branches = [lambda _, k=k: fn(active_first(active, k) if k < K else jnp.arange(K)) for k in widths]
     return jax.lax.switch(jnp.searchsorted(jnp.asarray(widths), jnp.sum(active)), branches, None)
 
 

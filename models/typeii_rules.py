@@ -193,9 +193,13 @@ def _variant(base, profile_lambda, noise_mode):
                                 "__doc__": base.__doc__})
 
 
+def _base_of(rule):
+    """The rule class a variant of :func:`_variant` was made from (the class itself otherwise)."""
+    return getattr(type(rule), "_base", type(rule))
+
+
 def _with(rule, profile_lambda=None, noise_mode=None):
-    cls = type(rule)
-    base = getattr(cls, "_base", cls)
+    cls, base = type(rule), _base_of(rule)
     profile_lambda = cls.profile_lambda if profile_lambda is None else profile_lambda
     noise_mode = cls.noise_mode if noise_mode is None else noise_mode
     return _variant(base, profile_lambda, noise_mode)(*rule)
@@ -232,7 +236,7 @@ def with_noise_update(rule, noise_update):
         return rule
     if noise_update not in ("eq18", "variances-fixed"):
         raise ValueError(f"noise_update must be 'eq18', 'variances-fixed' or None, got {noise_update!r}")
-    base = getattr(type(rule), "_base", type(rule))
+    base = _base_of(rule)
     if base.noise_mode != "scaled":
         raise ValueError(f"noise_update applies to the BLS rule (σ² by 004 eq. 18), not to {base.__name__}")
     return _with(rule, noise_mode="scaled" if noise_update == "eq18" else "free")
