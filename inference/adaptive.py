@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
@@ -27,6 +28,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
+from ._lowrank import factor_kernel_design
 from .em import fit_em
 from .idata import gaussian_draws, point_estimate_idata
 
@@ -39,11 +41,18 @@ class _AdaptiveSparseBase(BaseEstimator):
         return make_prior(self.prior, self.gamma)
 
     def _design(self, X):
-        return fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias)
+        """``(feature map, H, factor)``: ``factor`` is the low-rank :class:`DesignFactor` of a kernel
+        design (``low_rank``) or ``None``; sets ``design_rank_``."""
+        fm, H = fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias)
+        factor = None
+        if self.low_rank and isinstance(fm, GaussianKernelFeatures):
+            factor = factor_kernel_design(H, bias=fm.bias)
+        self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
+        return fm, H, factor
 
-    def _em(self, H, y, prior, likelihood, y_init, noise_var=None):
+    def _em(self, H, factor, y, prior, likelihood, y_init, noise_var=None):
         res = fit_em(H, y, prior, likelihood, y_init=y_init, noise_var=noise_var,
-                     tol=self.tol, max_iter=self.max_iter)
+                     tol=self.tol, max_iter=self.max_iter, factor=factor)
         if not res.converged:
             warnings.warn(
                 f"EM stopped at max_iter={self.max_iter} before the relative change fell below "
@@ -91,6 +100,11 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
     tol : float, default=1e-3
         Stop when ``‖Δβ‖/‖β‖ < tol`` (002 Step 4).
     max_iter : int, default=1000
+    low_rank : bool, default=True
+        With Gaussian kernel features whose kernel matrix has numerical rank ``r ≤ n/4``
+        (pivoted Cholesky to 1e-14, :mod:`sparsebayes.inference._lowrank`), run EM on the
+        factored design ``H = QH̃``: an iteration costs ``O(r²n)`` instead of ``O(n³)``, and
+        the fit equals the dense one up to rounding. ``False`` always uses the dense design.
 
     Attributes
     ----------
@@ -107,10 +121,12 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         Estimated (or the fixed) σ².
     n_iter_ : int
         EM iterations run.
+    design_rank_ : int or None
+        The rank ``r`` of the factored kernel design EM ran on; ``None`` for the dense design.
     """
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width=1.0, bias=True,
-                 noise_var=None, tol=1e-3, max_iter=1000):
+                 noise_var=None, tol=1e-3, max_iter=1000, low_rank=True):
         self.prior = prior
         self.gamma = gamma
         self.features = features
@@ -119,6 +135,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         self.noise_var = noise_var
         self.tol = tol
         self.max_iter = max_iter
+        self.low_rank = low_rank
 
     @atomic_fit
     def fit(self, X, y):
@@ -126,8 +143,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         if self.noise_var is not None and not (np.isfinite(self.noise_var) and self.noise_var > 0):
             raise ValueError(f"noise_var must be None or a positive number, got {self.noise_var!r}")
         X, y = validate_regression_data(self, X, y)
-        fm, H = self._design(X)
-        res = self._em(H, y, prior, GaussianLikelihood(), y_init=y, noise_var=self.noise_var)
+        fm, H, factor = self._design(X)
+        res = self._em(H, factor, y, prior, GaussianLikelihood(), y_init=y, noise_var=self.noise_var)
         self.feature_map_ = fm
         self.beta_ = res.beta
         coef, intercept = self._split_bias(res.beta)
@@ -192,7 +209,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
 
     Parameters
     ----------
-    prior, gamma, features, kernel_width, bias, tol, max_iter
+    prior, gamma, features, kernel_width, bias, tol, max_iter, low_rank
         As for :class:`AdaptiveSparseRegressor` (no noise variance: the latent noise is N(0, 1)).
 
     Attributes
@@ -206,10 +223,12 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         Their number.
     n_iter_ : int or ndarray
         EM iterations (per one-vs-all classifier when ``k > 2``).
+    design_rank_ : int or None
+        As for :class:`AdaptiveSparseRegressor`.
     """
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width=1.0, bias=True,
-                 tol=1e-3, max_iter=1000):
+                 tol=1e-3, max_iter=1000, low_rank=True):
         self.prior = prior
         self.gamma = gamma
         self.features = features
@@ -217,12 +236,13 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         self.bias = bias
         self.tol = tol
         self.max_iter = max_iter
+        self.low_rank = low_rank
 
     @atomic_fit
     def fit(self, X, y):
         prior = self._check_params()
         X, y_enc = validate_classification_data(self, X, y)
-        fm, H = self._design(X)
+        fm, H, factor = self._design(X)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
         betas, iters, objs = [], [], []
         for t in targets:
@@ -230,7 +250,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             # 002 Step 2 starts from ridge on "the labels as data"; its labels are {0, 1}, but that start
             # did worse on every table here (Pima 76 vs 69 errors, Ripley 0.104 vs 0.103, glass 33.6 vs
             # 32.2 %; measured 2026-11-22), so the start uses the symmetric ±1 coding.
-            res = self._em(H, t, prior, ProbitLikelihood(), y_init=2.0 * t - 1.0)
+            res = self._em(H, factor, t, prior, ProbitLikelihood(), y_init=2.0 * t - 1.0)
             betas.append(res.beta)
             iters.append(res.n_iter)
             objs.append(res.objective)

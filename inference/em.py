@@ -55,11 +55,26 @@ class EMData(NamedTuple):
     """The design on the current active slice: ``H`` (n, k), ``y`` (n,), ``gram = HᵀH`` (k, k).
 
     ``gram`` is ``None`` when ``k > DUAL_RATIO · n``: the M-step then uses its dual (n × n) form.
+    With a ``basis`` ``Q`` (n_obs, r) the design is factored (:mod:`._lowrank`): ``H`` is then
+    ``H̃`` (r, k), the data's design is ``QH̃``, ``y`` stays (n_obs,), and ``gram = H̃ᵀH̃``.
     """
 
     H: jax.Array
     y: jax.Array
     gram: jax.Array | None
+    basis: jax.Array | None = None
+
+
+def linear_predictor(data, beta):
+    """``η = Hβ``, or ``Q(H̃β)`` for a factored design."""
+    eta = data.H @ beta
+    return eta if data.basis is None else data.basis @ eta
+
+
+def compress(data, v):
+    """The targets as the M-step's design sees them: ``v``, or ``Qᵀv`` for a factored design
+    (then ``Hᵀv = H̃ᵀQᵀv``)."""
+    return v if data.basis is None else v @ data.basis
 
 
 class EMState(NamedTuple):
@@ -90,7 +105,7 @@ def log_posterior(beta, noise_var, data, prior, likelihood):
     Regression: ``−n/2 log σ² − ‖y − Hβ‖²/(2σ²) − pen(β)`` (000 eq. 3 with a flat prior on σ²);
     probit: ``Σ log Φ(s_i h_iᵀβ) − pen(β)``; ``pen = −log p(β)`` of the marginal prior.
     """
-    eta = data.H @ beta
+    eta = linear_predictor(data, beta)
     return -(likelihood.neg_log_lik(data.y, eta, noise_var) + prior.neg_log_prior(beta))
 
 
@@ -119,7 +134,7 @@ def m_step(u, v, noise_var, data):
     the last slice (width at most ``SMALL_WIDTH``, which never compacts), once at most
     ``SMALL_SOLVE`` weights are active the Cholesky runs on those alone
     (:func:`_active_gram_solve`); wider slices compact long before that, and the branch
-    would only add compile time there.
+    would only add compile time there. ``v`` comes through :func:`compress`.
     """
     if data.gram is not None:
         rhs = u * (v @ data.H)  # v @ H = Hᵀv without copying Hᵀ
@@ -141,8 +156,8 @@ def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_
     :func:`run_em` evaluates it once at the end, :func:`em_trace` at every step.
     """
     beta = state.beta
-    eta = data.H @ beta
-    v = likelihood.expected_targets(data.y, eta)  # 002 eq. 6 (or the data)
+    eta = linear_predictor(data, beta)
+    v = compress(data, likelihood.expected_targets(data.y, eta))  # 002 eq. 6 (or the data)
     u = prior.em_scale(beta)  # E[1/τ_i | β_i] = 1/u_i²
     if estimate_noise:
         noise_var = jnp.maximum(likelihood.noise_update(data.y, eta), noise_floor)  # 000 eq. 12
@@ -244,7 +259,7 @@ def _gather(H, gram, beta, active, width):
 
 
 def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, tol=1e-3, max_iter=1000,
-           prune_tol=1e-8, noise_floor_rel=1e-10):
+           prune_tol=1e-8, noise_floor_rel=1e-10, factor=None):
     """Run EM to convergence on the shrinking active set; returns :class:`EMResult`.
 
     Parameters
@@ -263,13 +278,21 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         Relative-change stopping threshold δ.
     prune_tol : float
         Weights below ``prune_tol · max(max|β|, max|β⁽⁰⁾|)`` become exactly zero.
+    factor : :class:`~sparsebayes.inference._lowrank.DesignFactor` or None
+        ``H = QH̃`` (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`): every
+        iteration then works on ``H̃`` (r × p) and costs ``O(r²p)``; ``H`` itself is not used.
     """
-    H = np.ascontiguousarray(H, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    y0 = y if y_init is None else np.asarray(y_init, dtype=np.float64)
+    if factor is None:
+        H, basis = np.ascontiguousarray(H, dtype=np.float64), None
+    else:  # HᵀH = H̃ᵀH̃ and Hᵀy₀ = H̃ᵀQᵀy₀: the ridge start on H̃ is the one on H
+        H, basis = np.ascontiguousarray(factor.design), np.ascontiguousarray(factor.basis)
+        y0 = y0 @ basis
     n, p = H.shape
     gram_full = H.T @ H if p <= DUAL_RATIO * n else None
     if beta0 is None:
-        beta0 = ridge_init(H, y if y_init is None else np.asarray(y_init, dtype=np.float64), gram=gram_full)
+        beta0 = ridge_init(H, y0, gram=gram_full)
     beta = np.asarray(beta0, dtype=np.float64).copy()
     prune_floor = prune_tol * float(np.max(np.abs(beta), initial=0.0))
     estimate_noise = noise_var is None
@@ -296,7 +319,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
         state = EMState(bb, np.float64(s2), np.int64(n_iter), np.float64(np.inf))
         controls = np.array(EMControls(tol, max_iter, shrink_below, prune_tol, floor, prune_floor), dtype=np.float64)
-        state, objective = unpack_run(run_em(state, EMData(Hb, y, G), prior, likelihood, controls,
+        state, objective = unpack_run(run_em(state, EMData(Hb, y, G, basis), prior, likelihood, controls,
                                              estimate_noise=estimate_noise))
         beta = np.zeros(p)
         beta[active] = state.beta[:k]

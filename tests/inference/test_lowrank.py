@@ -1,0 +1,94 @@
+"""The factored kernel design (inference/_lowrank.py) and EM on it, against the dense EM."""
+import numpy as np
+import pytest
+
+from sparsebayes.comparisons import datasets, synthetic
+from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+from sparsebayes.inference._lowrank import RANK_TOL, factor_kernel_design, pivoted_cholesky
+from sparsebayes.inference.em import fit_em
+from sparsebayes.models.features import GaussianKernelFeatures, gaussian_kernel
+from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
+from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
+
+
+def _sinc_design(n, seed=0, width=3.0):
+    X, y = synthetic.sinc(n, sigma=0.1, seed=seed)
+    return X, y, GaussianKernelFeatures(width=width).fit_transform(X)
+
+
+def test_pivoted_cholesky_residual_is_within_tol_entrywise():
+    X, _, _ = _sinc_design(300)
+    K = gaussian_kernel(X, X, 3.0)
+    for tol in (1e-6, 1e-10, RANK_TOL):
+        L = pivoted_cholesky(K, tol, 300)
+        assert L is not None and L.shape[1] < 40
+        assert np.max(np.abs(K - L @ L.T)) <= tol * (1 + 1e-6) + 1e-15
+    assert pivoted_cholesky(K, RANK_TOL, 10) is None  # needs more than 10
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_factor_reproduces_the_design_with_an_orthonormal_basis(bias):
+    X, _, _ = _sinc_design(400)
+    H = GaussianKernelFeatures(width=3.0, bias=bias).fit_transform(X)
+    f = factor_kernel_design(H, bias=bias)
+    r = f.basis.shape[1]
+    assert f.design.shape == (r, H.shape[1]) and r < 40
+    np.testing.assert_allclose(f.basis.T @ f.basis, np.eye(r), atol=1e-12)
+    assert np.max(np.abs(H - f.basis @ f.design)) < 1e-12
+
+
+def test_no_factor_for_a_full_rank_kernel():
+    train, _ = datasets.ripley_synth()
+    H = GaussianKernelFeatures(width=0.5).fit_transform(train.X[:100])
+    assert factor_kernel_design(H, bias=True) is None
+
+
+def test_laplace_em_on_the_factor_equals_the_dense_em():
+    """Laplace with fixed σ² is convex: both runs must reach the same optimum (slowly, on
+    collinear kernels: about 10⁴ iterations)."""
+    _, y, H = _sinc_design(100)
+    f = factor_kernel_design(H, bias=True)
+    kw = dict(noise_var=0.01, tol=1e-6, max_iter=50_000)
+    dense = fit_em(H, y, LaplacePrior(2.0), GaussianLikelihood(), **kw)
+    fact = fit_em(H, y, LaplacePrior(2.0), GaussianLikelihood(), factor=f, **kw)
+    assert dense.converged and fact.converged
+    assert np.array_equal(dense.beta != 0, fact.beta != 0)
+    np.testing.assert_allclose(fact.beta, dense.beta, atol=1e-8 * np.max(np.abs(dense.beta)))
+    assert fact.objective == pytest.approx(dense.objective, rel=1e-10)
+
+
+def test_jeffreys_regression_and_probit_on_the_factor_equal_the_dense_em():
+    _, y, H = _sinc_design(300)
+    dense = fit_em(H, y, JeffreysPrior(), GaussianLikelihood())
+    fact = fit_em(H, y, JeffreysPrior(), GaussianLikelihood(), factor=factor_kernel_design(H, bias=True))
+    assert np.array_equal(dense.beta != 0, fact.beta != 0)
+    np.testing.assert_allclose(fact.beta, dense.beta, atol=1e-5 * np.max(np.abs(dense.beta)))
+    assert fact.noise_var == pytest.approx(dense.noise_var, rel=1e-6)
+    assert fact.objective == pytest.approx(dense.objective, rel=1e-8)
+
+    train, _ = datasets.ripley_synth()
+    Hc = GaussianKernelFeatures(width=2.0).fit_transform(train.X)
+    f = factor_kernel_design(Hc, bias=True)
+    assert f is not None
+    t = train.y.astype(np.float64)
+    dense = fit_em(Hc, t, JeffreysPrior(), ProbitLikelihood(), y_init=2 * t - 1)
+    fact = fit_em(Hc, t, JeffreysPrior(), ProbitLikelihood(), y_init=2 * t - 1, factor=f)
+    assert np.array_equal(dense.beta != 0, fact.beta != 0)
+    np.testing.assert_allclose(fact.beta, dense.beta, atol=1e-6 * np.max(np.abs(dense.beta)))
+    assert fact.objective == pytest.approx(dense.objective, rel=1e-8)
+
+
+def test_estimators_use_the_factor_only_for_low_rank_kernel_designs():
+    X, y, _ = _sinc_design(300)
+    fast = AdaptiveSparseRegressor(features="kernel", kernel_width=3.0).fit(X, y)
+    dense = AdaptiveSparseRegressor(features="kernel", kernel_width=3.0, low_rank=False).fit(X, y)
+    assert 10 < fast.design_rank_ < 40 and dense.design_rank_ is None
+    np.testing.assert_allclose(fast.predict(X), dense.predict(X), atol=1e-6)
+    assert AdaptiveSparseRegressor(features="linear").fit(X, y).design_rank_ is None
+
+    train, _ = datasets.ripley_synth()
+    assert SparseProbitClassifier(features="kernel", kernel_width=0.5).fit(train.X, train.y).design_rank_ is None
+    wide = SparseProbitClassifier(features="kernel", kernel_width=2.0).fit(train.X, train.y)
+    assert wide.design_rank_ is not None
+    dense = SparseProbitClassifier(features="kernel", kernel_width=2.0, low_rank=False).fit(train.X, train.y)
+    np.testing.assert_allclose(wide.predict_proba(train.X), dense.predict_proba(train.X), atol=1e-6)
