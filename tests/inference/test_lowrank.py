@@ -1,6 +1,7 @@
 """The factored kernel design (inference/_lowrank.py) and EM on it, against the dense EM."""
 import numpy as np
 import pytest
+from sklearn.preprocessing import StandardScaler
 
 from sparsebayes.comparisons import datasets, synthetic
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
@@ -92,3 +93,28 @@ def test_estimators_use_the_factor_only_for_low_rank_kernel_designs():
     assert wide.design_rank_ is not None
     dense = SparseProbitClassifier(features="kernel", kernel_width=2.0, low_rank=False).fit(train.X, train.y)
     np.testing.assert_allclose(wide.predict_proba(train.X), dense.predict_proba(train.X), atol=1e-6)
+
+
+def test_pivoted_cholesky_gives_up_early_on_a_slowly_decaying_kernel(monkeypatch):
+    """Pima's full-rank kernel stops within 16 pivots (the give-up rule), not at ``max_rank``; a
+    low-rank one whose residual plateaus first (1-D, narrow kernels) is not given up on."""
+    import sparsebayes.inference._lowrank as lowrank
+
+    verdicts = []
+
+    def recording(largest, j, tol, max_rank):
+        verdicts.append((j, lowrank_hopeless(largest, j, tol, max_rank)))
+        return verdicts[-1][1]
+
+    lowrank_hopeless = lowrank._hopeless
+    monkeypatch.setattr(lowrank, "_hopeless", recording)
+    train, _ = datasets.pima()
+    X = StandardScaler().fit_transform(train.X)  # figueiredo-table4-pima's design (h = 4)
+    assert pivoted_cholesky(gaussian_kernel(X, X, 4.0), RANK_TOL, 50) is None
+    assert verdicts[-1][1] and verdicts[-1][0] <= 16
+
+    verdicts.clear()
+    X, _, _ = _sinc_design(300)
+    L = pivoted_cholesky(gaussian_kernel(X, X, 1.0), RANK_TOL, 75)
+    assert L is not None and 50 < L.shape[1] <= 75
+    assert not any(v for _, v in verdicts)
