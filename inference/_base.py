@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 
+from ._lowrank import factor_gaussian_kernel_design
 from ._validation import reject_constant_columns, validate_predict_data
 
 
@@ -47,6 +48,21 @@ def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
     reject_constant_columns(X)
     fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
     return fm, np.asarray(fm.fit_transform(X), dtype=np.float64)
+
+
+def fit_low_rank_design(X, features, *, kernel_width=1.0, bias=True):
+    """``(fitted map, DesignFactor)`` for Gaussian kernel features of low numerical rank, else ``None``.
+
+    The factor (:func:`~sparsebayes.inference._lowrank.factor_gaussian_kernel_design`) stands
+    for the design, which is never formed; ``None`` leaves the caller to
+    :func:`fit_feature_design`.
+    """
+    fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
+    if not isinstance(fm, GaussianKernelFeatures):
+        return None
+    reject_constant_columns(X)
+    factor = factor_gaussian_kernel_design(X, fm.width, bias=fm.bias)
+    return None if factor is None else (fm.fit(X), factor)
 
 
 class OneVsAllLinkClassifier:

@@ -7,11 +7,14 @@ r × p design ``H̃`` and the r compressed targets ``Qᵀv``, in its dual (r × 
 iteration costs ``O(r² p)`` instead of ``O(p³)``. Gaussian kernels centred on the training
 points are often of low numerical rank (wide kernels, few input dimensions: on sinc with
 h = 3 the kernel matrix of 4000 points has rank 26 to 1e-14), and then the factored fit is
-the dense one up to rounding.
+the dense one up to rounding. (Rounding matters where many nearly collinear kernels compete:
+for Jeffreys on sinc with n = 1000, perturbing the dense H by 1e-15 relative changes which 7
+to 9 kernels survive, and the factored fit lands among those fits, with the same test RMSE to
+four digits. At n ≤ 300 and for the convex Laplace fit both agree to 1e-6.)
 
 The factor comes from a diagonally pivoted (incomplete) Cholesky ``K ≈ LLᵀ`` of the kernel
-block: it reads only the ``r`` pivot columns, and stops when every residual diagonal is at
-most ``tol``. The residual ``S = K − LLᵀ`` is positive semidefinite, so every entry satisfies
+block: it computes only the ``r`` pivot columns (the n × n kernel is never formed), and stops
+when every residual diagonal is at most ``tol``. The residual ``S = K − LLᵀ`` is positive semidefinite, so every entry satisfies
 ``|S_ij| ≤ tol`` and ``‖H − QH̃‖_F = ‖S‖_F ≤ trace S ≤ n·tol``.
 """
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
+from sparsebayes.models.features import gaussian_kernel
 
 #: Residual diagonal at which the pivoted Cholesky stops: a few units in the last place of a
 #: Gaussian kernel's unit diagonal, about the rounding error of computing the kernel itself.
@@ -52,16 +57,17 @@ def _hopeless(largest, j, tol, max_rank):
     return rate >= 0 or j + np.log(tol / largest[j]) / rate > GIVE_UP_MARGIN * max_rank
 
 
-def pivoted_cholesky(K, tol, max_rank):
+def pivoted_cholesky(row, diag, tol, max_rank):
     """``K ≈ L Lᵀ`` by Cholesky with greedy diagonal pivoting; ``None`` if it needs more than ``max_rank``.
 
-    Each step takes the largest residual diagonal as pivot and stops once it is at most
-    ``tol``. ``K`` must be symmetric positive semidefinite; only its pivot rows are read. It
-    also returns ``None`` early when the residual decays too slowly to make it
-    (:data:`GIVE_UP_MARGIN`): that only decides whether a caller takes the factored path.
+    ``K`` is symmetric positive semidefinite, given by its diagonal ``diag`` and ``row(i)``
+    (row ``i``, which is column ``i``): only the pivot rows are computed. Each step takes the
+    largest residual diagonal as pivot and stops once it is at most ``tol``. It also returns
+    ``None`` early when the residual decays too slowly to make it (:data:`GIVE_UP_MARGIN`):
+    that only decides whether a caller takes the factored path.
     """
-    n = K.shape[0]
-    residual = np.diag(K).astype(np.float64).copy()
+    residual = np.array(diag, dtype=np.float64)
+    n = residual.size
     L = np.zeros((n, max_rank))
     largest = []
     for j in range(max_rank + 1):
@@ -71,29 +77,27 @@ def pivoted_cholesky(K, tol, max_rank):
             return L[:, :j]
         if j == max_rank or (j >= 8 and j & (j - 1) == 0 and _hopeless(largest, j, tol, max_rank)):
             return None
-        col = K[i] - L[:, :j] @ L[i, :j]  # K is symmetric: row i is column i, contiguous
-        L[:, j] = col / np.sqrt(residual[i])
+        L[:, j] = (row(i) - L[:, :j] @ L[i, :j]) / np.sqrt(residual[i])
         residual -= L[:, j] ** 2
         residual[i] = 0.0
     return None  # unreachable: the loop returns at j == max_rank
 
 
-def factor_kernel_design(H, *, bias, tol=RANK_TOL, max_rank=None):
-    """Factor the design ``H = [1 | K]`` (or ``K`` when ``bias`` is false) of a PSD kernel ``K``.
+def factor_gaussian_kernel_design(X, width, *, bias, tol=RANK_TOL, max_rank=None):
+    """Factor the design ``H = [1 | K]`` (or ``K`` without ``bias``) of the Gaussian kernels on ``X``.
 
-    ``K`` is the kernel matrix of the training points (columns ``1:`` of ``H`` with a bias).
-    Returns a :class:`DesignFactor` when ``K``'s numerical rank (pivoted Cholesky to ``tol``)
-    is at most ``max_rank`` (default ``n // 4``, below which the factored M-step is the
-    cheaper one), else ``None``.
+    ``K_ij = exp(-‖x_i − x_j‖² / (2 width²))`` (:func:`~sparsebayes.models.features.gaussian_kernel`)
+    is never formed: the pivoted Cholesky computes its ``r`` pivot rows. Returns a
+    :class:`DesignFactor` when ``K``'s numerical rank (to ``tol``) is at most ``max_rank``
+    (default ``n // 4``, below which the factored M-step is the cheaper one), else ``None``.
 
     With ``K ≈ LLᵀ``: ``H ≈ A Bᵀ``, ``A = [1 | L]``, ``Bᵀ = diag(1, Lᵀ)``; a thin QR
     ``A = QR`` gives ``H̃ = R Bᵀ``.
     """
-    n = H.shape[0]
-    K = H[:, 1:] if bias else H
-    if K.shape[1] != n:
-        raise ValueError(f"a kernel design needs one kernel column per training point; got {K.shape[1]} for {n}")
-    L = pivoted_cholesky(K, tol, n // 4 if max_rank is None else max_rank)
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    L = pivoted_cholesky(lambda i: gaussian_kernel(X[i:i + 1], X, width)[0], np.ones(n), tol,
+                         n // 4 if max_rank is None else max_rank)
     if L is None:
         return None
     A = np.hstack([np.ones((n, 1)), L]) if bias else L

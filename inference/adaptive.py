@@ -17,18 +17,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
-from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design
+from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design, fit_low_rank_design
 from ._validation import (
     check_max_iter,
     validate_classification_data,
     validate_predict_data,
     validate_regression_data,
 )
-from ._lowrank import factor_kernel_design
 from .em import fit_em
 from .idata import gaussian_draws, point_estimate_idata
 
@@ -41,12 +39,15 @@ class _AdaptiveSparseBase(BaseEstimator):
         return make_prior(self.prior, self.gamma)
 
     def _design(self, X):
-        """``(feature map, H, factor)``: ``factor`` is the low-rank :class:`DesignFactor` of a kernel
-        design (``low_rank``) or ``None``; sets ``design_rank_``."""
-        fm, H = fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias)
-        factor = None
-        if self.low_rank and isinstance(fm, GaussianKernelFeatures):
-            factor = factor_kernel_design(H, bias=fm.bias)
+        """``(feature map, H, factor)``: with ``low_rank``, ``factor`` is the :class:`DesignFactor` of a
+        low-rank kernel design and ``H`` is ``None``; otherwise ``factor`` is ``None``. Sets ``design_rank_``."""
+        kw = dict(kernel_width=self.kernel_width, bias=self.bias)
+        low = fit_low_rank_design(X, self.features, **kw) if self.low_rank else None
+        if low is None:
+            fm, H = fit_feature_design(X, self.features, **kw)
+            factor = None
+        else:
+            (fm, factor), H = low, None
         self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
         return fm, H, factor
 

@@ -264,8 +264,8 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
 
     Parameters
     ----------
-    H : ndarray (n, p)
-        Design matrix (float64).
+    H : ndarray (n, p) or None
+        Design matrix (float64); ``None`` when ``factor`` stands for it.
     y : ndarray (n,)
         Targets (regression) or 0/1 labels (probit).
     prior, likelihood : objects of :mod:`sparsebayes.models.priors` / ``.likelihoods``.

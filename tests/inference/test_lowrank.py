@@ -5,7 +5,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sparsebayes.comparisons import datasets, synthetic
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference._lowrank import RANK_TOL, factor_kernel_design, pivoted_cholesky
+from sparsebayes.inference._lowrank import RANK_TOL, factor_gaussian_kernel_design, pivoted_cholesky
 from sparsebayes.inference.em import fit_em
 from sparsebayes.models.features import GaussianKernelFeatures, gaussian_kernel
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
@@ -17,21 +17,25 @@ def _sinc_design(n, seed=0, width=3.0):
     return X, y, GaussianKernelFeatures(width=width).fit_transform(X)
 
 
+def _cholesky(K, tol, max_rank):
+    return pivoted_cholesky(K.__getitem__, np.diag(K), tol, max_rank)
+
+
 def test_pivoted_cholesky_residual_is_within_tol_entrywise():
     X, _, _ = _sinc_design(300)
     K = gaussian_kernel(X, X, 3.0)
     for tol in (1e-6, 1e-10, RANK_TOL):
-        L = pivoted_cholesky(K, tol, 300)
+        L = _cholesky(K, tol, 300)
         assert L is not None and L.shape[1] < 40
         assert np.max(np.abs(K - L @ L.T)) <= tol * (1 + 1e-6) + 1e-15
-    assert pivoted_cholesky(K, RANK_TOL, 10) is None  # needs more than 10
+    assert _cholesky(K, RANK_TOL, 10) is None  # needs more than 10
 
 
 @pytest.mark.parametrize("bias", [True, False])
 def test_factor_reproduces_the_design_with_an_orthonormal_basis(bias):
     X, _, _ = _sinc_design(400)
     H = GaussianKernelFeatures(width=3.0, bias=bias).fit_transform(X)
-    f = factor_kernel_design(H, bias=bias)
+    f = factor_gaussian_kernel_design(X, 3.0, bias=bias)
     r = f.basis.shape[1]
     assert f.design.shape == (r, H.shape[1]) and r < 40
     np.testing.assert_allclose(f.basis.T @ f.basis, np.eye(r), atol=1e-12)
@@ -40,15 +44,14 @@ def test_factor_reproduces_the_design_with_an_orthonormal_basis(bias):
 
 def test_no_factor_for_a_full_rank_kernel():
     train, _ = datasets.ripley_synth()
-    H = GaussianKernelFeatures(width=0.5).fit_transform(train.X[:100])
-    assert factor_kernel_design(H, bias=True) is None
+    assert factor_gaussian_kernel_design(train.X[:100], 0.5, bias=True) is None
 
 
 def test_laplace_em_on_the_factor_equals_the_dense_em():
     """Laplace with fixed σ² is convex: both runs must reach the same optimum (slowly, on
     collinear kernels: about 10⁴ iterations)."""
-    _, y, H = _sinc_design(100)
-    f = factor_kernel_design(H, bias=True)
+    X, y, H = _sinc_design(100)
+    f = factor_gaussian_kernel_design(X, 3.0, bias=True)
     kw = dict(noise_var=0.01, tol=1e-6, max_iter=50_000)
     dense = fit_em(H, y, LaplacePrior(2.0), GaussianLikelihood(), **kw)
     fact = fit_em(H, y, LaplacePrior(2.0), GaussianLikelihood(), factor=f, **kw)
@@ -59,9 +62,9 @@ def test_laplace_em_on_the_factor_equals_the_dense_em():
 
 
 def test_jeffreys_regression_and_probit_on_the_factor_equal_the_dense_em():
-    _, y, H = _sinc_design(300)
+    X, y, H = _sinc_design(300)
     dense = fit_em(H, y, JeffreysPrior(), GaussianLikelihood())
-    fact = fit_em(H, y, JeffreysPrior(), GaussianLikelihood(), factor=factor_kernel_design(H, bias=True))
+    fact = fit_em(None, y, JeffreysPrior(), GaussianLikelihood(), factor=factor_gaussian_kernel_design(X, 3.0, bias=True))
     assert np.array_equal(dense.beta != 0, fact.beta != 0)
     np.testing.assert_allclose(fact.beta, dense.beta, atol=1e-5 * np.max(np.abs(dense.beta)))
     assert fact.noise_var == pytest.approx(dense.noise_var, rel=1e-6)
@@ -69,7 +72,7 @@ def test_jeffreys_regression_and_probit_on_the_factor_equal_the_dense_em():
 
     train, _ = datasets.ripley_synth()
     Hc = GaussianKernelFeatures(width=2.0).fit_transform(train.X)
-    f = factor_kernel_design(Hc, bias=True)
+    f = factor_gaussian_kernel_design(train.X, 2.0, bias=True)
     assert f is not None
     t = train.y.astype(np.float64)
     dense = fit_em(Hc, t, JeffreysPrior(), ProbitLikelihood(), y_init=2 * t - 1)
@@ -110,11 +113,11 @@ def test_pivoted_cholesky_gives_up_early_on_a_slowly_decaying_kernel(monkeypatch
     monkeypatch.setattr(lowrank, "_hopeless", recording)
     train, _ = datasets.pima()
     X = StandardScaler().fit_transform(train.X)  # figueiredo-table4-pima's design (h = 4)
-    assert pivoted_cholesky(gaussian_kernel(X, X, 4.0), RANK_TOL, 50) is None
+    assert _cholesky(gaussian_kernel(X, X, 4.0), RANK_TOL, 50) is None
     assert verdicts[-1][1] and verdicts[-1][0] <= 16
 
     verdicts.clear()
     X, _, _ = _sinc_design(300)
-    L = pivoted_cholesky(gaussian_kernel(X, X, 1.0), RANK_TOL, 75)
+    L = _cholesky(gaussian_kernel(X, X, 1.0), RANK_TOL, 75)
     assert L is not None and 50 < L.shape[1] <= 75
     assert not any(v for _, v in verdicts)
