@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 
-from ._lowrank import factor_gaussian_kernel_design
+from ._lowrank import factor_kernel_design, gaussian_kernel_rows
 from ._validation import reject_constant_columns, validate_predict_data
 
 
@@ -50,19 +50,31 @@ def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
     return fm, np.asarray(fm.fit_transform(X), dtype=np.float64)
 
 
-def fit_low_rank_design(X, features, *, kernel_width=1.0, bias=True):
-    """``(fitted map, DesignFactor)`` for Gaussian kernel features of low numerical rank, else ``None``.
+#: Up to this many training points a Gaussian kernel design is formed before it is factored (a
+#: few ms; the factor then reads its rows, and a design that is not low-rank is at hand); above
+#: it the factor computes its pivot rows alone and the n × n design is formed only if needed.
+FORM_KERNEL_DESIGN_MAX_N = 1000
 
-    The factor (:func:`~sparsebayes.inference._lowrank.factor_gaussian_kernel_design`) stands
-    for the design, which is never formed; ``None`` leaves the caller to
-    :func:`fit_feature_design`.
-    """
+
+def fit_design_or_factor(X, features, *, kernel_width=1.0, bias=True):
+    """``(map, H, factor)``: Gaussian kernel features of low numerical rank give the
+    :class:`~sparsebayes.inference._lowrank.DesignFactor` of their design and ``H = None``
+    (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`); otherwise ``factor`` is
+    ``None`` and ``H`` is :func:`fit_feature_design`'s."""
     fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
     if not isinstance(fm, GaussianKernelFeatures):
-        return None
+        return (*fit_feature_design(X, fm), None)
     reject_constant_columns(X)
-    factor = factor_gaussian_kernel_design(X, fm.width, bias=fm.bias)
-    return None if factor is None else (fm.fit(X), factor)
+    n = X.shape[0]
+    if n <= FORM_KERNEL_DESIGN_MAX_N:
+        H = np.asarray(fm.fit_transform(X), dtype=np.float64)
+        K = H[:, 1:] if fm.bias else H
+        factor = factor_kernel_design(K.__getitem__, np.diagonal(K), bias=fm.bias)
+    else:
+        fm.fit(X)
+        factor = factor_kernel_design(gaussian_kernel_rows(X, fm.width), np.ones(n), bias=fm.bias)
+        H = None if factor is not None else np.asarray(fm.transform(X), dtype=np.float64)
+    return (fm, None, factor) if factor is not None else (fm, H, None)
 
 
 class OneVsAllLinkClassifier:

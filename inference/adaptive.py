@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
-from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design, fit_low_rank_design
+from ._base import OneVsAllLinkClassifier, atomic_fit, fit_design_or_factor, fit_feature_design
 from ._validation import (
     check_max_iter,
     validate_classification_data,
@@ -42,12 +42,10 @@ class _AdaptiveSparseBase(BaseEstimator):
         """``(feature map, H, factor)``: with ``low_rank``, ``factor`` is the :class:`DesignFactor` of a
         low-rank kernel design and ``H`` is ``None``; otherwise ``factor`` is ``None``. Sets ``design_rank_``."""
         kw = dict(kernel_width=self.kernel_width, bias=self.bias)
-        low = fit_low_rank_design(X, self.features, **kw) if self.low_rank else None
-        if low is None:
-            fm, H = fit_feature_design(X, self.features, **kw)
-            factor = None
+        if self.low_rank:
+            fm, H, factor = fit_design_or_factor(X, self.features, **kw)
         else:
-            (fm, factor), H = low, None
+            (fm, H), factor = fit_feature_design(X, self.features, **kw), None
         self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
         return fm, H, factor
 

@@ -5,7 +5,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sparsebayes.comparisons import datasets, synthetic
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference._lowrank import RANK_TOL, factor_gaussian_kernel_design, pivoted_cholesky
+from sparsebayes.inference._lowrank import RANK_TOL, factor_kernel_design, gaussian_kernel_rows, pivoted_cholesky
 from sparsebayes.inference.em import fit_em
 from sparsebayes.models.features import GaussianKernelFeatures, gaussian_kernel
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
@@ -19,6 +19,10 @@ def _sinc_design(n, seed=0, width=3.0):
 
 def _cholesky(K, tol, max_rank):
     return pivoted_cholesky(K.__getitem__, np.diag(K), tol, max_rank)
+
+
+def factor_gaussian_kernel_design(X, width, bias):
+    return factor_kernel_design(gaussian_kernel_rows(X, width), np.ones(len(X)), bias=bias)
 
 
 def test_pivoted_cholesky_residual_is_within_tol_entrywise():
@@ -121,3 +125,21 @@ def test_pivoted_cholesky_gives_up_early_on_a_slowly_decaying_kernel(monkeypatch
     L = _cholesky(gaussian_kernel(X, X, 1.0), RANK_TOL, 75)
     assert L is not None and 50 < L.shape[1] <= 75
     assert not any(v for _, v in verdicts)
+
+
+def test_the_factor_from_formed_or_on_demand_rows_gives_the_same_fit(monkeypatch):
+    """Above ``FORM_KERNEL_DESIGN_MAX_N`` the kernel rows are computed on demand; the fit is the same."""
+    import sparsebayes.inference._base as base
+
+    X, y, _ = _sinc_design(400)
+    formed = AdaptiveSparseRegressor(features="kernel", kernel_width=3.0).fit(X, y)
+    monkeypatch.setattr(base, "FORM_KERNEL_DESIGN_MAX_N", 100)
+    on_demand = AdaptiveSparseRegressor(features="kernel", kernel_width=3.0).fit(X, y)
+    assert formed.design_rank_ == on_demand.design_rank_ is not None
+    np.testing.assert_allclose(on_demand.predict(X), formed.predict(X), atol=1e-8)
+    # a design that is not low-rank is formed after the factor gives up
+    train, _ = datasets.ripley_synth()
+    clf = SparseProbitClassifier(features="kernel", kernel_width=0.5).fit(train.X, train.y)
+    monkeypatch.setattr(base, "FORM_KERNEL_DESIGN_MAX_N", 10_000)
+    ref = SparseProbitClassifier(features="kernel", kernel_width=0.5).fit(train.X, train.y)
+    assert clf.design_rank_ is None and np.array_equal(clf.beta_, ref.beta_)
