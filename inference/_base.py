@@ -50,10 +50,11 @@ def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
     return fm, np.asarray(fm.fit_transform(X), dtype=np.float64)
 
 
-#: Up to this many training points a Gaussian kernel design is formed before it is factored (a
-#: few ms; the factor then reads its rows, and a design that is not low-rank is at hand); above
-#: it the factor computes its pivot rows alone and the n × n design is formed only if needed.
-FORM_KERNEL_DESIGN_MAX_N = 1000
+#: Up to this many training points a Gaussian kernel design is formed before it is factored (the
+#: factor then reads its rows, and a design that is not low-rank is at hand at no extra cost);
+#: above it the factor computes its pivot rows alone and the n × n design is formed only if
+#: needed. Sinc fits (h = 3) took the same time both ways at n = 300, and 6.0 vs 2.9 ms at 500.
+FORM_KERNEL_DESIGN_MAX_N = 300
 
 
 def fit_design_or_factor(X, features, *, kernel_width=1.0, bias=True):

@@ -132,6 +132,7 @@ def test_the_factor_from_formed_or_on_demand_rows_gives_the_same_fit(monkeypatch
     import sparsebayes.inference._base as base
 
     X, y, _ = _sinc_design(400)
+    monkeypatch.setattr(base, "FORM_KERNEL_DESIGN_MAX_N", 10_000)
     formed = AdaptiveSparseRegressor(features="kernel", kernel_width=3.0).fit(X, y)
     monkeypatch.setattr(base, "FORM_KERNEL_DESIGN_MAX_N", 100)
     on_demand = AdaptiveSparseRegressor(features="kernel", kernel_width=3.0).fit(X, y)
