@@ -103,7 +103,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         With Gaussian kernel features whose kernel matrix has numerical rank ``r ≤ n/4``
         (pivoted Cholesky to 1e-14, :mod:`sparsebayes.inference._lowrank`), run EM on the
         factored design ``H = QH̃``: an iteration costs ``O(r²n)`` instead of ``O(n³)``, and
-        the fit equals the dense one up to rounding. ``False`` always uses the dense design.
+        the fit equals the dense one up to rounding (the module says where rounding decides
+        between fits). ``False`` always uses the dense design.
 
     Attributes
     ----------

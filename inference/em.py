@@ -25,6 +25,11 @@ Work on the active set: the jitted loop (:func:`run_em`, the jit boundary, a
 half that width it returns, and :func:`fit_em` gathers the surviving columns into
 the next power-of-two width. Shapes inside jit stay fixed, each width compiles once, and
 the cost of an iteration follows the number of nonzero weights.
+
+A kernel design of low numerical rank can be given factored, ``H = QH̃`` (:mod:`._lowrank`):
+the loop then runs on ``H̃`` (r × p) and the compressed targets ``Qᵀv``, with ``η = Q(H̃β)``
+for the E-step and σ² (:func:`linear_predictor`, :func:`compress`), the same iterations at
+``O(r²p)`` each.
 """
 from __future__ import annotations
 
