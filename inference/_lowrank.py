@@ -6,8 +6,8 @@ EM touches the data only through ``η = Hβ`` (the E-step and σ² update) and t
 r × p design ``H̃`` and the r compressed targets ``Qᵀv``, in its dual (r × r) form, so an
 iteration costs ``O(r² p)`` instead of ``O(p³)``. Gaussian kernels centred on the training
 points are often of low numerical rank (wide kernels, few input dimensions: on sinc with
-h = 3 the kernel matrix of 4000 points has rank 26 to 1e-14), and then the factored fit is
-the dense one up to rounding. (Rounding matters where many nearly collinear kernels compete:
+h = 3 the kernel matrix has rank 25 to 1e-14 from 100 to 4000 points), and then the factored
+fit is the dense one up to rounding. (Rounding matters where many nearly collinear kernels compete:
 for Jeffreys on sinc with n = 1000, perturbing the dense H by 1e-15 relative changes which 7
 to 9 kernels survive, and the factored fit lands among those fits, with the same test RMSE to
 four digits. At n ≤ 300 and for the convex Laplace fit both agree to 1e-6.)
