@@ -101,6 +101,13 @@ def test_estimators_use_the_factor_only_for_low_rank_kernel_designs():
     dense = SparseProbitClassifier(features="kernel", kernel_width=2.0, low_rank=False).fit(train.X, train.y)
     np.testing.assert_allclose(wide.predict_proba(train.X), dense.predict_proba(train.X), atol=1e-6)
 
+    # one-vs-all (three classes by the first input's terciles) shares the factor
+    y3 = np.digitize(train.X[:, 0], np.quantile(train.X[:, 0], [1 / 3, 2 / 3]))
+    wide = SparseProbitClassifier(features="kernel", kernel_width=2.0).fit(train.X, y3)
+    dense = SparseProbitClassifier(features="kernel", kernel_width=2.0, low_rank=False).fit(train.X, y3)
+    assert wide.design_rank_ is not None and np.array_equal(wide.beta_ != 0, dense.beta_ != 0)
+    np.testing.assert_allclose(wide.predict_proba(train.X), dense.predict_proba(train.X), atol=1e-6)
+
 
 def test_pivoted_cholesky_gives_up_early_on_a_slowly_decaying_kernel(monkeypatch):
     """Pima's full-rank kernel stops within 16 pivots (the give-up rule), not at ``max_rank``; a
