@@ -109,3 +109,9 @@ def gaussian_kernel_rows(X, width):
     computed on demand, for :func:`factor_kernel_design` without forming the matrix."""
     X = np.asarray(X, dtype=np.float64)
     return lambda i: gaussian_kernel(X[i:i + 1], X, width)[0]
+
+
+def centre_rows(factor):
+    """The factor of the column-centred design ``(I − 11ᵀ/n) QH̃ = Q₂(R₂H̃)``, ``Q − 1 q̄ᵀ = Q₂R₂``."""
+    Q2, R2 = np.linalg.qr(factor.basis - factor.basis.mean(axis=0))
+    return DesignFactor(Q2, R2 @ factor.design)

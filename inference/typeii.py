@@ -89,16 +89,21 @@ class TypeIIState(NamedTuple):
     last_gain: jax.Array
 
 
-def make_data(Phi, y, n_obs=None, basis_mask=None):
+def make_data(Phi, y, n_obs=None, basis_mask=None, yy=None):
     """Pack a design and targets (float64) for the engine; zero rows/columns are padding.
 
     A NumPy ``Phi`` goes to the device by ``jax.device_put``, which on CPU aliases a float64,
     C-ordered, 64-byte aligned buffer instead of copying it (:func:`aligned_zeros`; N = 4000:
-    0.05 ms against 64 ms for a copy, and 120 ms for a NumPy argument of a jitted function)."""
+    0.05 ms against 64 ms for a copy, and 120 ms for a NumPy argument of a jitted function).
+
+    A factored design ``Φ = QΦ̃`` (:mod:`sparsebayes.inference._lowrank`) enters as ``Phi = Φ̃``
+    and ``y = Qᵀy`` with the real ``n_obs`` and ``yy = yᵀy``: the engine uses the data only
+    through ``ΦᵀΦ``, ``Φᵀy``, ``‖φ_i‖²``, ``yᵀy`` and ``N``, which are then those of ``Φ``."""
     Phi = jax.device_put(Phi) if isinstance(Phi, np.ndarray) else jnp.asarray(Phi)
     # Φ itself stays out of the jitted call: an input returned as an output is copied
-    return TypeIIData(Phi.astype(jnp.float64), *_products(Phi, y, jnp.shape(Phi)[0] if n_obs is None else n_obs,
+    data = TypeIIData(Phi.astype(jnp.float64), *_products(Phi, y, jnp.shape(Phi)[0] if n_obs is None else n_obs,
                                                           True if basis_mask is None else basis_mask))
+    return data if yy is None else data._replace(yy=jnp.asarray(yy, jnp.float64))
 
 
 @jax.jit

@@ -33,8 +33,11 @@ from sparsebayes.models.typeii_rules import (
     with_noise_update,
 )
 
+from sparsebayes.models.features import GaussianKernelFeatures
+
 from . import typeii, typeii_bernoulli
 from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design
+from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
 from ._validation import (
     check_max_iter,
     reject_constant_columns,
@@ -50,13 +53,20 @@ def _bucket(n, minimum=8):
     return max(minimum, 1 << int(np.ceil(np.log2(max(n, 1)))))
 
 
-def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None):
+def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, factor=None):
     """Fit one design with the engine, padding to power-of-two shapes and growing the capacity
     (:func:`typeii.fit_growing`).
 
     Returns the final engine state (unpadded columns are the first ``Phi.shape[1]``).
-    ``max_active`` caps the number of basis functions in the model (default: all).
+    ``max_active`` caps the number of basis functions in the model (default: all). With a
+    :class:`~sparsebayes.inference._lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
+    may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii.make_data`): an add
+    then costs ``O(rM)`` instead of ``O(NM)``.
     """
+    y = np.asarray(y, dtype=np.float64)
+    n_obs, yy = y.size, None
+    if factor is not None:
+        Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
     n, m = Phi.shape
     n_pad, m_pad = _bucket(n), _bucket(m)
     Phi_pad = typeii.aligned_zeros((n_pad, m_pad))  # handed to the device without a copy
@@ -64,8 +74,8 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     y_pad = np.zeros(n_pad)
     y_pad[:n] = y
     mask = np.zeros(m_pad, bool)
-    mask[:m] = True
-    data = typeii.make_data(Phi_pad, y_pad, n_obs=n, basis_mask=mask)
+    mask[:m] = np.any(Phi != 0, axis=0) if factor is not None else True
+    data = typeii.make_data(Phi_pad, y_pad, n_obs=n_obs, basis_mask=mask, yy=yy)
     limit = min(m_pad, _bucket(max_active) if max_active else m_pad)
     return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
 
@@ -82,34 +92,57 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         """004 Algorithm 1, step 1: ``σ² = 0.1 var(y)``."""
         return 0.1 * np.var(y)
 
-    def _design(self, X, fit):
-        if self.features is None:
-            return X
-        if fit:
-            self.features_ = clone(self.features).fit(X)
-        return self.features_.transform(X)
+    def _design(self, X):
+        return X if self.features is None else self.features_.transform(X)
+
+    def _low_rank_factor(self, X):
+        """The :class:`DesignFactor` of the (centred) design for Gaussian kernel features of low
+        numerical rank (``low_rank``), else ``None``; sets ``design_offset_`` when it returns one.
+
+        The kernel block is factored alone (:func:`factor_kernel_design`, pivot rows computed
+        from ``X``); with ``fit_intercept`` its factor is centred (:func:`centre_rows`) and the
+        bias column, zero once centred, is put back as zeros."""
+        fm = self.features_
+        if not (self.low_rank and isinstance(fm, GaussianKernelFeatures)):
+            return None
+        keep_bias = fm.bias and not self.fit_intercept
+        factor = factor_kernel_design(gaussian_kernel_rows(X, fm.width), np.ones(X.shape[0]), bias=keep_bias)
+        if factor is None:
+            return None
+        if not self.fit_intercept:
+            self.design_offset_ = np.zeros(factor.design.shape[1])
+            return factor
+        offset = factor.basis.mean(axis=0) @ factor.design
+        factor = centre_rows(factor)
+        if fm.bias:
+            offset = np.r_[1.0, offset]
+            factor = DesignFactor(factor.basis, np.hstack([np.zeros((factor.design.shape[0], 1)), factor.design]))
+        self.design_offset_ = offset
+        return factor
 
     @atomic_fit
     def fit(self, X, y):
         X, y = validate_regression_data(self, X, y)
         reject_constant_columns(X)
-        Phi = np.asarray(self._design(X, fit=True), dtype=np.float64)
-        if self.fit_intercept:
-            self.design_offset_ = Phi.mean(axis=0)
-            self.y_offset_ = float(y.mean())
-        else:
-            self.design_offset_ = np.zeros(Phi.shape[1])
-            self.y_offset_ = 0.0
-        Phi_c = Phi - self.design_offset_
+        self.features_ = None if self.features is None else clone(self.features).fit(X)
+        factor = self._low_rank_factor(X)
+        self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
+        self.y_offset_ = float(y.mean()) if self.fit_intercept else 0.0
         y_c = y - self.y_offset_
-        m = Phi.shape[1]
-        if np.all(y_c == y_c[0]) or not np.any(Phi_c):
+        if factor is None:
+            Phi = np.asarray(self._design(X), dtype=np.float64)
+            self.design_offset_ = Phi.mean(axis=0) if self.fit_intercept else np.zeros(Phi.shape[1])
+            Phi_c = Phi - self.design_offset_
+        else:  # the N × M design is never formed
+            Phi_c = None
+        m = self.design_offset_.size
+        if np.all(y_c == y_c[0]) or (factor is None and not np.any(Phi_c)):
             # Nothing to explain: the empty model (all weights pruned), no engine run.
             self._set_empty(m, y_c)
             return self
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
         state = fit_design(Phi_c, y_c, self._rule(), noise0, max_iter=self.max_iter, tol=self.tol,
-                           noise_every=self.noise_every, max_active=self.max_active)
+                           noise_every=self.noise_every, max_active=self.max_active, factor=factor)
         active_slots = np.asarray(state.basis_of_slot) >= 0
         idx = np.asarray(state.basis_of_slot)[active_slots]
         order = np.argsort(idx)
@@ -158,7 +191,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         """Predictive mean ``φ(x)ᵀμ`` and, with ``return_std``, ``√(σ² + φ(x)ᵀΣφ(x))`` (004 Sec. 2.4)."""
         check_is_fitted(self, "coef_")
         X = validate_predict_data(self, X)
-        Phi = np.asarray(self._design(X, fit=False), dtype=np.float64)
+        Phi = np.asarray(self._design(X), dtype=np.float64)
         mean = Phi @ self.coef_ + self.intercept_
         if not return_std:
             return mean
@@ -200,12 +233,18 @@ class RVMRegressor(_TypeIIRegressor):
         Engine controls (steps, smallest gain, σ² schedule, cap on the active set). σ² is
         re-estimated every ``noise_every`` steps (5, as Tipping's SparseBayes does by default)
         and always before the fit may stop.
+    low_rank : bool
+        With ``GaussianKernelFeatures`` whose kernel matrix has numerical rank ``r ≤ N/4``
+        (pivoted Cholesky to 1e-14, :mod:`sparsebayes.inference._lowrank`), run the engine on
+        the factored design ``Φ = QΦ̃`` (:func:`fit_design`): an add costs ``O(rM)`` instead
+        of ``O(NM)`` and the N × M design is never formed. ``design_rank_`` is ``r`` then,
+        ``None`` otherwise.
     """
 
     _method = "rvm-typeii"
 
     def __init__(self, *, features=None, fit_intercept=True, c=-1.0, d=0.0, max_iter=2000, tol=1e-9,
-                 noise_every=5, max_active=None):
+                 noise_every=5, max_active=None, low_rank=True):
         self.features = features
         self.fit_intercept = fit_intercept
         self.c = c
@@ -214,6 +253,7 @@ class RVMRegressor(_TypeIIRegressor):
         self.tol = tol
         self.noise_every = noise_every
         self.max_active = max_active
+        self.low_rank = low_rank
 
     def _rule(self):
         return RVMRule(c=float(self.c), d=float(self.d))
@@ -227,7 +267,7 @@ class BLSRegressor(_TypeIIRegressor):
 
     Parameters
     ----------
-    features, fit_intercept, max_iter, tol, noise_every, max_active :
+    features, fit_intercept, max_iter, tol, noise_every, max_active, low_rank :
         As for :class:`RVMRegressor`.
     a, b : float
         ``λ ~ Gamma(a, b)`` (004 eq. 8).
@@ -253,7 +293,7 @@ class BLSRegressor(_TypeIIRegressor):
 
     def __init__(self, *, features=None, fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
                  lambda_update="algorithm1", noise_update="eq18", max_iter=2000, tol=1e-5, noise_every=1,
-                 max_active=None):
+                 max_active=None, low_rank=True):
         self.features = features
         self.fit_intercept = fit_intercept
         self.a = a
@@ -266,6 +306,7 @@ class BLSRegressor(_TypeIIRegressor):
         self.tol = tol
         self.noise_every = noise_every
         self.max_active = max_active
+        self.low_rank = low_rank
 
     def _rule(self):
         rule = BLSRule(a=float(self.a), b=float(self.b), c=float(self.c), d=float(self.d))
@@ -290,6 +331,8 @@ class FLAPRegressor(_TypeIIRegressor):
         ascent for FLAP with fixed noise (see :mod:`sparsebayes.models.typeii_rules`).
     tol : float
         Smallest gain of a move (nats), 1e-5 by default as for :class:`BLSRegressor`.
+    features, fit_intercept, max_iter, noise_every, max_active, low_rank :
+        As for :class:`RVMRegressor`.
 
     Notes
     -----
@@ -302,7 +345,7 @@ class FLAPRegressor(_TypeIIRegressor):
 
     def __init__(self, *, features=None, fit_intercept=True, estimate_noise=False, noise_var=None, a=0.0,
                  b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5, noise_every=1,
-                 max_active=None):
+                 max_active=None, low_rank=True):
         self.features = features
         self.fit_intercept = fit_intercept
         self.estimate_noise = estimate_noise
@@ -316,6 +359,7 @@ class FLAPRegressor(_TypeIIRegressor):
         self.tol = tol
         self.noise_every = noise_every
         self.max_active = max_active
+        self.low_rank = low_rank
 
     def _rule(self):
         if self.estimate_noise:

@@ -1,10 +1,16 @@
-"""The factored kernel design (inference/_lowrank.py) and EM on it, against the dense EM."""
+"""The factored kernel design (inference/_lowrank.py), and EM and type-II on it, against the dense fits."""
 import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
 from sparsebayes.comparisons import datasets, synthetic
-from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+from sparsebayes.inference import (
+    AdaptiveSparseRegressor,
+    BLSRegressor,
+    FLAPRegressor,
+    RVMRegressor,
+    SparseProbitClassifier,
+)
 from sparsebayes.inference._lowrank import RANK_TOL, factor_kernel_design, gaussian_kernel_rows, pivoted_cholesky
 from sparsebayes.inference.em import fit_em
 from sparsebayes.models.features import GaussianKernelFeatures, gaussian_kernel
@@ -151,3 +157,22 @@ def test_the_factor_from_formed_or_on_demand_rows_gives_the_same_fit(monkeypatch
     monkeypatch.setattr(base, "FORM_KERNEL_DESIGN_MAX_N", 10_000)
     ref = SparseProbitClassifier(features="kernel", kernel_width=0.5).fit(train.X, train.y)
     assert clf.design_rank_ is None and np.array_equal(clf.beta_, ref.beta_)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor, FLAPRegressor])
+def test_typeii_on_the_factor_takes_the_steps_of_the_dense_fit(Est, fit_intercept):
+    """Type-II on ``Φ̃``, ``Qᵀy`` with the real ``N`` and ``yᵀy``: the same moves, evidence and fit."""
+    X, y, _ = _sinc_design(200)
+    kw = dict(features=GaussianKernelFeatures(width=3.0), fit_intercept=fit_intercept)
+    fact = Est(**kw).fit(X, y)
+    dense = Est(low_rank=False, **kw).fit(X, y)
+    assert fact.design_rank_ is not None and dense.design_rank_ is None
+    assert np.array_equal(fact.active_, dense.active_) and fact.n_iter_ == dense.n_iter_
+    assert fact.objective_ == pytest.approx(dense.objective_, abs=1e-5)
+    assert fact.noise_var_ == pytest.approx(dense.noise_var_, rel=1e-6)
+    np.testing.assert_allclose(fact.design_offset_, dense.design_offset_, atol=1e-12)
+    mean_f, std_f = fact.predict(X, return_std=True)
+    mean_d, std_d = dense.predict(X, return_std=True)
+    np.testing.assert_allclose(mean_f, mean_d, atol=1e-7)
+    np.testing.assert_allclose(std_f, std_d, rtol=1e-6)
