@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.typeii_rules import (
     BLSRule,
     FLAPRule,
@@ -32,8 +33,6 @@ from sparsebayes.models.typeii_rules import (
     with_lambda_update,
     with_noise_update,
 )
-
-from sparsebayes.models.features import GaussianKernelFeatures
 
 from . import typeii, typeii_bernoulli
 from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design
@@ -81,7 +80,7 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     y_pad = np.zeros(n_pad)
     y_pad[:n] = y
     mask = np.zeros(m_pad, bool)
-    mask[:m] = np.any(Phi != 0, axis=0) if factor is not None else True
+    mask[:m] = True  # (zero columns, such as a centred bias, are masked by the engine)
     data = typeii.make_data(Phi_pad, y_pad, n_obs=n_obs, basis_mask=mask, yy=yy)
     limit = min(m_pad, _bucket(max_active) if max_active else m_pad)
     return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
