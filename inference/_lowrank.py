@@ -4,18 +4,23 @@ EM touches the data only through ``η = Hβ`` (the E-step and σ² update) and t
 ``Hᵀv`` (the M-step). With ``H = Q H̃``, ``Q`` (n × r) orthonormal, those are
 ``η = Q(H̃β)``, ``HᵀH = H̃ᵀH̃`` and ``Hᵀv = H̃ᵀ(Qᵀv)``: the M-step is the same update on the
 r × p design ``H̃`` and the r compressed targets ``Qᵀv``, in its dual (r × r) form, so an
-iteration costs ``O(r² p)`` instead of ``O(p³)``. Gaussian kernels centred on the training
-points are often of low numerical rank (wide kernels, few input dimensions: on sinc with
-h = 3 the kernel matrix has rank 25 to 1e-14 from 100 to 4000 points), and then the factored
-fit is the dense one up to rounding. (Rounding matters where many nearly collinear kernels compete:
-for Jeffreys on sinc with n = 1000, perturbing the dense H by 1e-15 relative changes which 7
-to 9 kernels survive, and the factored fit lands among those fits, with the same test RMSE to
-four digits. At n ≤ 300 and for the convex Laplace fit both agree to 1e-6.)
+iteration costs ``O(r² p)`` instead of ``O(p³)``. The sequential type-II engine reads the data
+only through ``ΦᵀΦ``, ``Φᵀy``, ``‖φ_i‖²``, ``yᵀy`` and N, and runs on ``H̃`` and ``Qᵀy`` with
+the real N and ``yᵀy`` (:func:`sparsebayes.inference.typeii.make_data`).
+
+Gaussian kernels centred on the training points are often of low numerical rank (wide
+kernels, few input dimensions: on sinc with h = 3 the kernel matrix has rank 25 to 1e-14 from
+100 to 4000 points), and then a factored fit is the dense one up to rounding. Rounding matters
+where many nearly collinear kernels compete: for Jeffreys EM on sinc with n = 1000, perturbing
+the dense H by 1e-15 relative changes which 7 to 9 kernels survive, and the factored fit lands
+among those fits, with the same test RMSE to four digits. At n ≤ 300 and for the convex
+Laplace fit both agree to 1e-6; type-II takes the dense fit's steps.
 
 The factor comes from a diagonally pivoted (incomplete) Cholesky ``K ≈ LLᵀ`` of the kernel
 block: it computes only the ``r`` pivot columns (the n × n kernel is never formed), and stops
-when every residual diagonal is at most ``tol``. The residual ``S = K − LLᵀ`` is positive semidefinite, so every entry satisfies
-``|S_ij| ≤ tol`` and ``‖H − QH̃‖_F = ‖S‖_F ≤ trace S ≤ n·tol``.
+when every residual diagonal is at most ``tol``. The residual ``S = K − LLᵀ`` is positive
+semidefinite, so every entry satisfies ``|S_ij| ≤ tol`` and
+``‖H − QH̃‖_F = ‖S‖_F ≤ trace S ≤ n·tol``.
 """
 from __future__ import annotations
 
@@ -80,7 +85,6 @@ def pivoted_cholesky(row, diag, tol, max_rank):
         L[:, j] = (row(i) - L[:, :j] @ L[i, :j]) / np.sqrt(residual[i])
         residual -= L[:, j] ** 2
         residual[i] = 0.0
-    return None  # unreachable: the loop returns at j == max_rank
 
 
 def factor_kernel_design(row, diag, *, bias, tol=RANK_TOL, max_rank=None):
