@@ -1,7 +1,9 @@
 import json
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.comparisons.registry import registry, run_experiment
 from sparsebayes.comparisons.synthetic_bls import SIM2, SIM3, bump, bump_function, grouped_design
@@ -36,9 +38,34 @@ def test_sim2_smoke(tmp_path):
 
     res = bls.table5_sim2(reps=2, seed=0, out=tmp_path, num_warmup=50, num_samples=100)
     methods = {r["method"] for r in res.rows}
-    assert methods == {"bls", "bayesian-lasso", "lasso-cv"}
+    assert methods == {"bls", "bls-variances-fixed", "bayesian-lasso", "lasso-cv"}
     bl = next(r for r in res.rows if r["method"] == "bayesian-lasso")
     assert bl["n_nonzero"] == 40
+
+
+def test_linear_tables_report_each_bls_fits_convergence_and_noise():
+    """The BLS rows' ``converged`` and ``sigma_hat`` are those of the estimators fitted alone
+    (Simulation 3, where 004's eq. 18 BLS stops at max_iter and its σ̂ is far above σ = 1)."""
+    from sparsebayes.comparisons.experiments import bls
+    from sparsebayes.comparisons.synthetic_bls import grouped_regression
+    from sparsebayes.inference import BLSRegressor
+
+    spec = {k: v for k, v in SIM3.items() if k != "beta"}
+    rng = np.random.default_rng(0)
+    data = [grouped_regression(50, **spec, beta=SIM3["beta"], seed=rng) for _ in range(2)]
+    tests = [grouped_regression(20, **spec, beta=SIM3["beta"], seed=rng)[0] for _ in range(2)]
+    fits, _ = bls._fit_linear_methods(data, tests, SIM3["beta"], lam2_shape=0.1, lam2_rate=0.1, num_warmup=20,
+                                      num_samples=20, seed=0)
+    for name, kw in bls.LINEAR_BLS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            alone = [BLSRegressor(max_iter=2000, **kw).fit(X, y) for X, y in data]
+        B, _, _, info = fits[name]
+        np.testing.assert_array_equal(B, np.stack([e.coef_ for e in alone]))
+        assert info["converged"] == np.mean([e.converged_ for e in alone])
+        assert info["sigma_hat"] == pytest.approx(np.mean([np.sqrt(e.noise_var_) for e in alone]), rel=1e-12)
+    assert fits["bls"][3]["sigma_hat"] > 3 and fits["bls-variances-fixed"][3]["sigma_hat"] < 1
+    assert "converged" not in fits["lasso-cv"][3]
 
 
 @pytest.mark.slow
