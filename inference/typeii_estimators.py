@@ -147,7 +147,8 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
             self._set_empty(m, y_c)
             return self
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
-        state = fit_design(Phi_c, y_c, self._rule(), noise0, max_iter=self.max_iter, tol=self.tol,
+        rule = self._rule()
+        state = fit_design(Phi_c, y_c, rule, noise0, max_iter=self.max_iter, tol=self.tol,
                            noise_every=self.noise_every, max_active=self.max_active, factor=factor)
         active_slots = np.asarray(state.basis_of_slot) >= 0
         idx = np.asarray(state.basis_of_slot)[active_slots]
@@ -169,7 +170,10 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         if not self.converged_:
             warnings.warn(
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} steps "
-                f"(last gain {float(state.last_gain):.3g}); increase max_iter",
+                f"(last gain {float(state.last_gain):.3g}); increase max_iter"
+                + ("" if rule.profile_lambda or not hasattr(self, "lambda_update") else
+                   ", or set lambda_update='profiled': 004 Algorithm 1 scores each move at the current "
+                   "lambda, is not an ascent of eq. 13 and need not settle; the profiled moves are one"),
                 ConvergenceWarning,
             )
         return self

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -50,8 +52,29 @@ def test_bls_recovers_sparse_linear_model():
 
 def test_convergence_warning():
     X, y = _sinc()
-    with pytest.warns(ConvergenceWarning):
+    with pytest.warns(ConvergenceWarning, match="lambda_update='profiled'"):
         BLSRegressor(features=GaussianKernelFeatures(width=2.0), fit_intercept=False, max_iter=2).fit(X, y)
+    for est in (BLSRegressor(lambda_update="profiled"), RVMRegressor()):  # an ascent: only max_iter to suggest
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.set_params(features=GaussianKernelFeatures(width=2.0), max_iter=2).fit(X, y)
+        (w,) = [c for c in caught if issubclass(c.category, ConvergenceWarning)]
+        assert str(w.message).endswith("increase max_iter")
+
+
+def test_algorithm1_bls_need_not_settle_where_the_profiled_ascent_does():
+    """Simulation 3 of 004 (p = 60 > N = 50, groups of 10 near-copies): 004 Algorithm 1 with eq. 18
+    drifts (σ² between about 80 and 130 for σ = 1, moves gaining ~1e-3 nats at the current λ) and
+    warns; the profiled moves, an exact ascent, settle at a higher value of eq. 13."""
+    from sparsebayes.comparisons.synthetic_bls import SIM3, grouped_regression
+
+    X, y = grouped_regression(50, **{k: v for k, v in SIM3.items() if k != "beta"}, beta=SIM3["beta"],
+                              seed=np.random.default_rng(0))
+    with pytest.warns(ConvergenceWarning, match="profiled"):
+        alg1 = BLSRegressor().fit(X, y)
+    prof = BLSRegressor(lambda_update="profiled").fit(X, y)
+    assert prof.converged_ and not alg1.converged_
+    assert prof.objective_ > alg1.objective_
 
 
 @pytest.mark.parametrize(
