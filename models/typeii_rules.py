@@ -229,7 +229,9 @@ def with_noise_update(rule, noise_update):
     ``yᵀC̃⁻¹y`` counts the prior term ``Σ μ_i²/τ_i`` beside the residual, so with many kernels
     in the model its σ² is larger and fewer candidates pass ``q_i² − s_i > λσ⁻²``;
     004's kernel tables (bump: BLS with more kernels than the RVM and σ̂ below it) look like the
-    second update, its linear tables like either (the prior term is small there).
+    second update, its Simulations 1–2 like either (the prior term is small there), and its
+    Simulation 3 (p > N) like the second only (``bls-table5-sim3``: with eq. 18 σ̂ ≈ 11.6 for
+    σ = 1 and 22.6 of 50 true nonzeros kept; with the second 0.16 and 42.7, the paper 47.2).
     ``None``: the rule's default.
     """
     if noise_update is None:
