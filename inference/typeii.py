@@ -229,21 +229,29 @@ def _reestimate_or_delete(data, state, m, new_var):
     Sigma = state.Sigma - kappa * jnp.outer(Sj, Sj)
     mu = state.mu - kappa * mu_j * Sj
     logdet = state.logdet_Sigma - jnp.where(delete, jnp.log(Sjj), jnp.log1p(dalpha * Sjj))
-    keep_slot = jnp.arange(state.mu.shape[0]) != j
-    free = delete & ~keep_slot
-    Sigma = jnp.where(free[:, None] | free[None, :], 0.0, Sigma)
     new = state._replace(
         var=state.var.at[m].set(jnp.maximum(new_var, 0.0)),
         slot_of=state.slot_of.at[m].set(jnp.where(delete, -1, j).astype(jnp.int32)),
-        basis_of_slot=jnp.where(free, -1, state.basis_of_slot),
-        B=jnp.where(free[None, :], 0.0, state.B),
         Sigma=Sigma,
-        mu=jnp.where(free, 0.0, mu),
+        mu=mu,
         logdet_Sigma=logdet,
         S=state.S + kappa * z * z,
         Q=state.Q + kappa * mu_j * z,
     )
-    return new._replace(align=jax.lax.cond(delete, lambda st: _alignment(data, st), lambda st: st.align, new))
+    return jax.lax.cond(delete, lambda st: _free_slot(data, st, j), lambda st: st, new)
+
+
+def _free_slot(data, state, j):
+    """Slot ``j`` emptied after a delete: its row and column of Σ, its μ and its column of ``B``
+    zeroed, and ``align`` recomputed without it."""
+    free = jnp.arange(state.mu.shape[0]) == j
+    state = state._replace(
+        basis_of_slot=jnp.where(free, -1, state.basis_of_slot),
+        B=jnp.where(free[None, :], 0.0, state.B),
+        Sigma=jnp.where(free[:, None] | free[None, :], 0.0, state.Sigma),
+        mu=jnp.where(free, 0.0, state.mu),
+    )
+    return state._replace(align=_alignment(data, state))
 
 
 def _add(data, state, m, new_var):
