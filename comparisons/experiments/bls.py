@@ -251,12 +251,11 @@ def table2_bump(reps, seed, out, n_pilot=10):
 LINEAR_BLS = {"bls": {}, "bls-variances-fixed": {"noise_update": "variances-fixed"}}
 
 
-def _fit_linear_methods(datasets, X_tests, beta_true, *, lam2_shape, lam2_rate, num_warmup, num_samples, seed):
-    """BLS (:data:`LINEAR_BLS`), Bayesian Lasso (Gibbs posterior means, one batched call) and
-    10-fold LassoCV. Returns ``{method: (B, nonzero, rmse, extra)}``, ``extra`` the BLS fits'
-    share converged within ``max_iter`` and mean σ̂ (their ConvergenceWarnings are counted there,
-    not printed once per data set)."""
-    coefs = {name: [] for name in [*LINEAR_BLS, "lasso-cv"]}
+def _fit_bls_variants(datasets):
+    """The :data:`LINEAR_BLS` fits of every data set: ``{name: coefs}`` and ``{name: info}``, the
+    info each fit's ``converged_`` and σ̂ (their ConvergenceWarnings are counted there, not
+    printed once per data set)."""
+    coefs = {name: [] for name in LINEAR_BLS}
     fit_info = {name: {"converged": [], "sigma_hat": []} for name in LINEAR_BLS}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -266,7 +265,15 @@ def _fit_linear_methods(datasets, X_tests, beta_true, *, lam2_shape, lam2_rate, 
                 coefs[name].append(est.coef_)
                 fit_info[name]["converged"].append(est.converged_)
                 fit_info[name]["sigma_hat"].append(np.sqrt(est.noise_var_))
-            coefs["lasso-cv"].append(LassoCV(cv=10, random_state=seed).fit(X, y).coef_)
+    return coefs, fit_info
+
+
+def _fit_linear_methods(datasets, X_tests, beta_true, *, lam2_shape, lam2_rate, num_warmup, num_samples, seed):
+    """BLS (:func:`_fit_bls_variants`), Bayesian Lasso (Gibbs posterior means, one batched call)
+    and 10-fold LassoCV. Returns ``{method: (B, nonzero, rmse, extra)}``, ``extra`` the BLS
+    fits' share converged within ``max_iter`` and mean σ̂."""
+    coefs, fit_info = _fit_bls_variants(datasets)
+    coefs["lasso-cv"] = [LassoCV(cv=10, random_state=seed).fit(X, y).coef_ for X, y in datasets]
     Xs = np.stack([X - X.mean(0) for X, _ in datasets])
     ys = np.stack([y - y.mean() for _, y in datasets])
     keys = jax.random.split(jax.random.PRNGKey(seed), len(datasets))
