@@ -202,7 +202,8 @@ def _alignment(data, state):
 
     The engine keeps it as ``state.align``: an add takes the maximum with the new column's
     cosines (:func:`_cosines`, the same quotients, so the same values), and only a delete
-    recomputes it here (an M × K pass per step cost a third of an RVM step at N = 100)."""
+    recomputes it here. Instead of an M × K pass every step: RVM fits on sinc at N = 1000 (M = 1001)
+    took 0.81–0.88 of the time, at N = 100 no measurable change (interleaved A/B)."""
     active, idx = _slot_view(state)
     norms = jnp.sqrt(data.col_sq)
     slot_norms = jnp.where(active, norms[idx], 1.0)
