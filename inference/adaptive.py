@@ -27,7 +27,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from .em import fit_em
+from .em import conditional_covariance, fit_em
 from .idata import gaussian_draws, point_estimate_idata
 
 
@@ -121,6 +121,9 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         Estimated (or the fixed) σ².
     n_iter_ : int
         EM iterations run.
+    sigma_ : ndarray (k, k)
+        Covariance of the ``k`` nonzero entries of ``beta_`` (bias column included) given the final
+        E-step's variances (:meth:`gaussian_conditional`); ``predict(X, return_std=True)`` uses it.
     design_rank_ : int or None
         The rank ``r`` of the factored kernel design EM ran on; ``None`` for the dense design.
     """
@@ -153,44 +156,50 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         self.noise_var_ = res.noise_var
         self.n_iter_ = res.n_iter
         self.log_posterior_ = res.objective
+        active = np.flatnonzero(res.beta)
+        H_active = H[:, active] if factor is None else factor.design[:, active]  # HᵀH = H̃ᵀH̃
+        u = np.asarray(prior.em_scale(jnp.asarray(res.beta[active])))
+        self.sigma_ = conditional_covariance(H_active.T @ H_active, u, res.noise_var)
         return self
 
-    def predict(self, X):
+    def predict(self, X, return_std=False):
+        """``h(x)ᵀβ̂`` and, with ``return_std``, ``√(σ̂² + h_A(x)ᵀΣ h_A(x))`` with ``Σ = sigma_``, the
+        conditional covariance at the final E-step (:meth:`gaussian_conditional`; it holds τ̂ fixed,
+        so it understates the posterior spread)."""
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        return self.feature_map_.transform(X) @ self.beta_
+        H = self.feature_map_.transform(X)
+        mean = H @ self.beta_
+        if not return_std:
+            return mean
+        H_active = H[:, self.beta_ != 0]
+        return mean, np.sqrt(self.noise_var_ + np.einsum("ij,jk,ik->i", H_active, self.sigma_, H_active))
 
-    def gaussian_conditional(self, X_train):
-        """Mean and covariance of ``β_A | y, τ̂, σ²`` on the active set ``A`` at the final E-step.
+    def gaussian_conditional(self):
+        """Mean and covariance of ``β_A | y, τ̂, σ̂²`` on the active set ``A`` at the final E-step.
 
-        ``Σ = σ² U(σ² I + U HᵀH U)⁻¹U`` and the mean is the EM fixed point (000 Sec. 3);
-        defined for the Laplace prior (for Jeffreys the same formula is the conditional given
-        the plug-in τ̂ = β̂², which collapses at the mode). Returns ``(active, mean, cov)``.
+        ``Σ = σ² U(σ² I + U HᵀH U)⁻¹U`` (:func:`~sparsebayes.inference.em.conditional_covariance`,
+        kept as ``sigma_``) and the mean is the EM fixed point (000 Sec. 3). For the Laplace prior
+        with γ and σ² fixed it is the Gaussian conditional of the hierarchy at ``E[τ⁻¹ | β̂]``; for
+        Jeffreys the conditional given the plug-in ``τ̂ = β̂²``. Returns ``(active, mean, cov)``,
+        ``active`` indexing ``beta_`` (the bias column included).
         """
         check_is_fitted(self)
-        H = self.feature_map_.transform(validate_predict_data(self, X_train))
         active = np.flatnonzero(self.beta_)
-        prior = make_prior(self.prior, self.gamma)
-        u = np.asarray(prior.em_scale(jnp.asarray(self.beta_[active])))
-        Ha = H[:, active]
-        A = self.noise_var_ * np.eye(active.size) + u[:, None] * (Ha.T @ Ha) * u[None, :]
-        cov = self.noise_var_ * u[:, None] * np.linalg.solve(A, np.diag(u))
-        return active, self.beta_[active], 0.5 * (cov + cov.T)
+        return active, self.beta_[active], self.sigma_
 
-    def to_inference_data(self, X_train=None, *, conditional_draws=0, seed=0):
+    def to_inference_data(self, *, conditional_draws=0, seed=0):
         """ArviZ ``InferenceData`` of the fit.
 
         By default the ``posterior`` group holds the point estimate (one chain, one draw).
-        With ``prior="laplace"``, ``X_train`` and ``conditional_draws > 0`` it holds draws of
-        the Gaussian conditional at the final E-step (zeros off the active set).
+        With ``prior="laplace"`` and ``conditional_draws > 0`` it holds draws of the Gaussian
+        conditional at the final E-step (zeros off the active set).
         """
         check_is_fitted(self)
         names = self._basis_names(self.beta_.size)
         coords, dims = {"basis": names}, {"beta": ["basis"]}
         if conditional_draws and self.prior == "laplace":
-            if X_train is None:
-                raise ValueError("conditional draws need the training inputs X_train")
-            active, mean, cov = self.gaussian_conditional(X_train)
+            active, mean, cov = self.gaussian_conditional()
             draws = np.zeros((1, conditional_draws, self.beta_.size))
             draws[..., active] = gaussian_draws(mean, cov, n_draws=conditional_draws, seed=seed)
             import arviz as az

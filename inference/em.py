@@ -243,6 +243,19 @@ def ridge_init(H, y0, eps=1e-6, gram=None):
     return H.T @ scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True), y0)
 
 
+def conditional_covariance(gram, u, noise_var):
+    """``Σ = σ² U(σ² I + U G U)⁻¹U``: the covariance of ``β | z, τ`` at ``E[τ_i⁻¹] = 1/u_i²``.
+
+    The Gaussian conditional behind the M-step (000 "An Important Implementation Detail":
+    its mean is the M-step's ``β``), equal to ``(G/σ² + U⁻²)⁻¹`` where every ``u_i > 0`` but
+    finite as ``u_i → 0``. ``gram = HᵀH`` on the same coordinates. With ``σ² I + UGU = LLᵀ``
+    (Cholesky), ``Σ = σ² (L⁻¹U)ᵀ(L⁻¹U)``.
+    """
+    A = noise_var * np.eye(u.size) + u[:, None] * gram * u[None, :]
+    W = scipy.linalg.solve_triangular(np.linalg.cholesky(A), np.diag(u), lower=True)
+    return noise_var * (W.T @ W)
+
+
 def _width(k, p):
     if p <= SMALL_WIDTH or 2 * k > p:
         return p

@@ -60,13 +60,42 @@ def test_inference_data_point_estimate_and_laplace_conditional():
     idata = reg.to_inference_data()
     assert isinstance(idata, az.InferenceData)
     np.testing.assert_allclose(idata.posterior["beta"].values[0, 0], reg.beta_)
-    draws = reg.to_inference_data(X, conditional_draws=4000)
+    draws = reg.to_inference_data(conditional_draws=4000)
     post = draws.posterior["beta"].values[0]
     active = np.flatnonzero(reg.beta_)
     # the conditional's mean is the EM fixed point
     se = post[:, active].std(0) / np.sqrt(4000)
     assert np.all(np.abs(post[:, active].mean(0) - reg.beta_[active]) < 5 * se + 1e-12)
     assert np.all(post[:, reg.beta_ == 0] == 0)
+
+
+@pytest.mark.parametrize("prior,features,low_rank", [
+    ("jeffreys", "linear", True), ("laplace", "linear", True), ("jeffreys", "kernel", False),
+    ("jeffreys", "kernel", True), ("laplace", "kernel", True),
+])
+def test_predictive_std_is_bayesian_linear_regression_at_the_final_variances(prior, features, low_rank):
+    """Oracle: ``Σ = (H_AᵀH_A/σ² + diag(1/τ̂))⁻¹`` by a plain inverse, with τ̂ = β̂² (Jeffreys) or
+    |β̂|/√γ (Laplace, 1/E[τ⁻¹ | β̂]); at the EM fixed point its mean ``ΣH_Aᵀy/σ²`` is β̂."""
+    X, y = sinc(150, sigma=0.1, seed=3)
+    if features == "linear":
+        X = np.column_stack([X, np.sin(X), np.random.default_rng(0).normal(size=(150, 3))])
+    gamma = 4.0
+    reg = AdaptiveSparseRegressor(prior=prior, gamma=gamma, features=features, kernel_width=2.0, tol=1e-12,
+                                  max_iter=100_000, low_rank=low_rank).fit(X, y)
+    assert (reg.design_rank_ is not None) == (features == "kernel" and low_rank)
+    H = reg.feature_map_.transform(X)
+    active = np.flatnonzero(reg.beta_)
+    b = reg.beta_[active]
+    tau = b**2 if prior == "jeffreys" else np.abs(b) / np.sqrt(gamma)
+    Ha = H[:, active]
+    cov = np.linalg.inv(Ha.T @ Ha / reg.noise_var_ + np.diag(1.0 / tau))
+    np.testing.assert_allclose(cov @ Ha.T @ y / reg.noise_var_, b, rtol=1e-6, atol=1e-9 * np.abs(b).max())
+    np.testing.assert_allclose(reg.sigma_, cov, rtol=1e-6, atol=1e-10 * np.abs(cov).max())
+    grid = np.linspace(X.min(0), X.max(0), 40)
+    mean, std = reg.predict(grid, return_std=True)
+    Hg = reg.feature_map_.transform(grid)[:, active]
+    np.testing.assert_allclose(mean, reg.predict(grid))
+    np.testing.assert_allclose(std, np.sqrt(reg.noise_var_ + np.sum((Hg @ cov) * Hg, axis=1)), rtol=1e-7)
 
 
 def test_max_iter_gives_a_convergence_warning():
