@@ -345,21 +345,28 @@ _CURVE_NOTES = [
 ]
 
 
+def _two_gaussian_experiment(features, n_per_class, reps, seed, out, exp_id, figure, notes):
+    """Probit classifiers on ``features`` vs the plug-in Gaussian classifier as irrelevant dimensions grow."""
+    rows = _two_gaussian_curve(features, n_per_class, reps, seed, exp_id.split("-")[1])
+    plot = Path(out) / f"{exp_id}.png"
+    _plot_curve(rows, plot, f"{features.capitalize()} classifiers, {n_per_class}/class, {reps} repetitions "
+                            f"(cf. 000 Fig. {figure})")
+    paper = [{"method": "jeffreys-em", "claim": "degrades much less than plug-in as d grows"},
+             {"method": "plug-in", "claim": "degrades strongly with d"}]
+    basis = "linear+quadratic (d + d(d+1)/2)" if features == "quadratic" else "linear"
+    return Result({"features": basis, "n_per_class": n_per_class, "n_test": 1000, "dims": list(DIMENSIONS),
+                   "reps": reps, "bayes_error": 0.1587},
+                  rows, paper, [str(plot)], _CURVE_NOTES + notes)
+
+
 @experiment("figueiredo-fig5-quadratic", default_reps=30,
             description="Two Gaussians, linear+quadratic features, 100/class, error vs d (002 Fig. 2 / 000 Fig. 5)")
 @_one_blas_thread
 def fig5_quadratic(reps, seed, out):
     """Quadratic probit classifiers vs the plug-in Gaussian classifier as irrelevant dimensions grow."""
-    rows = _two_gaussian_curve("quadratic", 100, reps, seed, "fig5")
-    plot = Path(out) / "figueiredo-fig5-quadratic.png"
-    _plot_curve(rows, plot, f"Quadratic classifiers, 100/class, {reps} repetitions (cf. 000 Fig. 5)")
-    paper = [{"method": "jeffreys-em", "claim": "degrades much less than plug-in as d grows"},
-             {"method": "plug-in", "claim": "degrades strongly with d"}]
-    return Result({"features": "linear+quadratic (d + d(d+1)/2)", "n_per_class": 100, "n_test": 1000,
-                   "dims": list(DIMENSIONS), "reps": reps, "bayes_error": 0.1587},
-                  rows, paper, [str(plot)],
-                  _CURVE_NOTES + ["n_nonzero: nonzero weights of the quadratic basis (bias excluded)",
-                                  "the paper averages 30 (002) / 90 (000) repetitions"])
+    return _two_gaussian_experiment("quadratic", 100, reps, seed, out, "figueiredo-fig5-quadratic", 5,
+                                    ["n_nonzero: nonzero weights of the quadratic basis (bias excluded)",
+                                     "the paper averages 30 (002) / 90 (000) repetitions"])
 
 
 @experiment("figueiredo-fig6-linear", default_reps=30,
@@ -367,15 +374,8 @@ def fig5_quadratic(reps, seed, out):
 @_one_blas_thread
 def fig6_linear(reps, seed, out):
     """Linear probit classifiers vs the plug-in Gaussian classifier as irrelevant dimensions grow."""
-    rows = _two_gaussian_curve("linear", 50, reps, seed, "fig6")
-    plot = Path(out) / "figueiredo-fig6-linear.png"
-    _plot_curve(rows, plot, f"Linear classifiers, 50/class, {reps} repetitions (cf. 000 Fig. 6)")
-    paper = [{"method": "jeffreys-em", "claim": "degrades much less than plug-in as d grows"},
-             {"method": "plug-in", "claim": "degrades strongly with d"}]
-    return Result({"features": "linear", "n_per_class": 50, "n_test": 1000, "dims": list(DIMENSIONS),
-                   "reps": reps, "bayes_error": 0.1587},
-                  rows, paper, [str(plot)],
-                  _CURVE_NOTES + ["n_nonzero: nonzero input weights (bias excluded); the Bayes rule uses 2"])
+    return _two_gaussian_experiment("linear", 50, reps, seed, out, "figueiredo-fig6-linear", 6,
+                                    ["n_nonzero: nonzero input weights (bias excluded); the Bayes rule uses 2"])
 
 
 # ----------------------------------------------------------------------------- regression
