@@ -229,18 +229,32 @@ def em_trace(state, data, prior, likelihood, prune_tol, noise_floor, prune_floor
 
 
 def ridge_init(H, y0, eps=1e-6, gram=None):
-    """Weakly penalized ridge estimate ``(εI + HᵀH)⁻¹ Hᵀ y₀`` (002 Step 2), dual form when p > n.
+    """Weakly penalized ridge estimate ``(E + HᵀH)⁻¹ Hᵀ y₀`` (002 Step 2), dual form when p > n.
+
+    ``E = diag(ε min(1, ‖h_i‖²))``: the paper's ``εI`` (ε = 1e-6) on every column of squared
+    norm at least 1 (kernel and bias columns, whose norms are ≥ 1, and inputs in the units of
+    the reproductions), and ε relative to the column below that. EM is invariant to the scale
+    of each column, and this start is too; with an absolute ε, columns of norm 1e-6 (inputs in
+    small units) would start every weight near 0, from where Jeffreys EM prunes them all.
+    Computed as the ``εI`` ridge on the columns scaled to norm 1 where they are shorter.
 
     ``gram``, if given, is ``HᵀH`` (not modified).
     """
     n, p = H.shape
+    sq = np.einsum("ij,ij->j", H, H) if gram is None else np.diagonal(gram)
+    short = (sq > 0) & (sq < 1)
+    scale = np.ones(p)
+    scale[short] = 1.0 / np.sqrt(sq[short])
+    if short.any():
+        H = H * scale
+        gram = None if gram is None else gram * scale[:, None] * scale[None, :]
     if gram is not None or p <= n:
         G = H.T @ H if gram is None else gram.copy()
         G[np.diag_indices(p)] += eps
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True), H.T @ y0)
+        return scale * scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True), H.T @ y0)
     K = H @ H.T
     K[np.diag_indices(n)] += eps
-    return H.T @ scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True), y0)
+    return scale * (H.T @ scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True), y0))
 
 
 def conditional_covariance(gram, u, noise_var):

@@ -206,3 +206,41 @@ def test_m_step_on_the_active_block_equals_the_full_width_solve(n_active):
     block = np.asarray(_active_gram_solve(jnp.asarray(u), jnp.asarray(G), 0.7, jnp.asarray(rhs)))
     np.testing.assert_allclose(block, full, rtol=1e-12, atol=1e-14)
     assert np.all(block[u == 0] == 0.0)
+
+
+@pytest.mark.parametrize("n,p", [(30, 8), (10, 25)])
+def test_ridge_start_is_the_papers_on_unit_columns_and_scale_free_on_shorter_ones(n, p):
+    """002 Step 2: ``(εI + HᵀH)⁻¹Hᵀy₀`` when every ‖h_i‖² ≥ 1 (checked against the ridge as a
+    least-squares problem); a column shortened by ``c < 1`` gets the penalty ``εc²``, so its weight
+    is the unit column's divided by ``c`` (primal and dual forms)."""
+    rng = np.random.default_rng(n)
+    H = rng.standard_normal((n, p)) + 1.0
+    H /= np.linalg.norm(H, axis=0)
+    y0 = rng.standard_normal(n)
+    eps = 1e-2  # large enough to matter in the p > n case, so that the check can fail
+    direct = np.linalg.lstsq(np.vstack([H, np.sqrt(eps) * np.eye(p)]), np.r_[y0, np.zeros(p)], rcond=None)[0]
+    unit = ridge_init(H, y0, eps)
+    np.testing.assert_allclose(unit, direct, rtol=1e-8, atol=1e-12)
+    c = np.ones(p)
+    c[:3] = [1e-3, 1e-6, 1e-9]
+    np.testing.assert_allclose(ridge_init(H * c, y0, eps) * c, unit, rtol=1e-8, atol=1e-12)
+    longer = np.linalg.lstsq(np.vstack([3.0 * H, np.sqrt(eps) * np.eye(p)]), np.r_[y0, np.zeros(p)], rcond=None)[0]
+    np.testing.assert_allclose(ridge_init(3.0 * H, y0, eps), longer, rtol=1e-8, atol=1e-12)  # ε absolute there
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-4, 1e6])
+def test_jeffreys_fits_do_not_depend_on_the_units_of_the_inputs(scale):
+    """Jeffreys EM is invariant to rescaling a column (β_i scales inversely); with the paper's
+    absolute ε = 1e-6 in the ridge start, inputs in units of 1e-9 were all pruned."""
+    from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+
+    X, y = _regression()
+    ref = AdaptiveSparseRegressor(tol=1e-8).fit(X, y)
+    fit = AdaptiveSparseRegressor(tol=1e-8).fit(X * scale, y)
+    assert ref.n_kernels_ >= 3
+    np.testing.assert_allclose(fit.coef_ * scale, ref.coef_, rtol=1e-5, atol=1e-8 * np.abs(ref.coef_).max())
+    Xp, yp = _probit()
+    ref = SparseProbitClassifier(tol=1e-8).fit(Xp, yp)
+    fit = SparseProbitClassifier(tol=1e-8).fit(Xp * scale, yp)
+    assert ref.n_kernels_ >= 2
+    np.testing.assert_allclose(fit.coef_ * scale, ref.coef_, rtol=1e-5, atol=1e-8 * np.abs(ref.coef_).max())
