@@ -135,6 +135,16 @@ def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed
     return np.asarray(state.coef)[:d], info, solver
 
 
+def separates(W, Phi, y):
+    """Whether ``W`` (with the reference class's zero column appended) ranks every training
+    point's own class strictly first. Then ``tW`` does too for every ``t > 1`` with a higher
+    likelihood (eq. 1), so the ML estimate (no prior) does not exist."""
+    eta = Phi @ np.hstack([W, np.zeros((W.shape[0], 1))])
+    own = eta[np.arange(y.size), y]
+    eta[np.arange(y.size), y] = -np.inf
+    return bool(np.all(own > eta.max(axis=1)))
+
+
 class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
 
@@ -293,6 +303,11 @@ class SMLRClassifier(_MultinomialLogisticBase):
                                    tol=self.tol, max_iter=self.max_iter, seed=self.random_state, coef0=coef0)
         self.lam_ = float(self.lam) if self.penalty is not None else 0.0
         self._set_fit(W, info, solver)
+        if self.penalty is None and separates(W, Phi, y_enc):
+            warnings.warn(
+                "the classes are separable in the basis: the maximum-likelihood weights do not exist "
+                "(scaling up these weights raises the likelihood without bound), and coef_ is where the "
+                "stopping rule halted; use penalty='l1' or 'l2'", ConvergenceWarning, stacklevel=3)
         return self
 
 

@@ -185,3 +185,16 @@ def test_failed_refit_leaves_nothing_fitted():
         with pytest.raises(ValueError, match="single class"):
             est.fit(X, np.zeros(len(y)))
         assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]
+
+
+def test_maximum_likelihood_on_separable_classes_warns_that_no_estimate_exists():
+    X, y = _three_blobs(seed=1)
+    separable = X[:, 0] > 0  # two classes split by a line
+    with pytest.warns(ConvergenceWarning, match="separable"):
+        SMLRClassifier(penalty=None).fit(X, separable.astype(int))
+    with pytest.warns(ConvergenceWarning, match="separable"):  # three classes, each its own region
+        SMLRClassifier(penalty=None).fit(X, np.digitize(X[:, 0], [-1.0, 1.0]))
+    with warnings.catch_warnings():  # overlapping classes: the ML estimate exists, no warning
+        warnings.simplefilter("error", ConvergenceWarning)
+        SMLRClassifier(penalty=None).fit(X, y)
+        SMLRClassifier(penalty="l2", lam=1.0).fit(X, separable.astype(int))  # a prior keeps it finite
