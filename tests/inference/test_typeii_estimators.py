@@ -127,3 +127,24 @@ def test_failed_refit_leaves_nothing_fitted():
         with pytest.raises(ValueError, match="NaN"):
             est.fit(np.full_like(X, np.nan), y)
         assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]
+
+
+@pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor])
+def test_posterior_draws_are_the_gaussian_behind_predict_std(Est):
+    """The draws' mean and covariance are ``coef_`` and ``sigma_`` (within Monte Carlo error), zero off
+    the active set, and ``φᵀw`` over the draws has the spread ``predict(return_std=True)`` gives less σ²."""
+    X, y = sinc(80, sigma=0.1, seed=4)
+    est = Est(features=GaussianKernelFeatures(width=2.0)).fit(X, y)
+    n = 20_000
+    post = est.to_inference_data(posterior_draws=n, seed=1).posterior
+    coef = post["coef"].values[0]
+    assert coef.shape == (n, est.coef_.size) and np.all(coef[:, ~est.active_] == 0)
+    A = coef[:, est.active_]
+    se = np.sqrt(np.diag(est.sigma_) / n)
+    assert np.all(np.abs(A.mean(0) - est.coef_[est.active_]) < 5 * se)
+    np.testing.assert_allclose(np.cov(A.T), est.sigma_, atol=0.05 * np.abs(est.sigma_).max())
+    grid = np.linspace(-8, 8, 9)[:, None]
+    f = coef @ est.features_.transform(grid).T + post["intercept"].values[0][:, None]
+    mean, std = est.predict(grid, return_std=True)
+    np.testing.assert_allclose(f.mean(0), mean, atol=5 * std.max() / np.sqrt(n))
+    np.testing.assert_allclose(f.std(0), np.sqrt(std**2 - est.noise_var_), rtol=0.03)
