@@ -1,16 +1,19 @@
 """A thin runner over ``numpyro.infer.MCMC(NUTS)`` for any model in :mod:`sparsebayes.models`.
 
 Returns ArviZ ``InferenceData`` with ``chain``/``draw`` dimensions, sample stats
-(divergences, tree depth) and the wall time of warm-up + sampling in the attributes.
+(divergences, tree depth) and the wall time of warm-up + sampling in the attributes. A run with
+divergent transitions, or whose chains have not mixed (R-hat), says so in a warning.
 """
 from __future__ import annotations
 
 import time
+import warnings
 
 import arviz as az
 import jax
 import numpy as np
 from numpyro.infer import MCMC, NUTS
+from sklearn.exceptions import ConvergenceWarning
 
 
 def run_nuts(
@@ -27,6 +30,7 @@ def run_nuts(
     dims=None,
     chain_method=None,
     init_params=None,
+    rhat_max=1.01,
     **model_kwargs,
 ):
     """Sample ``model(*model_args, **model_kwargs)`` with NUTS and return ``InferenceData``.
@@ -40,6 +44,10 @@ def run_nuts(
     chain_method : {"sequential", "parallel", "vectorized"} or None
         ``None`` picks "parallel" when there are as many JAX devices as chains, otherwise
         "sequential" (see ``numpyro.set_host_device_count``).
+    rhat_max : float or None, default=1.01
+        With two or more chains, a ``ConvergenceWarning`` when the largest rank-normalized split
+        R-hat over the sampled variables exceeds this (Vehtari et al. 2021); ``None``: no check.
+        Divergent transitions after warm-up always give a ``UserWarning``.
     """
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains else "sequential"
@@ -61,4 +69,21 @@ def run_nuts(
     idata.posterior.attrs["sampling_seconds"] = seconds
     n_div = int(np.asarray(idata.sample_stats["diverging"]).sum())
     idata.posterior.attrs["n_divergences"] = n_div
+    _warn_on_diagnostics(idata, n_div, rhat_max)
     return idata
+
+
+def _warn_on_diagnostics(idata, n_div, rhat_max):
+    """Warn about divergent transitions and, with ``rhat_max`` and two or more chains, unmixed chains."""
+    post = idata.posterior
+    if n_div:
+        n_draws = post.sizes["chain"] * post.sizes["draw"]
+        warnings.warn(f"NUTS: {n_div} divergent transitions after warm-up ({n_div / n_draws:.1%} of the draws): "
+                      "the draws may be biased; raise target_accept_prob or sample a reparametrized model "
+                      "(e.g. marginal=True for the Laplace hierarchy)", UserWarning, stacklevel=3)
+    if rhat_max is not None and post.sizes["chain"] > 1:
+        rhat = np.concatenate([np.ravel(v.values) for v in az.rhat(idata).data_vars.values()])
+        rhat = float(np.max(rhat[np.isfinite(rhat)], initial=1.0))  # a constant variable has no R-hat
+        if rhat > rhat_max:
+            warnings.warn(f"NUTS chains have not mixed: max R-hat {rhat:.3f} > {rhat_max}; increase num_warmup / "
+                          "num_samples", ConvergenceWarning, stacklevel=3)

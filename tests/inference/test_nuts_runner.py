@@ -35,3 +35,31 @@ def test_gamma_hyperprior_and_flat_noise_prior_sample():
     assert {"beta", "tau", "gamma", "noise_var"} <= set(post.data_vars)
     assert np.all(post["gamma"].values > 0) and np.all(np.isfinite(post["beta"].values))
     assert 0.1 < float(post["noise_var"].mean()) < 0.6  # true noise variance 0.25
+
+
+def _funnel():
+    import numpyro
+    import numpyro.distributions as dist
+
+    log_scale = numpyro.sample("log_scale", dist.Normal(0.0, 3.0))
+    numpyro.sample("x", dist.Normal(jnp.zeros(5), jnp.exp(log_scale / 2.0)))
+
+
+def test_divergences_and_unmixed_chains_give_warnings():
+    """Neal's funnel defeats NUTS (divergences); 10 draws per chain cannot mix (R-hat); a
+    well-posed posterior sampled properly gives neither warning."""
+    import warnings
+
+    import pytest
+    from sklearn.exceptions import ConvergenceWarning
+
+    kw = dict(num_chains=2, progress_bar=False, seed=0)
+    with pytest.warns(UserWarning, match="divergent transitions"):
+        run_nuts(_funnel, num_warmup=200, num_samples=500, rhat_max=None, **kw)
+    with pytest.warns(ConvergenceWarning, match="R-hat"):
+        run_nuts(sparse_regression_model, *_data(), prior="laplace", gamma=4.0, noise_var=0.25, marginal=True,
+                 num_warmup=3, num_samples=10, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_nuts(sparse_regression_model, *_data(), prior="laplace", gamma=4.0, noise_var=0.25, marginal=True,
+                 num_warmup=500, num_samples=1000, **kw)
