@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import warnings
 
+import jax.numpy as jnp
 import numpy as np
+import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
@@ -31,14 +33,16 @@ from sparsebayes.inference._validation import (
     validate_classification_data,
     validate_predict_data,
 )
-from sparsebayes.inference.idata import point_estimate_idata
+from sparsebayes.inference.idata import gaussian_draws, point_estimate_idata
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 from sparsebayes.models.multinomial import (
     FlatPrior,
     GaussianPrior,
     LaplacePrior,
     class_probabilities,
+    flatten,
     gradient,
+    hessian,
     one_hot_reference,
 )
 
@@ -196,18 +200,46 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-    def to_inference_data(self):
-        """The MAP estimate ``W`` (basis × class, reference column zero) as ArviZ ``InferenceData``."""
+    def laplace_covariance(self, X):
+        """Covariance of RMLR's Laplace approximation ``N(vec W*, (λI − H(W*))⁻¹)`` (``penalty="l2"``).
+
+        ``H`` is the log-likelihood's Hessian at the MAP (Sec. 3.2, :func:`~sparsebayes.models.
+        multinomial.hessian`) on the training inputs ``X``; the prior adds ``λI``. Indices follow
+        :func:`~sparsebayes.models.multinomial.flatten` (class-major). The l1 posterior has no
+        Gaussian approximation at a sparse mode (the prior is not differentiable at 0), so the
+        other penalties raise ``ValueError``."""
+        check_is_fitted(self)
+        if self.penalty != "l2":
+            raise ValueError("the Laplace approximation is defined for penalty='l2' (RMLR): the l1 posterior is "
+                             "not differentiable at its sparse mode, and without a prior the Hessian can be singular")
+        Phi = self._design(validate_predict_data(self, X), fit=False)
+        W = self.coef_[:, :-1]
+        precision = self.lam_ * np.eye(W.size) - np.asarray(hessian(jnp.asarray(W), jnp.asarray(Phi)))
+        L_inv = scipy.linalg.solve_triangular(np.linalg.cholesky(precision), np.eye(W.size), lower=True)
+        return L_inv.T @ L_inv
+
+    def to_inference_data(self, X=None, *, laplace_draws=0, seed=0):
+        """The MAP estimate ``W`` (basis × class, reference column zero) as ArviZ ``InferenceData``; for
+        RMLR with the training inputs ``X`` and ``laplace_draws > 0``, draws of its Laplace
+        approximation (:meth:`laplace_covariance`) instead."""
         check_is_fitted(self)
         d = self.coef_.shape[0]
-        return point_estimate_idata(
-            {"coef": self.coef_},
-            method=f"bound-optimization-{self.solver_}",
-            coords={"basis": np.arange(d), "class": [str(c) for c in self.classes_]},
-            dims={"coef": ["basis", "class"]},
-            attrs={"penalty": str(self.penalty), "lam": float(self.lam_),
-                   "objective": self.objective_, "optimality_residual": self.optimality_residual_},
-        )
+        coords = {"basis": np.arange(d), "class": [str(c) for c in self.classes_]}
+        attrs = {"penalty": str(self.penalty), "lam": float(self.lam_), "objective": self.objective_,
+                 "optimality_residual": self.optimality_residual_}
+        if laplace_draws:
+            if X is None:
+                raise ValueError("Laplace draws need the training inputs X (the Hessian is taken on them)")
+            cov = self.laplace_covariance(X)
+            flat = gaussian_draws(flatten(self.coef_[:, :-1]), cov, n_draws=laplace_draws, seed=seed)
+            draws = np.zeros((1, laplace_draws) + self.coef_.shape)
+            draws[..., :-1] = flat.reshape(1, laplace_draws, -1, d).transpose(0, 1, 3, 2)  # class-major -> d × (m−1)
+            import arviz as az
+
+            return az.from_dict(posterior={"coef": draws}, coords=coords, dims={"coef": ["basis", "class"]},
+                                attrs={"inference": "rmlr-laplace-approximation", **attrs})
+        return point_estimate_idata({"coef": self.coef_}, method=f"bound-optimization-{self.solver_}",
+                                    coords=coords, dims={"coef": ["basis", "class"]}, attrs=attrs)
 
     def generalization_bounds(self, X, y, *, delta=0.05, n_draws=2000, seed=0):
         """Rademacher (Theorem 1) and PAC-Bayes (Theorem 2) bounds on the error rate (binary SMLR).

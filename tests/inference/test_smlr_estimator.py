@@ -198,3 +198,38 @@ def test_maximum_likelihood_on_separable_classes_warns_that_no_estimate_exists()
         warnings.simplefilter("error", ConvergenceWarning)
         SMLRClassifier(penalty=None).fit(X, y)
         SMLRClassifier(penalty="l2", lam=1.0).fit(X, separable.astype(int))  # a prior keeps it finite
+
+
+def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
+    """Model = solver: the precision is minus the Hessian (autodiff) of the NumPyro RMLR model's log
+    density at the MAP; the draws have that covariance (class-major order) and the MAP as mean."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.util import log_density
+
+    from sparsebayes.models.multinomial import GaussianPrior, flatten, multinomial_logistic_model, unflatten
+
+    X, y = _three_blobs()
+    clf = SMLRClassifier(penalty="l2", lam=0.5).fit(X, y)
+    cov = clf.laplace_covariance(X)
+    Phi = jnp.asarray(clf.basis_.transform(X))
+    W = clf.coef_[:, :-1]
+
+    def log_joint(w):
+        return log_density(multinomial_logistic_model, (Phi, jnp.asarray(y)), dict(n_classes=3, prior=GaussianPrior(0.5)),
+                           {"coef": unflatten(w, W.shape[0])})[0]
+
+    precision = -np.asarray(jax.hessian(log_joint)(flatten(W)))
+    np.testing.assert_allclose(cov @ precision, np.eye(W.size), atol=1e-8)
+    n = 20_000
+    draws = clf.to_inference_data(X, laplace_draws=n, seed=0).posterior["coef"].values[0]
+    assert draws.shape == (n,) + clf.coef_.shape and np.all(draws[..., -1] == 0)
+    flat = draws[..., :-1].transpose(0, 2, 1).reshape(n, -1)  # flatten's class-major order, per draw
+    np.testing.assert_array_equal(flat[0], np.asarray(flatten(draws[0, :, :-1])))
+    np.testing.assert_allclose(np.cov(flat.T), cov, atol=0.05 * np.abs(cov).max())
+    se = np.sqrt(np.diag(cov) / n)
+    assert np.all(np.abs(flat.mean(0) - np.asarray(flatten(W))) < 5 * se)
+    with pytest.raises(ValueError, match="penalty='l2'"):
+        SMLRClassifier(lam=0.5).fit(X, y).laplace_covariance(X)
+    with pytest.raises(ValueError, match="training inputs"):
+        clf.to_inference_data(laplace_draws=10)
