@@ -199,9 +199,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         names = self._basis_names(self.beta_.size)
         coords, dims = {"basis": names}, {"beta": ["basis"]}
         if conditional_draws and self.prior == "laplace":
-            active, mean, cov = self.gaussian_conditional()
-            draws = np.zeros((1, conditional_draws, self.beta_.size))
-            draws[..., active] = gaussian_draws(mean, cov, n_draws=conditional_draws, seed=seed)
+            active, _, cov = self.gaussian_conditional()
+            draws = gaussian_draws(self.beta_, cov, n_draws=conditional_draws, seed=seed, active=active)
             import arviz as az
 
             return az.from_dict(posterior={"beta": draws}, coords=coords, dims=dims,

@@ -27,9 +27,17 @@ def point_estimate_idata(estimates, *, method, coords=None, dims=None, attrs=Non
     return az.from_dict(posterior=posterior, coords=coords, dims=dims, attrs=extra)
 
 
-def gaussian_draws(mean, cov, *, n_draws=1000, seed=0):
-    """Draws ``(1, n_draws, p)`` from ``N(mean, cov)`` through a Cholesky factor."""
+def gaussian_draws(mean, cov, *, n_draws=1000, seed=0, active=None):
+    """Draws ``(1, n_draws, p)`` from ``N(mean, cov)`` through a Cholesky factor.
+
+    With ``active`` (indices or a mask into ``mean``, p = ``mean.size``), ``cov`` is that of
+    ``mean[active]``, and the other coordinates are exactly zero in every draw (a sparse fit's
+    pruned weights)."""
     mean = np.asarray(mean, dtype=np.float64)
+    if active is not None:
+        draws = np.zeros((1, n_draws, mean.size))
+        draws[..., active] = gaussian_draws(mean[active], cov, n_draws=n_draws, seed=seed)
+        return draws
     rng = np.random.default_rng(seed)
     L = np.linalg.cholesky(np.asarray(cov, dtype=np.float64) + 1e-12 * np.eye(mean.size))
     z = rng.standard_normal((n_draws, mean.size))

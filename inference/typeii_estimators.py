@@ -216,9 +216,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         ``ȳ − φ̄ᵀw``; σ², λ and ``L`` go to the attributes."""
         check_is_fitted(self, "coef_")
         if posterior_draws:
-            coef = np.zeros((1, posterior_draws, self.coef_.size))
-            coef[..., self.active_] = gaussian_draws(self.coef_[self.active_], self.sigma_, n_draws=posterior_draws,
-                                                     seed=seed)
+            coef = gaussian_draws(self.coef_, self.sigma_, n_draws=posterior_draws, seed=seed, active=self.active_)
             import arviz as az
 
             return az.from_dict(
@@ -483,10 +481,9 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
         coords, dims = {"classifier": cls}, {"beta": ["classifier", "basis"]}
         if laplace_draws:
-            draws = np.zeros((1, laplace_draws) + self.beta_.shape)
-            for c, (beta, var, cov) in enumerate(zip(self.beta_, self.prior_var_, self.laplace_cov_)):
-                A = var > 0
-                draws[:, :, c, A] = gaussian_draws(beta[A], cov, n_draws=laplace_draws, seed=seed + c)
+            per_class = zip(self.beta_, self.prior_var_, self.laplace_cov_)
+            draws = np.stack([gaussian_draws(beta, cov, n_draws=laplace_draws, seed=seed + c, active=var > 0)
+                              for c, (beta, var, cov) in enumerate(per_class)], axis=2)
             import arviz as az
 
             return az.from_dict(posterior={"beta": draws}, coords=coords, dims=dims,
