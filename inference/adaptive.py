@@ -28,7 +28,7 @@ from ._validation import (
     validate_regression_data,
 )
 from .em import conditional_covariance, fit_em
-from .idata import gaussian_draws, point_estimate_idata
+from .idata import gaussian_draws, point_estimate_idata, predictive_sd
 
 
 class _AdaptiveSparseBase(BaseEstimator):
@@ -172,8 +172,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         mean = H @ self.beta_
         if not return_std:
             return mean
-        H_active = H[:, self.beta_ != 0]
-        return mean, np.sqrt(self.noise_var_ + np.einsum("ij,jk,ik->i", H_active, self.sigma_, H_active))
+        return mean, predictive_sd(H[:, self.beta_ != 0], self.sigma_, self.noise_var_)
 
     def gaussian_conditional(self):
         """Mean and covariance of ``β_A | y, τ̂, σ̂²`` on the active set ``A`` at the final E-step.

@@ -27,6 +27,12 @@ def point_estimate_idata(estimates, *, method, coords=None, dims=None, attrs=Non
     return az.from_dict(posterior=posterior, coords=coords, dims=dims, attrs=extra)
 
 
+def predictive_sd(H_active, cov, noise_var):
+    """``√(σ² + h(x)ᵀΣh(x))`` per row of ``H_active``: the predictive sd of ``y`` at a Gaussian
+    posterior ``N(·, Σ)`` of the active weights, with noise variance σ²."""
+    return np.sqrt(noise_var + np.einsum("ij,jk,ik->i", H_active, cov, H_active))
+
+
 def gaussian_draws(mean, cov, *, n_draws=1000, seed=0, active=None):
     """Draws ``(1, n_draws, p)`` from ``N(mean, cov)`` through a Cholesky factor.
 

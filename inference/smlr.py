@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
@@ -44,6 +45,7 @@ from sparsebayes.models.multinomial import (
     gradient,
     hessian,
     one_hot_reference,
+    unflatten,
 )
 
 PENALTIES = ("l1", "l2", None)
@@ -233,7 +235,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
             cov = self.laplace_covariance(X)
             flat = gaussian_draws(flatten(self.coef_[:, :-1]), cov, n_draws=laplace_draws, seed=seed)
             draws = np.zeros((1, laplace_draws) + self.coef_.shape)
-            draws[..., :-1] = flat.reshape(1, laplace_draws, -1, d).transpose(0, 1, 3, 2)  # class-major -> d × (m−1)
+            draws[0, ..., :-1] = jax.vmap(lambda w: unflatten(w, d))(flat[0])
             import arviz as az
 
             return az.from_dict(posterior={"coef": draws}, coords=coords, dims={"coef": ["basis", "class"]},

@@ -44,7 +44,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from .idata import gaussian_draws, point_estimate_idata
+from .idata import gaussian_draws, point_estimate_idata, predictive_sd
 
 
 #: The type-II regressors try the factored kernel design only above this many training points:
@@ -205,9 +205,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         mean = Phi @ self.coef_ + self.intercept_
         if not return_std:
             return mean
-        Phi_a = (Phi - self.design_offset_)[:, self.active_]
-        var = self.noise_var_ + np.einsum("ij,jk,ik->i", Phi_a, self.sigma_, Phi_a)
-        return mean, np.sqrt(var)
+        return mean, predictive_sd((Phi - self.design_offset_)[:, self.active_], self.sigma_, self.noise_var_)
 
     def to_inference_data(self, *, posterior_draws=0, seed=0):
         """Point estimates (``coef``, ``intercept``, ``noise_var``, ``lam``) as ``InferenceData``, or
