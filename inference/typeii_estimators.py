@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 from scipy.special import log_expit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
@@ -35,7 +35,7 @@ from sparsebayes.models.typeii_rules import (
 )
 
 from . import typeii, typeii_bernoulli
-from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design
+from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design, make_feature_map
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
 from ._validation import (
     check_max_iter,
@@ -130,7 +130,8 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         X, y = validate_regression_data(self, X, y)
         reject_constant_columns(X)
-        self.features_ = None if self.features is None else clone(self.features).fit(X)
+        self.features_ = None if self.features is None else make_feature_map(
+            self.features, kernel_width=self.kernel_width).fit(X)
         factor = self._low_rank_factor(X)
         self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
         self.y_offset_ = float(y.mean()) if self.fit_intercept else 0.0
@@ -244,8 +245,13 @@ class RVMRegressor(_TypeIIRegressor):
 
     Parameters
     ----------
-    features : transformer or None
-        Feature map applied to ``X`` (e.g. ``GaussianKernelFeatures``); ``None``: ``X`` itself.
+    features : None, {"linear", "quadratic", "kernel"} or transformer
+        Feature map applied to ``X``. ``None``: ``X`` itself; a string: the feature maps of
+        :class:`AdaptiveSparseRegressor` and :class:`RVMClassifier`, with a bias column (centred
+        away, and so never selected, when ``fit_intercept=True``); a transformer such as
+        ``GaussianKernelFeatures.from_helgoy_li(r)`` is cloned and fitted.
+    kernel_width : float
+        Width ``h`` of ``features="kernel"`` (``exp(−‖x − x'‖²/(2h²))``); unused otherwise.
     fit_intercept : bool
         Centre the design and ``y`` (unpenalised intercept).
     c, d : float
@@ -265,9 +271,10 @@ class RVMRegressor(_TypeIIRegressor):
 
     _method = "rvm-typeii"
 
-    def __init__(self, *, features=None, fit_intercept=True, c=-1.0, d=0.0, max_iter=2000, tol=1e-9,
-                 noise_every=5, max_active=None, low_rank=True):
+    def __init__(self, *, features=None, kernel_width=1.0, fit_intercept=True, c=-1.0, d=0.0, max_iter=2000,
+                 tol=1e-9, noise_every=5, max_active=None, low_rank=True):
         self.features = features
+        self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept
         self.c = c
         self.d = d
@@ -289,7 +296,7 @@ class BLSRegressor(_TypeIIRegressor):
 
     Parameters
     ----------
-    features, fit_intercept, max_iter, tol, noise_every, max_active, low_rank :
+    features, kernel_width, fit_intercept, max_iter, tol, noise_every, max_active, low_rank :
         As for :class:`RVMRegressor`.
     a, b : float
         ``λ ~ Gamma(a, b)`` (004 eq. 8).
@@ -313,10 +320,11 @@ class BLSRegressor(_TypeIIRegressor):
 
     _method = "bls-typeii"
 
-    def __init__(self, *, features=None, fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
+    def __init__(self, *, features=None, kernel_width=1.0, fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
                  lambda_update="algorithm1", noise_update="eq18", max_iter=2000, tol=1e-5, noise_every=1,
                  max_active=None, low_rank=True):
         self.features = features
+        self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept
         self.a = a
         self.b = b
@@ -353,7 +361,7 @@ class FLAPRegressor(_TypeIIRegressor):
         ascent for FLAP with fixed noise (see :mod:`sparsebayes.models.typeii_rules`).
     tol : float
         Smallest gain of a move (nats), 1e-5 by default as for :class:`BLSRegressor`.
-    features, fit_intercept, max_iter, noise_every, max_active, low_rank :
+    features, kernel_width, fit_intercept, max_iter, noise_every, max_active, low_rank :
         As for :class:`RVMRegressor`.
 
     Notes
@@ -365,10 +373,11 @@ class FLAPRegressor(_TypeIIRegressor):
 
     _method = "flap-typeii"
 
-    def __init__(self, *, features=None, fit_intercept=True, estimate_noise=False, noise_var=None, a=0.0,
-                 b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5, noise_every=1,
+    def __init__(self, *, features=None, kernel_width=1.0, fit_intercept=True, estimate_noise=False,
+                 noise_var=None, a=0.0, b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5, noise_every=1,
                  max_active=None, low_rank=True):
         self.features = features
+        self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept
         self.estimate_noise = estimate_noise
         self.noise_var = noise_var

@@ -40,6 +40,18 @@ def test_kernel_fit_predict_and_relevance_vectors(est):
     assert m.n_iter_ > 0 and m.converged_
 
 
+@pytest.mark.parametrize("est", [BLSRegressor, RVMRegressor, FLAPRegressor])
+def test_feature_names_are_the_feature_maps_of_the_other_estimators(est):
+    X, y = _sinc()
+    by_name = est(features="kernel", kernel_width=2.0, fit_intercept=False).fit(X, y)
+    by_map = est(features=GaussianKernelFeatures(width=2.0), fit_intercept=False).fit(X, y)
+    np.testing.assert_array_equal(by_name.coef_, by_map.coef_)
+    np.testing.assert_array_equal(by_name.relevance_vectors_, by_map.relevance_vectors_)
+    assert by_name.predict(X[:5]).shape == (5,)
+    with pytest.raises(ValueError, match="features must be"):
+        est(features="rbf").fit(X, y)
+
+
 def test_bls_recovers_sparse_linear_model():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 8))
