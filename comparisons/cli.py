@@ -17,10 +17,13 @@ def _cmd_list(args):
 def _cmd_reproduce(args):
     from .registry import registry, run_experiment, side_by_side
 
-    ids = list(registry()) if args.all else args.ids
+    known = registry()
+    ids = list(known) if args.all else args.ids
     if not ids:
-        print("name an experiment id (see `sparsebayes list`) or pass --all", file=sys.stderr)
-        return 2
+        args.parser.error("name an experiment id (see `sparsebayes list`) or pass --all")
+    unknown = [i for i in ids if i not in known]
+    if unknown:  # checked before anything runs, so a typo in the last id does not cost the others' run
+        args.parser.error(f"unknown experiment id(s) {', '.join(unknown)}; see `sparsebayes list`")
     import pandas as pd
 
     for exp_id in ids:
@@ -57,6 +60,22 @@ def _cmd_compare(args):
     return 0
 
 
+def _count(minimum):
+    """An argparse type: an integer of at least ``minimum``, else a usage error that says so."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = "count"
+    return parse
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="sparsebayes",
@@ -68,17 +87,17 @@ def build_parser():
     p_rep = sub.add_parser("reproduce", help="run a paper's experiment and write JSON + Markdown + plots")
     p_rep.add_argument("ids", nargs="*", help="experiment ids (see `sparsebayes list`)")
     p_rep.add_argument("--all", action="store_true", help="run every registered experiment")
-    p_rep.add_argument("--reps", type=int, default=None, help="repetitions (default: the paper's count)")
+    p_rep.add_argument("--reps", type=_count(1), default=None, help="repetitions (default: the paper's count)")
     p_rep.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p_rep.add_argument("--out", default="results", help="output directory (default ./results)")
-    p_rep.set_defaults(func=_cmd_reproduce)
+    p_rep.set_defaults(func=_cmd_reproduce, parser=p_rep)
     from .compare import DATASETS
 
     p_cmp = sub.add_parser("compare", help="sparse EM estimate beside the NUTS posterior of the same model, one report")
     p_cmp.add_argument("dataset", choices=DATASETS)
-    p_cmp.add_argument("--chains", type=int, default=4)
-    p_cmp.add_argument("--warmup", type=int, default=1000)
-    p_cmp.add_argument("--draws", type=int, default=1000)
+    p_cmp.add_argument("--chains", type=_count(1), default=4)
+    p_cmp.add_argument("--warmup", type=_count(0), default=1000)
+    p_cmp.add_argument("--draws", type=_count(1), default=1000)
     p_cmp.add_argument("--seed", type=int, default=0)
     p_cmp.add_argument("--out", default="results")
     p_cmp.set_defaults(func=_cmd_compare)

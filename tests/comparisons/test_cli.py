@@ -1,0 +1,22 @@
+import pytest
+
+from sparsebayes.comparisons.cli import main
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["reproduce"], "name an experiment id"),
+        (["reproduce", "figueiredo-fig3-varsel", "no-such-id"], "unknown experiment id(s) no-such-id"),
+        (["reproduce", "figueiredo-fig3-varsel", "--reps", "0"], "--reps: must be at least 1, got 0"),
+        (["reproduce", "figueiredo-fig3-varsel", "--reps", "two"], "--reps: 'two' is not an integer"),
+        (["compare", "crabs", "--chains", "0"], "--chains: must be at least 1"),
+        (["compare", "crabs", "--warmup", "-1"], "--warmup: must be at least 0"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_message_before_anything_runs(argv, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as stop:
+        main(argv + ["--out", str(tmp_path)])
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # nothing ran: the valid id before the bad one wrote nothing
