@@ -54,6 +54,15 @@ def check_max_iter(max_iter):
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
 
 
+def check_sampler_counts(num_warmup, num_samples, num_chains):
+    """Raise ``ValueError`` unless the chains, warm-up and kept draws are integers that a sampler
+    can run (``num_warmup ≥ 0``, ``num_samples ≥ 1``, ``num_chains ≥ 1``)."""
+    for name, value, least in [("num_warmup", num_warmup, 0), ("num_samples", num_samples, 1),
+                               ("num_chains", num_chains, 1)]:
+        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= least):
+            raise ValueError(f"{name} must be an integer of at least {least}, got {value!r}")
+
+
 def reject_constant_columns(X):
     """Raise ``ValueError`` naming the columns of ``X`` that take a single value.
 

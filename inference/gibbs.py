@@ -26,6 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve, solve_triangular
 
+from ._validation import check_sampler_counts
+
 
 def inverse_gaussian(key, mean, shape):
     """Michael, Schucany & Haas (1976) draw from the inverse Gaussian ``IG(mean, shape)``.
@@ -169,6 +171,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     wall time of warm-up + sampling (compile excluded) is in
     ``posterior.attrs["sampling_seconds"]``.
     """
+    check_sampler_counts(num_warmup, num_samples, num_chains)
     X = jnp.asarray(X, jnp.float64)
     y = jnp.asarray(y, jnp.float64)
     n, p = X.shape

@@ -15,6 +15,8 @@ import numpy as np
 from numpyro.infer import MCMC, NUTS
 from sklearn.exceptions import ConvergenceWarning
 
+from ._validation import check_sampler_counts
+
 
 def run_nuts(
     model,
@@ -49,6 +51,7 @@ def run_nuts(
         R-hat over the sampled variables exceeds this (Vehtari et al. 2021); ``None``: no check.
         Divergent transitions after warm-up always give a ``UserWarning``.
     """
+    check_sampler_counts(num_warmup, num_samples, num_chains)
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains else "sequential"
     kernel = NUTS(model, target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth)

@@ -108,6 +108,17 @@ def test_bayesian_lasso_regressor_intervals_and_bad_input():
         BayesianLassoRegressor().fit(X, np.array(["a"] * 12))
 
 
+@pytest.mark.parametrize("sampler", ["gibbs", "nuts"])
+@pytest.mark.parametrize("bad, match", [(dict(num_chains=0), "num_chains must be an integer of at least 1, got 0"),
+                                        (dict(num_samples=0), "num_samples must be an integer of at least 1"),
+                                        (dict(num_warmup=-5), "num_warmup must be an integer of at least 0"),
+                                        (dict(num_samples=2.5), "num_samples must be an integer")])
+def test_sampler_counts_that_cannot_run_are_named(sampler, bad, match):
+    X, y = _two_parameter_problem()
+    with pytest.raises(ValueError, match=match):
+        BayesianLassoRegressor(sampler=sampler, **bad).fit(X, y)
+
+
 @pytest.mark.slow
 def test_gibbs_and_nuts_agree_on_diabetes():
     ds = diabetes()
