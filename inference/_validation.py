@@ -48,19 +48,33 @@ def validate_predict_data(estimator, X):
     return validate_data(estimator, X, dtype=np.float64, reset=False)
 
 
+def check_count(name, value, least=1):
+    """Raise ``ValueError`` unless ``value`` is an integer (not a bool) of at least ``least``."""
+    if not (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= least):
+        raise ValueError(f"{name} must be an integer of at least {least}, got {value!r}")
+
+
 def check_max_iter(max_iter):
     """Raise ``ValueError`` unless ``max_iter`` is a positive integer."""
-    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    check_count("max_iter", max_iter, 1)
+
+
+def check_number(name, value, least=0.0, *, strict=False):
+    """Raise ``ValueError`` unless ``value`` is a finite real number ``≥ least`` (``> least`` if
+    ``strict``). Hyperparameters outside their family do not fail loudly by themselves: a
+    negative Gamma rate ``b`` gave BLS a λ of 2e300 and a negative ``d`` a σ² of 1e-12."""
+    ok = (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+          and np.isfinite(value) and (value > least if strict else value >= least))
+    if not ok:
+        raise ValueError(f"{name} must be a finite number {'>' if strict else '≥'} {least:g}, got {value!r}")
 
 
 def check_sampler_counts(num_warmup, num_samples, num_chains):
     """Raise ``ValueError`` unless the chains, warm-up and kept draws are integers that a sampler
     can run (``num_warmup ≥ 0``, ``num_samples ≥ 1``, ``num_chains ≥ 1``)."""
-    for name, value, least in [("num_warmup", num_warmup, 0), ("num_samples", num_samples, 1),
-                               ("num_chains", num_chains, 1)]:
-        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= least):
-            raise ValueError(f"{name} must be an integer of at least {least}, got {value!r}")
+    check_count("num_warmup", num_warmup, 0)
+    check_count("num_samples", num_samples, 1)
+    check_count("num_chains", num_chains, 1)
 
 
 def reject_constant_columns(X):

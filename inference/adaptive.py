@@ -23,6 +23,7 @@ from sparsebayes.models.priors import make_prior
 from ._base import OneVsAllLinkClassifier, atomic_fit, fit_design_or_factor, fit_feature_design
 from ._validation import (
     check_max_iter,
+    check_number,
     validate_classification_data,
     validate_predict_data,
     validate_regression_data,
@@ -33,8 +34,7 @@ from .idata import gaussian_draws, point_estimate_idata, predictive_sd
 
 class _AdaptiveSparseBase(BaseEstimator):
     def _check_params(self):
-        if not (isinstance(self.tol, (int, float)) and self.tol > 0):
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        check_number("tol", self.tol, 0.0, strict=True)
         check_max_iter(self.max_iter)
         return make_prior(self.prior, self.gamma)
 

@@ -30,6 +30,9 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.inference import bound
 from sparsebayes.inference._base import atomic_fit
 from sparsebayes.inference._validation import (
+    check_count,
+    check_max_iter,
+    check_number,
     reject_constant_columns,
     validate_classification_data,
     validate_predict_data,
@@ -155,6 +158,8 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
 
     def _validate(self, X, y):
+        check_number("tol", self.tol, 0.0, strict=True)
+        check_max_iter(self.max_iter)
         if y is not None and np.asarray(y).dtype == object:
             type_of_target(y, input_name="y", raise_unknown=True)  # "Unknown label type" error
         X, y_enc = validate_classification_data(self, X, y)
@@ -420,6 +425,11 @@ class SMLRCV(_MultinomialLogisticBase):
         if self.penalty is None:
             raise ValueError("SMLRCV chooses λ: penalty must be 'l1' or 'l2'")
         make_prior(self.penalty, 1.0)
+        check_count("cv", self.cv, 2)
+        if self.lams is None:
+            check_count("n_lams", self.n_lams, 1)
+        if self.kernel_widths is not None and len(self.kernel_widths) == 0:
+            raise ValueError("kernel_widths must be None or a non-empty list of widths")
         if self.tie_break not in ("sparsest", "log_loss"):
             raise ValueError(f"tie_break must be 'sparsest' or 'log_loss', got {self.tie_break!r}")
         X, y_enc = self._validate(X, y)

@@ -38,7 +38,9 @@ from . import typeii, typeii_bernoulli
 from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design, make_feature_map
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
 from ._validation import (
+    check_count,
     check_max_iter,
+    check_number,
     reject_constant_columns,
     validate_classification_data,
     validate_predict_data,
@@ -126,8 +128,21 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self.design_offset_ = offset
         return factor
 
+    def _check_params(self):
+        """Engine controls and hyperpriors in their families: ``λ ~ Gamma(a, b)`` with ``a, b ≥ 0``,
+        ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` with ``c ≥ −1`` (flat) and ``d ≥ 0``."""
+        check_max_iter(self.max_iter)
+        check_number("tol", self.tol, 0.0)
+        check_count("noise_every", self.noise_every, 1)
+        if self.max_active is not None:
+            check_count("max_active", self.max_active, 1)
+        for name, least in [("a", 0.0), ("b", 0.0), ("c", -1.0), ("d", 0.0)]:
+            if hasattr(self, name):
+                check_number(name, getattr(self, name), least)
+
     @atomic_fit
     def fit(self, X, y):
+        self._check_params()
         X, y = validate_regression_data(self, X, y)
         reject_constant_columns(X)
         self.features_ = None if self.features is None else make_feature_map(
@@ -448,6 +463,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
     @atomic_fit
     def fit(self, X, y):
         check_max_iter(self.max_iter)
+        check_number("tol", self.tol, 0.0)
         X, y_enc = validate_classification_data(self, X, y)
         self.feature_map_, Phi = fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]

@@ -1,0 +1,58 @@
+"""Hyperparameters and controls outside their range are a ValueError that names them (before,
+several gave silent nonsense: BLS with b < 0 a λ of 2e300, with d < 0 a σ² of 1e-12; the RVM
+classifier with tol < 0 all-zero weights)."""
+import numpy as np
+import pytest
+
+from sparsebayes.inference import (
+    AdaptiveSparseRegressor,
+    BayesianLassoRegressor,
+    BLSRegressor,
+    FLAPRegressor,
+    RVMClassifier,
+    RVMRegressor,
+    SMLRCV,
+    SMLRClassifier,
+)
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(30, 3))
+Y_REG = X[:, 0] + 0.3 * RNG.normal(size=30)
+Y_CLS = (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: AdaptiveSparseRegressor(tol=0.0), "tol must be a finite number > 0, got 0.0"),
+        (lambda: AdaptiveSparseRegressor(max_iter=True), "max_iter must be an integer"),
+        (lambda: SMLRClassifier(tol=-1.0), "tol must be a finite number > 0"),
+        (lambda: SMLRClassifier(max_iter=0), "max_iter must be an integer of at least 1, got 0"),
+        (lambda: SMLRCV(cv=1), "cv must be an integer of at least 2, got 1"),
+        (lambda: SMLRCV(n_lams=0), "n_lams must be an integer of at least 1"),
+        (lambda: SMLRCV(basis="rbf", kernel_widths=[]), "kernel_widths must be None or a non-empty list"),
+        (lambda: BLSRegressor(b=-5.0), "b must be a finite number ≥ 0, got -5.0"),
+        (lambda: BLSRegressor(d=-5.0), "d must be a finite number ≥ 0"),
+        (lambda: BLSRegressor(a=np.nan), "a must be a finite number ≥ 0, got nan"),
+        (lambda: BLSRegressor(tol=-1e-5), "tol must be a finite number ≥ 0"),
+        (lambda: BLSRegressor(noise_every=0), "noise_every must be an integer of at least 1"),
+        (lambda: BLSRegressor(max_active=0), "max_active must be an integer of at least 1"),
+        (lambda: RVMRegressor(c=-2.0), "c must be a finite number ≥ -1"),
+        (lambda: FLAPRegressor(estimate_noise=True, d=-1.0), "d must be a finite number ≥ 0"),
+        (lambda: RVMClassifier(tol=-1.0), "tol must be a finite number ≥ 0"),
+        (lambda: BayesianLassoRegressor(lam2_rate=-100.0), "lam2_rate must be a finite number ≥ 0"),
+        (lambda: BayesianLassoRegressor(d=-1.0), "d must be a finite number ≥ 0"),
+    ],
+)
+def test_out_of_range_parameters_are_named(make, match):
+    est = make()
+    y = Y_CLS if hasattr(est, "predict_proba") else Y_REG
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+
+
+def test_the_flat_limits_stay_allowed():
+    """The papers' defaults sit on the boundaries: a = b = c = d = 0 (BLS), c = −1 (RVM), tol = 0."""
+    assert BLSRegressor(a=0, b=0, c=0, d=0).fit(X, Y_REG).coef_[0] > 0.5
+    assert RVMRegressor(c=-1, tol=0.0).fit(X, Y_REG).coef_[0] > 0.5
