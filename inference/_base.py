@@ -50,6 +50,23 @@ def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
     return fm, np.asarray(fm.fit_transform(X), dtype=np.float64)
 
 
+def basis_names(estimator, feature_map, width):
+    """Names of a fitted estimator's ``width`` design columns, for ArviZ coordinates: the feature
+    map's ``get_feature_names_out`` on the training inputs' names (a DataFrame's columns, else
+    ``x0, x1, ...``), the input names themselves when there is no map (``None``), and ``h0, h1,
+    ...`` for a transformer that cannot name its outputs."""
+    inputs = getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(estimator.n_features_in_)])
+    if feature_map is None:
+        names = inputs
+    else:
+        try:
+            names = feature_map.get_feature_names_out(inputs)
+        except (AttributeError, ValueError):  # a transformer that does not name its outputs
+            names = []
+    names = [str(name) for name in names]
+    return names if len(names) == width else [f"h{i}" for i in range(width)]
+
+
 #: Up to this many training points a Gaussian kernel design is formed before it is factored (the
 #: factor then reads its rows, and a design that is not low-rank is at hand at no extra cost);
 #: above it the factor computes its pivot rows alone and the n × n design is formed only if

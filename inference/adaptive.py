@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
-from ._base import OneVsAllLinkClassifier, atomic_fit, fit_design_or_factor, fit_feature_design
+from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_design_or_factor, fit_feature_design
 from ._validation import (
     check_max_iter,
     check_number,
@@ -69,11 +69,6 @@ class _AdaptiveSparseBase(BaseEstimator):
         self.relevance_indices_ = support
         self.n_kernels_ = int(support.size)
 
-    def _basis_names(self, p):
-        names = [f"h{i}" for i in range(p)]
-        if self.bias:
-            names = ["bias"] + names[:-1]
-        return names
 
 
 class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
@@ -195,7 +190,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         conditional at the final E-step (zeros off the active set).
         """
         check_is_fitted(self)
-        names = self._basis_names(self.beta_.size)
+        names = basis_names(self, self.feature_map_, self.beta_.size)
         coords, dims = {"basis": names}, {"beta": ["basis"]}
         if conditional_draws and self.prior == "laplace":
             active, _, cov = self.gaussian_conditional()
@@ -276,7 +271,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
     def to_inference_data(self):
         """ArviZ ``InferenceData`` with the MAP weights (one chain, one draw) per classifier."""
         check_is_fitted(self)
-        names = self._basis_names(self.beta_.shape[1])
+        names = basis_names(self, self.feature_map_, self.beta_.shape[1])
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
         return point_estimate_idata({"beta": self.beta_}, method=f"em-probit-{self.prior}",
                                     coords={"classifier": cls, "basis": names},

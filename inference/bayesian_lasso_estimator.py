@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 
-from ._base import atomic_fit
+from ._base import atomic_fit, basis_names
 from ._validation import check_number, reject_constant_columns, validate_predict_data, validate_regression_data
 from .gibbs import run_gibbs
 from .nuts import run_nuts
@@ -82,7 +82,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         self.y_mean_ = float(y.mean())
         Xc, yc = X - self.x_mean_, y - self.y_mean_
         p = X.shape[1]
-        coords = {"feature": np.arange(p)}
+        coords = {"feature": basis_names(self, None, p)}
         if self.sampler == "gibbs":
             idata = run_gibbs(Xc, yc, lam2_shape=self.lam2_shape, lam2_rate=self.lam2_rate, c=self.c, d=self.d,
                               num_warmup=self.num_warmup, num_samples=self.num_samples,

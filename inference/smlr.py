@@ -28,7 +28,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference import bound
-from sparsebayes.inference._base import atomic_fit
+from sparsebayes.inference._base import atomic_fit, basis_names
 from sparsebayes.inference._validation import (
     check_count,
     check_max_iter,
@@ -231,7 +231,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         approximation (:meth:`laplace_covariance`) instead."""
         check_is_fitted(self)
         d = self.coef_.shape[0]
-        coords = {"basis": np.arange(d), "class": [str(c) for c in self.classes_]}
+        coords = {"basis": basis_names(self, self.basis_, d), "class": [str(c) for c in self.classes_]}
         attrs = {"penalty": str(self.penalty), "lam": float(self.lam_), "objective": self.objective_,
                  "optimality_residual": self.optimality_residual_}
         if laplace_draws:

@@ -35,7 +35,7 @@ from sparsebayes.models.typeii_rules import (
 )
 
 from . import typeii, typeii_bernoulli
-from ._base import OneVsAllLinkClassifier, atomic_fit, fit_feature_design, make_feature_map
+from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, make_feature_map
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
 from ._validation import (
     check_count,
@@ -229,12 +229,14 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         hyperparameters (004 Sec. 2.4; zeros off the active set), each with its intercept
         ``ȳ − φ̄ᵀw``; σ², λ and ``L`` go to the attributes."""
         check_is_fitted(self, "coef_")
+        coords = {"basis": basis_names(self, self.features_, self.coef_.size)}
         if posterior_draws:
             coef = gaussian_draws(self.coef_, self.sigma_, n_draws=posterior_draws, seed=seed, active=self.active_)
             import arviz as az
 
             return az.from_dict(
                 posterior={"coef": coef, "intercept": self.y_offset_ - coef @ self.design_offset_},
+                coords=coords,
                 dims={"coef": ["basis"]},
                 attrs={"inference": f"{self._method}-gaussian-posterior", "noise_var": self.noise_var_,
                        "lam": self.lambda_, "objective": self.objective_},
@@ -242,6 +244,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         return point_estimate_idata(
             {"coef": self.coef_, "intercept": self.intercept_, "noise_var": self.noise_var_, "lam": self.lambda_},
             method=self._method,
+            coords=coords,
             dims={"coef": ["basis"]},
             attrs={"objective": self.objective_, "n_iter": self.n_iter_},
         )
@@ -502,7 +505,8 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
         off the active set)."""
         check_is_fitted(self, "coef_")
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
-        coords, dims = {"classifier": cls}, {"beta": ["classifier", "basis"]}
+        coords = {"classifier": cls, "basis": basis_names(self, self.feature_map_, self.beta_.shape[1])}
+        dims = {"beta": ["classifier", "basis"]}
         if laplace_draws:
             per_class = zip(self.beta_, self.prior_var_, self.laplace_cov_)
             draws = np.stack([gaussian_draws(beta, cov, n_draws=laplace_draws, seed=seed + c, active=var > 0)

@@ -62,6 +62,19 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
         """``fit(X).transform(X)`` with one validation of ``X``."""
         return self._transform_checked(self._fit_validated(X))
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns: ``"bias"`` first when ``bias=True``, then the map's
+        (:meth:`_names_checked`) from the input names (``input_features``, else the fitted
+        DataFrame's columns, else ``x0, x1, ...``)."""
+        check_is_fitted(self)
+        if input_features is None:
+            input_features = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
+        if len(input_features) != self.n_features_in_:
+            raise ValueError(f"input_features has {len(input_features)} names, the map was fitted on "
+                             f"{self.n_features_in_} features")
+        names = self._names_checked([str(name) for name in input_features])
+        return np.asarray((["bias"] if self.bias else []) + names, dtype=object)
+
     def _with_bias(self, F):
         if self.bias:
             return np.hstack([np.ones((F.shape[0], 1)), F])
@@ -91,6 +104,9 @@ class LinearFeatures(_FeatureMap):
     def _transform_checked(self, X):
         return self._with_bias(X)
 
+    def _names_checked(self, names):
+        return names
+
 
 class QuadraticFeatures(_FeatureMap):
     """Linear terms, squares and pairwise products: ``d + d(d+1)/2`` features (000 Sec. 5.2.1).
@@ -112,6 +128,10 @@ class QuadraticFeatures(_FeatureMap):
     def _transform_checked(self, X):
         quad = X[:, self.pairs_[:, 0]] * X[:, self.pairs_[:, 1]]
         return self._with_bias(np.hstack([X, quad]))
+
+    def _names_checked(self, names):
+        """``a``, then ``a^2`` for squares and ``a b`` for products (scikit-learn's spelling)."""
+        return names + [f"{names[i]}^2" if i == j else f"{names[i]} {names[j]}" for i, j in self.pairs_]
 
 
 class GaussianKernelFeatures(_FeatureMap):
@@ -146,6 +166,10 @@ class GaussianKernelFeatures(_FeatureMap):
 
     def _transform_checked(self, X):
         return self._with_bias(gaussian_kernel(X, self.centers_, self.width))
+
+    def _names_checked(self, names):
+        """``kernel_i``: the kernel centred on training point ``i``."""
+        return [f"kernel_{i}" for i in range(self.centers_.shape[0])]
 
     def centers_for(self, coef_mask):
         """Indices of the training points whose kernel columns are selected by ``coef_mask``.

@@ -148,3 +148,31 @@ def test_regressor_errors_on_string_targets_and_mismatched_lengths():
         AdaptiveSparseRegressor(prior="ridge").fit(X, np.arange(4.0))
     with pytest.raises(ValueError, match="features"):
         AdaptiveSparseRegressor(features="cubic").fit(X, np.arange(4.0))
+
+
+def test_inference_data_names_the_design_columns_after_the_inputs():
+    """Every estimator's InferenceData carries the basis names (a DataFrame's columns through the
+    feature map), so ArviZ summaries read ``beta[bmi]``, not ``beta[2]``."""
+    import pandas as pd
+
+    from sklearn.preprocessing import FunctionTransformer
+
+    from sparsebayes.inference import BayesianLassoRegressor, BLSRegressor, RVMClassifier, SMLRClassifier
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 3)), columns=["age", "bmi", "bp"])
+    y = X["age"] - 0.5 * X["bp"] + 0.2 * rng.normal(size=40)
+    labels = (X["age"] > 0).astype(int)
+    cases = [
+        (AdaptiveSparseRegressor(features="quadratic"), y, "beta", ["bias", "age", "bmi", "bp", "age^2"]),
+        (AdaptiveSparseRegressor(features=FunctionTransformer()), y, "beta", ["h0", "h1", "h2"]),
+        (SparseProbitClassifier(), labels, "beta", ["bias", "age", "bmi", "bp"]),
+        (SMLRClassifier(basis=None), labels, "coef", ["age", "bmi", "bp"]),
+        (BLSRegressor(), y, "coef", ["age", "bmi", "bp"]),
+        (RVMClassifier(features="linear"), labels, "beta", ["bias", "age", "bmi", "bp"]),
+    ]
+    for est, target, var, first in cases:
+        post = est.fit(X, target).to_inference_data().posterior
+        assert list(post[var].coords["basis"].values[: len(first)]) == first, type(est).__name__
+    bl = BayesianLassoRegressor(num_warmup=20, num_samples=20, num_chains=1).fit(X, y)
+    assert list(bl.idata_.posterior["beta"].coords["feature"].values) == ["age", "bmi", "bp"]

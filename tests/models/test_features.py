@@ -45,3 +45,22 @@ def test_bad_width_is_a_value_error():
 @parametrize_with_checks([LinearFeatures(), QuadraticFeatures(), GaussianKernelFeatures()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_feature_names_follow_the_columns_the_maps_compute():
+    """Names are checked against the columns: a quadratic name's factors multiply to its column."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(6, 3)), columns=["age", "bmi", "bp"])
+    quad = QuadraticFeatures().fit(X)
+    names, H = list(quad.get_feature_names_out()), quad.transform(X)
+    assert names[:4] == ["bias", "age", "bmi", "bp"] and len(names) == H.shape[1] == 1 + 3 + 6
+    for name, column in zip(names[4:], H[:, 4:].T):
+        factors = name[:-2].split() * 2 if name.endswith("^2") else name.split()
+        np.testing.assert_allclose(column, np.prod([X[f] for f in factors], axis=0))
+    assert list(LinearFeatures(bias=False).fit(X.values).get_feature_names_out()) == ["x0", "x1", "x2"]
+    kern = GaussianKernelFeatures().fit(X)
+    assert list(kern.get_feature_names_out()) == ["bias"] + [f"kernel_{i}" for i in range(6)]
+    with pytest.raises(ValueError, match="2 names"):
+        LinearFeatures().fit(X).get_feature_names_out(["a", "b"])
