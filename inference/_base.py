@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
+from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures, input_names
 
 from ._lowrank import factor_kernel_design, gaussian_kernel_rows
 from ._validation import reject_constant_columns, validate_predict_data
@@ -55,7 +55,7 @@ def basis_names(estimator, feature_map, width):
     map's ``get_feature_names_out`` on the training inputs' names (a DataFrame's columns, else
     ``x0, x1, ...``), the input names themselves when there is no map (``None``), and ``h0, h1,
     ...`` for a transformer that cannot name its outputs."""
-    inputs = getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(estimator.n_features_in_)])
+    inputs = input_names(estimator)
     if feature_map is None:
         names = inputs
     else:

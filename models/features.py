@@ -33,6 +33,12 @@ def gaussian_kernel(X, centers, width):
     return np.exp(-sq / (2.0 * width**2))
 
 
+def input_names(fitted):
+    """The input names of a fitted scikit-learn object: the DataFrame columns it was fitted on
+    (``feature_names_in_``), else ``x0, x1, ...`` (scikit-learn's convention)."""
+    return [str(name) for name in getattr(fitted, "feature_names_in_", [f"x{i}" for i in range(fitted.n_features_in_)])]
+
+
 class _FeatureMap(TransformerMixin, BaseEstimator):
     """Shared plumbing: input checks, bias column, output width.
 
@@ -68,7 +74,7 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
         DataFrame's columns, else ``x0, x1, ...``)."""
         check_is_fitted(self)
         if input_features is None:
-            input_features = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
+            input_features = input_names(self)
         if len(input_features) != self.n_features_in_:
             raise ValueError(f"input_features has {len(input_features)} names, the map was fitted on "
                              f"{self.n_features_in_} features")
