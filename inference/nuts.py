@@ -12,8 +12,11 @@ import warnings
 import arviz as az
 import jax
 import numpy as np
-from numpyro.infer import MCMC, NUTS
+from numpyro import handlers
+from numpyro.infer import MCMC, NUTS, init_to_uniform
 from sklearn.exceptions import ConvergenceWarning
+
+from sparsebayes.models.adaptive import JEFFREYS_HYPERPRIOR_SITE
 
 from ._validation import check_sampler_counts
 
@@ -52,6 +55,7 @@ def run_nuts(
         Divergent transitions after warm-up always give a ``UserWarning``.
     """
     check_sampler_counts(num_warmup, num_samples, num_chains)
+    _reject_improper_posterior(model, model_args, model_kwargs)
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains else "sequential"
     kernel = NUTS(model, target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth)
@@ -74,6 +78,18 @@ def run_nuts(
     idata.posterior.attrs["n_divergences"] = n_div
     _warn_on_diagnostics(idata, n_div, rhat_max)
     return idata
+
+
+def _reject_improper_posterior(model, model_args, model_kwargs):
+    """Raise ``ValueError`` for a model whose posterior is improper (the Jeffreys hyperprior
+    without its surrogate): NUTS would run on it, diverge, and return draws of nothing. The
+    model is traced once at NUTS's own kind of starting point (``init_to_uniform``: improper
+    sites cannot be drawn, and prior draws can be degenerate)."""
+    traced = handlers.trace(handlers.substitute(handlers.seed(model, 0), substitute_fn=init_to_uniform))
+    if JEFFREYS_HYPERPRIOR_SITE in traced.get_trace(*model_args, **model_kwargs):
+        raise ValueError("the Jeffreys hyperprior p(tau) ∝ 1/tau makes the posterior improper: there is "
+                         "nothing for NUTS to sample; pass surrogate_eps (e.g. 1e-3) to sample the labelled "
+                         "proper surrogate 1/tau ~ Gamma(eps, eps) instead")
 
 
 def _warn_on_diagnostics(idata, n_div, rhat_max):

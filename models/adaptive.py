@@ -26,6 +26,13 @@ import numpyro.distributions as dist
 from jax.scipy.special import log_ndtr
 from numpyro.distributions import constraints
 
+from .priors import variance_of_precision
+
+
+#: The factor site of the improper Jeffreys hyperprior: a model that has it has no posterior to
+#: sample (``run_nuts`` refuses it and names ``surrogate_eps``).
+JEFFREYS_HYPERPRIOR_SITE = "jeffreys_hyperprior"
+
 
 def _tau(p, prior, gamma, gamma_prior, surrogate_eps):
     if prior == "laplace":
@@ -36,10 +43,10 @@ def _tau(p, prior, gamma, gamma_prior, surrogate_eps):
         if surrogate_eps is None:
             # Improper p(τ) ∝ 1/τ: for log_density evaluation only, never for sampling.
             tau = numpyro.sample("tau", dist.ImproperUniform(constraints.positive, (), (p,)))
-            numpyro.factor("jeffreys_hyperprior", -jnp.sum(jnp.log(tau)))
+            numpyro.factor(JEFFREYS_HYPERPRIOR_SITE, -jnp.sum(jnp.log(tau)))
             return tau
         prec = numpyro.sample("precision_surrogate", dist.Gamma(surrogate_eps, surrogate_eps).expand([p]).to_event(1))
-        return numpyro.deterministic("tau", 1.0 / prec)
+        return numpyro.deterministic("tau", variance_of_precision(prec))
     raise ValueError(f"prior must be 'laplace' or 'jeffreys', got {prior!r}")
 
 

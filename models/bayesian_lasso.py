@@ -24,6 +24,8 @@ import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 
+from .priors import variance_of_precision
+
 SURROGATE_EPS = 1e-3
 
 
@@ -108,7 +110,7 @@ def rvm_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGAT
     _label_surrogate(used_alpha or used_noise, surrogate_eps)
     with numpyro.plate("basis", Phi.shape[1]):
         alpha = numpyro.sample("alpha", dist.Gamma(a, b))
-        w = numpyro.sample("w", dist.Normal(0.0, 1.0 / jnp.sqrt(alpha)))
+        w = numpyro.sample("w", dist.Normal(0.0, jnp.sqrt(variance_of_precision(alpha))))
     _gaussian_observations(Phi, w, noise_var, y)
 
 
@@ -124,7 +126,7 @@ def rvm_classifier_model(Phi, y=None, *, prior_var=None, a=0.0, b=0.0, surrogate
         _label_surrogate(used, surrogate_eps)
     with numpyro.plate("basis", Phi.shape[1]):
         if prior_var is None:
-            prior_var = 1.0 / numpyro.sample("alpha", dist.Gamma(a, b))
+            prior_var = variance_of_precision(numpyro.sample("alpha", dist.Gamma(a, b)))
         w = numpyro.sample("w", dist.Normal(0.0, jnp.sqrt(prior_var)))
     with numpyro.plate("data", Phi.shape[0]):
         numpyro.sample("y", dist.Bernoulli(logits=Phi @ w), obs=y)

@@ -80,3 +80,15 @@ def make_prior(name, gamma=1.0):
             raise ValueError(f"the Laplace prior needs gamma > 0, got {gamma!r}")
         return LaplacePrior(float(gamma))
     raise ValueError(f"prior must be 'jeffreys' or 'laplace', got {name!r}")
+
+
+def variance_of_precision(precision):
+    """``1 / precision`` for the NumPyro models' precision hyperpriors, finite for every draw.
+
+    A ``Gamma(ε, ε)`` surrogate (ε = 1e-3) draws a precision that underflows to 0 about half the
+    time, and ``1/0`` made the prior draw NaN: ArviZ traces the model with such a draw when it
+    converts NUTS output, so ``run_nuts`` failed on the Jeffreys surrogate and the RVM models. A
+    precision below the smallest normal float is read as that float (a variance ≈ 4.5e307);
+    NUTS itself works on the log precision and never meets it, and elsewhere this is ``1/precision``.
+    """
+    return 1.0 / jnp.maximum(precision, jnp.finfo(jnp.result_type(precision)).tiny)
