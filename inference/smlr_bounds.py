@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
+from ._validation import check_count
+
 
 def laplace_kl(w_hat, eta, lam):
     """``D(q_ŵ(w|η) ‖ p(w|λ)) = Σ_i [ln(η_i/(eλ)) + λ e^{−η_i|ŵ_i|}/η_i + λ|ŵ_i|]`` (eq. 23)."""
@@ -139,6 +141,11 @@ def error_bounds(w_hat, X, y, *, lam, delta=0.05, n_draws=2000, seed=0):
     w_hat = np.asarray(w_hat, dtype=np.float64)
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("the bounds of Sec. 4 take labels in {-1, +1}")
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"X must be (n, d) and y (n,): got X {X.shape} and y {y.shape}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta (the bounds hold with probability 1 - delta) must lie in (0, 1), got {delta!r}")
+    check_count("n_draws", n_draws, 1)
     kl, _ = min_laplace_kl(w_hat, lam)
     pb = pac_bayes_bound(X, y, w_hat, lam, delta=delta, n_draws=n_draws, seed=seed)
     return {

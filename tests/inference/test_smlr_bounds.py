@@ -68,3 +68,17 @@ def test_bounds_need_binary_l1():
     clf = SMLRClassifier(penalty="l2").fit(X_tr, y_tr)
     with pytest.raises(ValueError, match="binary SMLR"):
         clf.generalization_bounds(X_tr, y_tr)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(delta=0.0), "delta"), (dict(delta=1.5), "delta"),
+                                       (dict(n_draws=0), "n_draws must be an integer of at least 1"),
+                                       (dict(y_len=5), r"X must be \(n, d\) and y \(n,\)")])
+def test_bounds_reject_what_they_cannot_mean(kw, match):
+    """delta = 0 was a ZeroDivisionError, delta = 1.5 a bound, n_draws = 0 a NaN bound."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = SMLRClassifier(lam=1.0).fit(X, y)
+    y_used = y[: kw.pop("y_len")] if "y_len" in kw else y
+    with pytest.raises(ValueError, match=match):
+        clf.generalization_bounds(X, y_used, **kw)
