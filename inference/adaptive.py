@@ -29,7 +29,7 @@ from ._validation import (
     validate_regression_data,
 )
 from .em import conditional_covariance, fit_em
-from .idata import gaussian_draws, point_estimate_idata, predictive_sd
+from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 
 
 class _AdaptiveSparseBase(BaseEstimator):
@@ -186,19 +186,22 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         """ArviZ ``InferenceData`` of the fit.
 
         By default the ``posterior`` group holds the point estimate (one chain, one draw).
-        With ``prior="laplace"`` and ``conditional_draws > 0`` it holds draws of the Gaussian
-        conditional at the final E-step (zeros off the active set).
+        With ``conditional_draws > 0`` it holds draws of the Gaussian conditional at the final
+        E-step (:meth:`gaussian_conditional`; zeros off the active set): for the Laplace prior the
+        hierarchy's conditional at ``E[τ⁻¹ | β̂]``, for Jeffreys the conditional given the plug-in
+        ``τ̂ = β̂²`` (``attrs["conditional_on"]`` says which). Before, Jeffreys fits ignored the
+        request and returned the point estimate.
         """
         check_is_fitted(self)
         names = basis_names(self, self.feature_map_, self.beta_.size)
         coords, dims = {"basis": names}, {"beta": ["basis"]}
-        if conditional_draws and self.prior == "laplace":
+        if conditional_draws:
             active, _, cov = self.gaussian_conditional()
             draws = gaussian_draws(self.beta_, cov, n_draws=conditional_draws, seed=seed, active=active)
-            import arviz as az
-
-            return az.from_dict(posterior={"beta": draws}, coords=coords, dims=dims,
-                                attrs={"inference": "em-gaussian-conditional", "prior": self.prior})
+            given = "tau_i = 1/E[1/tau_i | beta_i]" if self.prior == "laplace" else "plug-in tau_i = beta_i^2"
+            return draws_idata({"beta": draws}, method="em-gaussian-conditional", coords=coords, dims=dims,
+                               attrs={"prior": self.prior,
+                                      "conditional_on": f"{given}, noise_var = {self.noise_var_:.6g}"})
         return point_estimate_idata({"beta": self.beta_, "noise_var": self.noise_var_},
                                     method=f"em-{self.prior}", coords=coords, dims=dims)
 

@@ -1,9 +1,11 @@
 """ArviZ ``InferenceData`` out of every fit.
 
 Point estimates (EM / MAP / type-II) become a one-chain, one-draw ``posterior`` group marked
-``point_estimate=True`` in its attributes; a Gaussian conditional posterior at the fitted
-hyperparameters can be added as draws (``gaussian_draws``) so ArviZ plots put it beside
-NUTS/Gibbs output of the same model.
+``point_estimate=1`` in its attributes; a Gaussian conditional posterior at the fitted
+hyperparameters can be given as draws (``gaussian_draws``, ``draws_idata``) so ArviZ plots put
+it beside NUTS/Gibbs output of the same model. The routine's name (``"inference"``) and its
+settings are attributes of the ``posterior`` group, where the samplers put theirs, and of the
+``InferenceData`` itself.
 """
 from __future__ import annotations
 
@@ -22,9 +24,17 @@ def point_estimate_idata(estimates, *, method, coords=None, dims=None, attrs=Non
         The routine that produced them (recorded in ``attrs["inference"]``).
     """
     posterior = {k: np.asarray(v, dtype=np.float64)[None, None, ...] for k, v in estimates.items()}
-    extra = {"inference": method, "point_estimate": 1}
-    extra.update(attrs or {})
-    return az.from_dict(posterior=posterior, coords=coords, dims=dims, attrs=extra)
+    return draws_idata(posterior, method=method, coords=coords, dims=dims, attrs={"point_estimate": 1, **(attrs or {})})
+
+
+def draws_idata(posterior, *, method, coords=None, dims=None, attrs=None):
+    """``InferenceData`` of ``posterior`` (name -> array (chain, draw, ...)) with ``method`` in
+    ``attrs["inference"]`` and ``attrs`` on both the ``posterior`` group and the whole."""
+    idata = az.from_dict(posterior=posterior, coords=coords, dims=dims)
+    labels = {"inference": method, **(attrs or {})}
+    idata.attrs.update(labels)
+    idata.posterior.attrs.update(labels)
+    return idata
 
 
 def predictive_sd(H_active, cov, noise_var):

@@ -37,7 +37,7 @@ from sparsebayes.inference._validation import (
     validate_classification_data,
     validate_predict_data,
 )
-from sparsebayes.inference.idata import gaussian_draws, point_estimate_idata
+from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estimate_idata
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 from sparsebayes.models.multinomial import (
     FlatPrior,
@@ -241,10 +241,8 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
             flat = gaussian_draws(flatten(self.coef_[:, :-1]), cov, n_draws=laplace_draws, seed=seed)
             draws = np.zeros((1, laplace_draws) + self.coef_.shape)
             draws[0, ..., :-1] = jax.vmap(lambda w: unflatten(w, d))(flat[0])
-            import arviz as az
-
-            return az.from_dict(posterior={"coef": draws}, coords=coords, dims={"coef": ["basis", "class"]},
-                                attrs={"inference": "rmlr-laplace-approximation", **attrs})
+            return draws_idata({"coef": draws}, method="rmlr-laplace-approximation", coords=coords,
+                               dims={"coef": ["basis", "class"]}, attrs=attrs)
         return point_estimate_idata({"coef": self.coef_}, method=f"bound-optimization-{self.solver_}",
                                     coords=coords, dims={"coef": ["basis", "class"]}, attrs=attrs)
 

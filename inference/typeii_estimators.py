@@ -46,7 +46,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from .idata import gaussian_draws, point_estimate_idata, predictive_sd
+from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 
 
 #: The type-II regressors try the factored kernel design only above this many training points:
@@ -232,15 +232,10 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         coords = {"basis": basis_names(self, self.features_, self.coef_.size)}
         if posterior_draws:
             coef = gaussian_draws(self.coef_, self.sigma_, n_draws=posterior_draws, seed=seed, active=self.active_)
-            import arviz as az
-
-            return az.from_dict(
-                posterior={"coef": coef, "intercept": self.y_offset_ - coef @ self.design_offset_},
-                coords=coords,
-                dims={"coef": ["basis"]},
-                attrs={"inference": f"{self._method}-gaussian-posterior", "noise_var": self.noise_var_,
-                       "lam": self.lambda_, "objective": self.objective_},
-            )
+            return draws_idata({"coef": coef, "intercept": self.y_offset_ - coef @ self.design_offset_},
+                               method=f"{self._method}-gaussian-posterior", coords=coords, dims={"coef": ["basis"]},
+                               attrs={"noise_var": self.noise_var_, "lam": self.lambda_,
+                                      "objective": self.objective_})
         return point_estimate_idata(
             {"coef": self.coef_, "intercept": self.intercept_, "noise_var": self.noise_var_, "lam": self.lambda_},
             method=self._method,
@@ -511,10 +506,8 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
             per_class = zip(self.beta_, self.prior_var_, self.laplace_cov_)
             draws = np.stack([gaussian_draws(beta, cov, n_draws=laplace_draws, seed=seed + c, active=var > 0)
                               for c, (beta, var, cov) in enumerate(per_class)], axis=2)
-            import arviz as az
-
-            return az.from_dict(posterior={"beta": draws}, coords=coords, dims=dims,
-                                attrs={"inference": "rvm-bernoulli-laplace", "objective": self.objective_.tolist()})
+            return draws_idata({"beta": draws}, method="rvm-bernoulli-laplace", coords=coords, dims=dims,
+                               attrs={"objective": self.objective_.tolist()})
         return point_estimate_idata({"beta": self.beta_}, method="rvm-bernoulli-typeii", coords=coords, dims=dims,
                                     attrs={"objective": self.objective_.tolist()})
 

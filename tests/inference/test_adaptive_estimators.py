@@ -69,6 +69,23 @@ def test_inference_data_point_estimate_and_laplace_conditional():
     assert np.all(post[:, reg.beta_ == 0] == 0)
 
 
+def test_jeffreys_fits_give_the_plug_in_conditional_draws_they_are_asked_for():
+    """Jeffreys fits returned the one-draw point estimate when asked for draws; now draws of
+    N(β̂_A, sigma_) at τ̂ = β̂², labelled as such."""
+    X, y = sinc(60, sigma=0.1, seed=1)
+    reg = AdaptiveSparseRegressor(features="kernel", kernel_width=2.0).fit(X, y)
+    idata = reg.to_inference_data(conditional_draws=4000, seed=3)
+    post = idata.posterior["beta"].values[0]
+    active = np.flatnonzero(reg.beta_)
+    assert post.shape == (4000, reg.beta_.size) and np.all(post[:, reg.beta_ == 0] == 0)
+    cov = np.cov(post[:, active].T)
+    np.testing.assert_allclose(cov, reg.sigma_, atol=0.1 * np.abs(reg.sigma_).max())
+    assert "plug-in" in idata.posterior.attrs["conditional_on"]
+    # labels sit on the posterior group, as the samplers' do (they were on the InferenceData alone)
+    assert idata.posterior.attrs["inference"] == "em-gaussian-conditional"
+    assert reg.to_inference_data().posterior.attrs["point_estimate"] == 1
+
+
 @pytest.mark.parametrize("prior,features,low_rank", [
     ("jeffreys", "linear", True), ("laplace", "linear", True), ("jeffreys", "kernel", False),
     ("jeffreys", "kernel", True), ("laplace", "kernel", True),
