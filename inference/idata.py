@@ -24,7 +24,8 @@ def point_estimate_idata(estimates, *, method, coords=None, dims=None, attrs=Non
         The routine that produced them (recorded in ``attrs["inference"]``).
     """
     posterior = {k: np.asarray(v, dtype=np.float64)[None, None, ...] for k, v in estimates.items()}
-    return draws_idata(posterior, method=method, coords=coords, dims=dims, attrs={"point_estimate": 1, **(attrs or {})})
+    return draws_idata(posterior, method=method, coords=coords, dims=dims,
+                       attrs={"point_estimate": 1, **(attrs or {})})
 
 
 def draws_idata(posterior, *, method, coords=None, dims=None, attrs=None):

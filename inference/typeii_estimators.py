@@ -233,7 +233,8 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         if posterior_draws:
             coef = gaussian_draws(self.coef_, self.sigma_, n_draws=posterior_draws, seed=seed, active=self.active_)
             return draws_idata({"coef": coef, "intercept": self.y_offset_ - coef @ self.design_offset_},
-                               method=f"{self._method}-gaussian-posterior", coords=coords, dims={"coef": ["basis"]},
+                               method=f"{self._method}-gaussian-posterior", coords=coords,
+                               dims={"coef": ["basis"]},
                                attrs={"noise_var": self.noise_var_, "lam": self.lambda_,
                                       "objective": self.objective_})
         return point_estimate_idata(
@@ -387,8 +388,8 @@ class FLAPRegressor(_TypeIIRegressor):
     _method = "flap-typeii"
 
     def __init__(self, *, features=None, kernel_width=1.0, fit_intercept=True, estimate_noise=False,
-                 noise_var=None, a=0.0, b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5, noise_every=1,
-                 max_active=None, low_rank=True):
+                 noise_var=None, a=0.0, b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5,
+                 noise_every=1, max_active=None, low_rank=True):
         self.features = features
         self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept

@@ -36,7 +36,8 @@ def gaussian_kernel(X, centers, width):
 def input_names(fitted):
     """The input names of a fitted scikit-learn object: the DataFrame columns it was fitted on
     (``feature_names_in_``), else ``x0, x1, ...`` (scikit-learn's convention)."""
-    return [str(name) for name in getattr(fitted, "feature_names_in_", [f"x{i}" for i in range(fitted.n_features_in_)])]
+    default = [f"x{i}" for i in range(fitted.n_features_in_)]
+    return [str(name) for name in getattr(fitted, "feature_names_in_", default)]
 
 
 class _FeatureMap(TransformerMixin, BaseEstimator):
