@@ -93,7 +93,7 @@ def build_parser():
     p_rep.set_defaults(func=_cmd_reproduce, parser=p_rep)
     from .compare import DATASETS
 
-    p_cmp = sub.add_parser("compare", help="sparse EM estimate beside the NUTS posterior of the same model, one report")
+    p_cmp = sub.add_parser("compare", help="the sparse estimate (EM, BLS or SMLR) beside the NUTS posterior of the same model, one report")
     p_cmp.add_argument("dataset", choices=DATASETS)
     p_cmp.add_argument("--chains", type=_count(1), default=4)
     p_cmp.add_argument("--warmup", type=_count(0), default=1000)

@@ -37,7 +37,7 @@ class _Problem:
     X: np.ndarray
     y: np.ndarray
     names: list
-    kind: str  # "regression" | "probit"
+    kind: str  # "regression" | "probit" | "multinomial"
 
 
 def _problem(name):
@@ -56,30 +56,58 @@ def _problem(name):
     if name == "wbc":
         d = datasets.breast_cancer()
         return _Problem(d.X, d.y, d.feature_names, "probit")
+    if name in ("iris", "glass"):
+        d = datasets.iris() if name == "iris" else datasets.forensic_glass()
+        return _Problem(d.X, np.asarray(d.class_names)[d.y], d.feature_names, "multinomial")
     raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
 
 
-DATASETS = ("diabetes", "boston", "pima", "crabs", "wbc")
+DATASETS = ("diabetes", "boston", "pima", "crabs", "wbc", "iris", "glass")
 
 
 def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
             test_fraction=0.25, progress_bar=True):
-    """Run the comparison on data set ``name`` and write ``out/compare-NAME.{json,md,png}``."""
-    import arviz as az
-    import jax.numpy as jnp
+    """Run the comparison on data set ``name`` and write ``out/compare-NAME.{json,md,png}``.
+
+    Regression and binary data sets (diabetes, boston, pima, crabs, wbc) compare Figueiredo's
+    EM with NUTS (:func:`_em_block`), regression adding the Bayesian Lasso; the multiclass
+    ones (iris, glass) compare SMLR with NUTS (:func:`_smlr_block`). Returns the report (the
+    JSON's content) and the per-coefficient table.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
-
-    from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier, run_nuts
-    from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 
     prob = _problem(name)
     rng = np.random.default_rng(seed)
     test = rng.random(prob.y.size) < test_fraction
     mean, sd = prob.X[~test].mean(0), prob.X[~test].std(0)
     Xtr, Xte = (prob.X[~test] - mean) / sd, (prob.X[test] - mean) / sd
-    ytr, yte = prob.y[~test].astype(float), prob.y[test].astype(float)
+    ytr, yte = prob.y[~test], prob.y[test]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    sampling = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
+                    progress_bar=progress_bar)
+    block = _smlr_block if prob.kind == "multinomial" else _em_block
+    report, table, md = block(name, prob, Xtr, ytr, Xte, yte, out=out, **sampling)
+    report = {"dataset": name, "kind": prob.kind, "n_train": int(len(ytr)), "n_test": int(len(yte)), **report}
+    (out / f"compare-{name}.json").write_text(json.dumps(report, indent=2))
+    (out / f"compare-{name}.md").write_text("\n".join([f"# compare {name}", "", *md]))
+    return report, table
+
+
+def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, num_chains, seed, progress_bar):
+    """Jeffreys and Laplace EM beside NUTS on the Laplace model with a Gamma hyperprior on γ.
+
+    Returns the report's entries, the per-coefficient table and the Markdown lines.
+    """
+    import arviz as az
+    import jax.numpy as jnp
+
+    from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier, run_nuts
+    from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
+
+    ytr, yte = ytr.astype(float), yte.astype(float)
     regression = prob.kind == "regression"
     y_offset = ytr.mean() if regression else 0.0
     Htr = np.column_stack([np.ones(len(ytr)), Xtr]) if not regression else Xtr
@@ -118,12 +146,9 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     summary = az.summary(idata, var_names=["beta"])
     beta_draws = post["beta"].values.reshape(-1, len(names))
     scale = float(np.std(ytr)) if regression else 1.0
-    near_zero = np.mean(np.abs(beta_draws) < NEAR_ZERO * scale, axis=0)
-    table = summary[["mean", "sd", "hdi_3%", "hdi_97%", "mcse_mean", "ess_bulk", "ess_tail", "r_hat"]].copy()
-    table.index = names
+    table = _posterior_table(summary, names, beta_draws, scale)
     table.insert(0, "jeffreys_em", np.ravel(jeff.beta_))
     table.insert(1, "laplace_em", np.ravel(lap.beta_))
-    table[f"P(|b|<{NEAR_ZERO:g}*scale)"] = near_zero
 
     def score(beta):
         eta = Hte @ beta
@@ -134,49 +159,137 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     pm = beta_draws.mean(0)
     scores = {"jeffreys-em": score(np.ravel(jeff.beta_)), "laplace-em": score(np.ravel(lap.beta_)),
               "nuts-posterior-mean": score(pm)}
-    min_ess = float(summary["ess_bulk"].min())
-    diag = {"n_divergences": int(post.attrs["n_divergences"]), "max_r_hat": float(summary["r_hat"].max()),
-            "min_ess_bulk": min_ess, "min_ess_bulk_per_s": min_ess / timings["nuts_s"],
-            "gamma_posterior_median": gamma_med}
+    diag = {**_nuts_diagnostics(post, summary, timings["nuts_s"]), "gamma_posterior_median": gamma_med}
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    png = out / f"compare-{name}.png"
     _forest_plot(names, [(table["hdi_3%"], table["mean"], table["hdi_97%"], 0.0, "0.4", ("NUTS 94% HDI", "NUTS mean"))],
                  [(table["laplace_em"], "x", "C1", "Laplace EM (γ, σ² at medians)"),
                   (table["jeffreys_em"], "s", "C0", "Jeffreys EM")],
-                 png, f"{name}: sparse EM estimates over the full posterior")
+                 out / f"compare-{name}.png", f"{name}: sparse EM estimates over the full posterior")
 
-    report = {"dataset": name, "kind": prob.kind, "n_train": int(len(ytr)), "n_test": int(len(yte)),
-              "timings_s": timings, "diagnostics": diag, "scores": scores,
-              "table": json.loads(table.reset_index(names="coef").to_json(orient="records"))}
-    bl_md = []
+    report = {"timings_s": timings, "diagnostics": diag, "scores": scores, "table": _records(table)}
+    md = [f"{prob.kind}, {len(ytr)} training / {len(yte)} held-out points, inputs standardized.", "",
+          *_summary_md(table, diag, scores, timings, name)]
     if bayesian_lasso is not None:
-        bl_png = out / f"compare-{name}-bayesian-lasso.png"
-        _plot_bayesian_lasso(bayesian_lasso["table"], bl_png, f"{name}: BLS type-II over the Bayesian Lasso posterior")
+        _plot_bayesian_lasso(bayesian_lasso["table"], out / f"compare-{name}-bayesian-lasso.png",
+                             f"{name}: BLS type-II over the Bayesian Lasso posterior")
         report["bayesian_lasso"] = {k: v for k, v in bayesian_lasso.items() if k not in ("table", "timings_s")}
-        report["bayesian_lasso"]["table"] = json.loads(
-            bayesian_lasso["table"].reset_index(names="coef").to_json(orient="records"))
-        bl_md = ["## Bayesian Lasso: BLS type-II beside the Gibbs and NUTS posteriors", "",
-                 "Park–Casella hierarchy (λ² ~ Gamma(1, 1.78), p(σ²) ∝ 1/σ², y centred); medians and "
-                 "equal-tailed 95 % intervals; `bls` is 004's type-II estimate (its zeros are exact). "
-                 "ESS per second: Gibbs without its compile, NUTS with it (`python -m "
-                 "sparsebayes.comparisons.bench.gibbs` times both without).", "",
-                 bayesian_lasso["table"].to_markdown(floatfmt=".3g"), "",
-                 *[f"- {k}: {v:.4g}" if isinstance(v, float) else f"- {k}: {v}"
-                   for k, v in bayesian_lasso["diagnostics"].items()],
-                 *[f"- held-out {k}: {v}" for k, v in bayesian_lasso["scores"].items()], "",
-                 f"![bayesian lasso](compare-{name}-bayesian-lasso.png)", ""]
-    (out / f"compare-{name}.json").write_text(json.dumps(report, indent=2))
-    md = [f"# compare {name}", "",
-          f"{prob.kind}, {len(ytr)} training / {len(yte)} held-out points, inputs standardized.", "",
-          "## Estimates and posterior", "", table.to_markdown(floatfmt=".3g"), "",
-          "## Diagnostics (NUTS)", "", *[f"- {k}: {v:.4g}" if isinstance(v, float) else f"- {k}: {v}" for k, v in diag.items()], "",
-          "## Held-out scores", "", *[f"- {k}: {v}" for k, v in scores.items()], "",
-          "## Timings (s)", "", *[f"- {k}: {v:.3f}" for k, v in timings.items()], "",
-          f"![forest](compare-{name}.png)", "", *bl_md]
-    (out / f"compare-{name}.md").write_text("\n".join(md))
-    return report, table
+        report["bayesian_lasso"]["table"] = _records(bayesian_lasso["table"])
+        md += ["## Bayesian Lasso: BLS type-II beside the Gibbs and NUTS posteriors", "",
+               "Park–Casella hierarchy (λ² ~ Gamma(1, 1.78), p(σ²) ∝ 1/σ², y centred); medians and "
+               "equal-tailed 95 % intervals; `bls` is 004's type-II estimate (its zeros are exact). "
+               "ESS per second: Gibbs without its compile, NUTS with it (`python -m "
+               "sparsebayes.comparisons.bench.gibbs` times both without).", "",
+               bayesian_lasso["table"].to_markdown(floatfmt=".3g"), "",
+               *_bullets(bayesian_lasso["diagnostics"]),
+               *[f"- held-out {k}: {v}" for k, v in bayesian_lasso["scores"].items()], "",
+               f"![bayesian lasso](compare-{name}-bayesian-lasso.png)", ""]
+    return report, table, md
+
+
+def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, num_chains, seed, progress_bar):
+    """SMLR (003) beside NUTS on the same multinomial logistic model with its Laplace prior.
+
+    SMLR's λ is chosen by 5-fold CV (:class:`~sparsebayes.inference.SMLRCV`, linear features
+    with a bias); NUTS samples ``multinomial_logistic_model`` with the Laplace prior at that λ,
+    so the MAP and the posterior are of one density (the report checks that no draw has a
+    higher log posterior than the MAP). Held-out scores: error rate and log loss of the MAP's
+    probabilities and of the posterior predictive ones (the mean over draws).
+
+    Returns the report's entries, the per-weight table and the Markdown lines.
+    """
+    import arviz as az
+    import jax
+    import jax.numpy as jnp
+
+    from sparsebayes.inference import SMLRCV, run_nuts
+    from sparsebayes.models.multinomial import (
+        LaplacePrior,
+        class_probabilities,
+        log_posterior,
+        multinomial_logistic_model,
+        one_hot_reference,
+    )
+
+    timings = {}
+    t0 = time.perf_counter()
+    smlr = SMLRCV(penalty="l1", basis="linear", cv=5, random_state=seed).fit(Xtr, ytr)
+    timings["smlr_cv_s"] = time.perf_counter() - t0
+    classes = [str(c) for c in smlr.classes_]
+    Htr, Hte = smlr.basis_.transform(Xtr), smlr.basis_.transform(Xte)
+    codes = np.searchsorted(smlr.classes_, ytr)
+    basis = list(smlr.basis_.get_feature_names_out(prob.names))
+    prior = LaplacePrior(float(smlr.lam_))
+    t0 = time.perf_counter()
+    idata = run_nuts(multinomial_logistic_model, jnp.asarray(Htr), jnp.asarray(codes), n_classes=len(classes),
+                     prior=prior, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
+                     progress_bar=progress_bar, coords={"basis": basis, "class": classes[:-1]},
+                     dims={"coef": ["basis", "class"]})
+    timings["nuts_s"] = time.perf_counter() - t0
+
+    post = idata.posterior
+    summary = az.summary(idata, var_names=["coef"])
+    draws = post["coef"].values.reshape((-1,) + post["coef"].shape[2:])
+    names = [f"{b} [{c}]" for b in basis for c in classes[:-1]]  # az.summary's order: basis-major
+    table = _posterior_table(summary, names, draws.reshape(len(draws), -1), 1.0)
+    table.insert(0, "smlr", smlr.coef_[:, :-1].ravel())
+
+    Y1 = one_hot_reference(jnp.asarray(codes), len(classes))
+    map_logpost = float(log_posterior(jnp.asarray(smlr.coef_[:, :-1]), jnp.asarray(Htr), Y1, prior))
+    draw_logpost = np.asarray(jax.vmap(lambda w: log_posterior(w, jnp.asarray(Htr), Y1, prior))(jnp.asarray(draws)))
+    post_proba = np.asarray(jax.vmap(lambda w: class_probabilities(w, jnp.asarray(Hte)))(jnp.asarray(draws))).mean(0)
+    scores = {"smlr": _classification_scores(yte, smlr.classes_, smlr.predict_proba(Xte)),
+              "nuts-posterior-predictive": _classification_scores(yte, smlr.classes_, post_proba)}
+    diag = {**_nuts_diagnostics(post, summary, timings["nuts_s"]), "lam": float(smlr.lam_),
+            "smlr_zeros": int(np.sum(smlr.coef_[:, :-1] == 0)), "n_weights": int(smlr.coef_[:, :-1].size),
+            "map_log_posterior": map_logpost, "max_draw_log_posterior": float(draw_logpost.max())}
+
+    _forest_plot(names, [(table["hdi_3%"], table["mean"], table["hdi_97%"], 0.0, "0.4", ("NUTS 94% HDI", "NUTS mean"))],
+                 [(table["smlr"], "D", "C3", f"SMLR MAP (λ = {smlr.lam_:.3g} by CV)")],
+                 out / f"compare-{name}.png", f"{name}: the SMLR estimate over the full posterior")
+    report = {"timings_s": timings, "diagnostics": diag, "scores": scores, "table": _records(table)}
+    md = [f"{len(classes)} classes (reference: {classes[-1]}), {len(ytr)} training / {len(yte)} held-out "
+          "points, inputs standardized, linear features with a bias. SMLR's λ by 5-fold CV; NUTS samples the "
+          "same multinomial logistic model with the Laplace prior at that λ (no draw should have a higher log "
+          "posterior than the MAP).", "", *_summary_md(table, diag, scores, timings, name)]
+    return report, table, md
+
+
+def _posterior_table(summary, names, draws, scale):
+    """ArviZ's summary per coefficient, plus the posterior mass within ``NEAR_ZERO · scale`` of zero."""
+    table = summary[["mean", "sd", "hdi_3%", "hdi_97%", "mcse_mean", "ess_bulk", "ess_tail", "r_hat"]].copy()
+    table.index = names
+    table[f"P(|b|<{NEAR_ZERO:g}*scale)"] = np.mean(np.abs(draws) < NEAR_ZERO * scale, axis=0)
+    return table
+
+
+def _nuts_diagnostics(post, summary, seconds):
+    min_ess = float(summary["ess_bulk"].min())
+    return {"n_divergences": int(post.attrs["n_divergences"]), "max_r_hat": float(summary["r_hat"].max()),
+            "min_ess_bulk": min_ess, "min_ess_bulk_per_s": min_ess / seconds}
+
+
+def _classification_scores(y, classes, proba):
+    """Error rate of the most probable class and the mean log loss (nats) of ``proba``."""
+    idx = np.searchsorted(classes, y)
+    p = np.asarray(proba)[np.arange(len(y)), idx]
+    return {"error_rate": float(np.mean(np.asarray(classes)[np.argmax(proba, axis=1)] != y)),
+            "log_loss": float(-np.mean(np.log(np.maximum(p, np.finfo(float).tiny))))}
+
+
+def _records(table):
+    return json.loads(table.reset_index(names="coef").to_json(orient="records"))
+
+
+def _bullets(mapping):
+    return [f"- {k}: {v:.4g}" if isinstance(v, float) else f"- {k}: {v}" for k, v in mapping.items()]
+
+
+def _summary_md(table, diag, scores, timings, name):
+    return ["## Estimates and posterior", "", table.to_markdown(floatfmt=".3g"), "",
+            "## Diagnostics (NUTS)", "", *_bullets(diag), "",
+            "## Held-out scores", "", *[f"- {k}: {v}" for k, v in scores.items()], "",
+            "## Timings (s)", "", *[f"- {k}: {v:.3f}" for k, v in timings.items()], "",
+            f"![forest](compare-{name}.png)", ""]
 
 
 def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples, num_chains, seed):

@@ -17,6 +17,7 @@ class Dataset:
     y: np.ndarray
     feature_names: list[str]
     name: str
+    class_names: list[str] | None = None  # class_names[k] names the label code k, where y holds codes
 
 
 def _mass(name):
@@ -61,7 +62,8 @@ def forensic_glass():
     """Forensic glass (fgl, 214 × 9, 6 classes)."""
     df = _mass("fgl")
     d = _from_frame(df, "type", "fgl")
-    d.y = np.unique(d.y.astype(str), return_inverse=True)[1]
+    names, d.y = np.unique(d.y.astype(str), return_inverse=True)
+    d.class_names = names.tolist()
     return d
 
 
@@ -90,7 +92,7 @@ def iris():
     from sklearn.datasets import load_iris
 
     b = load_iris()
-    return Dataset(b.data.astype(np.float64), b.target, list(b.feature_names), "iris")
+    return Dataset(b.data.astype(np.float64), b.target, list(b.feature_names), "iris", list(b.target_names))
 
 
 def digits():

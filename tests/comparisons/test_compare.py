@@ -51,3 +51,29 @@ def test_compare_regression_adds_bls_beside_gibbs_and_nuts(tmp_path):
     assert all(40 < s["rmse"] < 70 for s in bl["scores"].values())
     assert (tmp_path / "compare-diabetes-bayesian-lasso.png").stat().st_size > 1000
     assert "Bayesian Lasso" in (tmp_path / "compare-diabetes.md").read_text()
+
+
+def test_compare_multiclass_puts_smlr_over_the_nuts_posterior_of_the_same_density(tmp_path):
+    import warnings
+
+    from sparsebayes.comparisons.compare import compare
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # R-hat warnings on these short chains
+        report, table = compare("iris", out=tmp_path, num_warmup=200, num_samples=200, num_chains=1,
+                                progress_bar=False)
+    assert report["kind"] == "multinomial"
+    # weights named basis [class]; the reference class (virginica, the last) has none
+    assert list(table.index[:2]) == ["bias [setosa]", "bias [versicolor]"]
+    assert len(table) == 5 * 2 and not any("virginica" in n for n in table.index)
+    diag = report["diagnostics"]
+    # SMLR's MAP maximizes the density NUTS samples: no draw may have a higher log posterior
+    assert diag["map_log_posterior"] >= diag["max_draw_log_posterior"]
+    assert diag["smlr_zeros"] == int((table["smlr"] == 0).sum())
+    for row in report["table"]:
+        assert row["hdi_3%"] <= row["mean"] <= row["hdi_97%"]
+    assert set(report["scores"]) == {"smlr", "nuts-posterior-predictive"}
+    for s in report["scores"].values():
+        assert s["error_rate"] < 0.1 and 0 < s["log_loss"] < 0.5
+    assert (tmp_path / "compare-iris.png").stat().st_size > 1000
+    assert "SMLR" in (tmp_path / "compare-iris.md").read_text()
