@@ -140,7 +140,8 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
     bayesian_lasso = None
     if regression:
         bayesian_lasso = _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, num_warmup=num_warmup,
-                                               num_samples=num_samples, num_chains=num_chains, seed=seed)
+                                               num_samples=num_samples, num_chains=num_chains, seed=seed,
+                                               progress_bar=progress_bar)
         timings.update(bayesian_lasso["timings_s"])
 
     summary = az.summary(idata, var_names=["beta"])
@@ -292,7 +293,7 @@ def _summary_md(table, diag, scores, timings, name):
             f"![forest](compare-{name}.png)", ""]
 
 
-def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples, num_chains, seed):
+def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples, num_chains, seed, progress_bar):
     """BLS type-II (004 Algorithm 1) beside the Park–Casella posterior by Gibbs and by NUTS.
 
     Returns a dict: ``table`` (per coefficient: the BLS estimate; each sampler's median, 95 %
@@ -316,7 +317,7 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
     for sampler in ("gibbs", "nuts"):
         t0 = time.perf_counter()
         fit = BayesianLassoRegressor(sampler=sampler, num_warmup=num_warmup, num_samples=num_samples,
-                                     num_chains=num_chains, seed=seed).fit(Xtr, ytr)
+                                     num_chains=num_chains, seed=seed, progress_bar=progress_bar).fit(Xtr, ytr)
         timings[f"bayesian_lasso_{sampler}_s"] = time.perf_counter() - t0
         summary = az.summary(fit.idata_, var_names=["beta"], kind="diagnostics")
         table[f"{sampler}_median"] = fit.coef_

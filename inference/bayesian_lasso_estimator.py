@@ -41,6 +41,8 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
     rhat_max : float, default=1.01
         A ``ConvergenceWarning`` is raised when the largest rank-normalized split R-hat over β
         exceeds this (Vehtari et al. 2021); it needs at least two chains.
+    progress_bar : bool, default=False
+        Show the sampler's tqdm progress bar (for long runs).
 
     Attributes
     ----------
@@ -55,7 +57,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, *, sampler="gibbs", lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000,
-                 num_samples=2000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01):
+                 num_samples=2000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01, progress_bar=False):
         self.sampler = sampler
         self.lam2_shape = lam2_shape
         self.lam2_rate = lam2_rate
@@ -67,6 +69,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         self.seed = seed
         self.credible_level = credible_level
         self.rhat_max = rhat_max
+        self.progress_bar = progress_bar
 
     @atomic_fit
     def fit(self, X, y):
@@ -86,10 +89,11 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         if self.sampler == "gibbs":
             idata = run_gibbs(Xc, yc, lam2_shape=self.lam2_shape, lam2_rate=self.lam2_rate, c=self.c, d=self.d,
                               num_warmup=self.num_warmup, num_samples=self.num_samples,
-                              num_chains=self.num_chains, seed=self.seed, coords=coords)
+                              num_chains=self.num_chains, seed=self.seed, coords=coords,
+                              progress_bar=bool(self.progress_bar))
         else:
             idata = run_nuts(bayesian_lasso, Xc, yc, num_warmup=self.num_warmup, num_samples=self.num_samples,
-                             num_chains=self.num_chains, seed=self.seed, progress_bar=False, rhat_max=None,
+                             num_chains=self.num_chains, seed=self.seed, progress_bar=bool(self.progress_bar), rhat_max=None,
                              coords=coords, dims={"beta": ["feature"], "tau2": ["feature"]},
                              lam2_shape=self.lam2_shape, lam2_rate=self.lam2_rate, c=self.c, d=self.d)
         self.idata_ = idata

@@ -8,6 +8,7 @@ from scipy import stats
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.gibbs import (
+    _chunk_lengths,
     Hyper,
     _standard_gammas,
     beta_bhattacharya,
@@ -82,6 +83,19 @@ def test_gibbs_returns_chains_and_recovers_signal():
     b = idata.posterior["beta"].mean(("chain", "draw")).values
     assert b[0] > 0.8 and abs(b[1]) < 1.0
     assert float(az.rhat(idata, var_names=["beta"])["beta"].max()) < 1.05
+
+
+@pytest.mark.parametrize("num_warmup, num_samples", [(200, 500), (7, 13)])
+def test_progress_bar_runs_in_chunks_and_gives_the_same_draws(num_warmup, num_samples, capsys):
+    X, y = _two_parameter_problem()
+    kw = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=2, seed=3)
+    one_call = run_gibbs(X, y, **kw)
+    chunked = run_gibbs(X, y, progress_bar=True, **kw)
+    for name in ("beta", "noise_var", "tau2", "lam2"):
+        np.testing.assert_array_equal(chunked.posterior[name].values, one_call.posterior[name].values)
+    assert f"{num_warmup + num_samples}/{num_warmup + num_samples}" in capsys.readouterr().err
+    assert _chunk_lengths(700, True) == [35] * 20 and _chunk_lengths(20, True) == [1] * 20
+    assert _chunk_lengths(41, True) == [3] * 13 + [2] and _chunk_lengths(41, False) == [41]
 
 
 def test_bhattacharya_path_runs_when_p_exceeds_n():
