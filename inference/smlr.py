@@ -26,6 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
+from tqdm.auto import tqdm
 
 from sparsebayes.inference import bound
 from sparsebayes.inference._base import atomic_fit, basis_names
@@ -387,7 +388,7 @@ class SMLRCV(_MultinomialLogisticBase):
 
     def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", basis="linear",
                  kernel_width=1.0, kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
-                 random_state=0):
+                 random_state=0, progress_bar=False):
         self.penalty = penalty
         self.lams = lams
         self.n_lams = n_lams
@@ -400,6 +401,7 @@ class SMLRCV(_MultinomialLogisticBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.progress_bar = progress_bar
 
     def _basis_ids(self, train_idx, n_basis):
         """Identity of each basis column: kernels are their training points, bias is id 0."""
@@ -441,6 +443,8 @@ class SMLRCV(_MultinomialLogisticBase):
         widths = [self.kernel_width] if self.kernel_widths is None else list(self.kernel_widths)
         folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state).split(X, y_enc))
         errors, losses, grids = [], [], []
+        n_grid = self.n_lams if self.lams is None else len(self.lams)
+        bar = tqdm(total=len(widths) * len(folds) * n_grid + 1, desc="SMLRCV", disable=not self.progress_bar)
         for width in widths:
             self.basis_ = make_basis(self.basis, width)
             lams = self._grid(X, y_enc, m)
@@ -468,6 +472,7 @@ class SMLRCV(_MultinomialLogisticBase):
                     P = np.asarray(class_probabilities(coef, Phi_te))
                     err[i] += np.sum(P.argmax(1) != y_enc[test])
                     loss[i] -= np.sum(np.log(np.maximum(P[np.arange(len(test)), y_enc[test]], 1e-300)))
+                    bar.update()
             errors.append(err)
             losses.append(loss)
         self.cv_errors_, self.cv_log_loss_ = np.array(errors), np.array(losses) / X.shape[0]
@@ -483,5 +488,7 @@ class SMLRCV(_MultinomialLogisticBase):
         Phi = self._design(X, fit=True)
         W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam_, solver=self.solver,
                                    tol=self.tol, max_iter=self.max_iter, seed=self.random_state)
+        bar.update()
+        bar.close()
         self._set_fit(W, info, solver)
         return self

@@ -110,6 +110,16 @@ def test_cv_picks_from_grid_and_refits():
     assert cv.score(X, y) > 0.9
 
 
+def test_cv_progress_bar_counts_every_fit_and_changes_nothing(capsys):
+    X, y = _three_blobs(90)
+    quiet = SMLRCV(lams=[0.01, 0.3, 3.0], cv=3, kernel_widths=[0.5, 1.0], basis="rbf").fit(X, y)
+    shown = SMLRCV(lams=[0.01, 0.3, 3.0], cv=3, kernel_widths=[0.5, 1.0], basis="rbf", progress_bar=True).fit(X, y)
+    err = capsys.readouterr().err  # 2 widths × 3 folds × 3 λ, and the refit
+    assert "SMLRCV" in err and "19/19" in err
+    np.testing.assert_array_equal(shown.coef_, quiet.coef_)
+    np.testing.assert_array_equal(shown.cv_errors_, quiet.cv_errors_)
+
+
 def test_cv_class_absent_from_training_folds_is_an_error():
     X, y = _three_blobs(90)
     y = y.copy()
