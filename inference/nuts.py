@@ -13,6 +13,7 @@ import arviz as az
 import jax
 import numpy as np
 from numpyro import handlers
+from numpyro.distributions import Unit
 from numpyro.infer import MCMC, NUTS, init_to_uniform
 from sklearn.exceptions import ConvergenceWarning
 
@@ -55,7 +56,8 @@ def run_nuts(
         Divergent transitions after warm-up always give a ``UserWarning``.
     """
     check_sampler_counts(num_warmup, num_samples, num_chains)
-    _reject_improper_posterior(model, model_args, model_kwargs)
+    trace = _model_trace(model, model_args, model_kwargs)
+    _reject_improper_posterior(trace)
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains else "sequential"
     kernel = NUTS(model, target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth)
@@ -71,7 +73,7 @@ def run_nuts(
     mcmc.run(jax.random.PRNGKey(seed), *model_args, init_params=init_params, extra_fields=("diverging",), **model_kwargs)
     jax.block_until_ready(mcmc.get_samples())
     seconds = time.perf_counter() - t0
-    idata = az.from_numpyro(mcmc, coords=coords, dims=dims)
+    idata = _drop_factor_sites(az.from_numpyro(mcmc, coords=coords, dims=dims), factor_sites(trace))
     idata.posterior.attrs["inference"] = "nuts"
     idata.posterior.attrs["sampling_seconds"] = seconds
     n_div = int(np.asarray(idata.sample_stats["diverging"]).sum())
@@ -80,16 +82,42 @@ def run_nuts(
     return idata
 
 
-def _reject_improper_posterior(model, model_args, model_kwargs):
-    """Raise ``ValueError`` for a model whose posterior is improper (the Jeffreys hyperprior
-    without its surrogate): NUTS would run on it, diverge, and return draws of nothing. The
-    model is traced once at NUTS's own kind of starting point (``init_to_uniform``: improper
+def _model_trace(model, model_args, model_kwargs):
+    """The model traced once at NUTS's own kind of starting point (``init_to_uniform``: improper
     sites cannot be drawn, and prior draws can be degenerate)."""
     traced = handlers.trace(handlers.substitute(handlers.seed(model, 0), substitute_fn=init_to_uniform))
-    if JEFFREYS_HYPERPRIOR_SITE in traced.get_trace(*model_args, **model_kwargs):
+    return traced.get_trace(*model_args, **model_kwargs)
+
+
+def _reject_improper_posterior(trace):
+    """Raise ``ValueError`` for a model whose posterior is improper (the Jeffreys hyperprior
+    without its surrogate): NUTS would run on it, diverge, and return draws of nothing."""
+    if JEFFREYS_HYPERPRIOR_SITE in trace:
         raise ValueError("the Jeffreys hyperprior p(tau) ∝ 1/tau makes the posterior improper: there is "
                          "nothing for NUTS to sample; pass surrogate_eps (e.g. 1e-3) to sample the labelled "
                          "proper surrogate 1/tau ~ Gamma(eps, eps) instead")
+
+
+def factor_sites(trace):
+    """Names of the ``numpyro.factor`` sites (``Unit`` distributions) in a model trace.
+
+    NumPyro records a factor as an observed site, so ArviZ's ``from_numpyro`` files it under
+    ``observed_data`` and ``log_likelihood``; ours are prior and Jacobian terms (the ``1/σ²``
+    prior, the integrated-out intercept, the Jeffreys factor), not data.
+    """
+    return [name for name, site in trace.items() if site["type"] == "sample" and isinstance(site["fn"], Unit)]
+
+
+def _drop_factor_sites(idata, names):
+    """Keep only the data's pointwise terms in ``log_likelihood`` and ``observed_data``, so that
+    ``az.loo`` / ``az.compare`` find the one log-likelihood array they need."""
+    for group in ("log_likelihood", "observed_data"):
+        if names and group in idata.groups():
+            ds = getattr(idata, group)
+            kept = ds.drop_vars([n for n in names if n in ds.data_vars])
+            used = {d for v in kept.data_vars.values() for d in v.dims}
+            setattr(idata, group, kept.drop_dims([d for d in kept.dims if d not in used]))
+    return idata
 
 
 def _warn_on_diagnostics(idata, n_div, rhat_max):

@@ -20,6 +20,7 @@ Hyperpriors on τ_i:
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
@@ -71,7 +72,27 @@ def sparse_regression_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prio
     beta = _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal)
     if noise_var is None:
         noise_var = numpyro.sample("noise_var", dist.ImproperUniform(constraints.positive, (), ()))
-    numpyro.sample("y", dist.Normal(H @ beta, jnp.sqrt(noise_var)).to_event(1), obs=y)
+    with numpyro.plate("data", H.shape[0]):  # one site, n pointwise terms (for az.loo)
+        numpyro.sample("y", dist.Normal(H @ beta, jnp.sqrt(noise_var)), obs=y)
+
+
+class ProbitBernoulli(dist.Distribution):
+    """``y ∈ {0, 1}`` with ``P(y = 1) = Φ(η)`` (002 eq. 2), ``log p(y) = log Φ((2y − 1)η)`` by
+    ``log_ndtr`` (finite where ``Φ(η)`` rounds to 0 or 1); drawn as ``1[η + w ≥ 0]``, ``w ~ N(0, 1)``."""
+
+    arg_constraints = {"eta": constraints.real}
+    support = constraints.boolean
+
+    def __init__(self, eta, *, validate_args=None):
+        self.eta = jnp.asarray(eta)
+        super().__init__(batch_shape=jnp.shape(self.eta), validate_args=validate_args)
+
+    def sample(self, key, sample_shape=()):
+        w = jax.random.normal(key, sample_shape + self.batch_shape)
+        return (self.eta + w >= 0).astype(jnp.result_type(float))
+
+    def log_prob(self, value):
+        return log_ndtr((2.0 * value - 1.0) * self.eta)
 
 
 def sparse_probit_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=None, surrogate_eps=None,
@@ -79,17 +100,15 @@ def sparse_probit_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=No
     """Probit ``P(y=1|x) = Φ(hᵀβ)`` (002 eq. 2) with the hierarchical Laplace or Jeffreys prior.
 
     ``latent=True`` (with ``y`` given) samples the latent ``z`` of 002 Sec. 2: ``u = s z > 0``
-    with ``s = 2y − 1`` is ``N(sη, 1)`` truncated to ``(0, ∞)``, and the factor ``log Φ(sη)``
-    restores the joint ``p(z, y | β) = N(z; η, 1) 1[s z > 0]``; integrating ``z`` out gives the
+    with ``s = 2y − 1`` is ``N(sη, 1)`` truncated to ``(0, ∞)``, and the observations' ``log Φ(sη)``
+    (:class:`ProbitBernoulli`) restores the joint ``p(z, y | β) = N(z; η, 1) 1[s z > 0]``; integrating ``z`` out gives the
     default model back.
     """
     beta = _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal)
     eta = H @ beta
-    if y is None:
-        numpyro.sample("y", dist.Bernoulli(probs=jnp.exp(log_ndtr(eta))).to_event(1))
-        return
-    sign = 2.0 * y - 1.0
-    numpyro.factor("y", jnp.sum(log_ndtr(sign * eta)))
-    if latent:
+    with numpyro.plate("data", H.shape[0]):  # one site, n pointwise terms (for az.loo)
+        numpyro.sample("y", ProbitBernoulli(eta), obs=y)
+    if latent and y is not None:
+        sign = 2.0 * y - 1.0
         u = numpyro.sample("u", dist.TruncatedNormal(sign * eta, 1.0, low=0.0).to_event(1))
         numpyro.deterministic("z", sign * u)

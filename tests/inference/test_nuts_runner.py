@@ -35,6 +35,11 @@ def test_gamma_hyperprior_and_flat_noise_prior_sample():
     assert {"beta", "tau", "gamma", "noise_var"} <= set(post.data_vars)
     assert np.all(post["gamma"].values > 0) and np.all(np.isfinite(post["beta"].values))
     assert 0.1 < float(post["noise_var"].mean()) < 0.6  # true noise variance 0.25
+    # the flat prior on σ² is a numpyro.factor: a prior term, kept out of the data's groups, so
+    # that az.loo finds the one pointwise log likelihood (before, it listed the factor too and failed)
+    assert list(idata.log_likelihood.data_vars) == ["y"] and list(idata.observed_data.data_vars) == ["y"]
+    assert list(idata.observed_data.sizes.values()) == [30]  # one dimension: the observations
+    assert az.loo(idata).n_data_points == 30
 
 
 def _funnel():

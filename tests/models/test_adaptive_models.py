@@ -54,6 +54,27 @@ def test_probit_likelihood_is_log_phi():
     assert np.isfinite(float(ld))
 
 
+def test_observations_are_pointwise_and_probit_draws_follow_phi():
+    """One ``y`` site with a term per observation (what ``az.loo`` needs), in log space for probit."""
+    from numpyro.infer.util import log_likelihood
+
+    from sparsebayes.models.adaptive import ProbitBernoulli
+
+    H = jnp.asarray(np.array([[1.0, 0.5], [1.0, -2.0], [1.0, 40.0]]))
+    beta = jnp.asarray([[0.2, 1.0]])
+    probit = log_likelihood(sparse_probit_model, {"beta": beta}, H, jnp.asarray([1.0, 0.0, 0.0]),
+                            prior="laplace", marginal=True)["y"]
+    np.testing.assert_allclose(probit[0], stats.norm.logcdf([0.7, 1.8, -40.2]), rtol=1e-12)
+    gauss = log_likelihood(sparse_regression_model, {"beta": beta}, H, jnp.asarray([1.0, 0.0, 2.0]),
+                           prior="laplace", marginal=True, noise_var=0.5)["y"]
+    np.testing.assert_allclose(gauss[0], stats.norm.logpdf([1.0, 0.0, 2.0], np.asarray(H @ beta[0]), np.sqrt(0.5)),
+                               rtol=1e-12)
+    eta = jnp.asarray([-1.0, 0.0, 0.5, 2.0])
+    draws = ProbitBernoulli(eta).sample(jax.random.PRNGKey(0), (40000,))
+    p = stats.norm.cdf(np.asarray(eta))
+    assert np.all(np.abs(draws.mean(0) - p) < 4 * np.sqrt(p * (1 - p) / 40000))
+
+
 def test_latent_z_probit_joint_is_gaussian_on_the_labelled_side_and_its_mean_is_the_e_step():
     """002 Sec. 2: p(z, y | β) = N(z; Hβ, 1) 1[(2y − 1) z > 0]; E[z | y, β] is the EM's E-step (002 eq. 6)."""
     from sparsebayes.models.likelihoods import ProbitLikelihood
