@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import scipy.special
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -116,12 +117,15 @@ class OneVsAllLinkClassifier:
 
     def predict_proba(self, X):
         """Binary: ``[1 − g(η), g(η)]``; one-vs-all: ``g(η_c) / Σ_c' g(η_c')``, in log space."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`, taken in log space (finite where a probability underflows)."""
         eta = self.decision_function(X)
         if eta.ndim == 1:
-            return np.column_stack([np.exp(self._log_link(-eta)), np.exp(self._log_link(eta))])
-        logp = self._log_link(eta)
-        p = np.exp(logp - logp.max(axis=1, keepdims=True))
-        return p / p.sum(axis=1, keepdims=True)
+            return np.column_stack([self._log_link(-eta), self._log_link(eta)])
+        logp = np.asarray(self._log_link(eta))
+        return logp - scipy.special.logsumexp(logp, axis=1, keepdims=True)
 
     def predict(self, X):
         eta = self.decision_function(X)

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
+import scipy.special
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
@@ -193,20 +194,32 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
 
-    def predict_proba(self, X):
-        """Class probabilities (eq. 1), columns in the order of ``classes_``."""
+    def _logits(self, X):
+        """``[XW, 0]``, n × m: eq. 1's linear predictors, the reference class's fixed at zero."""
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        return np.asarray(class_probabilities(self.coef_[:, :-1], self._design(X, fit=False)))
+        return np.asarray(self._design(X, fit=False) @ self.coef_)
+
+    def decision_function(self, X):
+        """The logits ``[XW, 0]`` (n × m); for two classes the log-odds of ``classes_[1]``
+        against ``classes_[0]``, shape (n,), positive where ``classes_[1]`` is predicted."""
+        logits = self._logits(X)
+        return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`."""
-        return np.log(self.predict_proba(X))
+        """Log class probabilities (eq. 1), a log-softmax of the logits: finite where the
+        probabilities underflow."""
+        logits = self._logits(X)
+        return logits - scipy.special.logsumexp(logits, axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Class probabilities (eq. 1), columns in the order of ``classes_``."""
+        return np.exp(self.predict_log_proba(X))
 
     def predict(self, X):
         """The most probable class."""
-        check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        logits = self._logits(X)
+        return self.classes_[np.argmax(logits, axis=1)]
 
     def laplace_covariance(self, X):
         """Covariance of RMLR's Laplace approximation ``N(vec W*, (λI − H(W*))⁻¹)`` (``penalty="l2"``).

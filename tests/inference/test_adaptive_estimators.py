@@ -2,6 +2,7 @@
 import arviz as az
 import numpy as np
 import pytest
+from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -42,6 +43,15 @@ def test_string_labels_and_probabilities_far_from_the_boundary_are_finite():
     clf = SparseProbitClassifier().fit(X * 20.0, labels)  # |βᵀh| is huge: Mills ratios in log space
     P = clf.predict_proba(X * 20.0)
     assert np.all(np.isfinite(P)) and set(clf.predict(X)) <= {"neg", "pos"}
+    # the log probabilities are log Φ(∓η), exact where Φ rounds to 0 (before: log of 0 = -inf)
+    eta = clf.decision_function(X * 2000.0)
+    logP = clf.predict_log_proba(X * 2000.0)
+    np.testing.assert_allclose(logP, np.column_stack([stats.norm.logcdf(-eta), stats.norm.logcdf(eta)]), rtol=1e-12)
+    assert logP.min() < -1000 and np.all(np.isfinite(logP))
+    blobs = SparseProbitClassifier().fit(*_blobs())  # one-vs-all: log-normalized
+    logP3 = blobs.predict_log_proba(_blobs()[0] * 100.0)
+    assert np.all(np.isfinite(logP3)) and logP3.min() < -700
+    np.testing.assert_allclose(np.exp(logP3).sum(axis=1), 1.0, atol=1e-12)
 
 
 def test_regressor_finds_sparse_kernel_expansion_of_sinc_and_its_noise():

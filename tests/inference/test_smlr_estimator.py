@@ -4,6 +4,7 @@ import warnings
 import arviz as az
 import numpy as np
 import pytest
+import scipy.special
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -243,3 +244,22 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
         SMLRClassifier(lam=0.5).fit(X, y).laplace_covariance(X)
     with pytest.raises(ValueError, match="training inputs"):
         clf.to_inference_data(laplace_draws=10)
+
+
+def test_log_proba_and_decision_function_stay_in_log_space():
+    """Far from the data the probabilities round to 0; their logs, and the logits, stay exact."""
+    X, y = _three_blobs(90)
+    clf = SMLRClassifier(lam=1e-3).fit(X, y)
+    X_far = X * 200.0
+    logits = X_far @ clf.coef_[1:] + clf.coef_[0]  # linear basis: bias row first
+    ref = logits - scipy.special.logsumexp(logits, axis=1, keepdims=True)
+    assert ref.min() < -800  # exp underflows to 0 here
+    np.testing.assert_allclose(clf.predict_log_proba(X_far), ref, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(clf.decision_function(X_far), logits, rtol=1e-10, atol=1e-9)
+    np.testing.assert_array_equal(clf.predict(X_far), clf.classes_[np.argmax(logits, axis=1)])
+    np.testing.assert_allclose(clf.predict_proba(X), np.exp(clf.predict_log_proba(X)), rtol=1e-12)
+    binary = SMLRClassifier(lam=0.1).fit(X[y != 2], y[y != 2])
+    d = binary.decision_function(X[y != 2])
+    assert d.shape == (int(np.sum(y != 2)),)
+    np.testing.assert_array_equal(binary.predict(X[y != 2]), binary.classes_[(d > 0).astype(int)])
+    np.testing.assert_allclose(scipy.special.expit(d), binary.predict_proba(X[y != 2])[:, 1], rtol=1e-10)
