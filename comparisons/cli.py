@@ -94,12 +94,14 @@ def build_parser():
     from .compare import DATASETS
 
     p_cmp = sub.add_parser("compare", help="the sparse estimate (EM, BLS or SMLR) beside the NUTS posterior of the same model, one report")
-    p_cmp.add_argument("dataset", choices=DATASETS)
-    p_cmp.add_argument("--chains", type=_count(1), default=4)
-    p_cmp.add_argument("--warmup", type=_count(0), default=1000)
-    p_cmp.add_argument("--draws", type=_count(1), default=1000)
-    p_cmp.add_argument("--seed", type=int, default=0)
-    p_cmp.add_argument("--out", default="results")
+    p_cmp.add_argument("dataset", choices=DATASETS,
+                       help="regression (diabetes, boston: EM and BLS), binary (pima, crabs, wbc: probit EM), "
+                            "multiclass (iris, glass: SMLR)")
+    p_cmp.add_argument("--chains", type=_count(1), default=4, help="NUTS / Gibbs chains (default 4)")
+    p_cmp.add_argument("--warmup", type=_count(0), default=1000, help="warm-up draws per chain (default 1000)")
+    p_cmp.add_argument("--draws", type=_count(1), default=1000, help="kept draws per chain (default 1000)")
+    p_cmp.add_argument("--seed", type=int, default=0, help="random seed of the split and the samplers (default 0)")
+    p_cmp.add_argument("--out", default="results", help="output directory (default ./results)")
     p_cmp.set_defaults(func=_cmd_compare)
     return parser
 
