@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from sparsebayes.comparisons import datasets
+from sparsebayes.comparisons.registry import jsonable
 
 # The posterior mass near zero is P(|β_i| < NEAR_ZERO · scale): scale = sd(y) for
 # regression (standardized inputs), 1 for probit (unit latent noise).
@@ -91,7 +92,7 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     block = _smlr_block if prob.kind == "multinomial" else _em_block
     report, table, md = block(name, prob, Xtr, ytr, Xte, yte, out=out, **sampling)
     report = {"dataset": name, "kind": prob.kind, "n_train": int(len(ytr)), "n_test": int(len(yte)), **report}
-    (out / f"compare-{name}.json").write_text(json.dumps(report, indent=2))
+    (out / f"compare-{name}.json").write_text(json.dumps(jsonable(report), indent=2))
     (out / f"compare-{name}.md").write_text("\n".join([f"# compare {name}", "", *md]))
     return report, table
 

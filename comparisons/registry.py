@@ -68,13 +68,14 @@ def registry():
     return dict(sorted(_REGISTRY.items()))
 
 
-def _jsonable(obj):
+def jsonable(obj):
+    """``obj`` with NumPy values as Python ones and NaN / inf as ``None`` (strict JSON has no NaN)."""
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
+        return jsonable(obj.tolist())
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, float) and not np.isfinite(obj):
@@ -83,12 +84,12 @@ def _jsonable(obj):
 
 
 def _markdown(exp_id, result, seconds):
-    lines = [f"# {exp_id}", "", f"Settings: `{json.dumps(_jsonable(result.settings))}`", "",
+    lines = [f"# {exp_id}", "", f"Settings: `{json.dumps(jsonable(result.settings))}`", "",
              f"Wall time: {seconds:.1f} s", ""]
     for title, rows in (("Ours", result.rows), ("Paper", result.paper)):
         lines += [f"## {title}", ""]
         if rows:
-            df = pd.DataFrame(_jsonable(rows))
+            df = pd.DataFrame(jsonable(rows))
             lines.append(df.to_markdown(index=False, floatfmt=".4g") if _has_tabulate() else df.to_string(index=False))
         else:
             lines.append("(no figures)")
@@ -121,10 +122,10 @@ def run_experiment(exp_id, *, reps=None, seed=0, out="results"):
     seconds = time.perf_counter() - t0
     payload = {
         "experiment": exp_id,
-        "settings": _jsonable(result.settings),
+        "settings": jsonable(result.settings),
         "seconds": seconds,
-        "rows": _jsonable(result.rows),
-        "paper": _jsonable(result.paper),
+        "rows": jsonable(result.rows),
+        "paper": jsonable(result.paper),
     }
     (out / f"{exp_id}.json").write_text(json.dumps(payload, indent=2))
     (out / f"{exp_id}.md").write_text(_markdown(exp_id, result, seconds))

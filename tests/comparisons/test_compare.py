@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from sparsebayes.comparisons.cli import main
 
@@ -9,7 +10,10 @@ from sparsebayes.comparisons.cli import main
 def test_compare_writes_report_with_estimates_and_diagnostics(tmp_path, capsys):
     assert main(["compare", "crabs", "--chains", "1", "--warmup", "150", "--draws", "150",
                  "--out", str(tmp_path)]) == 0
-    rep = json.loads((tmp_path / "compare-crabs.json").read_text())
+    # strict JSON: one chain has no R-hat, written as null, not NaN
+    rep = json.loads((tmp_path / "compare-crabs.json").read_text(),
+                     parse_constant=lambda c: pytest.fail(f"{c} in the report's JSON"))
+    assert rep["diagnostics"]["max_r_hat"] is None
     assert (tmp_path / "compare-crabs.png").stat().st_size > 0
     assert "compare crabs" in (tmp_path / "compare-crabs.md").read_text()
     coefs = [row["coef"] for row in rep["table"]]
