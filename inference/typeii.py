@@ -475,16 +475,15 @@ def step(data, state, rule, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_ma
     move that fits and sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but
     ``capacity_hit`` instead, so that the fit can go on with more slots (:func:`fit_growing`)."""
     move = choose_move(data, state, rule, tol=tol, align_max=align_max)
-
-    def advance(st):
-        st, moved = move_step(data, st, rule, move, tol=tol)
-        return jax.lax.cond(noise_due(st, moved, noise_every),
-                            lambda s: noise_step(data, s, rule, moved, noise_tol=noise_tol), lambda s: s, st)
-
-    if not pause_when_full:
-        return advance(state)
-    full = move.blocked > jnp.maximum(move.gain, tol)
-    return jax.lax.cond(full, lambda st: st._replace(capacity_hit=jnp.ones((), bool)), advance, state)
+    paused = pause_when_full & (move.blocked > jnp.maximum(move.gain, tol))
+    # a paused step is the no-move branch with its scalars held, not a third conditional: each
+    # conditional copies the state (sinc, N = 100: 12 µs a step against 9.5)
+    new, moved = move_step(data, state, rule, move._replace(kind=jnp.where(paused, 2, move.kind)), tol=tol)
+    if pause_when_full:
+        held = ("lam", "objective", "n_iter", "converged", "last_gain")
+        new = new._replace(**{f: jnp.where(paused, getattr(state, f), getattr(new, f)) for f in held})
+    return jax.lax.cond(noise_due(new, moved, noise_every) & ~paused,
+                        lambda s: noise_step(data, s, rule, moved, noise_tol=noise_tol), lambda s: s, new)
 
 
 @partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every", "pause_when_full"))

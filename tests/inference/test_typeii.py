@@ -176,6 +176,25 @@ def test_growing_capacity_takes_the_steps_of_a_fit_with_every_slot(name):
     assert float(capped.objective) == pytest.approx(float(direct.objective), abs=1e-9)
 
 
+@pytest.mark.parametrize("name", ["rvm", "bls"])
+def test_a_paused_step_changes_nothing_but_the_capacity_flag(name):
+    """With ``pause_when_full``, a step whose best move is an add with no free slot leaves the
+    state as it was (bit for bit) and sets ``capacity_hit``; without it, the step moves."""
+    Phi, y = _sinc_design(n=60, sigma=0.05, seed=2)
+    data, rule = typeii.make_data(Phi, y), RULES[name]
+    state = typeii.init(data, rule, 0.1 * np.var(y), 1)  # the one slot is taken
+    move = typeii.choose_move(data, state, rule)
+    assert float(move.blocked) > max(float(move.gain), 1e-9)  # the best move is a refused add
+    paused = typeii.step(data, state, rule, noise_every=1, pause_when_full=True)
+    assert bool(paused.capacity_hit) and not bool(state.capacity_hit)
+    for field in state._fields:
+        if field != "capacity_hit":
+            np.testing.assert_array_equal(np.asarray(getattr(paused, field)), np.asarray(getattr(state, field)),
+                                          err_msg=field)
+    moved = typeii.step(data, state, rule, noise_every=1)
+    assert int(moved.n_iter) == 1 and bool(moved.capacity_hit)
+
+
 def test_batch_growing_takes_the_steps_of_single_fits():
     """:func:`typeii.fit_batch_growing` from 2 slots: each fit ends where its single fit with
     every slot ends."""
