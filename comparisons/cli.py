@@ -93,7 +93,8 @@ def build_parser():
     p_rep.set_defaults(func=_cmd_reproduce, parser=p_rep)
     from .compare import DATASETS
 
-    p_cmp = sub.add_parser("compare", help="the sparse estimate (EM, BLS or SMLR) beside the NUTS posterior of the same model, one report")
+    p_cmp = sub.add_parser("compare", help="the sparse estimate (EM, BLS or SMLR) beside the NUTS posterior "
+                                           "of the same model, one report")
     p_cmp.add_argument("dataset", choices=DATASETS,
                        help="regression (diabetes, boston: EM and BLS), binary (pima, crabs, wbc: probit EM), "
                             "multiclass (iris, glass: SMLR)")

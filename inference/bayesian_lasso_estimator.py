@@ -93,7 +93,8 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
                               progress_bar=bool(self.progress_bar))
         else:
             idata = run_nuts(bayesian_lasso, Xc, yc, num_warmup=self.num_warmup, num_samples=self.num_samples,
-                             num_chains=self.num_chains, seed=self.seed, progress_bar=bool(self.progress_bar), rhat_max=None,
+                             num_chains=self.num_chains, seed=self.seed, progress_bar=bool(self.progress_bar),
+                             rhat_max=None,
                              coords=coords, dims={"beta": ["feature"], "tau2": ["feature"]},
                              lam2_shape=self.lam2_shape, lam2_rate=self.lam2_rate, c=self.c, d=self.d)
         self.idata_ = idata

@@ -100,9 +100,9 @@ def sparse_probit_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=No
     """Probit ``P(y=1|x) = Φ(hᵀβ)`` (002 eq. 2) with the hierarchical Laplace or Jeffreys prior.
 
     ``latent=True`` (with ``y`` given) samples the latent ``z`` of 002 Sec. 2: ``u = s z > 0``
-    with ``s = 2y − 1`` is ``N(sη, 1)`` truncated to ``(0, ∞)``, and the observations' ``log Φ(sη)``
-    (:class:`ProbitBernoulli`) restores the joint ``p(z, y | β) = N(z; η, 1) 1[s z > 0]``; integrating ``z`` out gives the
-    default model back.
+    with ``s = 2y − 1`` is ``N(sη, 1)`` truncated to ``(0, ∞)``, and the observations'
+    ``log Φ(sη)`` (:class:`ProbitBernoulli`) restores the joint ``p(z, y | β) = N(z; η, 1)
+    1[s z > 0]``; integrating ``z`` out gives the default model back.
     """
     beta = _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal)
     eta = H @ beta
