@@ -15,6 +15,10 @@ beside the posterior mass near zero, held-out predictive scores and timings.
 For regression it adds the Bayesian Lasso (:func:`_bayesian_lasso_block`): BLS's type-II
 estimate (004) beside the Park–Casella posterior drawn by Gibbs and by NUTS on the same
 model (medians, 95 % intervals, ESS and R-hat of each sampler, and their ESS per second).
+
+For the multiclass data sets (iris, glass) the sparse estimate is SMLR (003) with λ by
+cross-validation, beside NUTS on the same multinomial logistic model with the Laplace prior
+at that λ (:func:`_smlr_block`).
 """
 from __future__ import annotations
 
