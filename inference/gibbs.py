@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve, solve_triangular
+from tqdm.auto import tqdm
 
 from ._validation import check_sampler_counts
 
@@ -184,8 +185,6 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     compiled calls with a tqdm bar between them; the draws are the same as in one call (every
     sweep has its own key, split from ``seed`` in advance).
     """
-    from tqdm.auto import tqdm
-
     check_sampler_counts(num_warmup, num_samples, num_chains)
     X = jnp.asarray(X, jnp.float64)
     y = jnp.asarray(y, jnp.float64)
