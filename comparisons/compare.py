@@ -167,7 +167,7 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
               "nuts-posterior-mean": score(pm)}
     diag = {**_nuts_diagnostics(post, summary, timings["nuts_s"]), "gamma_posterior_median": gamma_med}
 
-    _forest_plot(names, [(table["hdi_3%"], table["mean"], table["hdi_97%"], 0.0, "0.4", ("NUTS 94% HDI", "NUTS mean"))],
+    _forest_plot(names, [_nuts_interval(table)],
                  [(table["laplace_em"], "x", "C1", "Laplace EM (γ, σ² at medians)"),
                   (table["jeffreys_em"], "s", "C0", "Jeffreys EM")],
                  out / f"compare-{name}.png", f"{name}: sparse EM estimates over the full posterior")
@@ -239,9 +239,9 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
     table = _posterior_table(summary, names, draws.reshape(len(draws), -1), 1.0)
     table.insert(0, "smlr", smlr.coef_[:, :-1].ravel())
 
-    Y1 = one_hot_reference(jnp.asarray(codes), len(classes))
-    map_logpost = float(log_posterior(jnp.asarray(smlr.coef_[:, :-1]), jnp.asarray(Htr), Y1, prior))
-    draw_logpost = np.asarray(jax.vmap(lambda w: log_posterior(w, jnp.asarray(Htr), Y1, prior))(jnp.asarray(draws)))
+    H, Y1 = jnp.asarray(Htr), one_hot_reference(jnp.asarray(codes), len(classes))
+    map_logpost = float(log_posterior(jnp.asarray(smlr.coef_[:, :-1]), H, Y1, prior))
+    draw_logpost = np.asarray(jax.vmap(lambda w: log_posterior(w, H, Y1, prior))(jnp.asarray(draws)))
     post_proba = np.asarray(jax.vmap(lambda w: class_probabilities(w, jnp.asarray(Hte)))(jnp.asarray(draws))).mean(0)
     scores = {"smlr": _classification_scores(yte, smlr.classes_, smlr.predict_proba(Xte)),
               "nuts-posterior-predictive": _classification_scores(yte, smlr.classes_, post_proba)}
@@ -249,7 +249,7 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
             "smlr_zeros": int(np.sum(smlr.coef_[:, :-1] == 0)), "n_weights": int(smlr.coef_[:, :-1].size),
             "map_log_posterior": map_logpost, "max_draw_log_posterior": float(draw_logpost.max())}
 
-    _forest_plot(names, [(table["hdi_3%"], table["mean"], table["hdi_97%"], 0.0, "0.4", ("NUTS 94% HDI", "NUTS mean"))],
+    _forest_plot(names, [_nuts_interval(table)],
                  [(table["smlr"], "D", "C3", f"SMLR MAP (λ = {smlr.lam_:.3g} by CV)")],
                  out / f"compare-{name}.png", f"{name}: the SMLR estimate over the full posterior")
     report = {"timings_s": timings, "diagnostics": diag, "scores": scores, "table": _records(table)}
@@ -266,6 +266,11 @@ def _posterior_table(summary, names, draws, scale):
     table.index = names
     table[f"P(|b|<{NEAR_ZERO:g}*scale)"] = np.mean(np.abs(draws) < NEAR_ZERO * scale, axis=0)
     return table
+
+
+def _nuts_interval(table):
+    """The NUTS 94 % HDI and mean of :func:`_posterior_table`, as a :func:`_forest_plot` interval."""
+    return table["hdi_3%"], table["mean"], table["hdi_97%"], 0.0, "0.4", ("NUTS 94% HDI", "NUTS mean")
 
 
 def _nuts_diagnostics(post, summary, seconds):

@@ -24,6 +24,7 @@ import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.stats
 from jax.scipy.linalg import cho_solve, solve_triangular
 from tqdm.auto import tqdm
 
@@ -232,9 +233,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
 
 def gaussian_log_likelihood(beta, noise_var, X, y):
     """Pointwise ``log N(y_i | x_iᵀβ, σ²)`` for draws ``beta`` (…, p) and ``noise_var`` (…): shape (…, n)."""
-    resid = y - np.asarray(beta) @ X.T
-    noise_var = np.asarray(noise_var)[..., None]
-    return -0.5 * (np.log(2.0 * np.pi * noise_var) + resid**2 / noise_var)
+    return scipy.stats.norm.logpdf(y, np.asarray(beta) @ X.T, np.sqrt(np.asarray(noise_var))[..., None])
 
 
 def _warn_refused(n_refused, n_sweeps):
