@@ -221,9 +221,9 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
     smlr = SMLRCV(penalty="l1", basis="linear", cv=5, random_state=seed, progress_bar=progress_bar).fit(Xtr, ytr)
     timings["smlr_cv_s"] = time.perf_counter() - t0
     classes = [str(c) for c in smlr.classes_]
-    Htr, Hte = smlr.basis_.transform(Xtr), smlr.basis_.transform(Xte)
+    Htr, Hte = smlr.feature_map_.transform(Xtr), smlr.feature_map_.transform(Xte)
     codes = np.searchsorted(smlr.classes_, ytr)
-    basis = list(smlr.basis_.get_feature_names_out(prob.names))
+    basis = list(smlr.feature_map_.get_feature_names_out(prob.names))
     prior = LaplacePrior(float(smlr.lam_))
     t0 = time.perf_counter()
     idata = run_nuts(multinomial_logistic_model, jnp.asarray(Htr), jnp.asarray(codes), n_classes=len(classes),

@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from sparsebayes.inference import bound
-from sparsebayes.inference._base import atomic_fit, basis_names
+from sparsebayes.inference._base import atomic_fit, basis_names, make_feature_map
 from sparsebayes.inference._validation import (
     check_count,
     check_max_iter,
@@ -40,7 +40,7 @@ from sparsebayes.inference._validation import (
     validate_predict_data,
 )
 from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estimate_idata
-from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
+from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.multinomial import (
     FlatPrior,
     GaussianPrior,
@@ -69,16 +69,15 @@ def make_prior(penalty, lam):
 
 
 def make_basis(basis, kernel_width):
-    """Feature map for ``basis``: ``"linear"``/``"quadratic"`` (with bias), ``"rbf"``, or ``None`` (raw X)."""
-    if basis not in BASES:
-        raise ValueError(f"basis must be one of {BASES}, got {basis!r}")
-    if basis == "linear":
-        return LinearFeatures()
-    if basis == "quadratic":
-        return QuadraticFeatures()
-    if basis == "rbf":
-        return GaussianKernelFeatures(width=kernel_width)
-    return None
+    """Feature map for ``basis``: ``"linear"``/``"quadratic"`` (with bias), ``"rbf"`` (Gaussian
+    kernels, with bias), a transformer (cloned, e.g. scikit-learn's ``PolynomialFeatures``), or
+    ``None`` (raw X); built by the other estimators' :func:`make_feature_map`, whose ``"kernel"``
+    is the paper's RBF basis."""
+    if basis is None:
+        return None
+    if basis not in BASES if isinstance(basis, str) else not (hasattr(basis, "fit") and hasattr(basis, "transform")):
+        raise ValueError(f"basis must be one of {BASES} or a transformer, got {basis!r}")
+    return make_feature_map("kernel" if basis == "rbf" else basis, kernel_width=kernel_width)
 
 
 #: ``solver="auto"`` takes the Newton solver up to this many weights ``d(m−1)``; beyond, where
@@ -169,9 +168,9 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         return X, y_enc
 
     def _design(self, X, *, fit):
-        if self.basis_ is None:
+        if self.feature_map_ is None:
             return X
-        return self.basis_.fit_transform(X) if fit else self.basis_.transform(X)
+        return self.feature_map_.fit_transform(X) if fit else self.feature_map_.transform(X)
 
     def _set_fit(self, W, info, solver):
         d = W.shape[0]
@@ -183,8 +182,8 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         self.support_ = np.any(W != 0, axis=1)
         self.n_nonzero_ = int(np.count_nonzero(W))
         self.retained_basis_ = np.flatnonzero(self.support_)
-        if isinstance(self.basis_, GaussianKernelFeatures):
-            self.relevance_indices_ = self.basis_.centers_for(self.support_)
+        if isinstance(self.feature_map_, GaussianKernelFeatures):
+            self.relevance_indices_ = self.feature_map_.centers_for(self.support_)
         if not bool(info.converged):
             warnings.warn(
                 f"bound optimization ({solver}) did not converge in {self.n_iter_} iterations "
@@ -245,7 +244,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         approximation (:meth:`laplace_covariance`) instead."""
         check_is_fitted(self)
         d = self.coef_.shape[0]
-        coords = {"basis": basis_names(self, self.basis_, d), "class": [str(c) for c in self.classes_]}
+        coords = {"basis": basis_names(self, self.feature_map_, d), "class": [str(c) for c in self.classes_]}
         attrs = {"penalty": str(self.penalty), "lam": float(self.lam_), "objective": self.objective_,
                  "optimality_residual": self.optimality_residual_}
         if laplace_draws:
@@ -299,9 +298,10 @@ class SMLRClassifier(_MultinomialLogisticBase):
         over-relaxation), the block surrogate maximized by coordinate sweeps, or an MM step
         followed by a damped Newton step on its support (not in the paper; same optimum)
         (:mod:`sparsebayes.inference.bound`); ``"auto"``: :func:`choose_solver`.
-    basis : {"linear", "quadratic", "rbf", None}, default="linear"
+    basis : {"linear", "quadratic", "rbf", None} or transformer, default="linear"
         ``h(x)``: inputs with a bias column, quadratic features, Gaussian kernels
-        ``exp(−‖x−x'‖²/(2h²))`` on the training points (with a bias), or raw ``X``.
+        ``exp(−‖x−x'‖²/(2h²))`` on the training points (with a bias), raw ``X``, or any
+        transformer (cloned; e.g. ``PolynomialFeatures(3)`` for the paper's polynomial basis).
         Every weight, the bias included, is penalized, as in the paper.
     kernel_width : float, default=1.0
         ``h`` for ``basis="rbf"``.
@@ -320,9 +320,9 @@ class SMLRClassifier(_MultinomialLogisticBase):
         Class labels; the last is the reference class.
     coef_ : ndarray (d, m)
         ``W`` with the reference class's zero column last; row ``k`` is basis function ``k``.
-    basis_ : transformer or None
+    feature_map_ : transformer or None
     support_, retained_basis_ : basis functions with a nonzero weight in some class.
-    relevance_indices_ : training points whose kernels are retained (``basis="rbf"``).
+    relevance_indices_ : training points whose kernels are retained (Gaussian kernel bases only).
     n_nonzero_, n_iter_, objective_, optimality_residual_, solver_, lam_
     """
 
@@ -344,7 +344,7 @@ class SMLRClassifier(_MultinomialLogisticBase):
         make_prior(self.penalty, self.lam)
         old = (self.coef_, self.classes_) if self.warm_start and hasattr(self, "coef_") else None
         X, y_enc = self._validate(X, y)
-        self.basis_ = make_basis(self.basis, self.kernel_width)
+        self.feature_map_ = make_basis(self.basis, self.kernel_width)
         Phi = self._design(X, fit=True)
         m = len(self.classes_)
         coef0 = None
@@ -382,7 +382,7 @@ class SMLRCV(_MultinomialLogisticBase):
         Folds (stratified, shuffled with ``random_state``).
     kernel_width : float, default=1.0
     kernel_widths : array-like or None, default=None
-        Widths to choose from by CV (``basis="rbf"``); ``None`` keeps ``kernel_width``.
+        Widths to choose from by CV (``basis="rbf"`` only); ``None`` keeps ``kernel_width``.
     tie_break : {"sparsest", "log_loss"}, default="sparsest"
         Among the (width, λ) pairs with the fewest held-out errors: ``"sparsest"`` takes the
         largest λ (then the lowest log-loss), the parsimonious choice for a sparse model;
@@ -418,8 +418,8 @@ class SMLRCV(_MultinomialLogisticBase):
 
     def _basis_ids(self, train_idx, n_basis):
         """Identity of each basis column: kernels are their training points, bias is id 0."""
-        if isinstance(self.basis_, GaussianKernelFeatures):
-            return np.concatenate([[0], 1 + train_idx]) if self.basis_.bias else train_idx
+        if isinstance(self.feature_map_, GaussianKernelFeatures):
+            return np.concatenate([[0], 1 + train_idx]) if self.feature_map_.bias else train_idx
         return np.arange(n_basis)
 
     def _grid(self, X, y_enc, m):
@@ -443,6 +443,8 @@ class SMLRCV(_MultinomialLogisticBase):
             check_count("n_lams", self.n_lams, 1)
         if self.kernel_widths is not None and len(self.kernel_widths) == 0:
             raise ValueError("kernel_widths must be None or a non-empty list of widths")
+        if self.kernel_widths is not None and not (isinstance(self.basis, str) and self.basis == "rbf"):
+            raise ValueError(f"kernel_widths apply to basis='rbf' only, got basis={self.basis!r}")
         if self.tie_break not in ("sparsest", "log_loss"):
             raise ValueError(f"tie_break must be 'sparsest' or 'log_loss', got {self.tie_break!r}")
         X, y_enc = self._validate(X, y)
@@ -459,7 +461,7 @@ class SMLRCV(_MultinomialLogisticBase):
         n_grid = self.n_lams if self.lams is None else len(self.lams)
         bar = tqdm(total=len(widths) * len(folds) * n_grid + 1, desc="SMLRCV", disable=not self.progress_bar)
         for width in widths:
-            self.basis_ = make_basis(self.basis, width)
+            self.feature_map_ = make_basis(self.basis, width)
             lams = self._grid(X, y_enc, m)
             grids.append(lams)
             err, loss = np.zeros(len(lams)), np.zeros(len(lams))
@@ -472,7 +474,7 @@ class SMLRCV(_MultinomialLogisticBase):
                 Phi_te = self._design(X[test], fit=False)
                 ids = self._basis_ids(train, Phi_tr.shape[1])
                 if memory is None:
-                    n_ids = X.shape[0] + 1 if isinstance(self.basis_, GaussianKernelFeatures) else Phi_tr.shape[1]
+                    n_ids = X.shape[0] + 1 if isinstance(self.feature_map_, GaussianKernelFeatures) else Phi_tr.shape[1]
                     memory = np.zeros((n_ids, m - 1))
                 coef = memory[ids]
                 cache = {}
@@ -497,7 +499,7 @@ class SMLRCV(_MultinomialLogisticBase):
         w_best, l_best = np.unravel_index(order[0], self.cv_errors_.shape)
         self.kernel_width_ = widths[w_best]
         self.lam_ = float(grids[w_best][l_best])
-        self.basis_ = make_basis(self.basis, self.kernel_width_)
+        self.feature_map_ = make_basis(self.basis, self.kernel_width_)
         Phi = self._design(X, fit=True)
         W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam_, solver=self.solver,
                                    tol=self.tol, max_iter=self.max_iter, seed=self.random_state)

@@ -9,7 +9,7 @@ not penalised; for the kernel models of 004 Sec. 3 use ``fit_intercept=False`` a
 bias column of the feature map (``w_0`` in 004 eq. 1), as the paper does.
 
 Fitted attributes: ``coef_`` (weights over the design columns, 0 where pruned), ``intercept_``,
-``active_`` (mask of the kept columns), ``relevance_vectors_`` (training points of the kept
+``active_`` (mask of the kept columns), ``relevance_indices_`` (training points of the kept
 kernel columns; for a plain design the kept column indices), ``sigma_`` (posterior
 covariance of the kept weights), ``noise_var_``, ``lambda_``, ``objective_`` (004 eq. 13 or
 the matching evidence), ``n_iter_``, ``converged_``.
@@ -101,7 +101,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         return 0.1 * np.var(y)
 
     def _design(self, X):
-        return X if self.features is None else self.features_.transform(X)
+        return X if self.features is None else self.feature_map_.transform(X)
 
     def _low_rank_factor(self, X):
         """The :class:`DesignFactor` of the (centred) design for Gaussian kernel features of low
@@ -110,7 +110,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         The kernel block is factored alone (:func:`factor_kernel_design`, pivot rows computed
         from ``X``); with ``fit_intercept`` its factor is centred (:func:`centre_rows`) and the
         bias column, zero once centred, is put back as zeros."""
-        fm = self.features_
+        fm = self.feature_map_
         if not (self.low_rank and isinstance(fm, GaussianKernelFeatures) and X.shape[0] > LOW_RANK_MIN_N):
             return None
         keep_bias = fm.bias and not self.fit_intercept
@@ -145,7 +145,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self._check_params()
         X, y = validate_regression_data(self, X, y)
         reject_constant_columns(X)
-        self.features_ = None if self.features is None else make_feature_map(
+        self.feature_map_ = None if self.features is None else make_feature_map(
             self.features, kernel_width=self.kernel_width).fit(X)
         factor = self._low_rank_factor(X)
         self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
@@ -207,10 +207,10 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self._set_relevance()
 
     def _set_relevance(self):
-        if self.features is not None and hasattr(self.features_, "centers_for"):
-            self.relevance_vectors_ = self.features_.centers_for(self.active_)
+        if self.features is not None and hasattr(self.feature_map_, "centers_for"):
+            self.relevance_indices_ = self.feature_map_.centers_for(self.active_)
         else:
-            self.relevance_vectors_ = np.flatnonzero(self.active_)
+            self.relevance_indices_ = np.flatnonzero(self.active_)
         self.n_active_ = int(self.active_.sum())
 
     def predict(self, X, return_std=False):
@@ -229,7 +229,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         hyperparameters (004 Sec. 2.4; zeros off the active set), each with its intercept
         ``ȳ − φ̄ᵀw``; σ², λ and ``L`` go to the attributes."""
         check_is_fitted(self, "coef_")
-        coords = {"basis": basis_names(self, self.features_, self.coef_.size)}
+        coords = {"basis": basis_names(self, self.feature_map_, self.coef_.size)}
         if posterior_draws:
             coef = gaussian_draws(self.coef_, self.sigma_, n_draws=posterior_draws, seed=seed, active=self.active_)
             return draws_idata({"coef": coef, "intercept": self.y_offset_ - coef @ self.design_offset_},

@@ -186,7 +186,7 @@ def test_cv_chooses_the_kernel_width_too():
     l = int(np.flatnonzero(np.asarray(cv.lams_)[w] == cv.lam_)[0])
     best = cv.cv_errors_ == cv.cv_errors_.min()
     assert best[w, l] and cv.lam_ == np.asarray(cv.lams_)[best].max()
-    assert cv.basis_.width == cv.kernel_width_ and cv.score(X, y) > 0.9
+    assert cv.feature_map_.width == cv.kernel_width_ and cv.score(X, y) > 0.9
 
 
 def test_failed_refit_leaves_nothing_fitted():
@@ -223,7 +223,7 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     X, y = _three_blobs()
     clf = SMLRClassifier(penalty="l2", lam=0.5).fit(X, y)
     cov = clf.laplace_covariance(X)
-    Phi = jnp.asarray(clf.basis_.transform(X))
+    Phi = jnp.asarray(clf.feature_map_.transform(X))
     W = clf.coef_[:, :-1]
 
     def log_joint(w):

@@ -27,14 +27,14 @@ def _sinc(n=60, sigma=0.1, seed=0):
 
 
 @pytest.mark.parametrize("est", [BLSRegressor, RVMRegressor, FLAPRegressor])
-def test_kernel_fit_predict_and_relevance_vectors(est):
+def test_kernel_fit_predict_and_relevance_indices(est):
     X, y = _sinc()
     m = est(features=GaussianKernelFeatures.from_helgoy_li(0.3), fit_intercept=False).fit(X, y)
     mean, std = m.predict(X, return_std=True)
     assert np.sqrt(np.mean((mean - y) ** 2)) < 0.3
     assert np.all(std >= np.sqrt(m.noise_var_) - 1e-12)
-    assert 0 < len(m.relevance_vectors_) < 30
-    assert set(m.relevance_vectors_) <= set(range(60))
+    assert 0 < len(m.relevance_indices_) < 30
+    assert set(m.relevance_indices_) <= set(range(60))
     idata = m.to_inference_data()
     assert idata.posterior["coef"].shape == (1, 1, 61)
     assert m.n_iter_ > 0 and m.converged_
@@ -46,7 +46,7 @@ def test_feature_names_are_the_feature_maps_of_the_other_estimators(est):
     by_name = est(features="kernel", kernel_width=2.0, fit_intercept=False).fit(X, y)
     by_map = est(features=GaussianKernelFeatures(width=2.0), fit_intercept=False).fit(X, y)
     np.testing.assert_array_equal(by_name.coef_, by_map.coef_)
-    np.testing.assert_array_equal(by_name.relevance_vectors_, by_map.relevance_vectors_)
+    np.testing.assert_array_equal(by_name.relevance_indices_, by_map.relevance_indices_)
     assert by_name.predict(X[:5]).shape == (5,)
     with pytest.raises(ValueError, match="features must be"):
         est(features="rbf").fit(X, y)
@@ -156,7 +156,7 @@ def test_posterior_draws_are_the_gaussian_behind_predict_std(Est):
     assert np.all(np.abs(A.mean(0) - est.coef_[est.active_]) < 5 * se)
     np.testing.assert_allclose(np.cov(A.T), est.sigma_, atol=0.05 * np.abs(est.sigma_).max())
     grid = np.linspace(-8, 8, 9)[:, None]
-    f = coef @ est.features_.transform(grid).T + post["intercept"].values[0][:, None]
+    f = coef @ est.feature_map_.transform(grid).T + post["intercept"].values[0][:, None]
     mean, std = est.predict(grid, return_std=True)
     np.testing.assert_allclose(f.mean(0), mean, atol=5 * std.max() / np.sqrt(n))
     np.testing.assert_allclose(f.std(0), np.sqrt(std**2 - est.noise_var_), rtol=0.03)

@@ -1,0 +1,66 @@
+"""Every kernel estimator names its fitted pieces alike: ``feature_map_`` (the fitted transformer
+that makes the design) and ``relevance_indices_`` (the training points whose kernels are kept)."""
+import numpy as np
+import pytest
+from sklearn.preprocessing import PolynomialFeatures
+
+from sparsebayes.inference import (
+    AdaptiveSparseRegressor,
+    BLSRegressor,
+    FLAPRegressor,
+    RVMClassifier,
+    RVMRegressor,
+    SMLRCV,
+    SMLRClassifier,
+    SparseProbitClassifier,
+)
+from sparsebayes.models.features import GaussianKernelFeatures
+
+RNG = np.random.default_rng(3)
+X = RNG.normal(size=(40, 2))
+Y_REG = np.sin(2 * X[:, 0]) + 0.1 * RNG.normal(size=40)
+Y_CLS = (X[:, 0] ** 2 + X[:, 1] > 0.5).astype(int)
+
+
+@pytest.mark.parametrize("est", [
+    AdaptiveSparseRegressor(features="kernel", kernel_width=1.0),
+    SparseProbitClassifier(features="kernel", kernel_width=1.0),
+    RVMRegressor(features="kernel", kernel_width=1.0, fit_intercept=False),
+    BLSRegressor(features="kernel", kernel_width=1.0, fit_intercept=False, lambda_update="profiled"),
+    FLAPRegressor(features="kernel", kernel_width=1.0, fit_intercept=False, estimate_noise=True,
+                  lambda_update="profiled"),
+    RVMClassifier(kernel_width=1.0),
+    SMLRClassifier(basis="rbf", kernel_width=1.0, lam=0.5),
+    SMLRCV(basis="rbf", kernel_width=1.0, cv=3, n_lams=4),
+], ids=lambda est: type(est).__name__)
+def test_kernel_estimators_share_feature_map_and_relevance_indices(est):
+    y = Y_CLS if hasattr(est, "predict_proba") else Y_REG
+    est.fit(X, y)
+    fm = est.feature_map_
+    assert isinstance(fm, GaussianKernelFeatures) and fm.width == 1.0
+    H = fm.transform(X)
+    assert H.shape == (40, 41)  # bias, then one kernel per training point
+    kept = np.asarray(est.relevance_indices_)
+    assert kept.size > 0 and set(kept.tolist()) <= set(range(40))
+    # the kept indices are the training points whose kernel column carries a nonzero weight
+    # coef_ is (40,), (k, 40), (41,) or, for SMLR, (41, m): kernel columns last, after any bias
+    weights = np.atleast_2d(est.coef_)
+    kernel_weights = (weights if weights.shape[1] in (40, 41) else weights.T)[:, -40:]
+    np.testing.assert_array_equal(np.flatnonzero(np.any(kernel_weights != 0, axis=0)), np.sort(kept))
+    # column 1 + i of the design is the kernel centred on training point i
+    i = int(kept[0])
+    np.testing.assert_allclose(H[:, 1 + i], np.exp(-np.sum((X - X[i]) ** 2, axis=1) / 2.0), rtol=1e-12)
+
+
+def test_smlr_takes_a_transformer_basis():
+    """``PolynomialFeatures(2)`` spans the columns of ``basis="quadratic"`` (bias, inputs, squares,
+    products; in another order): the same penalized problem, so the same objective and the
+    same number of nonzero weights."""
+    quad = SMLRClassifier(basis="quadratic", lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
+    poly = SMLRClassifier(basis=PolynomialFeatures(2), lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
+    assert isinstance(poly.feature_map_, PolynomialFeatures) and poly.feature_map_ is not poly.basis
+    np.testing.assert_allclose(poly.objective_, quad.objective_, rtol=1e-8)
+    assert poly.n_nonzero_ == quad.n_nonzero_
+    np.testing.assert_allclose(poly.predict_proba(X), quad.predict_proba(X), atol=1e-6)
+    names = poly.to_inference_data().posterior["coef"].coords["basis"].values.tolist()
+    assert names == PolynomialFeatures(2).fit(X).get_feature_names_out(["x0", "x1"]).tolist()
