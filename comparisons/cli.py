@@ -81,6 +81,10 @@ def build_parser():
         prog="sparsebayes",
         description="Sparse Bayesian learning: reproduce the papers' tables and figures.",
     )
+    parser.add_argument("--no-compile-cache", action="store_true",
+                        help="do not keep compiled programs on disk (by default they are kept in "
+                             "$SPARSEBAYES_CACHE_DIR or ~/.cache/sparsebayes/jax, and a later run skips "
+                             "compiling them again)")
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser("list", help="list the experiment ids")
     p_list.set_defaults(func=_cmd_list)
@@ -109,6 +113,10 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if not args.no_compile_cache and args.command != "list":
+        import sparsebayes
+
+        sparsebayes.enable_compilation_cache()
     return args.func(args)
 
 

@@ -6,9 +6,21 @@ adds up to 20,000 mappings). Kept for the whole session they passed Linux's defa
 ``vm.max_map_count`` (65,530) at 60 % of the suite, and LLVM aborted mid-compile ("Fatal Python
 error: Aborted"). After a module that leaves more than ``MAX_MAPPINGS`` mappings, the caches
 are cleared; below that, later modules keep reusing the compiled programs.
+
+One persistent compilation cache serves the session (:func:`sparsebayes.enable_compilation_cache`,
+in a temporary directory removed at the end, unless ``JAX_COMPILATION_CACHE_DIR`` names one):
+the xdist workers, the notebooks' kernels and the CLI's subprocesses inherit it through the
+environment, so a program one of them compiled is loaded, not compiled, by the others and
+after the caches above are cleared.
 """
+import os
+import shutil
+import tempfile
+
 import jax
 import pytest
+
+import sparsebayes
 
 MAX_MAPPINGS = 30_000
 
@@ -19,6 +31,24 @@ def _mappings():
             return sum(1 for _ in f)
     except OSError:  # not Linux: no such limit to guard
         return 0
+
+
+_OWN_CACHE = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+    if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):  # the controller (or the only process)
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="sparsebayes-test-jax-cache-")
+        config.stash[_OWN_CACHE] = os.environ["JAX_COMPILATION_CACHE_DIR"]
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+    sparsebayes.enable_compilation_cache(os.environ["JAX_COMPILATION_CACHE_DIR"])
+
+
+def pytest_unconfigure(config):
+    own = config.stash.get(_OWN_CACHE, None)
+    if own:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -20,3 +20,17 @@ def test_usage_errors_exit_2_with_a_message_before_anything_runs(argv, message, 
     assert stop.value.code == 2
     assert message in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # nothing ran: the valid id before the bad one wrote nothing
+
+
+@pytest.mark.parametrize("argv, cached", [(["reproduce", "x"], True), (["--no-compile-cache", "reproduce", "x"], False),
+                                          (["list"], False)])
+def test_the_command_keeps_compiled_programs_unless_told_not_to(argv, cached, monkeypatch):
+    import sparsebayes
+    from sparsebayes.comparisons import cli
+
+    calls = []
+    monkeypatch.setattr(sparsebayes, "enable_compilation_cache", lambda: calls.append("cache"))
+    monkeypatch.setattr(cli, "_cmd_reproduce", lambda args: calls.append("run") or 0)
+    monkeypatch.setattr(cli, "_cmd_list", lambda args: calls.append("run") or 0)
+    assert main(argv) == 0
+    assert calls == (["cache", "run"] if cached else ["run"])
