@@ -155,6 +155,14 @@ def _run_sweeps(sweep_keys, state, X, y, hyper, use_cholesky):
     return last, draws, jnp.sum(refused)
 
 
+@partial(jax.jit, static_argnames=("use_cholesky",))
+def _run_chains(sweep_keys, state, X, y, hyper, use_cholesky):
+    """:func:`_run_sweeps` for every chain (``vmap``), compiled once per shape: the data and the
+    hyperparameters are arguments, not constants of a closure (which compiled anew on every
+    fit: 2 s of a 2.2 s ``BayesianLassoRegressor`` fit on 100 × 3 data)."""
+    return jax.vmap(lambda k, s: _run_sweeps(k, s, X, y, hyper, use_cholesky))(sweep_keys, state)
+
+
 def _chunk_lengths(total, progress_bar, n_chunks=20):
     """Sweeps per compiled call: all at once, or (for a progress bar) about ``total / n_chunks``
     each, the last call taking the rest (at most two lengths, so at most two compiles)."""
@@ -196,14 +204,14 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     hyper = Hyper(float(lam2_shape), float(lam2_rate), float(c), float(d))
     total = num_warmup + num_samples
     sweep_keys = jax.vmap(lambda k: jax.random.split(k, total))(jax.random.split(k_run, num_chains))
-    run = jax.jit(jax.vmap(lambda k, s: _run_sweeps(k, s, X, y, hyper, n >= p)))
     lengths = _chunk_lengths(total, progress_bar)
-    compiled = {m: run.lower(sweep_keys[:, :m], state).compile() for m in set(lengths)}  # outside the timing
+    compiled = {m: _run_chains.lower(sweep_keys[:, :m], state, X, y, hyper, n >= p).compile()
+                for m in set(lengths)}  # outside the timing (cached after the first fit of a shape)
     chunks, refused, start = [], 0, 0
     t0 = time.perf_counter()
     with tqdm(total=total, desc="gibbs", disable=not progress_bar) as bar:
         for m in lengths:
-            state, draws, bad = compiled[m](sweep_keys[:, start:start + m], state)
+            state, draws, bad = compiled[m](sweep_keys[:, start:start + m], state, X, y, hyper)
             chunks.append(draws)
             refused += int(np.sum(bad))
             start += m
