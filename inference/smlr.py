@@ -75,7 +75,8 @@ def make_basis(basis, kernel_width):
     is the paper's RBF basis."""
     if basis is None:
         return None
-    if basis not in BASES if isinstance(basis, str) else not (hasattr(basis, "fit") and hasattr(basis, "transform")):
+    known = basis in BASES if isinstance(basis, str) else hasattr(basis, "fit") and hasattr(basis, "transform")
+    if not known:
         raise ValueError(f"basis must be one of {BASES} or a transformer, got {basis!r}")
     return make_feature_map("kernel" if basis == "rbf" else basis, kernel_width=kernel_width)
 
