@@ -116,7 +116,11 @@ def main(argv=None):
     if not args.no_compile_cache and args.command != "list":
         import sparsebayes
 
-        sparsebayes.enable_compilation_cache()
+        try:
+            sparsebayes.enable_compilation_cache()
+        except OSError as err:  # e.g. a read-only home: run without the cache
+            print(f"note: compiled programs are not kept on disk ({err}); set SPARSEBAYES_CACHE_DIR to a "
+                  "writable directory, or pass --no-compile-cache", file=sys.stderr)
     return args.func(args)
 
 

@@ -34,3 +34,16 @@ def test_the_command_keeps_compiled_programs_unless_told_not_to(argv, cached, mo
     monkeypatch.setattr(cli, "_cmd_list", lambda args: calls.append("run") or 0)
     assert main(argv) == 0
     assert calls == (["cache", "run"] if cached else ["run"])
+
+
+def test_an_unwritable_cache_directory_is_a_note_not_a_failure(monkeypatch, tmp_path, capsys):
+    import sparsebayes
+    from sparsebayes.comparisons import cli
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    enable = sparsebayes.enable_compilation_cache
+    monkeypatch.setattr(sparsebayes, "enable_compilation_cache", lambda: enable(blocker / "jax"))  # under a file
+    monkeypatch.setattr(cli, "_cmd_reproduce", lambda args: 0)
+    assert main(["reproduce", "x"]) == 0
+    assert "compiled programs are not kept on disk" in capsys.readouterr().err
