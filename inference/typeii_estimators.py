@@ -207,7 +207,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self._set_relevance()
 
     def _set_relevance(self):
-        if self.features is not None and hasattr(self.feature_map_, "centers_for"):
+        if hasattr(self.feature_map_, "centers_for"):  # (None without a feature map)
             self.relevance_indices_ = self.feature_map_.centers_for(self.active_)
         else:
             self.relevance_indices_ = np.flatnonzero(self.active_)

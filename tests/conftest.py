@@ -9,9 +9,9 @@ are cleared; below that, later modules keep reusing the compiled programs.
 
 One persistent compilation cache serves the session (:func:`sparsebayes.enable_compilation_cache`,
 in a temporary directory removed at the end, unless ``JAX_COMPILATION_CACHE_DIR`` names one):
-the xdist workers, the notebooks' kernels and the CLI's subprocesses inherit it through the
-environment, so a program one of them compiled is loaded, not compiled, by the others and
-after the caches above are cleared.
+the xdist workers and the notebooks' kernels find its directory in ``JAX_COMPILATION_CACHE_DIR``
+(each turns the cache on itself), so a program one of them compiled is loaded, not compiled, by
+the others and after the caches above are cleared.
 """
 import os
 import shutil
@@ -40,8 +40,6 @@ def pytest_configure(config):
     if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):  # the controller (or the only process)
         os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="sparsebayes-test-jax-cache-")
         config.stash[_OWN_CACHE] = os.environ["JAX_COMPILATION_CACHE_DIR"]
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
     sparsebayes.enable_compilation_cache(os.environ["JAX_COMPILATION_CACHE_DIR"])
 
 
