@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 
 from sparsebayes.inference import bound
 from sparsebayes.inference._base import atomic_fit, basis_names, make_feature_map
+from sparsebayes.inference._shapes import bucket
 from sparsebayes.inference._validation import (
     check_count,
     check_max_iter,
@@ -108,12 +109,6 @@ def lambda_max(Phi, y_enc, n_classes):
     return float(np.max(np.abs(gradient(np.zeros((Phi.shape[1], n_classes - 1)), Phi, Y1))))
 
 
-def _bucket(k):
-    """Round ``k`` up to one of few sizes (at most ~25 % larger), so jit compiles few shapes."""
-    step = 1 << max(int(k).bit_length() - 3, 4)
-    return -(-k // step) * step
-
-
 def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None, cache=None):
     """One bound-optimization fit on a design ``Phi``; returns ``(W, Info, solver_used)``.
 
@@ -126,7 +121,7 @@ def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed
     prior = make_prior(penalty, lam)
     n, d = Phi.shape
     solver = choose_solver(solver, n, d, n_classes)
-    n_pad, d_pad = _bucket(n), _bucket(d)
+    n_pad, d_pad = bucket(n, per_octave=4, minimum=16), bucket(d, per_octave=4, minimum=16)
     Phi_pad = np.zeros((n_pad, d_pad))
     Phi_pad[:n, :d] = Phi
     y_pad = np.full(n_pad, n_classes - 1)

@@ -37,6 +37,7 @@ from sparsebayes.models.typeii_rules import (
 from . import typeii, typeii_bernoulli
 from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, make_feature_map
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
+from ._shapes import bucket
 from ._validation import (
     check_count,
     check_max_iter,
@@ -56,11 +57,6 @@ from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive
 LOW_RANK_MIN_N = 300
 
 
-def _bucket(n, minimum=8):
-    """Next power of two ≥ n: padded shapes share compiled programs."""
-    return max(minimum, 1 << int(np.ceil(np.log2(max(n, 1)))))
-
-
 def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, factor=None):
     """Fit one design with the engine, padding to power-of-two shapes and growing the capacity
     (:func:`typeii.fit_growing`).
@@ -76,7 +72,7 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     if factor is not None:
         Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
     n, m = Phi.shape
-    n_pad, m_pad = _bucket(n), _bucket(m)
+    n_pad, m_pad = bucket(n), bucket(m)
     Phi_pad = typeii.aligned_zeros((n_pad, m_pad))  # handed to the device without a copy
     Phi_pad[:n, :m] = Phi
     y_pad = np.zeros(n_pad)
@@ -84,7 +80,7 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     mask = np.zeros(m_pad, bool)
     mask[:m] = True  # (zero columns, such as a centred bias, are masked by the engine)
     data = typeii.make_data(Phi_pad, y_pad, n_obs=n_obs, basis_mask=mask, yy=yy)
-    limit = min(m_pad, _bucket(max_active) if max_active else m_pad)
+    limit = min(m_pad, bucket(max_active) if max_active else m_pad)
     return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
 
 

@@ -146,6 +146,50 @@ def test_growing_slots_takes_the_steps_of_a_fit_with_every_slot():
     assert float(grown.objective) == pytest.approx(float(full.objective), abs=1e-9)
 
 
+def test_padding_to_a_bucket_changes_no_step():
+    """``fit`` pads the data to a bucketed shape (zero rows, masked columns); the engine run on
+    the exact shapes takes the same steps to the same state and, less the padded rows' constant
+    log 2 each, the same evidence."""
+    import jax.numpy as jnp
+
+    _, y, _, Phi = _ripley_subset(4, n=37)
+    mask = np.ones(Phi.shape[1], bool)
+    padded = typeii_bernoulli.fit(Phi, y, mask, capacity=Phi.shape[1])
+    assert typeii_bernoulli._padded(Phi, y, mask)[0].shape == (40, 40)
+    exact, *_ = typeii_bernoulli._start_and_run(jnp.asarray(Phi), jnp.asarray(y), jnp.asarray(mask),
+                                                capacity=Phi.shape[1], max_iter=1000, tol=1e-6, patience=100,
+                                                pause_when_full=False)
+    assert bool(exact.converged) and int(padded.n_iter) == int(exact.n_iter)
+    # the sums run over more (zero) terms, so rounding differs; Newton stops at a relative step of
+    # 1e-8, which leaves the mode, and the variances that follow from it, uncertain at about 1e-9
+    np.testing.assert_allclose(padded.var, np.asarray(exact.var), rtol=1e-7, atol=1e-12)
+    assert float(padded.objective) == pytest.approx(float(exact.objective), abs=1e-9)
+    np.testing.assert_allclose(typeii_bernoulli.coefficients(padded, Phi.shape[1]),
+                               typeii_bernoulli.coefficients(exact, Phi.shape[1]), atol=1e-9)
+
+
+def test_a_new_number_of_points_in_the_same_bucket_compiles_nothing():
+    """37 and 39 training points share the 40-row bucket: the second fit, Laplace covariance
+    included, reuses every compiled program (before the padding, each new n compiled 17–69)."""
+    from jax._src import monitoring
+
+    X, y = _ripley_subset(5, n=39)[:2]
+    RVMClassifier(kernel_width=RIPLEY_WIDTH).fit(X[:37], y[:37])
+    compiles = []
+
+    def listen(name, secs, **kw):
+        if name.endswith("backend_compile_duration"):
+            compiles.append(name)
+
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        m = RVMClassifier(kernel_width=RIPLEY_WIDTH).fit(X, y)
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert compiles == []
+    assert m.laplace_cov_[0].shape == (m.active_[0].sum(),) * 2
+
+
 def test_agrees_with_fastrvm_on_ripley_subsets():
     sb = pytest.importorskip("fastrvm._sparsebayes_bindings")
     same, gaps = 0, []
