@@ -17,7 +17,7 @@ Four solvers share the state:
   2003; the paper's Sec. 5): the step ``W + η(W_MM − W)`` is kept when it beats the plain
   MM step ``W_MM``, and then ``η ← growth·η``; otherwise ``W_MM`` is kept and ``η ← 1``.
   The SMLR block update never makes a weight exactly zero; weights below
-  ``zero_tol · max|W|`` whose gradient lies inside ``[−λ, λ]`` (zero is optimal for them)
+  ``zero_tol · max(max|W|, max|W₀|)`` whose gradient lies inside ``[−λ, λ]`` (zero is optimal for them)
   are set to zero when that does not lower the objective, and stay there.
 * ``"componentwise"``: one sweep of the closed-form coordinate maximizers (eqs. 15–16)
   over all ``d(m−1)`` weights, cyclic, with the linear predictors ``η = XW`` and the
@@ -82,7 +82,8 @@ class State(NamedTuple):
 
     ``relax`` is the over-relaxation factor (block, component-wise, surrogate-cd) or the
     Levenberg–Marquardt factor (newton); ``full_sweep`` says the next
-    component-wise sweep visits every weight; ``key`` drives the visitation schedule.
+    component-wise sweep visits every weight; ``key`` drives the visitation schedule;
+    ``start_scale`` is ``max|W|`` at the start (the block solver's pruning floor).
     """
 
     coef: jax.Array
@@ -95,6 +96,7 @@ class State(NamedTuple):
     full_sweep: jax.Array
     last_full: jax.Array
     key: jax.Array
+    start_scale: jax.Array
 
 
 class Info(NamedTuple):
@@ -154,7 +156,7 @@ def init(problem, prior, coef0=None, *, seed=0):
     eta, log_norm, objective = _predictors(coef, problem, prior)
     return State(
         coef, eta, log_norm, objective, jnp.asarray(1.0), jnp.asarray(jnp.inf),
-        jnp.asarray(0), jnp.asarray(True), jnp.asarray(False), jax.random.PRNGKey(seed),
+        jnp.asarray(0), jnp.asarray(True), jnp.asarray(False), jax.random.PRNGKey(seed), jnp.max(jnp.abs(coef)),
     )
 
 
@@ -185,9 +187,12 @@ def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-4):
     """One block bound iteration (eq. 7, 10 or 13) with adaptive over-relaxation.
 
     Eq. 13 only shrinks a weight towards zero geometrically, never to it. For SMLR, weights
-    below ``zero_tol · max|W|`` whose gradient lies inside ``[−λ, λ]`` (zero is then
-    coordinate-wise optimal) are set to exactly zero together, and the pruned point is kept
-    only if its objective is at least the step's: pruning never costs monotonicity.
+    below ``zero_tol · max(max|W|, max|W₀|)`` whose gradient lies inside ``[−λ, λ]`` (zero is
+    then coordinate-wise optimal) are set to exactly zero together, and the pruned point is kept
+    only if its objective is at least the step's: pruning never costs monotonicity. The floor
+    at the start's scale ``max|W₀|`` lets the largest weight reach zero too: relative to
+    ``max|W|`` alone it never qualifies, and for ``λ ≥ λ_max`` (all-zero estimate) the fit
+    shrank every weight geometrically until ``max_iter`` and kept one of about 1e-15.
     """
     grad = _gradient(state.eta, state.log_norm, problem)
     rhs = problem.bound.apply(state.coef) - grad
@@ -197,7 +202,7 @@ def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-4):
         state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth)
     if isinstance(prior, LaplacePrior):
         grad_new = _gradient(eta, log_norm, problem)
-        small = jnp.abs(coef) <= zero_tol * jnp.max(jnp.abs(coef))
+        small = jnp.abs(coef) <= zero_tol * jnp.maximum(jnp.max(jnp.abs(coef)), state.start_scale)
         prune = small & (jnp.abs(grad_new) <= prior.lam) & (coef != 0)
         coef_pruned = jnp.where(prune, 0.0, coef)
         eta_p, norm_p, obj_p = _predictors(coef_pruned, problem, prior)

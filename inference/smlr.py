@@ -46,11 +46,8 @@ from sparsebayes.models.multinomial import (
     FlatPrior,
     GaussianPrior,
     LaplacePrior,
-    class_probabilities,
     flatten,
-    gradient,
     hessian,
-    one_hot_reference,
     unflatten,
 )
 
@@ -104,9 +101,21 @@ def choose_solver(solver, n_samples, n_basis, n_classes):
 
 
 def lambda_max(Phi, y_enc, n_classes):
-    """Smallest λ at which the SMLR estimate is all zeros: ``max_k |g_k(0)|`` (eq. 15)."""
-    Y1 = one_hot_reference(y_enc, n_classes)
-    return float(np.max(np.abs(gradient(np.zeros((Phi.shape[1], n_classes - 1)), Phi, Y1))))
+    """Smallest λ at which the SMLR estimate is all zeros: ``max_k |g_k(0)|`` (eq. 15). At
+    ``W = 0`` every class has probability ``1/m``, so eq. 9 gives ``g(0) = Φᵀ(Y' − 1/m)``
+    (NumPy: no compilation for each new number of training points)."""
+    Y1 = (np.asarray(y_enc)[:, None] == np.arange(n_classes - 1)[None, :]).astype(np.float64)
+    return float(np.max(np.abs(Phi.T @ (Y1 - 1.0 / n_classes))))
+
+
+def reference_logits(Phi, W):
+    """``[ΦW, 0]``: eq. 1's linear predictors with the reference class's fixed at zero (NumPy)."""
+    return np.hstack([Phi @ W, np.zeros((Phi.shape[0], 1))])
+
+
+def log_softmax(logits):
+    """Log class probabilities from logits, row-wise: finite where the probabilities underflow."""
+    return logits - scipy.special.logsumexp(logits, axis=1, keepdims=True)
 
 
 def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None, cache=None):
@@ -145,7 +154,7 @@ def separates(W, Phi, y):
     """Whether ``W`` (with the reference class's zero column appended) ranks every training
     point's own class strictly first. Then ``tW`` does too for every ``t > 1`` with a higher
     likelihood (eq. 1), so the ML estimate (no prior) does not exist."""
-    eta = Phi @ np.hstack([W, np.zeros((W.shape[0], 1))])
+    eta = reference_logits(Phi, W)
     own = eta[np.arange(y.size), y]
     eta[np.arange(y.size), y] = -np.inf
     return bool(np.all(own > eta.max(axis=1)))
@@ -204,8 +213,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X):
         """Log class probabilities (eq. 1), a log-softmax of the logits: finite where the
         probabilities underflow."""
-        logits = self._logits(X)
-        return logits - scipy.special.logsumexp(logits, axis=1, keepdims=True)
+        return log_softmax(self._logits(X))
 
     def predict_proba(self, X):
         """Class probabilities (eq. 1), columns in the order of ``classes_``."""
@@ -480,9 +488,9 @@ class SMLRCV(_MultinomialLogisticBase):
                                           seed=self.random_state, coef0=coef, cache=cache)
                     if i == 0:
                         memory[ids] = coef
-                    P = np.asarray(class_probabilities(coef, Phi_te))
-                    err[i] += np.sum(P.argmax(1) != y_enc[test])
-                    loss[i] -= np.sum(np.log(np.maximum(P[np.arange(len(test)), y_enc[test]], 1e-300)))
+                    log_p = log_softmax(reference_logits(Phi_te, coef))
+                    err[i] += np.sum(log_p.argmax(1) != y_enc[test])
+                    loss[i] -= np.sum(log_p[np.arange(len(test)), y_enc[test]])
                     bar.update()
             errors.append(err)
             losses.append(loss)

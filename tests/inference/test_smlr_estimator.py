@@ -111,6 +111,48 @@ def test_cv_picks_from_grid_and_refits():
     assert cv.score(X, y) > 0.9
 
 
+def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimate():
+    """``lambda_max`` (NumPy, eq. 9 at W = 0) against the model's own JAX gradient, and eq. 15:
+    just above it SMLR's estimate is all zeros, just below it is not."""
+    from sparsebayes.inference.smlr import lambda_max
+    from sparsebayes.models import multinomial as mm
+
+    X, y = _three_blobs(90)
+    Phi = np.column_stack([np.ones(len(y)), X])
+    g = np.asarray(mm.gradient(np.zeros((3, 2)), Phi, mm.one_hot_reference(y, 3)))
+    top = lambda_max(Phi, y, 3)
+    assert top == pytest.approx(np.max(np.abs(g)), rel=1e-12)
+    for solver in ("block", "componentwise", "newton"):  # block: its pruning floor at the start's scale
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)  # the block fit ran to max_iter before
+            above = SMLRClassifier(lam=1.001 * top, tol=1e-10, solver=solver).fit(X, y)
+        assert np.all(above.coef_ == 0) and above.n_nonzero_ == 0, solver
+        assert np.any(SMLRClassifier(lam=0.99 * top, tol=1e-10, solver=solver).fit(X, y).coef_ != 0), solver
+
+
+def test_cv_scores_new_fold_sizes_without_compiling():
+    """The CV's scoring (log-softmax of the held-out logits) and its λ grid run in NumPy, and the
+    fits on bucketed shapes: another number of points in the same buckets compiles nothing
+    (each new n compiled about 30 small programs before, 1 s)."""
+    from jax._src import monitoring
+
+    X, y = _three_blobs(93)
+    SMLRCV(cv=3, n_lams=3).fit(X[:90], y[:90])
+    compiles = []
+
+    def listen(name, secs, **kw):
+        if name.endswith("backend_compile_duration"):
+            compiles.append(name)
+
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        cv = SMLRCV(cv=3, n_lams=3).fit(X, y)
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert compiles == []
+    assert np.isfinite(cv.cv_log_loss_).all() and cv.score(X, y) > 0.9
+
+
 def test_cv_progress_bar_counts_every_fit_and_changes_nothing(capsys):
     X, y = _three_blobs(90)
     quiet = SMLRCV(lams=[0.01, 0.3, 3.0], cv=3, kernel_widths=[0.5, 1.0], basis="rbf").fit(X, y)
