@@ -122,7 +122,7 @@ def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimat
     g = np.asarray(mm.gradient(np.zeros((3, 2)), Phi, mm.one_hot_reference(y, 3)))
     top = lambda_max(Phi, y, 3)
     assert top == pytest.approx(np.max(np.abs(g)), rel=1e-12)
-    for solver in ("block", "componentwise", "newton"):  # block: its pruning floor at the start's scale
+    for solver in ("block", "componentwise", "surrogate-cd", "newton"):  # block: pruning floor at the start's scale
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)  # the block fit ran to max_iter before
             above = SMLRClassifier(lam=1.001 * top, tol=1e-10, solver=solver).fit(X, y)
