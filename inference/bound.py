@@ -117,13 +117,16 @@ def make_problem(X, y, n_classes, *, solver, prior):
     """Precompute what ``solver`` needs: ``B``'s diagonal, eigenbasis, or dense matrix (eq. 8)."""
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    X = jnp.asarray(X, dtype=jnp.float64)
-    Y1 = one_hot_reference(y, n_classes)
     block = solver == "block"
-    bound = BohningBound.from_data(
-        X, n_classes, dense=block and isinstance(prior, LaplacePrior), eigen=block
-    )
-    return Problem(X, X.T, Y1, X.T @ Y1, bound)
+    return _build_problem(jnp.asarray(X, dtype=jnp.float64), jnp.asarray(y), n_classes=n_classes,
+                          dense=block and isinstance(prior, LaplacePrior), eigen=block)
+
+
+@partial(jax.jit, static_argnames=("n_classes", "dense", "eigen"))
+def _build_problem(X, y, *, n_classes, dense, eigen):
+    """:func:`make_problem`'s arrays, one compiled program (a dozen small ones when run eagerly)."""
+    Y1 = one_hot_reference(y, n_classes)
+    return Problem(X, X.T, Y1, X.T @ Y1, BohningBound.from_data(X, n_classes, dense=dense, eigen=eigen))
 
 
 def _predictors(coef, problem, prior):
