@@ -9,7 +9,6 @@ settings are attributes of the ``posterior`` group, where the samplers put their
 """
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
 
 
@@ -31,6 +30,7 @@ def point_estimate_idata(estimates, *, method, coords=None, dims=None, attrs=Non
 def draws_idata(posterior, *, method, coords=None, dims=None, attrs=None):
     """``InferenceData`` of ``posterior`` (name -> array (chain, draw, ...)) with ``method`` in
     ``attrs["inference"]`` and ``attrs`` on both the ``posterior`` group and the whole."""
+    import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
     idata = az.from_dict(posterior=posterior, coords=coords, dims=dims)
     labels = {"inference": method, **(attrs or {})}
     idata.attrs.update(labels)
