@@ -45,8 +45,8 @@ import numpy as np
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
-from sparsebayes.inference._shapes import bucket
 from sparsebayes.inference._active import active_first
+from sparsebayes.inference._shapes import bucket
 from sparsebayes.inference.typeii import grow_slots
 from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
 
@@ -339,11 +339,10 @@ def coefficients(state, n_basis):
 
 
 @jax.jit
-def _laplace_covariance(Phi, basis_of_slot, w, v_slot):
-    """``Σ`` over all slots (identity rows where free) for slot variances ``v_slot``."""
-    active = basis_of_slot >= 0
-    Phi_A = jnp.where(active[None, :], Phi[:, jnp.where(active, basis_of_slot, 0)], 0.0)
-    y = jax.nn.sigmoid(Phi_A @ w)
+def _laplace_covariance(Phi, state):
+    """``Σ`` over all slots (identity rows where free)."""
+    active, Phi_A, v_slot = _slots(Phi, state)
+    y = jax.nn.sigmoid(Phi_A @ state.w)
     L = _precision_factor(Phi_A, y * (1.0 - y), active, v_slot)
     return cho_solve((L, True), jnp.eye(active.shape[0]))
 
@@ -352,11 +351,12 @@ def posterior_covariance(Phi, state):
     """Laplace covariance ``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis
     functions in increasing basis index (the order of ``coefficients``' nonzeros); computed on
     the padded design (:func:`_padded`: the same ``Σ``, one compilation per bucket)."""
+    Phi_pad, _, _ = _padded(Phi, np.zeros(np.shape(Phi)[0]), np.ones(np.shape(Phi)[1], bool))
+    var = np.zeros(Phi_pad.shape[1])
+    var[:np.size(state.var)] = state.var
+    Sigma = np.asarray(_laplace_covariance(Phi_pad, state._replace(var=var)))
     slots = np.asarray(state.basis_of_slot)
     active = slots >= 0
-    v_slot = np.where(active, np.asarray(state.var)[np.where(active, slots, 0)], 1.0)
-    Phi_pad, _, _ = _padded(Phi, np.zeros(np.shape(Phi)[0]), np.ones(np.shape(Phi)[1], bool))
-    Sigma = np.asarray(_laplace_covariance(Phi_pad, jnp.asarray(slots), jnp.asarray(state.w), jnp.asarray(v_slot)))
     keep = np.flatnonzero(active)[np.argsort(slots[active])]
     return Sigma[np.ix_(keep, keep)]
 
