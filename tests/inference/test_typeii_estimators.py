@@ -160,3 +160,20 @@ def test_posterior_draws_are_the_gaussian_behind_predict_std(Est):
     mean, std = est.predict(grid, return_std=True)
     np.testing.assert_allclose(f.mean(0), mean, atol=5 * std.max() / np.sqrt(n))
     np.testing.assert_allclose(f.std(0), np.sqrt(std**2 - est.noise_var_), rtol=0.03)
+
+
+@pytest.mark.parametrize("make", [RVMRegressor, BLSRegressor, lambda: FLAPRegressor(estimate_noise=True)],
+                         ids=["rvm", "bls", "flap-sigma"])
+@pytest.mark.parametrize("y_scale, x_scale", [(1e4, 1.0), (1e-4, 1.0), (1.0, 1e3), (1.0, 1e-3)])
+def test_fits_do_not_depend_on_the_units_of_y_or_x(make, y_scale, x_scale):
+    """RVM (flat hyperpriors), BLS (τ = v/σ² is unit-free) and FLAPσ (Algorithm 1) give the same
+    fit in any units: predictions scale with y, the support is the same. (FLAP with its noise
+    fixed does not: its Exp(λ/2) prior is on γ_i, in the units of w², and the profiled ascent's
+    ``A log λ`` term then depends on them; on these data y × 1e4 keeps 2 weights instead of 4.)"""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 6))
+    y = X[:, 0] - 2.0 * X[:, 1] + 0.5 * rng.normal(size=80)
+    base = make().fit(X, y)
+    scaled = make().fit(x_scale * X, y_scale * y)
+    np.testing.assert_allclose(scaled.predict(x_scale * X) / y_scale, base.predict(X), atol=1e-8 * np.std(y))
+    np.testing.assert_array_equal(scaled.coef_ != 0, base.coef_ != 0)
