@@ -379,6 +379,11 @@ class FLAPRegressor(_TypeIIRegressor):
     004 writes the fixed noise as ``σ⁻² = 0.01‖y‖²``, which is not dimensionally a
     precision. We read it as ``σ² = 0.01 ‖y‖²/N`` (1 % of the mean square, the convention of
     the Bayesian compressive sensing codes Babacan et al. build on).
+
+    With its noise fixed, FLAP's fit depends on the units of ``y`` and ``X``: ``γ_i`` has the
+    units of ``w_i²``, and the profiled ascent compares models of different sizes through
+    ``A log λ`` (measured: ``y × 1e4`` kept 2 weights where ``y`` kept 4). FLAPσ, BLS (whose
+    ``τ_i = v_i/σ²`` is unit-free) and the RVM do not (``test_fits_do_not_depend_on_the_units_of_y_or_x``).
     """
 
     _method = "flap-typeii"
