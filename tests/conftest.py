@@ -13,6 +13,7 @@ the xdist workers and the notebooks' kernels find its directory in ``JAX_COMPILA
 (each turns the cache on itself), so a program one of them compiled is loaded, not compiled, by
 the others and after the caches above are cleared.
 """
+import contextlib
 import os
 import shutil
 import tempfile
@@ -54,3 +55,36 @@ def _release_compiled_programs():
     yield
     if _mappings() > MAX_MAPPINGS:
         jax.clear_caches()
+
+
+@contextlib.contextmanager
+def _programs_built():
+    """The programs JAX compiles, or loads from the persistent cache, inside the block (a list of
+    event names): a program reused from memory adds nothing. Cache loads count too, else a
+    program another test (or worker) compiled would pass for one reused."""
+    from jax._src import monitoring
+
+    built = []
+
+    def on_duration(name, secs, **kw):
+        if name.endswith("backend_compile_duration"):
+            built.append(name)
+
+    def on_event(name, **kw):
+        if name == "/jax/compilation_cache/cache_hits":
+            built.append(name)
+
+    monitoring.register_event_duration_secs_listener(on_duration)
+    monitoring.register_event_listener(on_event)
+    try:
+        yield built
+    finally:
+        monitoring.unregister_event_duration_listener(on_duration)
+        monitoring.unregister_event_listener(on_event)
+
+
+@pytest.fixture
+def programs_built():
+    """``with programs_built() as built: ...``; then ``built == []`` if nothing was compiled or
+    loaded from the disk cache in the block."""
+    return _programs_built

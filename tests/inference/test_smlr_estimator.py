@@ -130,26 +130,15 @@ def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimat
         assert np.any(SMLRClassifier(lam=0.99 * top, tol=1e-10, solver=solver).fit(X, y).coef_ != 0), solver
 
 
-def test_cv_scores_new_fold_sizes_without_compiling():
+def test_cv_scores_new_fold_sizes_without_compiling(programs_built):
     """The CV's scoring (log-softmax of the held-out logits) and its λ grid run in NumPy, and the
     fits on bucketed shapes: another number of points in the same buckets compiles nothing
     (each new n compiled about 30 small programs before, 1 s)."""
-    from jax._src import monitoring
-
     X, y = _three_blobs(93)
     SMLRCV(cv=3, n_lams=3).fit(X[:90], y[:90])
-    compiles = []
-
-    def listen(name, secs, **kw):
-        if name.endswith("backend_compile_duration"):
-            compiles.append(name)
-
-    monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with programs_built() as built:
         cv = SMLRCV(cv=3, n_lams=3).fit(X, y)
-    finally:
-        monitoring.unregister_event_duration_listener(listen)
-    assert compiles == []
+    assert built == []
     assert np.isfinite(cv.cv_log_loss_).all() and cv.score(X, y) > 0.9
 
 

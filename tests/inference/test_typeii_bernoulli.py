@@ -168,25 +168,14 @@ def test_padding_to_a_bucket_changes_no_step():
                                typeii_bernoulli.coefficients(exact, Phi.shape[1]), atol=1e-9)
 
 
-def test_a_new_number_of_points_in_the_same_bucket_compiles_nothing():
+def test_a_new_number_of_points_in_the_same_bucket_compiles_nothing(programs_built):
     """37 and 39 training points share the 40-row bucket: the second fit, Laplace covariance
     included, reuses every compiled program (before the padding, each new n compiled 17–69)."""
-    from jax._src import monitoring
-
     X, y = _ripley_subset(5, n=39)[:2]
     RVMClassifier(kernel_width=RIPLEY_WIDTH).fit(X[:37], y[:37])
-    compiles = []
-
-    def listen(name, secs, **kw):
-        if name.endswith("backend_compile_duration"):
-            compiles.append(name)
-
-    monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with programs_built() as built:
         m = RVMClassifier(kernel_width=RIPLEY_WIDTH).fit(X, y)
-    finally:
-        monitoring.unregister_event_duration_listener(listen)
-    assert compiles == []
+    assert built == []
     assert m.laplace_cov_[0].shape == (m.active_[0].sum(),) * 2
 
 
