@@ -289,16 +289,22 @@ def _padded(Phi, t, basis_mask):
     step is the unpadded one and :func:`fit` removes the constant from ``L``. Masked columns
     never enter. Only fewer compilations differ: a new number of training points reuses the
     compiled steps of its bucket (Ripley, n = 100: 1.26 ms a fit unpadded, 1.24 in 112 × 112)."""
-    Phi = np.asarray(Phi, np.float64)
-    n, m = Phi.shape
-    n_pad, m_pad = bucket(n, per_octave=4), bucket(m, per_octave=4)
-    P = np.zeros((n_pad, m_pad))
-    P[:n, :m] = Phi
-    tp = np.zeros(n_pad)
+    P = _padded_design(Phi)
+    n, m = np.shape(Phi)
+    tp = np.zeros(P.shape[0])
     tp[:n] = np.asarray(t, np.float64)
-    mask = np.zeros(m_pad, bool)
+    mask = np.zeros(P.shape[1], bool)
     mask[:m] = np.asarray(basis_mask, bool)
     return jnp.asarray(P), jnp.asarray(tp), jnp.asarray(mask)
+
+
+def _padded_design(Phi):
+    """``Φ`` (float64) with zero rows and columns up to its :func:`_padded` shape."""
+    Phi = np.asarray(Phi, np.float64)
+    n, m = Phi.shape
+    P = np.zeros((bucket(n, per_octave=4), bucket(m, per_octave=4)))
+    P[:n, :m] = Phi
+    return P
 
 
 def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=8, patience=100):
@@ -351,7 +357,7 @@ def posterior_covariance(Phi, state):
     """Laplace covariance ``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis
     functions in increasing basis index (the order of ``coefficients``' nonzeros); computed on
     the padded design (:func:`_padded`: the same ``Σ``, one compilation per bucket)."""
-    Phi_pad, _, _ = _padded(Phi, np.zeros(np.shape(Phi)[0]), np.ones(np.shape(Phi)[1], bool))
+    Phi_pad = _padded_design(Phi)
     var = np.zeros(Phi_pad.shape[1])
     var[:np.size(state.var)] = state.var
     Sigma = np.asarray(_laplace_covariance(Phi_pad, state._replace(var=var)))
