@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import warnings
 
-import jax.numpy as jnp
 import numpy as np
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -153,8 +152,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         self.log_posterior_ = res.objective
         active = np.flatnonzero(res.beta)
         H_active = H[:, active] if factor is None else factor.design[:, active]  # HᵀH = H̃ᵀH̃
-        u = np.asarray(prior.em_scale(jnp.asarray(res.beta[active])))
-        self.sigma_ = conditional_covariance(H_active.T @ H_active, u, res.noise_var)
+        self.sigma_ = conditional_covariance(H_active.T @ H_active, res.scale[active], res.noise_var)
         return self
 
     def predict(self, X, return_std=False):

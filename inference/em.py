@@ -24,7 +24,10 @@ Work on the active set: the jitted loop (:func:`run_em`, the jit boundary, a
 ``lax.while_loop``) runs on a fixed-width slice of the basis; when the active set falls to
 half that width it returns, and :func:`fit_em` gathers the surviving columns into
 the next power-of-two width. Shapes inside jit stay fixed, each width compiles once, and
-the cost of an iteration follows the number of nonzero weights.
+the cost of an iteration follows the number of nonzero weights. The rows and the first
+slice's width are padded too (:data:`PAD_PER_OCTAVE`; zero rows with ``y = 0`` that the
+likelihood skips through ``EMData.n_obs``, zero columns with ``β = 0``), so data of a nearby
+size reuses the compiled loops; the padding changes no step, only the rounding of sums.
 
 A kernel design of low numerical rank can be given factored, ``H = QH̃`` (:mod:`._lowrank`):
 the loop then runs on ``H̃`` (r × p) and the compressed targets ``Qᵀv``, with ``η = Q(H̃β)``
@@ -44,9 +47,14 @@ from jax import lax
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from sparsebayes.inference._active import active_first
+from sparsebayes.inference._shapes import bucket
 
 #: Widths at or below this never compact (recompiling costs more than it saves).
 SMALL_WIDTH = 64
+#: Rows (data points, or the rank of a factored design) and the first slice's width are padded
+#: to one of this many sizes per octave (:func:`~sparsebayes.inference._shapes.bucket`), so
+#: data of a new size mostly reuses compiled loops; padding costs at most 25 % per iteration.
+PAD_PER_OCTAVE = 4
 #: With at most this many weights active, the M-step's Cholesky runs on them alone, inside the
 #: compiled loop of a wider slice (a 64-wide factorization costs about 10 µs, an 8-wide one 1).
 SMALL_SOLVE = 8
@@ -60,14 +68,17 @@ class EMData(NamedTuple):
     """The design on the current active slice: ``H`` (n, k), ``y`` (n,), ``gram = HᵀH`` (k, k).
 
     ``gram`` is ``None`` when ``k > DUAL_RATIO · n``: the M-step then uses its dual (n × n) form.
-    With a ``basis`` ``Q`` (n_obs, r) the design is factored (:mod:`._lowrank`): ``H`` is then
-    ``H̃`` (r, k), the data's design is ``QH̃``, ``y`` stays (n_obs,), and ``gram = H̃ᵀH̃``.
+    With a ``basis`` ``Q`` (n, r) the design is factored (:mod:`._lowrank`): ``H`` is then
+    ``H̃`` (r, k), the data's design is ``QH̃``, ``y`` stays (n,), and ``gram = H̃ᵀH̃``.
+    ``n_obs``, if given, is the number of data rows: the rows after it are padding, zero rows of
+    the design (of ``Q`` when factored) with ``y = 0`` (:func:`fit_em`).
     """
 
     H: jax.Array
     y: jax.Array
     gram: jax.Array | None
     basis: jax.Array | None = None
+    n_obs: jax.Array | None = None
 
 
 def linear_predictor(data, beta):
@@ -97,11 +108,14 @@ class EMInfo(NamedTuple):
 
 
 class EMResult(NamedTuple):
+    """``scale`` is ``u`` at the final ``β`` (``E[τ_i⁻¹ | β_i] = 1/u_i²``; 0 where ``β_i = 0``)."""
+
     beta: np.ndarray
     noise_var: float
     n_iter: int
     converged: bool
     objective: float
+    scale: np.ndarray
 
 
 def log_posterior(beta, noise_var, data, prior, likelihood):
@@ -111,7 +125,7 @@ def log_posterior(beta, noise_var, data, prior, likelihood):
     probit: ``Σ log Φ(s_i h_iᵀβ) − pen(β)``; ``pen = −log p(β)`` of the marginal prior.
     """
     eta = linear_predictor(data, beta)
-    return -(likelihood.neg_log_lik(data.y, eta, noise_var) + prior.neg_log_prior(beta))
+    return -(likelihood.neg_log_lik(data.y, eta, noise_var, data.n_obs) + prior.neg_log_prior(beta))
 
 
 def _gram_solve(u, gram, noise_var, rhs):
@@ -165,7 +179,7 @@ def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_
     v = compress(data, likelihood.expected_targets(data.y, eta))  # 002 eq. 6 (or the data)
     u = prior.em_scale(beta)  # E[1/τ_i | β_i] = 1/u_i²
     if estimate_noise:
-        noise_var = jnp.maximum(likelihood.noise_update(data.y, eta), noise_floor)  # 000 eq. 12
+        noise_var = jnp.maximum(likelihood.noise_update(data.y, eta, data.n_obs), noise_floor)  # 000 eq. 12
     else:
         noise_var = state.noise_var
     new = m_step(u, v, noise_var, data)
@@ -205,14 +219,17 @@ def run_em(state, data, prior, likelihood, controls, *, estimate_noise):
 
     final = lax.while_loop(cond, body, state)
     objective = log_posterior(final.beta, final.noise_var, data, prior, likelihood)
-    return jnp.concatenate([final.beta, jnp.stack([final.noise_var, final.n_iter.astype(final.beta.dtype),
-                                                   final.rel_change, objective])])
+    return jnp.concatenate([final.beta, prior.em_scale(final.beta),
+                            jnp.stack([final.noise_var, final.n_iter.astype(final.beta.dtype),
+                                       final.rel_change, objective])])
 
 
 def unpack_run(packed):
-    """:func:`run_em`'s vector as ``(EMState, objective)`` of NumPy values."""
+    """:func:`run_em`'s vector as ``(EMState, objective, scale)`` of NumPy values; ``scale`` is
+    the final ``u`` (``E[τ_i⁻¹ | β_i] = 1/u_i²``)."""
     packed = np.asarray(packed)
-    return EMState(packed[:-4], packed[-4], int(packed[-3]), packed[-2]), float(packed[-1])
+    beta, scale = np.split(packed[:-4], 2)
+    return EMState(beta, packed[-4], int(packed[-3]), packed[-2]), float(packed[-1]), scale
 
 
 @partial(jax.jit, static_argnames=("n_steps", "estimate_noise"))
@@ -271,16 +288,19 @@ def conditional_covariance(gram, u, noise_var):
 
 
 def _width(k, p):
+    """The slice width for ``k`` active weights of the ``p`` (a padded width): ``p`` until half
+    of them are pruned (and always for ``p ≤ SMALL_WIDTH``), then the next power of two."""
     if p <= SMALL_WIDTH or 2 * k > p:
         return p
     return min(p, max(SMALL_WIDTH // 2, 1 << int(np.ceil(np.log2(max(k, 1))))))
 
 
-def _gather(H, gram, beta, active, width):
-    """Columns ``active`` of H (and of HᵀH), zero-padded to ``width`` (padding has β = 0)."""
+def _gather(H, gram, beta, active, width, rows):
+    """Columns ``active`` of H (and of HᵀH), zero-padded to ``width`` columns (padding has β = 0)
+    and ``rows`` rows."""
     k = active.size
-    Hb = np.zeros((H.shape[0], width))
-    Hb[:, :k] = H[:, active]
+    Hb = np.zeros((rows, width))
+    Hb[:H.shape[0], :k] = H[:, active]
     bb = np.zeros(width)
     bb[:k] = beta[active]
     if gram is None:
@@ -316,12 +336,21 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     """
     y = np.asarray(y, dtype=np.float64)
     y0 = y if y_init is None else np.asarray(y_init, dtype=np.float64)
+    n_obs = y.size
+    rows = bucket(n_obs, per_octave=PAD_PER_OCTAVE)
+    y_padded = np.zeros(rows)
+    y_padded[:n_obs] = y
     if factor is None:
         H, basis = np.ascontiguousarray(H, dtype=np.float64), None
+        design_rows = rows
     else:  # HᵀH = H̃ᵀH̃ and Hᵀy₀ = H̃ᵀQᵀy₀: the ridge start on H̃ is the one on H
-        H, basis = np.ascontiguousarray(factor.design), np.ascontiguousarray(factor.basis)
-        y0 = y0 @ basis
+        H = np.ascontiguousarray(factor.design)
+        y0 = y0 @ factor.basis
+        design_rows = bucket(H.shape[0], per_octave=PAD_PER_OCTAVE)
+        basis = np.zeros((rows, design_rows))
+        basis[:n_obs, :H.shape[0]] = factor.basis
     n, p = H.shape
+    padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
     gram_full = H.T @ H if p <= DUAL_RATIO * n else None
     if beta0 is None:
         beta0 = ridge_init(H, y0, gram=gram_full)
@@ -333,28 +362,29 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         s2 = 1.0
     floor = noise_floor_rel * max(float(np.mean(y**2)), np.finfo(float).tiny)
     n_iter, converged, obj = 0, False, -np.inf
+    scale = np.zeros(p)
     while True:
         active = np.flatnonzero(beta)
         k = active.size
         if k == 0:
             converged = True
             break
-        width = _width(k, p)
+        width = _width(k, padded_p)
         use_gram = width <= DUAL_RATIO * n
-        if k == p:  # the whole basis is active: no gather (saves copies of H and HᵀH)
-            Hb, G, bb = H, (gram_full if use_gram else None), beta
-        else:
-            Hb, G, bb = _gather(H, gram_full if use_gram else None, beta, active, width)
-            if use_gram and G is None:
-                G = Hb.T @ Hb
+        Hb, G, bb = _gather(H, gram_full if use_gram else None, beta, active, width, design_rows)
+        if use_gram and G is None:
+            G = Hb.T @ Hb
         shrink_below = width // 2 if width > SMALL_WIDTH else -1
         # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
         state = EMState(bb, np.float64(s2), np.int64(n_iter), np.float64(np.inf))
         controls = np.array(EMControls(tol, max_iter, shrink_below, prune_tol, floor, prune_floor), dtype=np.float64)
-        state, objective = unpack_run(run_em(state, EMData(Hb, y, G, basis), prior, likelihood, controls,
-                                             estimate_noise=estimate_noise))
+        data = EMData(Hb, y_padded, G, basis, np.float64(n_obs))
+        state, objective, slice_scale = unpack_run(run_em(state, data, prior, likelihood, controls,
+                                                          estimate_noise=estimate_noise))
         beta = np.zeros(p)
         beta[active] = state.beta[:k]
+        scale = np.zeros(p)
+        scale[active] = slice_scale[:k]
         s2 = float(state.noise_var)
         n_iter = int(state.n_iter)
         obj = float(objective)
@@ -365,4 +395,4 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
             break
         if n_iter >= max_iter:
             break
-    return EMResult(beta, s2, n_iter, converged, obj)
+    return EMResult(beta, s2, n_iter, converged, obj, scale)

@@ -2,6 +2,11 @@
 
 Each likelihood gives the E-step on the latent targets (``expected_targets``), the noise
 update (``noise_update``) and ``neg_log_lik``, so the engine is likelihood-agnostic.
+
+``n_obs`` (optional, may be traced): only the first ``n_obs`` rows are data. The engine pads
+the rest to a shared array size (:func:`sparsebayes.inference.em.fit_em`) with zero rows of the
+design, so ``η = 0`` and ``y = 0`` there; those rows must add nothing to the noise update or to
+the likelihood.
 """
 from __future__ import annotations
 
@@ -28,15 +33,16 @@ class GaussianLikelihood(NamedTuple):
         """No latent variables: the targets are the data."""
         return y
 
-    def noise_update(self, y, eta):
-        """``σ² = ‖y − Hβ‖² / n`` (000 eq. 12)."""
+    def noise_update(self, y, eta, n_obs=None):
+        """``σ² = ‖y − Hβ‖² / n`` (000 eq. 12); padding rows have zero residuals."""
         r = y - eta
-        return jnp.dot(r, r) / y.shape[0]
+        return jnp.dot(r, r) / (y.shape[0] if n_obs is None else n_obs)
 
-    def neg_log_lik(self, y, eta, noise_var):
+    def neg_log_lik(self, y, eta, noise_var, n_obs=None):
         """``n/2 log σ² + ‖y − Hβ‖² / (2σ²)`` (constants dropped)."""
         r = y - eta
-        return 0.5 * y.shape[0] * jnp.log(noise_var) + 0.5 * jnp.dot(r, r) / noise_var
+        n = y.shape[0] if n_obs is None else n_obs
+        return 0.5 * n * jnp.log(noise_var) + 0.5 * jnp.dot(r, r) / noise_var
 
 
 def scaled_erfc(z):
@@ -78,10 +84,13 @@ class ProbitLikelihood(NamedTuple):
         s = 2.0 * y - 1.0
         return eta + s * probit_mills_ratio(s, eta)
 
-    def noise_update(self, y, eta):
+    def noise_update(self, y, eta, n_obs=None):
         """The probit latent noise has unit variance (002 eq. 3)."""
         return jnp.ones((), dtype=eta.dtype)
 
-    def neg_log_lik(self, y, eta, noise_var):
-        """``−Σ log Φ(s_i η_i)``, ``s_i = 2y_i − 1``."""
-        return -jnp.sum(log_ndtr((2.0 * y - 1.0) * eta))
+    def neg_log_lik(self, y, eta, noise_var, n_obs=None):
+        """``−Σ log Φ(s_i η_i)``, ``s_i = 2y_i − 1``, over the first ``n_obs`` rows."""
+        terms = log_ndtr((2.0 * y - 1.0) * eta)
+        if n_obs is not None:
+            terms = jnp.where(jnp.arange(y.shape[0]) < n_obs, terms, 0.0)
+        return -jnp.sum(terms)

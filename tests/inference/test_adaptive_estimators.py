@@ -203,3 +203,16 @@ def test_inference_data_names_the_design_columns_after_the_inputs():
         assert list(post[var].coords["basis"].values[: len(first)]) == first, type(est).__name__
     bl = BayesianLassoRegressor(num_warmup=20, num_samples=20, num_chains=1).fit(X, y)
     assert list(bl.idata_.posterior["beta"].coords["feature"].values) == ["age", "bmi", "bp"]
+
+
+@pytest.mark.parametrize("Est", [AdaptiveSparseRegressor, SparseProbitClassifier])
+def test_a_new_number_of_points_in_the_same_bucket_compiles_nothing(programs_built, Est):
+    """37 and 39 training points share EM's 40-row bucket (kernel widths 38 and 40 its 40-column
+    first slice): the second fit, ``sigma_`` included, reuses every compiled program (before the
+    padding each new n compiled two EM loops and two eager ops, 0.5–1 s)."""
+    X, y = _blobs(k=2, n=39, seed=3) if Est is SparseProbitClassifier else sinc(39, sigma=0.1, seed=3)
+    Est(features="kernel", kernel_width=2.0, low_rank=False).fit(X[:37], y[:37])
+    with programs_built() as built:
+        m = Est(features="kernel", kernel_width=2.0, low_rank=False).fit(X, y)
+    assert built == []
+    assert m.n_kernels_ > 0

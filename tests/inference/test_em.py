@@ -7,6 +7,7 @@ from numpyro.infer.util import log_density
 from sklearn.linear_model import Lasso
 
 from sparsebayes.comparisons.synthetic import tibshirani_design
+from sparsebayes.inference._lowrank import factor_kernel_design, gaussian_kernel_rows
 from sparsebayes.inference.em import (
     SMALL_SOLVE,
     EMData,
@@ -244,3 +245,40 @@ def test_jeffreys_fits_do_not_depend_on_the_units_of_the_inputs(scale):
     fit = SparseProbitClassifier(tol=1e-8).fit(Xp * scale, yp)
     assert ref.n_kernels_ >= 2
     np.testing.assert_allclose(fit.coef_ * scale, ref.coef_, rtol=1e-5, atol=1e-8 * np.abs(ref.coef_).max())
+
+
+def _padding_cases():
+    X, y = _regression(n=37, p=13)
+    Xp, yp = _probit(n=81, p=10)
+    Xw, yw = _regression(n=20, p=60, seed=2)  # p > DUAL_RATIO · n: the dual M-step
+    rng = np.random.default_rng(4)
+    xs = np.sort(rng.uniform(-10, 10, (150, 1)), axis=0)
+    factor = factor_kernel_design(gaussian_kernel_rows(xs, 3.0), np.ones(150), bias=True)
+    ys = np.sinc(xs[:, 0] / np.pi) + 0.1 * rng.standard_normal(150)
+    return [
+        pytest.param(X, y, JeffreysPrior(), GaussianLikelihood(), {}, id="regression"),
+        pytest.param(X, y, LaplacePrior(2.0), GaussianLikelihood(), {"noise_var": 0.5}, id="fixed-noise"),
+        pytest.param(Xp, yp, JeffreysPrior(), ProbitLikelihood(), {"y_init": 2 * yp - 1}, id="probit"),
+        pytest.param(Xw, yw, JeffreysPrior(), GaussianLikelihood(), {}, id="dual"),
+        pytest.param(None, ys, JeffreysPrior(), GaussianLikelihood(), {"factor": factor}, id="factored"),
+    ]
+
+
+@pytest.mark.parametrize("H,y,prior,likelihood,kw", _padding_cases())
+def test_padding_to_a_bucket_changes_no_step(monkeypatch, H, y, prior, likelihood, kw):
+    """``fit_em`` pads the rows (and a factored design's rank) with zero rows and the first slice
+    with zero columns, so that data of nearby sizes share compiled loops. Run on the exact shapes
+    instead (``bucket`` the identity), it takes the same steps to the same fit: only the rounding
+    of sums over more (zero) terms differs."""
+    from sparsebayes.inference import em
+
+    padded = fit_em(H, y, prior, likelihood, tol=1e-6, **kw)
+    monkeypatch.setattr(em, "bucket", lambda k, **_: k)
+    exact = fit_em(H, y, prior, likelihood, tol=1e-6, **kw)
+    assert padded.converged and exact.converged
+    assert padded.n_iter == exact.n_iter
+    np.testing.assert_array_equal(padded.beta != 0, exact.beta != 0)
+    np.testing.assert_allclose(padded.beta, exact.beta, rtol=1e-9, atol=1e-12 * np.max(np.abs(exact.beta)))
+    assert padded.noise_var == pytest.approx(exact.noise_var, rel=1e-9)
+    assert padded.objective == pytest.approx(exact.objective, rel=1e-12, abs=1e-9)
+    np.testing.assert_allclose(padded.scale, np.asarray(prior.em_scale(jnp.asarray(padded.beta))), rtol=1e-14)
