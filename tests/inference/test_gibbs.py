@@ -97,6 +97,43 @@ def test_a_new_fit_of_the_same_shape_compiles_nothing(programs_built):
     assert again.posterior["beta"].shape == (2, 30, 2)
 
 
+def test_a_new_number_of_rows_in_the_same_bucket_compiles_nothing(programs_built):
+    """37 and 39 rows share the 40-row bucket (zero rows, ``n`` passed as data): the second
+    ``BayesianLassoRegressor`` fit reuses every compiled program (before, a new n compiled 7
+    programs, 2.3–2.6 s for a 0.1 s fit)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(39, 3))
+    y = X[:, 0] + rng.normal(size=39)
+    kw = dict(num_warmup=20, num_samples=30, num_chains=2, rhat_max=np.inf)
+    BayesianLassoRegressor(**kw).fit(X[:37], y[:37])
+    with programs_built() as built:
+        m = BayesianLassoRegressor(**kw).fit(X, y)
+    assert built == []
+    assert m.beta_draws_.shape == (60, 3)
+
+
+@pytest.mark.parametrize("n,p", [(37, 3), (13, 20)], ids=["cholesky", "bhattacharya"])
+def test_padding_rows_changes_no_draw(monkeypatch, n, p):
+    """``run_gibbs`` pads X and y with zero rows to a bucketed size and passes the real n: run on
+    the exact shape instead (``bucket`` the identity), the chains are the same draws (the random
+    bits are drawn per element; only the rounding of sums over more zero terms differs)."""
+    from sparsebayes.inference import gibbs
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, p))
+    X -= X.mean(0)
+    y = X[:, 0] + rng.normal(size=n)
+    y -= y.mean()
+    kw = dict(num_warmup=50, num_samples=100, num_chains=2, seed=3)
+    padded = run_gibbs(X, y, **kw)
+    monkeypatch.setattr(gibbs, "bucket", lambda k, **_: k)
+    exact = run_gibbs(X, y, **kw)
+    for name in ("beta", "noise_var", "tau2", "lam2"):
+        want = exact.posterior[name].values
+        np.testing.assert_allclose(padded.posterior[name].values, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+    np.testing.assert_allclose(padded.log_likelihood["y"].values, exact.log_likelihood["y"].values, rtol=1e-9)
+
+
 @pytest.mark.parametrize("num_warmup, num_samples", [(200, 500), (7, 13)])
 def test_progress_bar_runs_in_chunks_and_gives_the_same_draws(num_warmup, num_samples, capsys):
     X, y = _two_parameter_problem()
