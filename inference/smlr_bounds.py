@@ -10,12 +10,21 @@ prior ``p(w) ∝ exp(−λ‖w‖₁)``:
   voting classifier, which equals the point classifier for a symmetric ``q`` (Lemma 1),
   so no factor 2 enters.  The sample loss of the soft voting classifier
   ``E_q[sign(wᵀx)]`` is a Monte Carlo estimate.
-* :func:`pac_bayes_bound` is Theorem 2: ``D_Ber(R_true‖R_sample) ≤ (D + ln((n+1)/δ))/n``
+* :func:`pac_bayes_bound` is Theorem 2: ``D_Ber(R_sample‖R_true) ≤ (D + ln((n+1)/δ))/n``
   inverted numerically for ``R_true``, the Gibbs classifier's error.  ``R_sample`` uses
   the Gaussian approximation of ``wᵀx`` once ``d ≥ 10`` (Sec. 4.6), Monte Carlo below.
   Lemma 2 turns it into a bound on the point classifier with a factor 2
-  (``point_classifier``); the paper notes that the factor is probably not needed and
-  plots the Gibbs bound, so :func:`error_bounds` reports both.
+  (``pac_bayes_point``); the paper notes that the factor is probably not needed, so
+  :func:`error_bounds` reports both.
+
+  The order of the Bernoulli KL's arguments is that of the PAC-Bayesian theorem the paper
+  cites (Seeger 2002; Langford 2005: the empirical error first). Eq. 25 as printed has them
+  the other way round, ``D_Ber(R_true‖R_sample)``, which is not that theorem and contradicts
+  the paper's own remark that the bound is "*always* ... less than 1" (Secs. 4.6 and 6):
+  ``D_Ber(r‖R_sample)`` stays finite as ``r → 1``, so the printed order gives 1 whenever the
+  right side exceeds ``−ln R_sample``, and at ``R_sample = 0`` no bound at all. In the
+  theorem's order ``D_Ber(R_sample‖r) → ∞`` as ``r → 1``, so the bound is below 1 whenever
+  ``R_sample < 1``; for a given right side it is the larger of the two.
 """
 from __future__ import annotations
 
@@ -108,13 +117,14 @@ def bernoulli_kl(a, b):
 
 
 def invert_bernoulli_kl(sample_error, budget, *, n_bisect=200):
-    """Largest ``r ∈ [R_sample, 1]`` with ``D_Ber(r‖R_sample) ≤ budget`` (convex in ``r``)."""
+    """Largest ``r ∈ [R_sample, 1]`` with ``D_Ber(R_sample‖r) ≤ budget`` (Theorem 2 solved for
+    ``R_true``; the divergence increases in ``r`` there and diverges as ``r → 1``)."""
     lo, hi = float(sample_error), 1.0
-    if bernoulli_kl(hi, sample_error) <= budget:
+    if bernoulli_kl(sample_error, hi) <= budget:
         return 1.0
     for _ in range(n_bisect):
         mid = 0.5 * (lo + hi)
-        if bernoulli_kl(mid, sample_error) <= budget:
+        if bernoulli_kl(sample_error, mid) <= budget:
             lo = mid
         else:
             hi = mid
@@ -133,8 +143,8 @@ def error_bounds(w_hat, X, y, *, lam, delta=0.05, n_draws=2000, seed=0):
     """Both bounds for the binary point classifier ``sign(ŵᵀx)`` trained on ``(X, y)``, ``y = ±1``.
 
     Returns a dict: ``kl`` (``D_min``, eq. 24), ``rademacher`` (Theorem 1),
-    ``pac_bayes`` (Theorem 2, Gibbs classifier, as plotted in the paper's Fig. 1) and
-    ``pac_bayes_point`` (``min(1, 2 × pac_bayes)``, Lemma 2's factor 2).
+    ``pac_bayes`` (Theorem 2, Gibbs classifier; the paper's Fig. 1 does not say which bound
+    it plots) and ``pac_bayes_point`` (``min(1, 2 × pac_bayes)``, Lemma 2's factor 2).
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

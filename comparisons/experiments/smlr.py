@@ -323,7 +323,11 @@ def fig1_bounds(reps, seed, out):
     return Result({"n_train": len(y_tr), "n_test": len(y_te), "d": X_tr.shape[1], "basis": "linear + bias",
                    "delta": 0.05, "rademacher_s_g_r": [1.0, 1.0, 2.0], "seed": seed}, rows, [], plots=[path],
                   notes=["The paper's Mines data are private; a synthetic two-Gaussian set of 20000 points "
-                         "(10000 train / 10000 test) stands in. The paper's Fig. 1 is a plot (no table)."])
+                         "(10000 train / 10000 test) stands in. The paper's Fig. 1 is a plot (no table).",
+                         "PAC-Bayes: D_Ber(R_sample || R_true) <= (D + ln((n+1)/delta))/n, the order of the "
+                         "PAC-Bayesian theorem the paper cites (Seeger; Langford); eq. 25 prints the arguments "
+                         "the other way round, which is not that theorem and can give 1 "
+                         "(sparsebayes.inference.smlr_bounds)."])
 
 
 def _time_steps(problem, prior, solver, n_steps):

@@ -32,10 +32,18 @@ def test_optimal_eta_minimizes_eq23_and_dmin_below_l1():
     assert 0 <= d_min <= lam * np.abs(w_hat).sum()
 
 
-def test_invert_bernoulli_kl():
+def test_invert_bernoulli_kl_solves_theorem_2_in_the_order_of_the_pac_bayes_theorem():
+    """``D_Ber(R_sample‖r) = budget`` (Seeger; Langford: the empirical error first). At
+    ``R_sample = 0`` that is ``−ln(1 − r)``, so ``r = 1 − e^{−budget}``; and the bound stays
+    below 1 for ``R_sample < 1`` (the paper: "always ... less than 1"), where eq. 25's printed
+    order, ``D_Ber(r‖R_sample) ≤ budget``, gives 1 once the budget passes ``−ln R_sample``."""
     r = sb.invert_bernoulli_kl(0.1, 0.05)
-    assert sb.bernoulli_kl(r, 0.1) == pytest.approx(0.05, rel=1e-8)
+    assert sb.bernoulli_kl(0.1, r) == pytest.approx(0.05, rel=1e-8)
     assert r > 0.1 and sb.invert_bernoulli_kl(0.1, 100.0) == 1.0
+    for budget in (1e-3, 0.126, 2.0):
+        assert sb.invert_bernoulli_kl(0.0, budget) == pytest.approx(-np.expm1(-budget), rel=1e-10)
+    assert sb.bernoulli_kl(1.0, 0.6) < 0.6  # the printed order would give 1 here
+    assert sb.invert_bernoulli_kl(0.6, 0.6) < 1.0
 
 
 def test_gaussian_approximation_matches_monte_carlo():
