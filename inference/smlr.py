@@ -267,6 +267,9 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         """Rademacher (Theorem 1) and PAC-Bayes (Theorem 2) bounds on the error rate (binary SMLR).
 
         ``X, y`` must be the training data.  See :func:`sparsebayes.inference.smlr_bounds.error_bounds`.
+        Both theorems take the prior (λ) and the basis as fixed before the data are seen: with λ
+        chosen by cross-validation on the same data (:class:`SMLRCV`), or kernels centred on the
+        training points (``basis="rbf"``), the figures are indicative, not guarantees.
         """
         from sparsebayes.inference.smlr_bounds import error_bounds
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
-from ._validation import check_count
+from ._validation import check_count, check_number
 
 
 def laplace_kl(w_hat, eta, lam):
@@ -81,6 +81,8 @@ def rademacher_bound(X, y, w_hat, lam, *, delta=0.05, s=1.0, g=1.0, r=2.0, n_dra
     ``g̃ = r max(D_min, g)``, ``l_s(a) = min(1, max(0, 1 − a/s))``; ``s, g > 0`` and
     ``r > 1`` are fixed before seeing the data (defaults 1, 1, 2).  Capped at 1.
     """
+    for name, value, least in (("s", s, 0.0), ("g", g, 0.0), ("r", r, 1.0)):
+        check_number(name, value, least, strict=True)  # log_r needs r > 1 (Theorem 1's "r > 0" is loose)
     n = len(y)
     kl, eta = min_laplace_kl(w_hat, lam)
     f = soft_vote(X, w_hat, eta, n_draws=n_draws, seed=seed)
@@ -95,12 +97,13 @@ def gibbs_sample_error(X, y, w_hat, eta, *, n_draws=2000, seed=0):
     """``R_sample`` of the Gibbs classifier: ``mean_j P_q(y_j wᵀx_j < 0)``.
 
     Gaussian approximation ``wᵀx ~ N(ŵᵀx, Σ_i 2x_i²/η_i²)`` when ``d ≥ 10`` (Sec. 4.6),
-    Monte Carlo otherwise.
+    Monte Carlo otherwise. An all-zero row has ``wᵀx = 0`` for every ``w``: not an error, as
+    in the Monte Carlo count (``y wᵀx < 0``).
     """
     if X.shape[1] >= 10:
-        mean = X @ w_hat
+        margin = y * (X @ w_hat)
         sd = np.sqrt((X**2) @ (2.0 / eta**2))
-        return float(np.mean(ndtr(-y * mean / sd)))
+        return float(np.mean(np.where(sd > 0, ndtr(-margin / np.where(sd > 0, sd, 1.0)), margin < 0)))
     W = _laplace_draws(w_hat, eta, n_draws, seed)
     return float(np.mean((y[:, None] * (X @ W.T)) < 0))
 
@@ -156,6 +159,7 @@ def error_bounds(w_hat, X, y, *, lam, delta=0.05, n_draws=2000, seed=0):
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta (the bounds hold with probability 1 - delta) must lie in (0, 1), got {delta!r}")
     check_count("n_draws", n_draws, 1)
+    check_number("lam", lam, 0.0, strict=True)
     kl, _ = min_laplace_kl(w_hat, lam)
     pb = pac_bayes_bound(X, y, w_hat, lam, delta=delta, n_draws=n_draws, seed=seed)
     return {

@@ -90,3 +90,29 @@ def test_bounds_reject_what_they_cannot_mean(kw, match):
     y_used = y[: kw.pop("y_len")] if "y_len" in kw else y
     with pytest.raises(ValueError, match=match):
         clf.generalization_bounds(X, y_used, **kw)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(r=1.0), "r must be"), (dict(r=0.5), "r must be"),
+                                       (dict(s=0.0), "s must be"), (dict(g=-1.0), "g must be")])
+def test_rademacher_rejects_constants_outside_theorem_1(kw, match):
+    """``log_r`` needs r > 1: r = 0.5 gave a finite 'bound' of 0.489 and r = 1 a NaN capped to 1."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 3))
+    y = np.sign(X[:, 0] + 0.1)
+    with pytest.raises(ValueError, match=match):
+        sb.rademacher_bound(X, y, np.array([1.0, 0.0, 0.0]), 1.0, **kw)
+    with pytest.raises(ValueError, match="lam must be"):
+        sb.error_bounds(np.array([1.0, 0.0, 0.0]), X, y, lam=0.0)
+
+
+def test_gaussian_sample_error_counts_an_all_zero_row_like_monte_carlo():
+    """A zero row has wᵀx = 0 for every draw: no error, where the Gaussian form gave 0/0 = NaN."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(50, 12))
+    X[7] = 0.0
+    y = np.sign(X[:, 0] + 0.5 * rng.normal(size=50))
+    y[7] = 1.0
+    w, eta = rng.normal(size=12), np.full(12, 4.0)
+    err = sb.gibbs_sample_error(X, y, w, eta)
+    rest = sb.gibbs_sample_error(np.delete(X, 7, 0), np.delete(y, 7), w, eta)
+    assert err == pytest.approx(rest * 49 / 50, rel=1e-12)
