@@ -375,7 +375,10 @@ def _profiled_moves(state, rule, s, q, active, n_fixed_point):
     g_first, g_refined, g_zero = gain_of(first), gain_of(refined), gain_of(jnp.zeros_like(first))
     proposal = jnp.where(g_refined >= g_first, refined, first)
     gain = jnp.maximum(g_refined, g_first)
-    delete_better = active & (g_zero > gain)
+    # the last active basis is never deleted (candidate_gains), so its delete is not scored:
+    # with no τ_i left λ's profile degenerates (λ = 0 and L = +∞ for a = 0), which used to
+    # crowd out its re-estimate, so that a one-basis model kept its starting variance
+    delete_better = active & (g_zero > gain) & (n_active > 1)
     return jnp.where(delete_better, 0.0, proposal), jnp.where(delete_better, g_zero, gain)
 
 

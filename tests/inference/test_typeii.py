@@ -76,6 +76,30 @@ def test_objective_never_decreases(name):
 
 
 @pytest.mark.parametrize("name", list(RULES))
+def test_profiled_moves_re_estimate_a_lone_basis(name):
+    """With one basis in the model, its delete is not allowed and so not scored: the re-estimate
+    stays on offer. Before, the delete's score (no τ_i left: λ = 0 and a log-λ term of +∞ when
+    a = 0) crowded it out, and a fit that kept one basis stopped at its starting variance
+    (profiled BLS, N = 40: v 189.5 where L peaks at 2.33, 1.69 nats lower)."""
+    rng = np.random.default_rng(2)
+    Phi = rng.normal(size=(40, 10))
+    y = Phi[:, 0] + 2.0 * rng.normal(size=40)
+    data = typeii.make_data(Phi, y)
+    rule = PROFILED[name]
+    state = typeii.init(data, rule, 0.05, capacity=8)
+    proposal, gain, _ = typeii.candidate_gains(data, state, rule, 1.0 - 1e-3)
+    lone = int(np.argmax(np.asarray(state.var)))
+    assert np.isfinite(float(gain[lone])) and float(proposal[lone]) > 0
+    fitted = typeii.fit(data, rule, 0.05, capacity=8)
+    active = np.flatnonzero(np.asarray(fitted.var))
+    if active.size == 1:  # then the lone variance must be where L peaks (λ* = 0 for a = 0)
+        s, q = typeii.sparsity_quality(fitted)
+        m = int(active[0])
+        best = optimal_variance(s[m], q[m], rule.penalty(fitted.lam, fitted.noise_var))
+        assert float(fitted.var[m]) == pytest.approx(float(best), rel=1e-3)
+
+
+@pytest.mark.parametrize("name", list(RULES))
 def test_reported_objective_equals_direct_evidence_plus_prior(name):
     Phi, y = _sinc_design(n=30, seed=1)
     rule = RULES[name]
