@@ -28,8 +28,12 @@ exact change of ``L``). Every
 drift of the rank-one updates): BLS by 004 eq. 18 (its exact maximiser with τ fixed); RVM and
 FLAPσ by the MacKay fixed point ``σ² = (‖y − Φμ‖² + 2d)/(N − Σγ_i + 2c + 2)`` with an EM
 step ``σ² = (‖y − Φμ‖² + σ² Σγ_i + 2d)/(N + 2c + 2)`` as fallback whenever the fixed point
-would lower ``L`` (the EM step cannot). With the profiled moves ``L`` therefore never decreases
-(a test checks it for every prior). The fit stops when no move
+would lower ``L`` (the EM step cannot: the prior variances held fixed, ``L`` depends on σ²
+through the likelihood alone). With the profiled moves ``L`` therefore never decreases
+(a test checks it for every prior). Not so for BLS with the variances-fixed update
+(:func:`~sparsebayes.models.typeii_rules.with_noise_update`): there ``τ_i = v_i/σ²`` moves
+with σ², and its prior term ``−λΣv_i/(2σ²)`` is part of ``L`` but not of the update, so ``L``
+can fall at a σ² step. The fit stops when no move
 gains more than ``tol`` and σ² changed by less than ``noise_tol`` (relative).
 
 Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free), with the
