@@ -67,14 +67,23 @@ from sparsebayes.models.multinomial import (
 SOLVERS = ("block", "componentwise", "surrogate-cd", "newton")
 
 
+#: Relative changes of the weights are measured against at least the weight that moves a
+#: logit by this much (``weight_floor = LOGIT_FLOOR / max|X|``). Without a floor, iterates at
+#: rounding level (the all-zero estimate at λ = λ_max, where eq. 15's threshold and the gradient
+#: tie to an ulp) flip between 0 and 1e-16, a relative change of 1, and never stopped.
+LOGIT_FLOOR = 1e-6
+
+
 class Problem(NamedTuple):
-    """Data and precomputations: ``X`` (n × d), ``Xt = Xᵀ``, ``Y1`` (n × (m−1)), ``XtY = XᵀY1``."""
+    """Data and precomputations: ``X`` (n × d), ``Xt = Xᵀ``, ``Y1`` (n × (m−1)), ``XtY = XᵀY1``;
+    ``weight_floor`` the smallest scale of the weights' relative change (:data:`LOGIT_FLOOR`)."""
 
     X: jax.Array
     Xt: jax.Array
     Y1: jax.Array
     XtY: jax.Array
     bound: BohningBound
+    weight_floor: jax.Array
 
 
 class State(NamedTuple):
@@ -126,7 +135,9 @@ def make_problem(X, y, n_classes, *, solver, prior):
 def _build_problem(X, y, *, n_classes, dense, eigen):
     """:func:`make_problem`'s arrays, one compiled program (a dozen small ones when run eagerly)."""
     Y1 = one_hot_reference(y, n_classes)
-    return Problem(X, X.T, Y1, X.T @ Y1, BohningBound.from_data(X, n_classes, dense=dense, eigen=eigen))
+    x_max = jnp.max(jnp.abs(X))
+    return Problem(X, X.T, Y1, X.T @ Y1, BohningBound.from_data(X, n_classes, dense=dense, eigen=eigen),
+                   LOGIT_FLOOR / jnp.where(x_max > 0, x_max, 1.0))
 
 
 def _predictors(coef, problem, prior):
@@ -146,10 +157,10 @@ def _gradient(eta, log_norm, problem, P=None):
     return problem.XtY - problem.Xt @ (_probabilities(eta, log_norm) if P is None else P)
 
 
-def _rel_change(new, old):
-    scale = jnp.maximum(jnp.max(jnp.abs(new)), jnp.max(jnp.abs(old)))
-    diff = jnp.max(jnp.abs(new - old))
-    return jnp.where(scale > 0, diff / jnp.where(scale > 0, scale, 1.0), 0.0)
+def _rel_change(new, old, floor):
+    """``max|Δw| / max(max|w_new|, max|w_old|, floor)`` (``floor``: ``Problem.weight_floor``)."""
+    scale = jnp.maximum(jnp.maximum(jnp.max(jnp.abs(new)), jnp.max(jnp.abs(old))), floor)
+    return jnp.max(jnp.abs(new - old)) / scale
 
 
 def init(problem, prior, coef0=None, *, seed=0):
@@ -215,7 +226,7 @@ def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-4):
         objective = jnp.where(keep, obj_p, objective)
     new = state._replace(
         coef=coef, eta=eta, log_norm=log_norm, objective=objective, relax=relax,
-        rel_change=_rel_change(coef, state.coef), n_iter=state.n_iter + 1, last_full=jnp.asarray(True),
+        rel_change=_rel_change(coef, state.coef, problem.weight_floor), n_iter=state.n_iter + 1, last_full=jnp.asarray(True),
     )
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
 
@@ -265,7 +276,7 @@ def componentwise_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_visit
     eta_mm, norm_mm, obj_mm = _predictors(coef_mm, problem, prior)
     coef, eta, log_norm, objective, relax = _overrelax(
         state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth)
-    rel = _rel_change(coef, state.coef)
+    rel = _rel_change(coef, state.coef, problem.weight_floor)
     new = state._replace(
         coef=coef, eta=eta, log_norm=log_norm, objective=objective, rel_change=rel, relax=relax,
         n_iter=state.n_iter + 1, key=key, last_full=full,
@@ -312,7 +323,7 @@ def surrogate_cd_step(state, problem, prior, *, tol=0.0, growth=1.5, inner_sweep
         state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth)
     new = state._replace(
         coef=coef, eta=eta, log_norm=log_norm, objective=objective, relax=relax,
-        rel_change=_rel_change(coef, state.coef), n_iter=state.n_iter + 1, last_full=jnp.asarray(True),
+        rel_change=_rel_change(coef, state.coef, problem.weight_floor), n_iter=state.n_iter + 1, last_full=jnp.asarray(True),
     )
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
 
@@ -402,7 +413,7 @@ def newton_step(state, problem, prior, *, tol=0.0, inner_sweeps=4, damping=1e-8,
         relax=jnp.clip(jnp.where(j == 0, state.relax / 3.0, state.relax * 2.0**j), damping, 1e6),
         # converged only when the MM step, too, barely moves: near the optimum the line search
         # compares objectives at rounding level, and a Newton step can then undo the MM step
-        rel_change=jnp.maximum(_rel_change(coef, state.coef), _rel_change(mm.coef, state.coef)))
+        rel_change=jnp.maximum(_rel_change(coef, state.coef, problem.weight_floor), _rel_change(mm.coef, state.coef, problem.weight_floor)))
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
 
 

@@ -103,9 +103,16 @@ def choose_solver(solver, n_samples, n_basis, n_classes):
 def lambda_max(Phi, y_enc, n_classes):
     """Smallest λ at which the SMLR estimate is all zeros: ``max_k |g_k(0)|`` (eq. 15). At
     ``W = 0`` every class has probability ``1/m``, so eq. 9 gives ``g(0) = Φᵀ(Y' − 1/m)``
-    (NumPy: no compilation for each new number of training points)."""
+    (NumPy: no compilation for each new number of training points).
+
+    Rounded up by twice the error bound of summing the n terms, ``n ε Σ_i |Φ_ik||y'_i − 1/m|``:
+    the engine sums the same gradient in another order, and at a λ_max below its own value by
+    an ulp its estimate kept a weight of 1e-16 instead of none.
+    """
     Y1 = (np.asarray(y_enc)[:, None] == np.arange(n_classes - 1)[None, :]).astype(np.float64)
-    return float(np.max(np.abs(Phi.T @ (Y1 - 1.0 / n_classes))))
+    R = Y1 - 1.0 / n_classes
+    slack = 2.0 * Phi.shape[0] * np.finfo(np.float64).eps * (np.abs(Phi).T @ np.abs(R))
+    return float(np.max(np.abs(Phi.T @ R) + slack))
 
 
 def reference_logits(Phi, W):

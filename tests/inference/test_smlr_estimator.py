@@ -130,6 +130,26 @@ def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimat
         assert np.any(SMLRClassifier(lam=0.99 * top, tol=1e-10, solver=solver).fit(X, y).coef_ != 0), solver
 
 
+@pytest.mark.parametrize("solver", ["block", "componentwise", "surrogate-cd", "newton"])
+def test_at_lambda_max_itself_every_solver_stops_at_zero(solver):
+    """λ = ``lambda_max`` exactly (the top of SMLRCV's grid). Here the engine's gradient at zero
+    came out an ulp above the NumPy λ_max: surrogate-cd and newton then flipped a weight between
+    0 and 1e-16, a relative change of 1, for all 2000 iterations and a ConvergenceWarning. Now
+    λ_max carries the summation's error bound and relative changes a floor (``LOGIT_FLOOR``)."""
+    from sparsebayes.inference.smlr import lambda_max
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 5))
+    y = rng.integers(0, 3, 60)
+    X[:, 0] += 1.5 * (y == 0)
+    X[:, 1] += 1.5 * (y == 1)
+    top = lambda_max(np.column_stack([np.ones(60), X]), y, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit = SMLRClassifier(lam=top, solver=solver).fit(X, y)
+    assert fit.n_nonzero_ == 0 and fit.n_iter_ < 100
+
+
 def test_cv_scores_new_fold_sizes_without_compiling(programs_built):
     """The CV's scoring (log-softmax of the held-out logits) and its λ grid run in NumPy, and the
     fits on bucketed shapes: another number of points in the same buckets compiles nothing
