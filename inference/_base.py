@@ -102,7 +102,8 @@ class OneVsAllLinkClassifier:
     The fit sets ``classes_``, ``feature_map_`` and ``beta_`` (one row per classifier: one for
     two classes, ``k`` otherwise); a subclass gives ``_log_link(η) = log P(y = 1 | η)`` (probit:
     ``log Φ``; logistic: ``log σ``). One-vs-all probabilities are the link probabilities
-    normalized over the classes.
+    normalized over the classes (our choice: 002 learns the k classifiers but does not say
+    how to combine their probabilities; the predicted class, the largest ``η_c``, is the same).
     """
 
     def _log_link(self, eta):

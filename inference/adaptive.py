@@ -2,7 +2,7 @@
 
 * :class:`AdaptiveSparseRegressor`: ``y = Hβ + w`` with σ² estimated (000 Sec. 3) or fixed.
 * :class:`SparseProbitClassifier`: probit with latent ``z`` (002 Secs. 2–3); ``k > 2`` classes
-  by one-vs-all (002 Sec. 4.2) with normalized class probabilities.
+  by one-vs-all (002 Sec. 4.2), the class probabilities normalized (our addition).
 
 Both are thin shells over :func:`sparsebayes.inference.em.fit_em`.
 """
@@ -142,6 +142,12 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         X, y = validate_regression_data(self, X, y)
         fm, H, factor = self._design(X)
         res = self._em(H, factor, y, prior, GaussianLikelihood(), y_init=y, noise_var=self.noise_var)
+        if self.noise_var is None and res.noise_var <= res.noise_floor:
+            warnings.warn(
+                f"the estimated noise variance fell to its floor ({res.noise_var:.3g}): the fit interpolates "
+                f"the training data with {np.count_nonzero(res.beta)} basis functions for {y.size} points, where "
+                "the flat prior on sigma^2 has no maximum (000 eq. 6); set noise_var, or use fewer basis "
+                "functions than points", UserWarning, stacklevel=2)
         self.feature_map_ = fm
         self.beta_ = res.beta
         coef, intercept = self._split_bias(res.beta)
@@ -207,8 +213,9 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
 class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveSparseBase):
     """Sparse probit classifier by EM under a Laplace or Jeffreys hyperprior (002; 000 Sec. 4).
 
-    ``P(y = 1 | x) = Φ(βᵀh(x))``; for ``k > 2`` classes, ``k`` one-vs-all classifiers whose
-    ``Φ(β_cᵀh(x))`` are normalized into class probabilities (002 Sec. 4.2).
+    ``P(y = 1 | x) = Φ(βᵀh(x))``; for ``k > 2`` classes, ``k`` one-vs-all classifiers (002
+    Sec. 4.2) whose ``Φ(β_cᵀh(x))`` are normalized into class probabilities (our choice; the
+    paper does not say how it combines them).
 
     Parameters
     ----------

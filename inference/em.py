@@ -108,7 +108,8 @@ class EMInfo(NamedTuple):
 
 
 class EMResult(NamedTuple):
-    """``scale`` is ``u`` at the final ``β`` (``E[τ_i⁻¹ | β_i] = 1/u_i²``; 0 where ``β_i = 0``)."""
+    """``scale`` is ``u`` at the final ``β`` (``E[τ_i⁻¹ | β_i] = 1/u_i²``; 0 where ``β_i = 0``);
+    ``noise_floor`` the least σ² an estimate may take (:func:`fit_em`'s ``noise_floor_rel``)."""
 
     beta: np.ndarray
     noise_var: float
@@ -116,6 +117,7 @@ class EMResult(NamedTuple):
     converged: bool
     objective: float
     scale: np.ndarray
+    noise_floor: float
 
 
 def log_posterior(beta, noise_var, data, prior, likelihood):
@@ -325,11 +327,16 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         Starting point; ``None`` takes the paper's ridge estimate (:func:`ridge_init`) from
         ``y_init`` (default ``y``; the probit estimator passes the ±1 labels).
     noise_var : float or None
-        Fixed σ²; ``None`` estimates it (000 eq. 12). Ignored by the probit likelihood (σ² = 1).
+        Fixed σ²; ``None`` estimates it (000 eq. 12). Ignored by a likelihood with a
+        ``fixed_noise_var`` (probit: σ² = 1, 002 eq. 3).
     tol : float
         Relative-change stopping threshold δ.
     prune_tol : float
         Weights below ``prune_tol · max(max|β|, max|β⁽⁰⁾|)`` become exactly zero.
+    noise_floor_rel : float
+        An estimated σ² stays at least ``noise_floor_rel · mean(y²)`` (returned as
+        ``noise_floor``): with as many basis functions as points the flat prior on σ² has no
+        maximum (the fit can interpolate, σ² → 0), and EM stops at the floor instead.
     factor : :class:`~sparsebayes.inference._lowrank.DesignFactor` or None
         ``H = QH̃`` (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`): every
         iteration then works on ``H̃`` (r × p) and costs ``O(r²p)``; ``H`` itself is not used.
@@ -356,6 +363,8 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         beta0 = ridge_init(H, y0, gram=gram_full)
     beta = np.asarray(beta0, dtype=np.float64).copy()
     prune_floor = prune_tol * float(np.max(np.abs(beta), initial=0.0))
+    if getattr(likelihood, "fixed_noise_var", None) is not None:
+        noise_var = likelihood.fixed_noise_var
     estimate_noise = noise_var is None
     s2 = float(np.var(y)) if estimate_noise else float(noise_var)
     if not (np.isfinite(s2) and s2 > 0):
@@ -395,4 +404,4 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
             break
         if n_iter >= max_iter:
             break
-    return EMResult(beta, s2, n_iter, converged, obj, scale)
+    return EMResult(beta, s2, n_iter, converged, obj, scale, floor)

@@ -75,6 +75,10 @@ class ProbitLikelihood(NamedTuple):
     Labels are 0/1; the unit noise variance is fixed (002 eq. 3).
     """
 
+    #: σ² of the latent ``z`` (002 eq. 3), which :func:`sparsebayes.inference.em.fit_em` uses
+    #: whatever ``noise_var`` it is given (a likelihood without it has σ² free).
+    fixed_noise_var = 1.0
+
     def expected_targets(self, y, eta):
         """``v_i = E[z_i | β, y_i]`` (002 eq. 6): ``η + φ(η)/Φ(η)`` if ``y=1``, ``η − φ(η)/Φ(−η)`` if ``y=0``.
 

@@ -1,4 +1,6 @@
 """API of the adaptive-sparseness estimators: sklearn checks, bad input, InferenceData, warnings."""
+import warnings
+
 import arviz as az
 import numpy as np
 import pytest
@@ -216,3 +218,19 @@ def test_a_new_number_of_points_in_the_same_bucket_compiles_nothing(programs_bui
         m = Est(features="kernel", kernel_width=2.0, low_rank=False).fit(X, y)
     assert built == []
     assert m.n_kernels_ > 0
+
+
+def test_a_noise_variance_at_its_floor_is_reported():
+    """With more basis functions than points the flat prior on σ² has no maximum: EM interpolates
+    and σ² stops at its floor (1e-10 · mean y²). That is said, not left as a silent noise_var_."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 60))
+    y = X[:, :3].sum(1) + 0.5 * rng.normal(size=30)
+    with pytest.warns(UserWarning, match="fell to its floor"):
+        wide = AdaptiveSparseRegressor().fit(X, y)
+    assert wide.noise_var_ < 1e-8 * np.mean(y**2)
+    Xs, ys = sinc(60, sigma=0.1, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        kernel = AdaptiveSparseRegressor(features="kernel", kernel_width=2.0).fit(Xs, ys)
+    assert 0.5 * 0.01 < kernel.noise_var_ < 2 * 0.01

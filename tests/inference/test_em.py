@@ -282,3 +282,13 @@ def test_padding_to_a_bucket_changes_no_step(monkeypatch, H, y, prior, likelihoo
     assert padded.noise_var == pytest.approx(exact.noise_var, rel=1e-9)
     assert padded.objective == pytest.approx(exact.objective, rel=1e-12, abs=1e-9)
     np.testing.assert_allclose(padded.scale, np.asarray(prior.em_scale(jnp.asarray(padded.beta))), rtol=1e-14)
+
+
+def test_probit_keeps_its_unit_noise_variance_whatever_noise_var_says():
+    """002 eq. 3 fixes σ² = 1 for the latent z; a noise_var given to fit_em used to enter the
+    M-step (β moved by up to 2.4 at noise_var = 5) while the objective kept σ² = 1."""
+    X, y = _probit()
+    free = fit_em(X, y, JeffreysPrior(), ProbitLikelihood(), y_init=2 * y - 1)
+    given = fit_em(X, y, JeffreysPrior(), ProbitLikelihood(), y_init=2 * y - 1, noise_var=5.0)
+    np.testing.assert_array_equal(given.beta, free.beta)
+    assert given.noise_var == free.noise_var == 1.0
