@@ -31,18 +31,27 @@ from ._shapes import bucket
 from ._validation import check_sampler_counts
 
 
+def michael_root(mean, shape, w):
+    """The smaller root ``x = μ + μ²w/(2λ) − μ√(4μλw + μ²w²)/(2λ)`` of Michael, Schucany & Haas
+    (1976), as ``2μλ / (2λ + μw + √(μ²w² + 4μλw))`` (multiplied by the conjugate: no cancellation).
+
+    The form ``μ − 2μ²w/(μw + √(·))`` used before subtracts nearly equal numbers when
+    ``μw ≫ λ``: 2e-10 relative error at μ = 1e10, all of it (x = 0) at μ = 1e16, and 8e-8 at
+    λ = 1e-9 (against 60-digit arithmetic)."""
+    mw = mean * w
+    return 2.0 * mean * shape / (2.0 * shape + mw + jnp.sqrt(mw * mw + 4.0 * mean * shape * w))
+
+
 def inverse_gaussian(key, mean, shape):
     """Michael, Schucany & Haas (1976) draw from the inverse Gaussian ``IG(mean, shape)``.
 
-    ``ν ~ N(0,1)``, ``w = ν²``, ``x = μ + μ²w/(2λ) − μ√(4μλw + μ²w²)/(2λ)``, written without
-    cancellation as ``x = μ − 2μ²w / (μw + √(μ²w² + 4μλw))``; return ``x`` with probability
-    ``μ/(μ + x)``, else ``μ²/x``.
+    ``ν ~ N(0,1)``, ``w = ν²``, ``x`` the smaller root (:func:`michael_root`); return ``x`` with
+    probability ``μ/(μ + x)``, else ``μ²/x``.
     """
     k1, k2 = jax.random.split(key)
     mean, shape = jnp.broadcast_arrays(jnp.asarray(mean, jnp.float64), jnp.asarray(shape, jnp.float64))
     w = jax.random.normal(k1, mean.shape) ** 2
-    mw = mean * w
-    x = mean - 2.0 * mean * mw / (mw + jnp.sqrt(mw * mw + 4.0 * mean * shape * w))
+    x = michael_root(mean, shape, w)
     x = jnp.maximum(x, jnp.finfo(jnp.float64).tiny)
     u = jax.random.uniform(k2, mean.shape)
     return jnp.where(u <= mean / (mean + x), x, mean * mean / x)

@@ -8,9 +8,11 @@ approximation at the posterior mode ``w*`` of the active weights,
     L(v) = Σ_n log p(t_n | w*) − ½ Σ_A w*_i² / v_i − ½ Σ_A log v_i + ½ log|Σ|,
     Σ = (Φ_Aᵀ B Φ_A + V_A⁻¹)⁻¹,  B = diag(y_n (1 − y_n)),  y = σ(Φ w*),
 
-which is the Gaussian evidence of the linearized targets ``t̂ = Φw* + B⁻¹(t − y)`` with noise
-covariance ``B⁻¹``. For that Gaussian problem (Tipping & Faul 2003, eqs. 22–23 with ``B`` in
-place of ``σ⁻²I``)
+which equals the Gaussian evidence of the linearized targets ``t̂ = Φw* + B⁻¹(t − y)`` with
+noise covariance ``B⁻¹`` up to terms that depend on ``v`` only through the mode ``w*``
+(``Σ log p(t_n | w*)`` there in place of ``½ log|B| − ½(t − y)ᵀB⁻¹(t − y)``); the fit
+evaluates the Laplace form. For that Gaussian problem (Tipping & Faul 2003, eqs. 22–23 with
+``B`` in place of ``σ⁻²I``)
 
     S_m = φ_mᵀBφ_m − φ_mᵀBΦ_A Σ Φ_AᵀBφ_m,   Q_m = φ_mᵀ B t̂ − φ_mᵀBΦ_A Σ Φ_AᵀB t̂ = φ_mᵀ(t − y),
 
