@@ -35,9 +35,9 @@ def bump(n=120, *, snr=3.0, seed=None, snr_as="variance"):
     over [0, 1] or over the samples; its RVM row of Table 2 (kernels, RMSE at the samples, σ̂
     at every SNR) is what our RVM gives with the variance ratio over [0, 1] (see
     ``bls-table2-bump``: RMSE within 3 %), while with the sd ratio σ̂ at SNR 10 would be 2.6
-    times the true σ. The variance ratio over the 120 samples (σ 0.82 times ours) would put
-    the noise nearer the paper's RVM σ̂ at SNR 10, 3 and 2 and farther at 4 and 1; it was
-    not run against the RMSE row.
+    times the true σ. The variance ratio over the 120 samples (σ 0.823 times ours) puts the
+    true σ nearer the paper's RVM σ̂ at every SNR but 4 (our RVM's own σ̂ is within 16 % of it
+    either way); that reading was not run against the paper's RMSE row.
     """
     if snr_as not in ("variance", "sd"):
         raise ValueError(f"snr_as must be 'variance' or 'sd', got {snr_as!r}")
