@@ -44,6 +44,15 @@ def make_feature_map(features, *, kernel_width=1.0, bias=True):
     raise ValueError(f"features must be 'linear', 'quadratic', 'kernel' or a transformer, got {features!r}")
 
 
+def has_bias_column(feature_map):
+    """Whether a fitted feature map's first output column is the bias: one of this package's maps
+    (a string ``features``, or such a map given as the transformer) built with ``bias=True``.
+    Another transformer's columns are all basis functions, a constant one it makes included
+    (e.g. ``PolynomialFeatures(include_bias=True)``): the estimators' ``bias`` parameter does not
+    reach a transformer, which is used as it is."""
+    return isinstance(feature_map, (LinearFeatures, QuadraticFeatures, GaussianKernelFeatures)) and bool(feature_map.bias)
+
+
 def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
     """Reject constant columns of ``X``, fit the feature map on it; returns ``(map, design)``."""
     reject_constant_columns(X)

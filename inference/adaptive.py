@@ -19,7 +19,14 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
-from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_design_or_factor, fit_feature_design
+from ._base import (
+    OneVsAllLinkClassifier,
+    atomic_fit,
+    basis_names,
+    fit_design_or_factor,
+    fit_feature_design,
+    has_bias_column,
+)
 from ._validation import (
     check_max_iter,
     check_number,
@@ -58,8 +65,9 @@ class _AdaptiveSparseBase(BaseEstimator):
         return res
 
     def _split_bias(self, beta):
+        """``(coef, intercept)`` of ``beta`` on the fitted ``feature_map_``'s columns."""
         beta = np.atleast_2d(beta)
-        if self.bias:
+        if has_bias_column(self.feature_map_):
             return beta[:, 1:], beta[:, 0]
         return beta, np.zeros(beta.shape[0])
 
@@ -82,7 +90,9 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         Laplace hyperparameter γ (ignored by Jeffreys).
     features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
         The basis ``h(x)``; ``"kernel"`` uses Gaussian kernels of width ``kernel_width``
-        centred on the training points.
+        centred on the training points. A transformer is used as it is (``kernel_width`` and
+        ``bias`` do not reach it); its bias column, if it is one of this package's maps with
+        ``bias=True``, gives ``intercept_``.
     kernel_width : float, default=1.0
         ``h`` in ``exp(-‖x − x'‖² / (2h²))``.
     bias : bool, default=True

@@ -35,7 +35,14 @@ from sparsebayes.models.typeii_rules import (
 )
 
 from . import typeii, typeii_bernoulli
-from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, make_feature_map
+from ._base import (
+    OneVsAllLinkClassifier,
+    atomic_fit,
+    basis_names,
+    fit_feature_design,
+    has_bias_column,
+    make_feature_map,
+)
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
 from ._shapes import bucket
 from ._validation import (
@@ -472,7 +479,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
                   for t in targets]
         self.beta_ = np.array([np.asarray(typeii_bernoulli.coefficients(s, Phi.shape[1])) for s in states])
         self.active_ = np.array([np.asarray(s.var) > 0 for s in states])
-        has_bias = isinstance(self.features, str) and self.bias
+        has_bias = has_bias_column(self.feature_map_)
         self.coef_ = self.beta_[:, 1:] if has_bias else self.beta_
         self.intercept_ = self.beta_[:, 0] if has_bias else np.zeros(len(states))
         self.prior_var_ = np.array([np.asarray(s.var) for s in states])

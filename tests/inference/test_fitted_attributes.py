@@ -52,6 +52,27 @@ def test_kernel_estimators_share_feature_map_and_relevance_indices(est):
     np.testing.assert_allclose(H[:, 1 + i], np.exp(-np.sum((X - X[i]) ** 2, axis=1) / 2.0), rtol=1e-12)
 
 
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("make", [
+    lambda features, bias: AdaptiveSparseRegressor(features=features, kernel_width=1.0, bias=bias),
+    lambda features, bias: SparseProbitClassifier(features=features, kernel_width=1.0, bias=bias),
+    lambda features, bias: RVMClassifier(features=features, kernel_width=1.0, bias=bias),
+], ids=["AdaptiveSparseRegressor", "SparseProbitClassifier", "RVMClassifier"])
+def test_a_kernel_transformer_gives_what_the_kernel_string_gives(make, bias):
+    """``features=GaussianKernelFeatures(...)`` is the map ``features="kernel"`` builds, so the fit,
+    ``intercept_`` and ``relevance_indices_`` agree. Before, the EM estimators split off a bias
+    column whenever their own ``bias`` was set (the default), which a transformer ignores: with
+    ``GaussianKernelFeatures(bias=False)`` the first kernel's weight became the intercept and
+    every relevance index was one too small; ``RVMClassifier`` kept the transformer's bias column
+    in ``coef_``, so its indices were one too large."""
+    y = Y_REG if "Regressor" in type(make("kernel", bias)).__name__ else Y_CLS
+    by_name = make("kernel", bias).fit(X, y)
+    by_map = make(GaussianKernelFeatures(width=1.0, bias=bias), True).fit(X, y)
+    np.testing.assert_array_equal(by_map.relevance_indices_, by_name.relevance_indices_)
+    np.testing.assert_allclose(by_map.intercept_, by_name.intercept_, atol=1e-12)
+    np.testing.assert_allclose(by_map.coef_, by_name.coef_, atol=1e-12)
+
+
 def test_smlr_takes_a_transformer_basis():
     """``PolynomialFeatures(2)`` spans the columns of ``basis="quadratic"`` (bias, inputs, squares,
     products; in another order): the same penalized problem, so the same objective and the
