@@ -52,6 +52,8 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
     intercept_ : ``ȳ − x̄ᵀ coef_mean_``: ``predict`` is ``intercept_ + X coef_mean_``, the
         posterior predictive mean;
     noise_var_, lambda_ : posterior medians of σ² and λ = √λ²; ``rhat_`` the largest R-hat over β;
+    intercept_var_ : ``E[σ²]/n``, the flat-prior intercept's variance given β and σ² averaged over
+        the draws (``b | β, σ² ~ N(ȳ − x̄ᵀβ, σ²/n)``);
     idata_ : the draws; n_iter_ : draws per chain.
     """
 
@@ -109,6 +111,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         self.noise_var_ = float(np.median(self.noise_var_draws_))
         self.lambda_ = float(np.median(np.sqrt(np.asarray(idata.posterior["lam2"]))))
         self.intercept_ = self.y_mean_ - float(self.x_mean_ @ self.coef_mean_)
+        self.intercept_var_ = float(self.noise_var_draws_.mean()) / X.shape[0]
         self.n_iter_ = int(self.num_samples)
         self.rhat_ = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
@@ -119,7 +122,9 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X, return_std=False):
-        """Posterior predictive mean ``x̃ᵀE[β] + ȳ``; with ``return_std`` its sd (β and noise draws)."""
+        """Posterior predictive mean ``x̃ᵀE[β] + ȳ`` (``x̃ = x − x̄``); with ``return_std`` its sd,
+        ``√(Var[x̃ᵀβ] + E[σ²] + E[σ²]/n)`` over the draws: the last term is the integrated-out
+        intercept's (``intercept_var_``)."""
         check_is_fitted(self, "coef_")
         X = validate_predict_data(self, X)
         Xc = X - self.x_mean_
@@ -127,7 +132,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         if not return_std:
             return mean
         draws = Xc @ self.beta_draws_.T
-        return mean, np.sqrt(draws.var(axis=1) + self.noise_var_draws_.mean())
+        return mean, np.sqrt(draws.var(axis=1) + self.noise_var_draws_.mean() + self.intercept_var_)
 
     def to_inference_data(self):
         """The sampler's draws (chain, draw) as ``InferenceData``."""

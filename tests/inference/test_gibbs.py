@@ -195,6 +195,20 @@ def test_bhattacharya_path_runs_when_p_exceeds_n():
     assert np.all(np.isfinite(idata.posterior["beta"].values))
 
 
+def test_bayesian_lasso_predictive_sd_is_that_of_predictive_draws_with_the_intercept():
+    """``predict``'s sd against posterior predictive draws ``y* = b + (x − x̄)ᵀβ + ε``, with the
+    integrated-out intercept drawn from ``b | β, σ² ~ N(ȳ, σ²/n)`` (centred design): its
+    ``σ²/n`` (8 % of σ² at n = 12) was missing."""
+    X, y = _two_parameter_problem()
+    m = BayesianLassoRegressor(num_warmup=300, num_samples=2000, num_chains=2).fit(X, y)
+    rng = np.random.default_rng(0)
+    s2 = m.noise_var_draws_
+    b = m.y_mean_ + np.sqrt(s2 / len(y)) * rng.standard_normal((20, s2.size))
+    y_star = b[:, None, :] + ((X - m.x_mean_) @ m.beta_draws_.T)[None] + np.sqrt(s2) * rng.standard_normal((20, 1, s2.size))
+    np.testing.assert_allclose(m.predict(X, return_std=True)[1], y_star.transpose(1, 0, 2).reshape(12, -1).std(1),
+                               rtol=0.02)
+
+
 def test_bayesian_lasso_regressor_intervals_and_bad_input():
     X, y = _two_parameter_problem()
     m = BayesianLassoRegressor(num_warmup=100, num_samples=200, num_chains=2).fit(X, y)
