@@ -56,7 +56,8 @@ def _cmd_compare(args):
         print("Bayesian Lasso diagnostics:", report["bayesian_lasso"]["diagnostics"])
         print("Bayesian Lasso held-out scores:", report["bayesian_lasso"]["scores"])
     print("timings (s):", {k: round(v, 3) for k, v in report["timings_s"].items()})
-    print(f"wrote {args.out}/compare-{args.dataset}.md, .json, .png")
+    extra = f", compare-{args.dataset}-bayesian-lasso.png" if "bayesian_lasso" in report else ""
+    print(f"wrote {args.out}/compare-{args.dataset}.md, .json, .png{extra}")
     return 0
 
 

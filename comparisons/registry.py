@@ -76,8 +76,8 @@ def jsonable(obj):
         return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
         return jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
+    if isinstance(obj, np.generic):  # a NumPy NaN or inf becomes a Python float, then None
+        return jsonable(obj.item())
     if isinstance(obj, float) and not np.isfinite(obj):
         return None
     return obj
@@ -86,11 +86,15 @@ def jsonable(obj):
 def _markdown(exp_id, result, seconds):
     lines = [f"# {exp_id}", "", f"Settings: `{json.dumps(jsonable(result.settings))}`", "",
              f"Wall time: {seconds:.1f} s", ""]
-    for title, rows in (("Ours", result.rows), ("Paper", result.paper)):
+    tables = [("Ours", result.rows), ("Paper", result.paper)]
+    if result.rows and result.paper:  # the two joined on their shared keys, as `reproduce` prints them
+        tables.insert(0, ("Ours beside the paper", side_by_side({"rows": result.rows, "paper": result.paper})))
+    for title, rows in tables:
         lines += [f"## {title}", ""]
-        if rows:
-            df = pd.DataFrame(jsonable(rows))
-            lines.append(df.to_markdown(index=False, floatfmt=".4g") if _has_tabulate() else df.to_string(index=False))
+        if len(rows):
+            df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(jsonable(rows))
+            lines.append(df.to_markdown(index=False, floatfmt=".4g", missingval="–") if _has_tabulate()
+                         else df.to_string(index=False, na_rep="–"))
         else:
             lines.append("(no figures)")
         lines.append("")
@@ -127,7 +131,7 @@ def run_experiment(exp_id, *, reps=None, seed=0, out="results"):
         "rows": jsonable(result.rows),
         "paper": jsonable(result.paper),
     }
-    (out / f"{exp_id}.json").write_text(json.dumps(payload, indent=2))
+    (out / f"{exp_id}.json").write_text(json.dumps(payload, indent=2, allow_nan=False))  # strict JSON
     (out / f"{exp_id}.md").write_text(_markdown(exp_id, result, seconds))
     return payload, result
 

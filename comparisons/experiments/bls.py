@@ -70,7 +70,7 @@ def _initial_noise(rule, y):
 
 
 def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=300, noise_every=5, batched=True):
-    """Fit ``len(X_train)`` kernel models in one ``vmap``-ed call; predict at ``X_eval``.
+    """Fit ``len(X_train)`` kernel models in one compiled call; predict at ``X_eval``.
 
     Returns predictions (B, n_eval), kernel counts (bias excluded), σ̂², active masks and
     the fraction converged. Defaults trade precision for speed (σ² every 5 steps, a gain

@@ -47,3 +47,22 @@ def test_an_unwritable_cache_directory_is_a_note_not_a_failure(monkeypatch, tmp_
     monkeypatch.setattr(cli, "_cmd_reproduce", lambda args: 0)
     assert main(["reproduce", "x"]) == 0
     assert "compiled programs are not kept on disk" in capsys.readouterr().err
+
+
+def test_reports_are_strict_json_and_markdown_sets_ours_beside_the_paper():
+    """NumPy NaN / inf scalars became bare NaN / Infinity in the JSON (not JSON); the Markdown had
+    our table and the paper's apart, where the contract promises them side by side."""
+    import json
+
+    import numpy as np
+
+    from sparsebayes.comparisons.registry import Result, _markdown, jsonable
+
+    rows = [{"method": "smlr", "errors": np.int64(3), "rmse": np.float64("nan"), "x": np.float32("inf")}]
+    text = json.dumps(jsonable(rows), allow_nan=False)
+    assert json.loads(text) == [{"method": "smlr", "errors": 3, "rmse": None, "x": None}]
+    result = Result({"reps": 1}, [{"method": "smlr", "errors": 3.0}, {"method": "svm", "errors": 5.0}],
+                    [{"method": "smlr", "errors": 1.0}])
+    md = _markdown("demo", result, 1.0)
+    joined = md.split("## Ours beside the paper")[1].split("## Ours\n")[0]
+    assert "errors (paper)" in joined and "smlr" in joined and "svm" in joined
