@@ -290,7 +290,7 @@ def conditional_covariance(gram, u, noise_var):
 
 
 def _width(k, p):
-    """The slice width for ``k`` active weights of the ``p`` (a padded width): ``p`` until half
+    """The slice width for ``k`` active weights out of the padded width ``p``: ``p`` until half
     of them are pruned (and always for ``p ≤ SMALL_WIDTH``), then the next power of two."""
     if p <= SMALL_WIDTH or 2 * k > p:
         return p
