@@ -93,6 +93,7 @@ def _markdown(exp_id, result, seconds):
         lines += [f"## {title}", ""]
         if len(rows):
             df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(jsonable(rows))
+            df = df.astype(object).where(df.notna(), None)  # NaN as the missing value "–", as None is
             lines.append(df.to_markdown(index=False, floatfmt=".4g", missingval="–") if _has_tabulate()
                          else df.to_string(index=False, na_rep="–"))
         else:
