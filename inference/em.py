@@ -47,7 +47,7 @@ from jax import lax
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from sparsebayes.inference._active import active_first
-from sparsebayes.inference._shapes import bucket
+from sparsebayes.inference._shapes import bucket, pad_to
 
 #: Widths at or below this never compact (recompiling costs more than it saves).
 SMALL_WIDTH = 64
@@ -345,8 +345,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     y0 = y if y_init is None else np.asarray(y_init, dtype=np.float64)
     n_obs = y.size
     rows = bucket(n_obs, per_octave=PAD_PER_OCTAVE)
-    y_padded = np.zeros(rows)
-    y_padded[:n_obs] = y
+    y_padded = pad_to(y, (rows,))
     if factor is None:
         H, basis = np.ascontiguousarray(H, dtype=np.float64), None
         design_rows = rows
@@ -354,8 +353,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         H = np.ascontiguousarray(factor.design)
         y0 = y0 @ factor.basis
         design_rows = bucket(H.shape[0], per_octave=PAD_PER_OCTAVE)
-        basis = np.zeros((rows, design_rows))
-        basis[:n_obs, :H.shape[0]] = factor.basis
+        basis = pad_to(np.asarray(factor.basis, dtype=np.float64), (rows, design_rows))
     n, p = H.shape
     padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
     gram_full = H.T @ H if p <= DUAL_RATIO * n else None

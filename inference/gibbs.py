@@ -27,7 +27,7 @@ import scipy.stats
 from jax.scipy.linalg import cho_solve, solve_triangular
 from tqdm.auto import tqdm
 
-from ._shapes import bucket
+from ._shapes import bucket, pad_to
 from ._validation import check_sampler_counts
 
 
@@ -224,8 +224,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     state = _initial_state(X, y, num_chains, k_init)
     # zero rows up to a shared size, so a new n mostly reuses the compiled sampler (gibbs_step)
     rows = bucket(n, per_octave=4)
-    X_padded, y_padded = np.zeros((rows, p)), np.zeros(rows)
-    X_padded[:n], y_padded[:n] = X, y
+    X_padded, y_padded = pad_to(X, (rows, p)), pad_to(y, (rows,))
     n_obs = np.float64(n)
     hyper = Hyper(float(lam2_shape), float(lam2_rate), float(c), float(d))
     total = num_warmup + num_samples

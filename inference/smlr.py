@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from sparsebayes.inference import bound
 from sparsebayes.inference._base import atomic_fit, basis_names, make_feature_map
-from sparsebayes.inference._shapes import bucket
+from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference._validation import (
     check_count,
     check_max_iter,
@@ -138,12 +138,10 @@ def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed
     n, d = Phi.shape
     solver = choose_solver(solver, n, d, n_classes)
     n_pad, d_pad = bucket(n, per_octave=4, minimum=16), bucket(d, per_octave=4, minimum=16)
-    Phi_pad = np.zeros((n_pad, d_pad))
-    Phi_pad[:n, :d] = Phi
-    y_pad = np.full(n_pad, n_classes - 1)
-    y_pad[:n] = y_enc
+    Phi_pad = pad_to(np.asarray(Phi, dtype=np.float64), (n_pad, d_pad))
+    y_pad = pad_to(np.asarray(y_enc), (n_pad,), fill=n_classes - 1)
     if coef0 is not None:
-        coef0 = np.vstack([np.asarray(coef0, dtype=np.float64), np.zeros((d_pad - d, n_classes - 1))])
+        coef0 = pad_to(np.asarray(coef0, dtype=np.float64), (d_pad, n_classes - 1))
     key = (solver, type(prior).__name__)
     if cache is not None and key in cache:
         problem = cache[key]

@@ -45,7 +45,7 @@ from ._base import (
     make_feature_map,
 )
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
-from ._shapes import bucket
+from ._shapes import bucket, pad_to
 from ._validation import (
     check_count,
     check_max_iter,
@@ -81,12 +81,9 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
         Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
     n, m = Phi.shape
     n_pad, m_pad = bucket(n), bucket(m)
-    Phi_pad = typeii.aligned_zeros((n_pad, m_pad))  # handed to the device without a copy
-    Phi_pad[:n, :m] = Phi
-    y_pad = np.zeros(n_pad)
-    y_pad[:n] = y
-    mask = np.zeros(m_pad, bool)
-    mask[:m] = True  # (zero columns, such as a centred bias, are masked by the engine)
+    Phi_pad = pad_to(Phi, (n_pad, m_pad), out=typeii.aligned_zeros((n_pad, m_pad)))  # to the device uncopied
+    y_pad = pad_to(np.asarray(y, dtype=np.float64), (n_pad,))
+    mask = pad_to(np.ones(m, bool), (m_pad,))  # (zero columns, such as a centred bias, are masked by the engine)
     data = typeii.make_data(Phi_pad, y_pad, n_obs=n_obs, basis_mask=mask, yy=yy)
     limit = min(m_pad, bucket(max_active) if max_active else m_pad)
     return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
