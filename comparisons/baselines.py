@@ -269,10 +269,15 @@ class SubsetSelectionCV(RegressorMixin, BaseEstimator):
 
 
 def svm_regressor(X, y, *, width, C_grid=(0.1, 1.0, 10.0, 100.0), epsilons=(0.02, 0.1, 0.3), cv=5, seed=0):
-    """SVR with the RBF kernel of width ``h``; C and ε (both relative to std(y)) by ``cv``-fold CV."""
+    """SVR with the RBF kernel of width ``h``; C and ε (both relative to std(y)) by ``cv``-fold CV.
+
+    ``width`` may be a sequence of widths: the CV then chooses h too, jointly with C and ε
+    (the fitted SVR's ``gamma`` is ``1/(2h²)`` of the chosen one).
+    """
     scale = float(np.std(y)) or 1.0
-    grid = {"C": [c * scale for c in C_grid], "epsilon": [e * scale for e in epsilons]}
-    search = GridSearchCV(SVR(kernel="rbf", gamma=rbf_gamma(width)), grid,
+    grid = {"C": [c * scale for c in C_grid], "epsilon": [e * scale for e in epsilons],
+            "gamma": [rbf_gamma(w) for w in np.atleast_1d(width)]}
+    search = GridSearchCV(SVR(kernel="rbf"), grid,
                           cv=KFold(cv, shuffle=True, random_state=seed), scoring="neg_mean_squared_error")
     return search.fit(X, y).best_estimator_
 

@@ -28,13 +28,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.integrate
+import scipy.special
+import scipy.stats
 
 from sparsebayes.comparisons import datasets
 from sparsebayes.comparisons.registry import jsonable
 
-# The posterior mass near zero is P(|β_i| < NEAR_ZERO · scale): scale = sd(y) for
-# regression (standardized inputs), 1 for probit (unit latent noise).
+# The posterior mass near zero is P(|β_i| < c) with c = NEAR_ZERO · scale: scale = sd(y) for
+# regression (standardized inputs), 1 for probit (unit latent noise) and the multinomial model.
+# The prior's mass in the same window stands beside it: their ratio over the window's width is
+# about the Savage–Dickey ratio p(β_i = 0 | y) / p(β_i = 0), above 1 where the data favour zero.
 NEAR_ZERO = 0.05
+#: A report lists a warning when the largest R-hat over the sampled variables exceeds this.
+RHAT_MAX = 1.01
+#: NUTS's Gamma(shape, rate) hyperprior on the Laplace γ (the papers fix γ or drop it).
+GAMMA_PRIOR = (1.0, 0.1)
 
 
 @dataclass
@@ -128,7 +137,7 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
 
     model = sparse_regression_model if regression else sparse_probit_model
     t0 = time.perf_counter()
-    idata = run_nuts(model, jnp.asarray(Htr), jnp.asarray(ytr - y_offset), prior="laplace", gamma_prior=(1.0, 0.1),
+    idata = run_nuts(model, jnp.asarray(Htr), jnp.asarray(ytr - y_offset), prior="laplace", gamma_prior=GAMMA_PRIOR,
                      marginal=True, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                      seed=seed, progress_bar=progress_bar, coords={"coef": names}, dims={"beta": ["coef"]})
     timings["nuts_s"] = time.perf_counter() - t0
@@ -149,23 +158,30 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
                                                progress_bar=progress_bar)
         timings.update(bayesian_lasso["timings_s"])
 
-    summary = az.summary(idata, var_names=["beta"])
+    summary = az.summary(idata, var_names=["beta"], round_to="none")
     beta_draws = post["beta"].values.reshape(-1, len(names))
-    scale = float(np.std(ytr)) if regression else 1.0
-    table = _posterior_table(summary, names, beta_draws, scale)
+    window = NEAR_ZERO * (float(np.std(ytr)) if regression else 1.0)
+    gamma_a, gamma_b = GAMMA_PRIOR
+    prior_mass = scipy.integrate.quad(lambda g: -np.expm1(-np.sqrt(g) * window) * scipy.stats.gamma.pdf(
+        g, gamma_a, scale=1.0 / gamma_b), 0.0, np.inf)[0]  # P(|β_i| < c) under the Laplace prior, γ integrated out
+    table = _posterior_table(summary, names, beta_draws, window, prior_mass)
     table.insert(0, "jeffreys_em", np.ravel(jeff.beta_))
     table.insert(1, "laplace_em", np.ravel(lap.beta_))
 
-    def score(beta):
-        eta = Hte @ beta
-        if regression:
-            return _rmse(yte - y_offset, eta)
-        return {"error_rate": float(np.mean((eta > 0) != (yte == 1)))}
-
-    pm = beta_draws.mean(0)
-    scores = {"jeffreys-em": score(np.ravel(jeff.beta_)), "laplace-em": score(np.ravel(lap.beta_)),
-              "nuts-posterior-mean": score(pm)}
-    diag = {**_nuts_diagnostics(post, summary, timings["nuts_s"]), "gamma_posterior_median": gamma_med}
+    if regression:
+        scores = {"jeffreys-em": _rmse(yte - y_offset, Hte @ np.ravel(jeff.beta_)),
+                  "laplace-em": _rmse(yte - y_offset, Hte @ np.ravel(lap.beta_)),
+                  "nuts-posterior-mean": _rmse(yte - y_offset, Hte @ beta_draws.mean(0))}
+    else:  # class-1 probabilities Φ(hᵀβ): the estimates' plug-in ones and the posterior predictive (mean over draws)
+        probit = {"jeffreys-em": scipy.special.ndtr(Hte @ np.ravel(jeff.beta_)),
+                  "laplace-em": scipy.special.ndtr(Hte @ np.ravel(lap.beta_)),
+                  "nuts-posterior-predictive": scipy.special.ndtr(Hte @ beta_draws.T).mean(axis=1)}
+        scores = {k: _classification_scores(yte, np.array([0.0, 1.0]), np.column_stack([1.0 - p1, p1]))
+                  for k, p1 in probit.items()}
+    diag = {**_nuts_diagnostics(idata), "gamma_posterior_median": gamma_med,
+            "near_zero_window": window, "prior_mass_in_window": prior_mass}
+    if regression:
+        diag["noise_var_posterior_median"] = float(post["noise_var"].median())
 
     _forest_plot(names, [_nuts_interval(table)],
                  [(table["laplace_em"], "x", "C1", "Laplace EM (γ, σ² at medians)"),
@@ -183,8 +199,7 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
         md += ["## Bayesian Lasso: BLS type-II beside the Gibbs and NUTS posteriors", "",
                "Park–Casella hierarchy (λ² ~ Gamma(1, 1.78), p(σ²) ∝ 1/σ², y centred); medians and "
                "equal-tailed 95 % intervals; `bls` is 004's type-II estimate (its zeros are exact). "
-               "ESS per second: Gibbs without its compile, NUTS with it (`python -m "
-               "sparsebayes.comparisons.bench.gibbs` times both without).", "",
+               "ESS per second of each sampler's own time (warm-up and draws, compile excluded).", "",
                bayesian_lasso["table"].to_markdown(floatfmt=".3g"), "",
                *_bullets(bayesian_lasso["diagnostics"]),
                *[f"- held-out {k}: {v}" for k, v in bayesian_lasso["scores"].items()], "",
@@ -233,10 +248,12 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
     timings["nuts_s"] = time.perf_counter() - t0
 
     post = idata.posterior
-    summary = az.summary(idata, var_names=["coef"])
+    summary = az.summary(idata, var_names=["coef"], round_to="none")
     draws = post["coef"].values.reshape((-1,) + post["coef"].shape[2:])
     names = [f"{b} [{c}]" for b in basis for c in classes[:-1]]  # az.summary's order: basis-major
-    table = _posterior_table(summary, names, draws.reshape(len(draws), -1), 1.0)
+    window = NEAR_ZERO
+    prior_mass = -np.expm1(-float(smlr.lam_) * window)  # P(|w| < c) under the Laplace prior exp(−λ|w|)
+    table = _posterior_table(summary, names, draws.reshape(len(draws), -1), window, prior_mass)
     table.insert(0, "smlr", smlr.coef_[:, :-1].ravel())
 
     H, Y1 = jnp.asarray(Htr), one_hot_reference(jnp.asarray(codes), len(classes))
@@ -245,7 +262,8 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
     post_proba = np.asarray(jax.vmap(lambda w: class_probabilities(w, jnp.asarray(Hte)))(jnp.asarray(draws))).mean(0)
     scores = {"smlr": _classification_scores(yte, smlr.classes_, smlr.predict_proba(Xte)),
               "nuts-posterior-predictive": _classification_scores(yte, smlr.classes_, post_proba)}
-    diag = {**_nuts_diagnostics(post, summary, timings["nuts_s"]), "lam": float(smlr.lam_),
+    diag = {**_nuts_diagnostics(idata), "lam": float(smlr.lam_), "near_zero_window": window,
+            "prior_mass_in_window": prior_mass,
             "smlr_zeros": int(np.sum(smlr.coef_[:, :-1] == 0)), "n_weights": int(smlr.coef_[:, :-1].size),
             "map_log_posterior": map_logpost, "max_draw_log_posterior": float(draw_logpost.max())}
 
@@ -260,11 +278,13 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
     return report, table, md
 
 
-def _posterior_table(summary, names, draws, scale):
-    """ArviZ's summary per coefficient, plus the posterior mass within ``NEAR_ZERO · scale`` of zero."""
+def _posterior_table(summary, names, draws, window, prior_mass):
+    """ArviZ's summary per coefficient, plus the posterior mass within ``window`` of zero and
+    its ratio to the prior's mass there (``prior_mass``, the same for every coefficient)."""
     table = summary[["mean", "sd", "hdi_3%", "hdi_97%", "mcse_mean", "ess_bulk", "ess_tail", "r_hat"]].copy()
     table.index = names
-    table[f"P(|b|<{NEAR_ZERO:g}*scale)"] = np.mean(np.abs(draws) < NEAR_ZERO * scale, axis=0)
+    table["P(|b|<c)"] = np.mean(np.abs(draws) < window, axis=0)
+    table["P(|b|<c) / prior"] = table["P(|b|<c)"] / prior_mass
     return table
 
 
@@ -273,10 +293,30 @@ def _nuts_interval(table):
     return table["hdi_3%"], table["mean"], table["hdi_97%"], 0.0, "0.4", ("NUTS 94% HDI", "NUTS mean")
 
 
-def _nuts_diagnostics(post, summary, seconds):
-    min_ess = float(summary["ess_bulk"].min())
-    return {"n_divergences": int(post.attrs["n_divergences"]), "max_r_hat": float(summary["r_hat"].max()),
-            "min_ess_bulk": min_ess, "min_ess_bulk_per_s": min_ess / seconds}
+def _nuts_diagnostics(idata):
+    """Divergences, the largest R-hat and the least bulk and tail ESS over every sampled variable,
+    the ESS per second of the sampler's own time (warm-up and draws, JAX's compile excluded:
+    ``run_nuts``'s ``sampling_seconds − compile_seconds``), and ``warnings`` naming what failed."""
+    import arviz as az
+
+    post = idata.posterior
+    diag = az.summary(idata, kind="diagnostics", round_to="none")
+    own = float(post.attrs["sampling_seconds"] - post.attrs["compile_seconds"])
+    out = {"n_divergences": int(post.attrs["n_divergences"]), "max_r_hat": float(diag["r_hat"].max()),
+           "min_ess_bulk": float(diag["ess_bulk"].min()), "min_ess_tail": float(diag["ess_tail"].min()),
+           "sampler_seconds": own, "compile_seconds": float(post.attrs["compile_seconds"])}
+    out["min_ess_bulk_per_s"] = out["min_ess_bulk"] / max(own, 1e-9)
+    out["warnings"] = _diagnostic_warnings(out["n_divergences"], out["max_r_hat"], post.sizes["chain"])
+    return out
+
+
+def _diagnostic_warnings(n_divergences, max_r_hat, n_chains):
+    warn = []
+    if n_divergences:
+        warn.append(f"{n_divergences} divergent transitions after warm-up: the draws may be biased")
+    if n_chains > 1 and max_r_hat > RHAT_MAX:
+        warn.append(f"max R-hat {max_r_hat:.3f} > {RHAT_MAX}: the chains have not mixed; run longer")
+    return warn
 
 
 def _classification_scores(y, classes, proba):
@@ -296,8 +336,14 @@ def _bullets(mapping):
 
 
 def _summary_md(table, diag, scores, timings, name):
-    return ["## Estimates and posterior", "", table.to_markdown(floatfmt=".3g"), "",
-            "## Diagnostics (NUTS)", "", *_bullets(diag), "",
+    warn = [f"**Warning: {w}.**" for w in diag["warnings"]]
+    return ["## Estimates and posterior", "",
+            f"`P(|b|<c)`: the posterior mass within c = {diag['near_zero_window']:.3g} of zero; `/ prior`: its "
+            f"ratio to the prior's mass there ({diag['prior_mass_in_window']:.3g}), above 1 where the data favour "
+            "zero.", "", table.to_markdown(floatfmt=".3g"), "",
+            "## Diagnostics (NUTS)", "", *warn, *([""] if warn else []),
+            "Over every sampled variable; ESS per second of the sampler's own time (warm-up and draws, "
+            "JAX's compile excluded).", "", *_bullets({k: v for k, v in diag.items() if k != "warnings"}), "",
             "## Held-out scores", "", *[f"- {k}: {v}" for k, v in scores.items()], "",
             "## Timings (s)", "", *[f"- {k}: {v:.3f}" for k, v in timings.items()], "",
             f"![forest](compare-{name}.png)", ""]
@@ -308,9 +354,7 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
 
     Returns a dict: ``table`` (per coefficient: the BLS estimate; each sampler's median, 95 %
     interval, bulk ESS and R-hat), ``diagnostics`` (BLS's zeros; each sampler's least bulk ESS
-    per second, Gibbs's compile excluded and NUTS's included, as each runner times itself:
-    ``python -m sparsebayes.comparisons.bench.gibbs`` separates NUTS's compile), held-out RMSE
-    ``scores`` and ``timings_s``.
+    per second of warm-up and draws, compile excluded), held-out RMSE ``scores`` and ``timings_s``.
     """
     import arviz as az
     import pandas as pd
@@ -329,15 +373,16 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
         fit = BayesianLassoRegressor(sampler=sampler, num_warmup=num_warmup, num_samples=num_samples,
                                      num_chains=num_chains, seed=seed, progress_bar=progress_bar).fit(Xtr, ytr)
         timings[f"bayesian_lasso_{sampler}_s"] = time.perf_counter() - t0
-        summary = az.summary(fit.idata_, var_names=["beta"], kind="diagnostics")
+        summary = az.summary(fit.idata_, var_names=["beta"], kind="diagnostics", round_to="none")
         table[f"{sampler}_median"] = fit.coef_
         table[f"{sampler}_2.5%"], table[f"{sampler}_97.5%"] = fit.coef_interval_
         table[f"{sampler}_ess_bulk"] = summary["ess_bulk"].to_numpy()
         table[f"{sampler}_r_hat"] = summary["r_hat"].to_numpy()
-        seconds = float(fit.idata_.posterior.attrs["sampling_seconds"])
-        # run_gibbs times its compiled sampler alone; NumPyro compiles inside the timed run
-        key = "gibbs_min_ess_bulk_per_s" if sampler == "gibbs" else "nuts_min_ess_bulk_per_s_incl_compile"
-        diagnostics[key] = float(summary["ess_bulk"].min()) / seconds
+        attrs = fit.idata_.posterior.attrs  # run_gibbs compiles before its timing, run_nuts inside it
+        seconds = float(attrs["sampling_seconds"] - attrs.get("compile_seconds", 0.0))
+        diagnostics[f"{sampler}_min_ess_bulk_per_s"] = float(summary["ess_bulk"].min()) / seconds
+        if sampler == "nuts":
+            diagnostics["nuts_n_divergences"] = int(attrs["n_divergences"])
         scores[f"bayesian-lasso-{sampler}"] = _rmse(yte, fit.predict(Xte))
     return {"table": table, "diagnostics": diagnostics, "scores": scores, "timings_s": timings}
 

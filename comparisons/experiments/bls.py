@@ -36,26 +36,26 @@ from ..synthetic_bls import SIM2, SIM3, bump, bump_function, grouped_regression
 
 KERNEL_METHODS = {"rvm": RVMRule(), "flap": FLAPRule(), "flap-sigma": FLAPSigmaRule(), "bls": BLSRule()}
 
-PAPER_T1 = {  # sigma: method -> (NOV, RMSE, sigma_hat)
-    0.05: {"rvm": (5.23, 0.016, 0.049), "flap": (6.53, 0.015, None), "flap-sigma": (12.30, 0.017, 0.047), "bls": (15.23, 0.018, 0.049)},
-    0.1: {"rvm": (5.13, 0.034, 0.092), "flap": (7.57, 0.029, None), "flap-sigma": (19.01, 0.039, 0.079), "bls": (17.79, 0.039, 0.096)},
-    0.3: {"rvm": (4.23, 0.092, 0.30), "flap": (8.80, 0.088, None), "flap-sigma": (5.41, 0.096, 0.25), "bls": (5.39, 0.099, 0.30)},
-    0.5: {"rvm": (3.64, 0.14, 0.48), "flap": (9.51, 0.15, None), "flap-sigma": (3.45, 0.14, 0.40), "bls": (3.39, 0.13, 0.49)},
-    0.7: {"rvm": (3.06, 0.18, 0.69), "flap": (9.46, 0.21, None), "flap-sigma": (2.73, 0.16, 0.56), "bls": (2.68, 0.16, 0.69)},
+PAPER_T1 = {  # sigma: method -> (NOV, sd, RMSE, sd, sigma_hat, sd), 004 Table 1 (mean (SD) over 100 sets)
+    0.05: {"rvm": (5.23, 0.45, 0.016, 0.003, 0.049, 0.004), "flap": (6.53, 1.21, 0.015, 0.003, None, None), "flap-sigma": (12.30, 1.79, 0.017, 0.004, 0.047, 0.004), "bls": (15.23, 3.12, 0.018, 0.004, 0.049, 0.005)},
+    0.1: {"rvm": (5.13, 0.65, 0.034, 0.008, 0.092, 0.008), "flap": (7.57, 1.74, 0.029, 0.006, None, None), "flap-sigma": (19.01, 3.88, 0.039, 0.008, 0.079, 0.006), "bls": (17.79, 3.11, 0.039, 0.008, 0.096, 0.010)},
+    0.3: {"rvm": (4.23, 0.83, 0.092, 0.019, 0.30, 0.022), "flap": (8.80, 2.18, 0.088, 0.021, None, None), "flap-sigma": (5.41, 1.29, 0.096, 0.017, 0.25, 0.041), "bls": (5.39, 1.45, 0.099, 0.016, 0.30, 0.029)},
+    0.5: {"rvm": (3.64, 1.00, 0.14, 0.032, 0.48, 0.036), "flap": (9.51, 2.58, 0.15, 0.036, None, None), "flap-sigma": (3.45, 1.09, 0.14, 0.024, 0.40, 0.048), "bls": (3.39, 0.80, 0.13, 0.030, 0.49, 0.053)},
+    0.7: {"rvm": (3.06, 1.01, 0.18, 0.034, 0.69, 0.053), "flap": (9.46, 3.47, 0.21, 0.05, None, None), "flap-sigma": (2.73, 0.82, 0.16, 0.04, 0.56, 0.027), "bls": (2.68, 0.65, 0.16, 0.03, 0.69, 0.042)},
 }
-PAPER_T2 = {
-    10: {"rvm": (50.2, 0.248, 0.256), "flap": (90.7, 0.279, None), "flap-sigma": (43.3, 0.257, 0.277), "bls": (62.5, 0.217, 0.192)},
-    5: {"rvm": (48.5, 0.338, 0.348), "flap": (88.8, 0.411, None), "flap-sigma": (34.2, 0.324, 0.411), "bls": (51.2, 0.290, 0.303)},
-    4: {"rvm": (36.6, 0.391, 0.475), "flap": (91.5, 0.463, None), "flap-sigma": (33.0, 0.343, 0.453), "bls": (37.1, 0.320, 0.414)},
-    3: {"rvm": (40.8, 0.425, 0.487), "flap": (90.3, 0.536, None), "flap-sigma": (31.6, 0.375, 0.516), "bls": (39.4, 0.340, 0.444)},
-    2: {"rvm": (40.1, 0.508, 0.583), "flap": (89.2, 0.659, None), "flap-sigma": (31.9, 0.423, 0.611), "bls": (33.9, 0.377, 0.562)},
-    1: {"rvm": (33.2, 0.691, 0.869), "flap": (84.6, 0.926, None), "flap-sigma": (23.8, 0.515, 0.904), "bls": (15.7, 0.472, 0.967)},
+PAPER_T2 = {  # SNR: the same, 004 Table 2
+    10: {"rvm": (50.2, 5.6, 0.248, 0.02, 0.256, 0.03), "flap": (90.7, 6.6, 0.279, 0.02, None, None), "flap-sigma": (43.3, 10.9, 0.257, 0.03, 0.277, 0.07), "bls": (62.5, 4.9, 0.217, 0.02, 0.192, 0.02)},
+    5: {"rvm": (48.5, 5.9, 0.338, 0.03, 0.348, 0.05), "flap": (88.8, 4.5, 0.411, 0.03, None, None), "flap-sigma": (34.2, 13.9, 0.324, 0.03, 0.411, 0.09), "bls": (51.2, 10.9, 0.290, 0.03, 0.303, 0.07)},
+    4: {"rvm": (36.6, 5.3, 0.391, 0.03, 0.475, 0.06), "flap": (91.5, 4.9, 0.463, 0.03, None, None), "flap-sigma": (33.0, 15.6, 0.343, 0.04, 0.453, 0.10), "bls": (37.1, 9.9, 0.320, 0.03, 0.414, 0.08)},
+    3: {"rvm": (40.8, 5.4, 0.425, 0.04, 0.487, 0.06), "flap": (90.3, 6.3, 0.536, 0.03, None, None), "flap-sigma": (31.6, 22.2, 0.375, 0.05, 0.516, 0.14), "bls": (39.4, 13.1, 0.340, 0.04, 0.444, 0.10)},
+    2: {"rvm": (40.1, 5.7, 0.508, 0.05, 0.583, 0.07), "flap": (89.2, 5.9, 0.659, 0.04, None, None), "flap-sigma": (31.9, 31.2, 0.423, 0.10, 0.611, 0.21), "bls": (33.9, 13.9, 0.377, 0.06, 0.562, 0.12)},
+    1: {"rvm": (33.2, 5.3, 0.691, 0.06, 0.869, 0.10), "flap": (84.6, 6.5, 0.926, 0.05, None, None), "flap-sigma": (23.8, 30.7, 0.515, 0.15, 0.904, 0.28), "bls": (15.7, 4.2, 0.472, 0.07, 0.967, 0.09)},
 }
 
 
 def _paper_kernel_rows(table, key):
-    return [{"method": m, key: k, "n_kernels": v[0], "rmse": v[1], "sigma_hat": v[2]}
-            for k, row in table.items() for m, v in row.items()]
+    names = ("n_kernels", "n_kernels_sd", "rmse", "rmse_sd", "sigma_hat", "sigma_hat_sd")
+    return [{"method": m, key: k, **dict(zip(names, v))} for k, row in table.items() for m, v in row.items()]
 
 
 def _design(X, centers, r):
@@ -104,25 +104,25 @@ def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=30
 def choose_r_by_cv(datasets, grid, rule, *, n_folds=5, seed=0):
     """Kernel parameter with the least 5-fold validation MSE, pooled over the pilot data sets.
 
-    Returns ``(r, mse_per_r)``: the choice and the validation MSE of every grid value.
+    Returns ``(r, mse_per_r)``: the choice and the validation MSE of every grid value. All fits
+    (data sets × folds × grid values) run in one batched call (:func:`fit_kernel_batch`).
     """
-    Xtr, ytr, Xva, yva, which = [], [], [], [], []
+    Xtr, ytr, Xva, yva = [], [], [], []
     for X, y in datasets:
         for tr, va in KFold(n_folds, shuffle=True, random_state=seed).split(X):
-            for g, r in enumerate(grid):
-                Xtr.append(X[tr]); ytr.append(y[tr]); Xva.append(X[va]); yva.append(y[va]); which.append(g)
+            for _ in grid:
+                Xtr.append(X[tr]); ytr.append(y[tr]); Xva.append(X[va]); yva.append(y[va])
     n_tr = min(len(a) for a in ytr)
     n_va = min(len(a) for a in yva)
     Xtr = np.stack([a[:n_tr] for a in Xtr]); ytr = np.stack([a[:n_tr] for a in ytr])
     Xva = np.stack([a[:n_va] for a in Xva]); yva = np.stack([a[:n_va] for a in yva])
-    r = np.asarray(grid)[np.asarray(which)]
+    r = np.tile(np.asarray(grid, dtype=float), len(datasets) * n_folds)
     pred, *_ = fit_kernel_batch(Xtr, ytr, r, rule, Xva)
-    mse = np.mean((pred - yva) ** 2, axis=1)
-    per_r = np.array([mse[np.asarray(which) == g].mean() for g in range(len(grid))])
+    per_r = np.mean((pred - yva) ** 2, axis=1).reshape(-1, len(grid)).mean(axis=0)
     return float(grid[int(np.argmin(per_r))]), per_r
 
 
-def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilot, paper, fig_levels, out, title,
+def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilot, fig_levels, out, title,
                   fig_name, fixed_r=None, extra_methods=None):
     """One row per (level, method): kernel count, RMSE vs the true ``f_of`` on ``x_test`` and at the training inputs.
 
@@ -199,7 +199,7 @@ def table1_sinc(reps, seed, out, n_pilot=2):
     x_test = np.linspace(-10, 10, 1000)[:, None]
     grid = np.array([0.15, 0.25, 0.35, 0.5])
     rows, plots, notes = _kernel_table(lambda s, rng: sinc(100, sigma=s, seed=rng), [0.05, 0.1, 0.3, 0.5, 0.7], "sigma",
-                                       grid, x_test, sinc_function, reps, seed, n_pilot, PAPER_T1, (0.05, 0.3, 0.7), out,
+                                       grid, x_test, sinc_function, reps, seed, n_pilot, (0.05, 0.3, 0.7), out,
                                        "Fig. 1: sinc", "bls-table1-sinc-fig1.png")
     settings = {"n": 100, "n_test": 1000, "reps": reps, "seed": seed, "r_grid": grid.tolist(), "n_pilot_cv": n_pilot,
                 "kernel": "exp(-r^2 |x-x'|^2) + bias", "flap_noise_var": "0.01*||y||^2/N"}
@@ -230,7 +230,7 @@ def table2_bump(reps, seed, out, n_pilot=10):
     variances_fixed = {"bls-variances-fixed": with_noise_update(BLSRule(), "variances-fixed")}
     paper_widths = {"rvm": 100.0, "bls": 150.0, "bls-variances-fixed": 150.0}
     rows, plots, notes = _kernel_table(lambda s, rng: bump(120, snr=s, seed=rng), [10, 5, 4, 3, 2, 1], "snr", grid,
-                                       x_test, bump_function, reps, seed, n_pilot, PAPER_T2, (1, 3, 10), out,
+                                       x_test, bump_function, reps, seed, n_pilot, (1, 3, 10), out,
                                        "Fig. 2: bump", "bls-table2-bump-fig2.png", fixed_r=paper_widths,
                                        extra_methods=variances_fixed)
     for row in rows:  # the error at the samples is this table's RMSE
@@ -307,7 +307,7 @@ def _linear_rows(fits, extra):
         rows.append({"method": name, **extra, "selected": nz.sum(0).tolist(), "n_nonzero": noc.mean(),
                      "n_nonzero_sd": noc.std(ddof=1) if len(noc) > 1 else 0.0, "rmse": rmse.mean(),
                      "rmse_sd": rmse.std(ddof=1) if len(rmse) > 1 else 0.0, **fit_info,
-                     "beta_mean": B.mean(0).tolist()})
+                     "beta_mean": B.mean(0).tolist(), "beta_sd": (B.std(0, ddof=1) if len(B) > 1 else 0 * B[0]).tolist()})
     return rows
 
 
@@ -322,6 +322,17 @@ PAPER_T3 = [
     {"method": "bayesian-lasso", "sigma": 5, "selected": [100] * 8, "n_nonzero": 8, "n_nonzero_sd": 0, "rmse": 1.892, "rmse_sd": 0.59},
     {"method": "lasso-cv", "sigma": 5, "selected": [99, 82, 38, 40, 93, 37, 39, 35], "n_nonzero": 4.6, "n_nonzero_sd": 1.59, "rmse": 1.960, "rmse_sd": 0.61},
 ]
+PAPER_T4 = {  # (method, sigma): mean β̂ over the 100 data sets and its sd, 004 Table 4
+    ("bls", 1): ([2.988, 1.450, -0.001, 0.021, 1.958, 0.005, -0.013, -0.002], [0.17, 0.16, 0.10, 0.12, 0.18, 0.10, 0.09, 0.07]),
+    ("bayesian-lasso", 1): ([2.986, 1.483, 0.001, 0.005, 1.972, 0.032, -0.023, 0.017], [0.18, 0.20, 0.17, 0.15, 0.19, 0.16, 0.15, 0.15]),
+    ("lasso-cv", 1): ([2.932, 1.440, 0.026, 0.020, 1.896, 0.028, -0.004, -0.004], [0.20, 0.17, 0.12, 0.14, 0.17, 0.12, 0.14, 0.11]),
+    ("bls", 3): ([2.896, 1.128, 0.098, 0.112, 1.640, 0.067, 0.016, -0.014], [0.54, 0.62, 0.26, 0.30, 0.50, 0.26, 0.18, 0.22]),
+    ("bayesian-lasso", 3): ([2.859, 1.209, 0.079, 0.133, 1.567, 0.111, 0.028, 0.008], [0.55, 0.61, 0.42, 0.37, 0.51, 0.35, 0.31, 0.31]),
+    ("lasso-cv", 3): ([2.784, 1.260, 0.098, 0.079, 1.706, 0.006, 0.073, 0.019], [0.57, 0.56, 0.30, 0.38, 0.52, 0.45, 0.37, 0.36]),
+    ("bls", 5): ([2.597, 1.069, 0.138, 0.145, 1.051, 0.087, -0.026, -0.017], [0.96, 0.85, 0.35, 0.35, 0.83, 0.27, 0.21, 0.25]),
+    ("bayesian-lasso", 5): ([2.507, 1.171, 0.191, 0.240, 1.308, 0.193, 0.045, -0.042], [0.80, 0.71, 0.49, 0.61, 0.72, 0.50, 0.43, 0.52]),
+    ("lasso-cv", 5): ([2.606, 1.135, 0.030, 0.142, 1.485, 0.184, -0.030, 0.096], [0.93, 0.92, 0.52, 0.63, 0.89, 0.58, 0.55, 0.53]),
+}
 
 
 @experiment("bls-table3-sim1", default_reps=100, description="Helgøy & Li Tables 3-4: Simulation 1 (Tibshirani design)")
@@ -340,7 +351,8 @@ def table3_sim1(reps, seed, out, num_warmup=3000, num_samples=15000):
         notes += [f"sigma={sigma}: {n}" for n in [_bls_variants_note(rows_sigma, sigma), *refused]]
     settings = {"n_train": 50, "n_test": 100, "reps": reps, "seed": seed, "bl_draws": num_samples, "bl_burn_in": num_warmup,
                 "bl_lam2_prior": "Gamma(0.1, 0.1)", "lasso": "LassoCV(cv=10)", "rmse": "vs X_test beta on 100 test rows"}
-    return Result(settings, rows, PAPER_T3, [], ["X and y centred before fitting (the intercept is not penalised)."] + notes)
+    paper = [{**row, **dict(zip(("beta_mean", "beta_sd"), PAPER_T4[row["method"], row["sigma"]]))} for row in PAPER_T3]
+    return Result(settings, rows, paper, [], ["X and y centred before fitting (the intercept is not penalised)."] + notes)
 
 
 def _grouped_table(sim, sigma, reps, seed, num_warmup, num_samples, paper):
@@ -350,7 +362,7 @@ def _grouped_table(sim, sigma, reps, seed, num_warmup, num_samples, paper):
     tests = [grouped_regression(100, **spec, beta=sim["beta"], sigma=sigma, seed=rng)[0] for _ in range(reps)]
     fits, notes = _fit_linear_methods(data, tests, sim["beta"], lam2_shape=0.1, lam2_rate=0.1, num_warmup=num_warmup,
                                       num_samples=num_samples, seed=seed)
-    rows = [{k: v for k, v in r.items() if k not in ("selected", "beta_mean")} for r in _linear_rows(fits, {})]
+    rows = [{k: v for k, v in r.items() if k not in ("selected", "beta_mean", "beta_sd")} for r in _linear_rows(fits, {})]
     settings = {"n_train": 50, "n_test": 100, "sigma": sigma, "reps": reps, "seed": seed, "groups": list(sim["group_sizes"]),
                 "n_noise": sim["n_noise"], "bl_lam2_prior": "Gamma(0.1, 0.1)", "bl_draws": num_samples}
     return Result(settings, rows, paper, [], [_bls_variants_note(rows, sigma)] + notes)
@@ -388,9 +400,13 @@ def table5_sim3(reps, seed, out, num_warmup=3000, num_samples=15000):
 
 
 DIABETES_NAMES = ["age", "sex", "bmi", "map", "tc", "ldl", "hdl", "tch", "ltg", "glu"]
-PAPER_T6 = [
-    {"method": "bayesian-lasso", **dict(zip(DIABETES_NAMES, [-3.08, -203.27, 523.32, 301.08, -144.05, -18.60, -164.54, 90.31, 506.27, 62.18]))},
-    {"method": "bls", **dict(zip(DIABETES_NAMES, [0, -196.87, 533.52, 304.81, -100.60, 0, -221.77, 0, 529.17, 20.69]))},
+PAPER_T6 = [  # with the 95 % credible intervals (the BLS prints "NA" for its zeros)
+    {"method": "bayesian-lasso", **dict(zip(DIABETES_NAMES, [-3.08, -203.27, 523.32, 301.08, -144.05, -18.60, -164.54, 90.31, 506.27, 62.18])),
+     "ci_low": [-89.91, -302.67, 413.92, 192.61, -414.08, -215.22, -339.62, -78.20, 356.19, -31.35],
+     "ci_high": [83.01, -103.68, 632.28, 408.54, 66.37, 195.23, 8.82, 290.18, 663.89, 163.78]},
+    {"method": "bls", **dict(zip(DIABETES_NAMES, [0, -196.87, 533.52, 304.81, -100.60, 0, -221.77, 0, 529.17, 20.69])),
+     "ci_low": [None, -316.87, 391.62, 182.91, -214.90, None, -373.67, None, 373.87, -30.51],
+     "ci_high": [None, -76.87, 675.45, 426.71, 13.70, None, -69.87, None, 684.47, 71.89]},
     {"method": "lasso-cv", **dict(zip(DIABETES_NAMES, [0, -188.55, 521.18, 292.36, -92.98, 0, -220.82, 0, 508.26, 50.20]))},
 ]
 

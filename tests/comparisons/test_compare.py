@@ -20,11 +20,21 @@ def test_compare_writes_report_with_estimates_and_diagnostics(tmp_path, capsys):
     assert coefs == ["bias", "FL", "RW", "CL", "CW", "BD"]
     for row in rep["table"]:
         assert row["hdi_3%"] <= row["mean"] <= row["hdi_97%"]
-        assert 0.0 <= row["P(|b|<0.05*scale)"] <= 1.0
-    assert set(rep["scores"]) == {"jeffreys-em", "laplace-em", "nuts-posterior-mean"}
+        assert 0.0 <= row["P(|b|<c)"] <= 1.0
+        assert row["P(|b|<c) / prior"] == pytest.approx(row["P(|b|<c)"] / rep["diagnostics"]["prior_mass_in_window"])
+    # the prior's mass within c = 0.05 of zero, γ ~ Gamma(1, rate 0.1) integrated out, by Monte Carlo
+    gamma = np.random.default_rng(0).exponential(scale=10.0, size=400_000)
+    assert rep["diagnostics"]["near_zero_window"] == 0.05
+    assert rep["diagnostics"]["prior_mass_in_window"] == pytest.approx(np.mean(1 - np.exp(-np.sqrt(gamma) * 0.05)),
+                                                                      rel=5e-3)
+    assert set(rep["scores"]) == {"jeffreys-em", "laplace-em", "nuts-posterior-predictive"}
     # crabs' sex is almost linearly separable from the 5 measurements
     assert rep["scores"]["jeffreys-em"]["error_rate"] < 0.15
-    assert np.isfinite(rep["diagnostics"]["min_ess_bulk_per_s"])
+    assert all(0 < s["log_loss"] < np.log(2) for s in rep["scores"].values())
+    diag = rep["diagnostics"]
+    assert 0 < diag["compile_seconds"] and 0 < diag["sampler_seconds"]
+    assert diag["min_ess_bulk_per_s"] == pytest.approx(diag["min_ess_bulk"] / diag["sampler_seconds"])
+    assert diag["warnings"] == [] or all(isinstance(w, str) for w in diag["warnings"])
     assert "held-out scores" in capsys.readouterr().out
 
 

@@ -44,6 +44,7 @@ SMOKE = [
     ("figueiredo-table1-me", 2, {"ols", "jeffreys-em", "lasso-cv", "lasso-gcv", "subset-selection"},
      ("dataset", "sigma"), ("me_improvement",), False, 0),
     ("figueiredo-table2-sinc", 1, {"jeffreys-em", "rvm", "svm"}, (), ("rmse", "n_kernels"), False, 1),
+    ("figueiredo-table2-boston", 1, {"jeffreys-em", "rvm", "svm"}, (), ("rmse", "n_kernels", "kernel_width"), False, 0),
 ]
 
 
@@ -64,6 +65,30 @@ def test_smoke_contract(tmp_path, exp_id, reps, methods, keys, metrics, has_pape
     else:
         assert any("not legible" in n for n in result.notes)
     assert len(result.plots) == n_plots
+
+
+def test_kernel_width_by_cv_sees_the_training_rows_alone_and_takes_the_least_validation_error():
+    from sparsebayes.comparisons.experiments.figueiredo import _width_by_cv
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    seen = set()
+
+    class Shrunk:  # predicts w·x₀: the validation error is least at w = 1
+        def __init__(self, w):
+            self.w = w
+
+        def predict(self, Xv):
+            return self.w * Xv[:, 0]
+
+    def fit(Xf, yf, w):
+        seen.update(map(tuple, Xf))
+        return Shrunk(w)
+
+    assert _width_by_cv(fit, X[:30], y[:30], (0.5, 1.0, 2.0), seed=0) == 1.0
+    assert seen <= set(map(tuple, X[:30]))  # never the held-out rows
+    assert _width_by_cv(fit, X[:30], y[:30], (0.5, 2.0, 3.0), seed=0) in (0.5, 2.0)
 
 
 def test_ripley_paper_rows_and_plot_marks_kept_kernels(tmp_path):

@@ -40,6 +40,12 @@ def test_gamma_hyperprior_and_flat_noise_prior_sample():
     assert list(idata.log_likelihood.data_vars) == ["y"] and list(idata.observed_data.data_vars) == ["y"]
     assert list(idata.observed_data.sizes.values()) == [30]  # one dimension: the observations
     assert az.loo(idata).n_data_points == 30
+    # sample stats for the energy diagnostic, and the timings apart (compile inside the run)
+    assert {"diverging", "energy", "tree_depth", "acceptance_rate", "step_size"} <= set(idata.sample_stats.data_vars)
+    assert np.isfinite(az.bfmi(idata)).all()
+    a = post.attrs
+    assert a["sampling_seconds"] == a["warmup_seconds"] + a["draws_seconds"]
+    assert 0 < a["compile_seconds"] <= a["sampling_seconds"]
 
 
 def _funnel():
