@@ -196,9 +196,19 @@ def objective(data, state, rule):
 
 
 def sparsity_quality(state):
-    """``s_i, q_i`` from ``S_i, Q_i`` (004 eq. 19; equal to S, Q for a basis not in the model)."""
-    denom = 1.0 - state.var * state.S
-    return state.S / denom, state.Q / denom
+    """``s_i, q_i``: equal to ``S_i, Q_i`` for a basis not in the model, and for one in it (slot
+    ``j``) the equivalent forms ``s_i = 1/Σ_jj − 1/v_i``, ``q_i = μ_j/Σ_jj`` of 004 eq. 19's
+    ``S_i/(1 − v_i S_i)``, ``Q_i/(1 − v_i S_i)`` (``1 − v_i S_i = Σ_jj/v_i``). The printed forms
+    divide by a difference that cancels for a well-determined weight (``Σ_jj ≪ v_i``): at small
+    σ² the rounded ``v_i S_i`` reached 1, ``s_i`` came out negative and its gain NaN, and the fit
+    stopped there as if converged.
+    """
+    active = state.var > 0
+    j = jnp.maximum(state.slot_of, 0)
+    Sigma_jj = jnp.where(active, jnp.diagonal(state.Sigma)[j], 1.0)
+    v = jnp.where(active, state.var, 1.0)
+    s_in = jnp.maximum(1.0 / Sigma_jj - 1.0 / v, 0.0)
+    return jnp.where(active, s_in, state.S), jnp.where(active, state.mu[j] / Sigma_jj, state.Q)
 
 
 def _alignment(data, state):
@@ -412,8 +422,10 @@ def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
         proposal, gain = _fixed_lambda_moves(state, rule, s, q)
     n_active = jnp.sum(active)
     full = n_active >= state.mu.shape[0]
-    want_add = ~active & data.basis_mask & (proposal > 0) & (state.align <= align_max)
+    # S_i = φ_iᵀC⁻¹φ_i > 0: a candidate whose S rounds to 0 or below (σ² tiny beside ‖φ_i‖²) is not scored
+    want_add = ~active & data.basis_mask & (s > 0) & (proposal > 0) & (state.align <= align_max)
     allowed = jnp.where(active, (proposal > 0) | (n_active > 1), want_add & ~full)
+    gain = jnp.where(jnp.isfinite(gain), gain, -jnp.inf)  # never chosen, never taken for "no move left"
     return proposal, jnp.where(allowed, gain, -jnp.inf), jnp.where(want_add & full, gain, -jnp.inf)
 
 

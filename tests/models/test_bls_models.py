@@ -64,14 +64,15 @@ def test_flat_hyperpriors_run_on_labelled_surrogates(model):
 def test_rvm_and_flap_densities():
     Phi, y = _data()
     p = {"alpha": np.array([0.5, 2.0, 3.0]), "w": np.array([0.1, 0.2, -0.3]), "noise_var": 0.4}
-    lp, _ = log_density(rvm_model, (Phi, y), dict(a=2.0, b=1.0, c=2.0, d=1.0), p)
-    expect = (stats.gamma(2.0).logpdf(p["alpha"]).sum() + stats.invgamma(2.0, scale=1.0).logpdf(0.4)
+    # rates other than 1, so that a rate read as a scale shows (Gamma(a, rate b) on α, InvGamma(c, d) on σ²)
+    lp, _ = log_density(rvm_model, (Phi, y), dict(a=2.0, b=1.7, c=2.0, d=0.6), p)
+    expect = (stats.gamma(2.0, scale=1 / 1.7).logpdf(p["alpha"]).sum() + stats.invgamma(2.0, scale=0.6).logpdf(0.4)
               + stats.norm(0, 1 / np.sqrt(p["alpha"])).logpdf(p["w"]).sum()
               + stats.norm(Phi @ p["w"], np.sqrt(0.4)).logpdf(y).sum())
     assert float(lp) == pytest.approx(expect, rel=1e-10)
     q = {"lam": 0.9, "gamma": np.array([0.5, 2.0, 3.0]), "w": np.array([0.1, 0.2, -0.3])}
-    lp, _ = log_density(flap_model, (Phi, y), dict(a=2.0, b=1.0, noise_var=0.4), q)
-    expect = (stats.gamma(2.0).logpdf(0.9) + stats.expon(scale=2 / 0.9).logpdf(q["gamma"]).sum()
+    lp, _ = log_density(flap_model, (Phi, y), dict(a=2.0, b=1.7, noise_var=0.4), q)
+    expect = (stats.gamma(2.0, scale=1 / 1.7).logpdf(0.9) + stats.expon(scale=2 / 0.9).logpdf(q["gamma"]).sum()
               + stats.norm(0, np.sqrt(q["gamma"])).logpdf(q["w"]).sum()
               + stats.norm(Phi @ q["w"], np.sqrt(0.4)).logpdf(y).sum())
     assert float(lp) == pytest.approx(expect, rel=1e-10)

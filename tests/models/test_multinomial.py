@@ -38,6 +38,19 @@ def test_hessian_minus_bohning_bound_is_psd(m, seed):
         assert np.linalg.eigvalsh(0.5 * (gap + gap.T)).min() >= -1e-10
 
 
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_bohning_bound_is_eq8_exactly_and_tight_for_two_classes_at_zero(m):
+    """The PSD test above passes any looser bound (2B too, which halves every MM step): check
+    eq. 8 itself, built here in NumPy, its diagonal, and that at m = 2, W = 0 it is the Hessian."""
+    X, _, _ = _data(n=20, d=3, m=m)
+    k = m - 1
+    B = -0.5 * np.kron(np.eye(k) - np.ones((k, k)) / m, X.T @ X)
+    np.testing.assert_allclose(mm.bohning_bound(X, m), B, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(mm.bound_diagonal(X, m)), np.diag(B).reshape(k, -1).T, rtol=1e-13)
+    if m == 2:  # p = ½ at W = 0: −Σ p(1 − p) x xᵀ = −¼ XᵀX = B
+        np.testing.assert_allclose(mm.hessian(np.zeros((3, 1)), X), B, rtol=1e-12)
+
+
 def test_bound_pieces_match_dense_bound():
     X, _, _ = _data(n=25, d=4, m=4)
     bound = mm.BohningBound.from_data(X, 4, dense=True)
