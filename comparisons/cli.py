@@ -18,6 +18,8 @@ def _cmd_reproduce(args):
     from .registry import registry, run_experiment, side_by_side
 
     known = registry()
+    if args.all and args.ids:
+        args.parser.error("pass experiment ids or --all, not both")
     ids = list(known) if args.all else args.ids
     if not ids:
         args.parser.error("name an experiment id (see `sparsebayes list`) or pass --all")
@@ -61,6 +63,32 @@ def _cmd_compare(args):
     return 0
 
 
+def _seed(text):
+    """An argparse type: a seed NumPy and JAX both take (0 ≤ seed < 2³²)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2**32), got {value}")
+    return value
+
+
+def _out_dir(text):
+    """An argparse type: a directory that exists or can be made, and is writable (checked before
+    any fit; nothing is made here)."""
+    import os
+    from pathlib import Path
+
+    path = Path(text).absolute()
+    first = next(p for p in (path, *path.parents) if p.exists())
+    if not first.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: {first} is a file, not a directory")
+    if not os.access(first, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: {first} is not writable")
+    return text
+
+
 def _count(minimum):
     """An argparse type: an integer of at least ``minimum``, else a usage error that says so."""
 
@@ -93,8 +121,8 @@ def build_parser():
     p_rep.add_argument("ids", nargs="*", help="experiment ids (see `sparsebayes list`)")
     p_rep.add_argument("--all", action="store_true", help="run every registered experiment")
     p_rep.add_argument("--reps", type=_count(1), default=None, help="repetitions (default: the paper's count)")
-    p_rep.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p_rep.add_argument("--out", default="results", help="output directory (default ./results)")
+    p_rep.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p_rep.add_argument("--out", type=_out_dir, default="results", help="output directory (default ./results)")
     p_rep.set_defaults(func=_cmd_reproduce, parser=p_rep)
     from .compare import DATASETS
 
@@ -105,9 +133,10 @@ def build_parser():
                             "multiclass (iris, glass: SMLR)")
     p_cmp.add_argument("--chains", type=_count(1), default=4, help="NUTS / Gibbs chains (default 4)")
     p_cmp.add_argument("--warmup", type=_count(0), default=1000, help="warm-up draws per chain (default 1000)")
-    p_cmp.add_argument("--draws", type=_count(1), default=1000, help="kept draws per chain (default 1000)")
-    p_cmp.add_argument("--seed", type=int, default=0, help="random seed of the split and the samplers (default 0)")
-    p_cmp.add_argument("--out", default="results", help="output directory (default ./results)")
+    p_cmp.add_argument("--draws", type=_count(4), default=1000,
+                       help="kept draws per chain (default 1000; at least 4, ArviZ's least for R-hat and ESS)")
+    p_cmp.add_argument("--seed", type=_seed, default=0, help="random seed of the split and the samplers (default 0)")
+    p_cmp.add_argument("--out", type=_out_dir, default="results", help="output directory (default ./results)")
     p_cmp.set_defaults(func=_cmd_compare)
     return parser
 

@@ -165,6 +165,14 @@ def separates(W, Phi, y):
     return bool(np.all(own > eta.max(axis=1)))
 
 
+def _digest(X):
+    """A fingerprint of the validated float64 inputs (SHA-1 of their shape and bytes)."""
+    import hashlib
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return hashlib.sha1(repr(X.shape).encode() + X.tobytes()).hexdigest()
+
+
 class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
 
@@ -175,7 +183,16 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
             type_of_target(y, input_name="y", raise_unknown=True)  # "Unknown label type" error
         X, y_enc = validate_classification_data(self, X, y)
         reject_constant_columns(X)
+        self._training_digest = _digest(X)
         return X, y_enc
+
+    def _training_inputs(self, X, purpose):
+        """``X`` validated, or a ``ValueError`` unless it is the data the estimator was fitted on."""
+        X = validate_predict_data(self, X)
+        if _digest(X) != getattr(self, "_training_digest", None):
+            raise ValueError(f"X must be the training inputs: {purpose} is taken on them (these differ from the "
+                             "data the estimator was fitted on)")
+        return X
 
     def _design(self, X, *, fit):
         if self.feature_map_ is None:
@@ -241,7 +258,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         if self.penalty != "l2":
             raise ValueError("the Laplace approximation is defined for penalty='l2' (RMLR): the l1 posterior is "
                              "not differentiable at its sparse mode, and without a prior the Hessian can be singular")
-        Phi = self._design(validate_predict_data(self, X), fit=False)
+        Phi = self._design(self._training_inputs(X, "the Hessian"), fit=False)
         W = self.coef_[:, :-1]
         precision = self.lam_ * np.eye(W.size) - np.asarray(hessian(jnp.asarray(W), jnp.asarray(Phi)))
         L_inv = scipy.linalg.solve_triangular(np.linalg.cholesky(precision), np.eye(W.size), lower=True)
@@ -281,7 +298,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if len(self.classes_) != 2 or self.penalty != "l1":
             raise ValueError("the bounds of Sec. 4 are for binary SMLR (two classes, penalty='l1')")
-        X = validate_predict_data(self, X)
+        X = self._training_inputs(X, "each bound")
         y = np.asarray(y)
         if not np.all(np.isin(y, self.classes_)):
             raise ValueError("y holds labels the classifier was not trained on")

@@ -12,6 +12,10 @@ from sparsebayes.comparisons.cli import main
         (["reproduce", "figueiredo-fig3-varsel", "--reps", "two"], "--reps: 'two' is not an integer"),
         (["compare", "crabs", "--chains", "0"], "--chains: must be at least 1"),
         (["compare", "crabs", "--warmup", "-1"], "--warmup: must be at least 0"),
+        (["compare", "crabs", "--draws", "2"], "--draws: must be at least 4"),
+        (["compare", "crabs", "--seed", "-1"], "--seed: must be in [0, 2**32)"),
+        (["reproduce", "figueiredo-fig3-varsel", "--seed", str(2**64)], "--seed: must be in [0, 2**32)"),
+        (["reproduce", "--all", "no-such-id"], "pass experiment ids or --all, not both"),
     ],
 )
 def test_usage_errors_exit_2_with_a_message_before_anything_runs(argv, message, capsys, tmp_path):
@@ -20,6 +24,14 @@ def test_usage_errors_exit_2_with_a_message_before_anything_runs(argv, message, 
     assert stop.value.code == 2
     assert message in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # nothing ran: the valid id before the bad one wrote nothing
+
+
+def test_an_output_path_that_is_a_file_is_a_usage_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as stop:
+        main(["reproduce", "figueiredo-fig3-varsel", "--out", str(blocker / "sub")])
+    assert stop.value.code == 2 and "is a file, not a directory" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, cached", [(["reproduce", "x"], True), (["--no-compile-cache", "reproduce", "x"], False),

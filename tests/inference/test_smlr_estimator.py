@@ -295,6 +295,16 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
         SMLRClassifier(lam=0.5).fit(X, y).laplace_covariance(X)
     with pytest.raises(ValueError, match="training inputs"):
         clf.to_inference_data(laplace_draws=10)
+    # other inputs would give another (wrong) Hessian: refused, and the bounds' likewise
+    for other in (X[:5], X + 1e-9, X[::-1]):
+        with pytest.raises(ValueError, match="X must be the training inputs"):
+            clf.to_inference_data(other, laplace_draws=10)
+    binary = SMLRClassifier(lam=0.5).fit(X, y == 0)
+    with pytest.raises(ValueError, match="X must be the training inputs"):
+        binary.generalization_bounds(X[::-1], (y == 0)[::-1])
+    import pickle
+
+    assert pickle.loads(pickle.dumps(clf)).laplace_covariance(X.tolist()) == pytest.approx(cov)
 
 
 def test_log_proba_and_decision_function_stay_in_log_space():
