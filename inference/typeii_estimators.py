@@ -4,9 +4,13 @@ All three are :class:`_TypeIIRegressor` with a different rule object
 (:mod:`sparsebayes.models.typeii_rules`). The design is ``features`` applied to ``X``
 (``None``: the columns of ``X`` themselves, the linear BLS of 004 Sec. 4; a transformer such as
 ``GaussianKernelFeatures.from_helgoy_li(r)``: kernel regression, 004 Sec. 3). With
-``fit_intercept=True`` the design columns and ``y`` are centred first and the intercept is
-not penalised; for the kernel models of 004 Sec. 3 use ``fit_intercept=False`` and the
-bias column of the feature map (``w_0`` in 004 eq. 1), as the paper does.
+``fit_intercept=True`` the design columns and ``y`` are centred first and the intercept has a
+flat prior, integrated out: the evidence is then that of the centred data, which span N − 1
+dimensions (``N − 1`` stands for ``N`` in 004 eqs. 13 and 18; with ``N`` the constant
+direction, which holds no signal, would count as data and bias σ̂² low by about 1/N, and a fit
+with N − 1 columns could drive σ² to 0). For the kernel models of 004 Sec. 3 use
+``fit_intercept=False`` and the bias column of the feature map (``w_0`` in 004 eq. 1), as the
+paper does.
 
 Fitted attributes: ``coef_`` (weights over the design columns, 0 where pruned), ``intercept_``,
 ``active_`` (mask of the kept columns), ``relevance_indices_`` (training points of the kept
@@ -65,7 +69,8 @@ from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive
 LOW_RANK_MIN_N = 300
 
 
-def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, factor=None):
+def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, factor=None,
+               n_obs=None):
     """Fit one design with the engine, padding to power-of-two shapes and growing the capacity
     (:func:`typeii.fit_growing`).
 
@@ -73,10 +78,13 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     ``max_active`` caps the number of basis functions in the model (default: all). With a
     :class:`~sparsebayes.inference._lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
     may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii.make_data`): an add
-    then costs ``O(rM)`` instead of ``O(NM)``.
+    then costs ``O(rM)`` instead of ``O(NM)``. ``n_obs`` is the dimension of the data the
+    evidence is of: ``N`` (default), or ``N − 1`` for centred data with a flat intercept
+    integrated out (``y`` and every column centred: the constant direction then holds noise
+    alone, and the evidence of the rest is the engine's with ``N − 1`` in place of ``N``).
     """
     y = np.asarray(y, dtype=np.float64)
-    n_obs, yy = y.size, None
+    n_obs, yy = (y.size if n_obs is None else n_obs), None
     if factor is not None:
         Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
     n, m = Phi.shape
@@ -165,8 +173,10 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
             return self
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
         rule = self._rule()
+        # the flat intercept integrated out: the evidence of the centred data, N − 1 dimensions
         state = fit_design(Phi_c, y_c, rule, noise0, max_iter=self.max_iter, tol=self.tol,
-                           noise_every=self.noise_every, max_active=self.max_active, factor=factor)
+                           noise_every=self.noise_every, max_active=self.max_active, factor=factor,
+                           n_obs=y.size - 1 if self.fit_intercept else None)
         active_slots = np.asarray(state.basis_of_slot) >= 0
         idx = np.asarray(state.basis_of_slot)[active_slots]
         order = np.argsort(idx)
