@@ -97,6 +97,11 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
 
 
+#: A fitted σ² at most this fraction of mean(y²) (the engine's floor is 1e-12 of it) means the fit
+#: interpolates: a warning says so.
+NOISE_COLLAPSE = 1e-9
+
+
 class _TypeIIRegressor(RegressorMixin, BaseEstimator):
     """Shared fit/predict over :func:`sparsebayes.inference.typeii.fit`; subclasses give ``_rule``."""
 
@@ -195,6 +200,12 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self.converged_ = bool(state.converged)
         self.intercept_ = self.y_offset_ - float(self.design_offset_ @ coef)
         self._set_relevance()
+        if type(rule).noise_mode != "fixed" and self.noise_var_ <= NOISE_COLLAPSE * float(np.mean(y_c**2)):
+            warnings.warn(
+                f"the estimated noise variance collapsed to {self.noise_var_:.3g} ({self.noise_var_ / np.mean(y_c**2):.2g} "
+                f"of mean(y²)): the fit interpolates the training data with {int(self.active_.sum())} basis functions "
+                f"for {y.size} points, and its predictive sds are not to be trusted; fix the noise variance, or use "
+                "fewer basis functions than points", UserWarning, stacklevel=2)
         if not self.converged_:
             warnings.warn(
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} steps "

@@ -230,3 +230,21 @@ def test_with_an_intercept_the_evidence_is_the_flat_intercept_integral_and_sigma
     best = minimize_scalar(lambda t: -flat_intercept_log_evidence(np.exp(t)), bounds=(-8, 3), method="bounded",
                            options={"xatol": 1e-10}).x
     assert m.noise_var_ == pytest.approx(np.exp(best), rel=1e-4)
+
+
+@pytest.mark.parametrize("Est, n", [(RVMRegressor, 10), (BLSRegressor, 2)])
+def test_a_noise_variance_that_collapses_says_so(Est, n):
+    """More features than points: the model can interpolate and σ̂² falls to its floor; the
+    predictive sds are then 1e-5 of the noise, which a warning must say (the audit's case: RVM,
+    10 points and 30 features; BLS with 2 points)."""
+    r = np.random.default_rng(1)
+    X = r.normal(size=(10, 30))
+    y = 3 * X[:, 0] + r.normal(size=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(UserWarning, match="noise variance collapsed"):
+            m = Est().fit(X[:n], y[:n])
+    assert m.noise_var_ <= 1e-9 * np.mean((y[:n] - y[:n].mean()) ** 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        RVMRegressor().fit(X[:, :3], y)  # fewer columns than points: a noise level, no warning
