@@ -280,3 +280,17 @@ def test_bayesian_lasso_regressor_warns_when_chains_have_not_mixed():
     X, y = _two_parameter_problem()
     with pytest.warns(ConvergenceWarning, match="R-hat"):
         BayesianLassoRegressor(num_warmup=1, num_samples=6, num_chains=4, rhat_max=1.0001).fit(X, y)
+
+
+@pytest.mark.parametrize("shape, rate", [(40.0, 4.0), (4.0, 40.0)])
+def test_the_lambda2_prior_reaches_the_sampler_as_shape_and_rate(shape, rate):
+    """λ² | τ² ~ Gamma(a + p, b + Σ τ_j²/2): with p = 2 a strong Gamma(a, b) prior dominates, so the
+    draws' mean of λ² must sit near a/b (10 or 0.1). Shape and rate swapped inside the sampler
+    (the audit's mutation) moved it a hundredfold, and no fast test saw it."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X @ np.array([1.0, -0.5]) + rng.normal(size=60)
+    idata = run_gibbs(X - X.mean(0), y - y.mean(), lam2_shape=shape, lam2_rate=rate, num_warmup=200,
+                      num_samples=1000, num_chains=2, seed=1)
+    lam2 = float(idata.posterior["lam2"].mean())
+    assert 0.7 < lam2 / (shape / rate) < 1.3, lam2
