@@ -69,6 +69,19 @@ def check_number(name, value, least=0.0, *, strict=False):
         raise ValueError(f"{name} must be a finite number {'>' if strict else '≥'} {least:g}, got {value!r}")
 
 
+#: The estimators' on/off parameters: each, where an estimator has it, must be a bool.
+FLAGS = ("bias", "fit_intercept", "estimate_noise", "warm_start", "low_rank", "progress_bar")
+
+
+def check_flags(estimator):
+    """Raise ``ValueError`` unless each of the estimator's :data:`FLAGS` is a bool (a string such
+    as ``"no"`` is truthy, and was taken for ``True``)."""
+    params = estimator.get_params(deep=False)
+    for name in FLAGS:
+        if name in params and not isinstance(params[name], (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {params[name]!r}")
+
+
 def check_sampler_counts(num_warmup, num_samples, num_chains):
     """Raise ``ValueError`` unless the chains, warm-up and kept draws are integers that a sampler
     can run (``num_warmup ≥ 0``, ``num_samples ≥ 1``, ``num_chains ≥ 1``)."""

@@ -28,6 +28,7 @@ from ._base import (
     has_bias_column,
 )
 from ._validation import (
+    check_flags,
     check_max_iter,
     check_number,
     validate_classification_data,
@@ -40,6 +41,7 @@ from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive
 
 class _AdaptiveSparseBase(BaseEstimator):
     def _check_params(self):
+        check_flags(self)
         check_number("tol", self.tol, 0.0, strict=True)
         check_max_iter(self.max_iter)
         return make_prior(self.prior, self.gamma)

@@ -16,7 +16,13 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 
 from ._base import atomic_fit, basis_names
-from ._validation import check_number, reject_constant_columns, validate_predict_data, validate_regression_data
+from ._validation import (
+    check_flags,
+    check_number,
+    reject_constant_columns,
+    validate_predict_data,
+    validate_regression_data,
+)
 from .gibbs import run_gibbs
 from .nuts import run_nuts
 
@@ -81,6 +87,8 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"credible_level must lie in (0, 1), got {self.credible_level!r}")
         for name in ("lam2_shape", "lam2_rate", "c", "d"):  # Gamma / inverse-Gamma parameters; 0 is the flat limit
             check_number(name, getattr(self, name), 0.0)
+        check_number("rhat_max", self.rhat_max, 1.0, strict=True)  # before the sampling, not after it
+        check_flags(self)
         X, y = validate_regression_data(self, X, y)
         reject_constant_columns(X)
         self.x_mean_ = X.mean(axis=0)

@@ -33,6 +33,7 @@ from sparsebayes.inference import bound
 from sparsebayes.inference._base import atomic_fit, basis_names, make_feature_map
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference._validation import (
+    check_flags,
     check_count,
     check_max_iter,
     check_number,
@@ -177,6 +178,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
 
     def _validate(self, X, y):
+        check_flags(self)
         check_number("tol", self.tol, 0.0, strict=True)
         check_max_iter(self.max_iter)
         if y is not None and np.asarray(y).dtype == object:

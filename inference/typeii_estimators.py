@@ -51,6 +51,7 @@ from ._base import (
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
 from ._shapes import bucket, pad_to
 from ._validation import (
+    check_flags,
     check_count,
     check_max_iter,
     check_number,
@@ -145,6 +146,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
     def _check_params(self):
         """Engine controls and hyperpriors in their families: ``λ ~ Gamma(a, b)`` with ``a, b ≥ 0``,
         ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` with ``c ≥ −1`` (flat) and ``d ≥ 0``."""
+        check_flags(self)
         check_max_iter(self.max_iter)
         check_number("tol", self.tol, 0.0)
         check_count("noise_every", self.noise_every, 1)
@@ -496,6 +498,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
 
     @atomic_fit
     def fit(self, X, y):
+        check_flags(self)
         check_max_iter(self.max_iter)
         check_number("tol", self.tol, 0.0)
         X, y_enc = validate_classification_data(self, X, y)

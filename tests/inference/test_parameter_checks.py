@@ -13,6 +13,7 @@ from sparsebayes.inference import (
     RVMRegressor,
     SMLRCV,
     SMLRClassifier,
+    SparseProbitClassifier,
 )
 
 RNG = np.random.default_rng(0)
@@ -45,6 +46,16 @@ Y_CLS = (X[:, 0] > 0).astype(int)
         (lambda: RVMClassifier(tol=-1.0), "tol must be a finite number ≥ 0"),
         (lambda: BayesianLassoRegressor(lam2_rate=-100.0), "lam2_rate must be a finite number ≥ 0"),
         (lambda: BayesianLassoRegressor(d=-1.0), "d must be a finite number ≥ 0"),
+        # flags: a string was taken for True ("no" is truthy) or failed deep inside with int('yes')
+        (lambda: BLSRegressor(fit_intercept="no"), "fit_intercept must be True or False, got 'no'"),
+        (lambda: SparseProbitClassifier(bias="yes"), "bias must be True or False, got 'yes'"),
+        (lambda: RVMClassifier(bias="no"), "bias must be True or False"),
+        (lambda: FLAPRegressor(estimate_noise="x"), "estimate_noise must be True or False"),
+        (lambda: SMLRClassifier(warm_start="x"), "warm_start must be True or False"),
+        (lambda: AdaptiveSparseRegressor(low_rank="x"), "low_rank must be True or False"),
+        (lambda: BayesianLassoRegressor(progress_bar="x"), "progress_bar must be True or False"),
+        (lambda: BayesianLassoRegressor(rhat_max="x"), "rhat_max must be a finite number > 1"),
+        (lambda: BayesianLassoRegressor(rhat_max=-1.0), "rhat_max must be a finite number > 1"),
     ],
 )
 def test_out_of_range_parameters_are_named(make, match):
