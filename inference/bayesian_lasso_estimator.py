@@ -45,7 +45,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         Level of the equal-tailed intervals in ``coef_interval_``.
     rhat_max : float, default=1.01
         A ``ConvergenceWarning`` is raised when the largest rank-normalized split R-hat over β
-        exceeds this (Vehtari et al. 2021); it needs at least two chains.
+        exceeds this (Vehtari et al. 2021); it needs at least two chains. ``inf``: no check.
     progress_bar : bool, default=False
         Show the sampler's tqdm progress bar (for long runs).
 
@@ -87,7 +87,9 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"credible_level must lie in (0, 1), got {self.credible_level!r}")
         for name in ("lam2_shape", "lam2_rate", "c", "d"):  # Gamma / inverse-Gamma parameters; 0 is the flat limit
             check_number(name, getattr(self, name), 0.0)
-        check_number("rhat_max", self.rhat_max, 1.0, strict=True)  # before the sampling, not after it
+        r = self.rhat_max  # checked before the sampling, not after it; inf turns the check off
+        if not (isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, bool) and r > 1):
+            raise ValueError(f"rhat_max must be a number > 1 (inf: no check), got {r!r}")
         check_flags(self)
         X, y = validate_regression_data(self, X, y)
         reject_constant_columns(X)
