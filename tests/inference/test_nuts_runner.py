@@ -104,3 +104,15 @@ def test_variance_of_precision_is_finite_where_the_precision_underflows():
     var = np.asarray(variance_of_precision(prec))
     assert np.all(np.isfinite(var))
     np.testing.assert_allclose(var[2:], [0.5, 1e300], rtol=1e-15)
+
+
+def test_chains_in_one_program_draw_what_numpyros_sequential_chains_draw():
+    """Without a progress bar the chains run under ``lax.map`` in one compiled program; with one,
+    NumPyro's own "sequential" loop (a compile per chain). The draws must be the same."""
+    X, y = _data(2)
+    kw = dict(prior="laplace", gamma=4.0, noise_var=0.25, marginal=True, num_warmup=100, num_samples=100,
+              num_chains=2, seed=3)
+    one = run_nuts(sparse_regression_model, X, y, progress_bar=False, **kw)
+    own = run_nuts(sparse_regression_model, X, y, progress_bar=True, **kw)
+    np.testing.assert_allclose(one.posterior["beta"].values, own.posterior["beta"].values, rtol=1e-9, atol=1e-12)
+    assert one.posterior.sizes["chain"] == 2 and one.sample_stats["diverging"].shape == (2, 100)
