@@ -11,8 +11,7 @@ COMPILE_EVENTS = ("/jax/core/compile/jaxpr_to_mlir_module_duration", "/jax/core/
 @contextmanager
 def compile_seconds():
     """``with compile_seconds() as spent: ...``; then ``spent[0]`` is the seconds JAX spent
-    lowering and compiling programs inside the block (NumPyro compiles inside its runs, once per
-    chain when the chains run one after another)."""
+    lowering and compiling programs inside the block (NumPyro compiles inside its runs)."""
     import jax.monitoring
 
     spent = [0.0]

@@ -69,7 +69,7 @@ def run_nuts(
         ``posterior.attrs``: ``sampling_seconds``, the wall time of warm-up and draws together,
         split into ``warmup_seconds`` and ``draws_seconds``; ``compile_seconds``, the part of it
         JAX spent compiling (NumPyro compiles inside its runs: the warm-up and the sampling loop,
-        once per chain when the chains run one after another), so that
+        and with a progress bar once per chain), so that
         ``sampling_seconds − compile_seconds`` is the sampler's own time; ``n_divergences``.
         A progress bar slows the run (NumPyro then steps the chain from Python): time with
         ``progress_bar=False``.

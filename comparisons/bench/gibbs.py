@@ -6,7 +6,7 @@ same Bayesian Lasso (Gibbs: :func:`~sparsebayes.inference.gibbs.run_gibbs`; NUTS
 model :func:`~sparsebayes.models.bayesian_lasso.bayesian_lasso`; PyMC: the same hierarchy
 written in PyMC, :func:`_pymc_bayesian_lasso`, chains one after another). Seconds are warm-up +
 sampling. Gibbs excludes its compilation (a first call compiles); NumPyro compiles inside
-each run (once per chain, the chains running one after another), so NUTS is printed both as
+each run, so NUTS is printed both as
 run (with compile) and less the compile time JAX reports inside the run (``run_nuts``'s
 ``compile_seconds``), and the ratio is given for both; PyMC reports
 its sampling time without its compile, and the total is printed beside it.
