@@ -33,8 +33,8 @@ from sparsebayes.inference import bound
 from sparsebayes.inference._base import atomic_fit, basis_names, make_feature_map
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference._validation import (
-    check_flags,
     check_count,
+    check_flags,
     check_max_iter,
     check_number,
     reject_constant_columns,

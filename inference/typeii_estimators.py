@@ -51,8 +51,8 @@ from ._base import (
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
 from ._shapes import bucket, pad_to
 from ._validation import (
-    check_flags,
     check_count,
+    check_flags,
     check_max_iter,
     check_number,
     reject_constant_columns,
