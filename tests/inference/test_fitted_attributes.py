@@ -85,3 +85,25 @@ def test_smlr_takes_a_transformer_basis():
     np.testing.assert_allclose(poly.predict_proba(X), quad.predict_proba(X), atol=1e-6)
     names = poly.to_inference_data().posterior["coef"].coords["basis"].values.tolist()
     assert names == PolynomialFeatures(2).fit(X).get_feature_names_out(["x0", "x1"]).tolist()
+
+
+@pytest.mark.parametrize("est", [
+    AdaptiveSparseRegressor(features="kernel", kernel_width=1.0),
+    SparseProbitClassifier(features="kernel", kernel_width=1.0),
+    RVMRegressor(features="kernel", kernel_width=1.0, fit_intercept=False),
+    BLSRegressor(),
+    RVMClassifier(kernel_width=1.0),
+    SMLRClassifier(basis="rbf", kernel_width=1.0, lam=0.5),
+    SMLRClassifier(lam=0.5, solver="block"),
+], ids=lambda est: f"{type(est).__name__}-{getattr(est, 'solver', '')}")
+def test_every_engine_runs_in_float64_on_float32_input(est):
+    """float32 inputs are cast: every engine (EM, type-II, Bernoulli type-II, the bound solvers)
+    returns float64 weights, equal to the fit on the same data given in float64."""
+    from sklearn.base import clone
+
+    y = Y_CLS if hasattr(est, "predict_proba") else Y_REG
+    low = clone(est).fit(X.astype(np.float32), y)
+    high = clone(est).fit(X.astype(np.float32).astype(np.float64), y)
+    coef = low.beta_ if hasattr(low, "beta_") else low.coef_
+    assert coef.dtype == np.float64
+    np.testing.assert_array_equal(coef, high.beta_ if hasattr(high, "beta_") else high.coef_)

@@ -221,7 +221,7 @@ def test_bayesian_lasso_regressor_intervals_and_bad_input():
     assert np.isfinite(m.rhat_)
     with pytest.raises(ValueError, match="sampler"):
         BayesianLassoRegressor(sampler="hmc").fit(X, y)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="regression targets must be numeric"):
         BayesianLassoRegressor().fit(X, np.array(["a"] * 12))
 
 

@@ -66,6 +66,25 @@ def test_auto_solver_rule_and_solvers_agree():
     assert clf.optimality_residual_ < 1e-5 and ref.optimality_residual_ < 1e-5
 
 
+@pytest.mark.parametrize("n, d, m, expected", [
+    (82, 3, 3, "block"),             # n > (dm)² = 81: the paper's rule
+    (81, 3, 3, "newton"),            # n = (dm)²: not block; d(m−1) = 6 weights
+    (100, 512, 3, "newton"),         # d(m−1) = 1024 = NEWTON_MAX_WEIGHTS
+    (100, 513, 3, "surrogate-cd"),   # 1026 weights: beyond Newton
+    (10**8, 10, 10, "block"),
+])
+def test_auto_takes_each_solver_on_its_side_of_the_rules(n, d, m, expected):
+    from sparsebayes.inference.smlr import choose_solver
+
+    assert choose_solver("auto", n, d, m) == expected
+    assert choose_solver("componentwise", n, d, m) == "componentwise"  # a named solver is kept
+
+
+def test_auto_solver_is_the_one_that_ran():
+    X, y = _three_blobs(30)  # n = 30 ≤ 81: Newton, not block
+    assert SMLRClassifier(lam=1.0, solver="auto").fit(X, y).solver_ == "newton"
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 5])
 def test_block_at_default_tol_sets_the_same_zeros_as_componentwise(seed):
     """Eq. 13 alone only shrinks weights towards zero; the block solver must still end with exact zeros."""

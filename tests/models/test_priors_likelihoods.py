@@ -70,8 +70,12 @@ def test_probit_estep_is_finite_and_correct_at_40():
     eta = jnp.array([-40.0, 40.0, 40.0, -40.0])
     v = np.asarray(lik.expected_targets(y, eta))
     assert np.all(np.isfinite(v))
-    # far in the wrong tail the truncated mean sits just inside the boundary: |v| ≈ 1/40
-    np.testing.assert_allclose(v[:2], [1 / 40, -1 / 40], rtol=2e-3)
+    # far in the wrong tail the truncated mean sits just inside the boundary: |v| ≈ 1/40; exactly
+    # v = η + φ(η)/Φ(η) (y = 1) with φ(x)/Φ(−x) = √(2/π)/erfcx(x/√2) from SciPy (the sum cancels
+    # three digits of 40, so 1e-9 relative is what float64 leaves)
+    tail = -40.0 + np.sqrt(2 / np.pi) / special.erfcx(40.0 / np.sqrt(2))
+    np.testing.assert_allclose(v[:2], [tail, -tail], rtol=1e-9)
+    assert 1 / 40 * (1 - 2e-3) < tail < 1 / 40
     # on the right side the truncation is irrelevant
     np.testing.assert_allclose(v[2:], [40.0, -40.0], rtol=1e-12)
     assert np.isfinite(float(lik.neg_log_lik(y, eta, 1.0)))
