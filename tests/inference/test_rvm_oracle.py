@@ -6,7 +6,7 @@ multimodal evidence and can stop at different local maxima, so the comparison is
 sets (four seeds × σ ∈ {0.1, 0.3}). Tolerances, with fastrvm: our log evidence (computed directly
 from the fitted α, σ²) no worse than fastrvm's own on average (mean gap ≥ −0.05 nats), within
 0.5 nats on each data set, and the number of relevance vectors within ±2. Measured: gaps 0 on
-five sets, +0.27 / +0.005 on two, −0.22 and −0.17 on two (different supports of the same size).
+four sets (the same support), +0.27 and +0.005 on two, −0.22 and −0.17 on two (other supports, mean −0.014).
 With ARD (which keeps many more weights): our evidence at least ARD's minus 0.01 on each set.
 """
 import numpy as np
