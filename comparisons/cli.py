@@ -63,17 +63,6 @@ def _cmd_compare(args):
     return 0
 
 
-def _seed(text):
-    """An argparse type: a seed NumPy and JAX both take (0 ≤ seed < 2³²)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"must be in [0, 2**32), got {value}")
-    return value
-
-
 def _out_dir(text):
     """An argparse type: a directory that exists or can be made, and is writable (checked before
     any fit; nothing is made here)."""
@@ -89,20 +78,27 @@ def _out_dir(text):
     return text
 
 
-def _count(minimum):
-    """An argparse type: an integer of at least ``minimum``, else a usage error that says so."""
+def _count(minimum, below=None, below_name=None):
+    """An argparse type: an integer of at least ``minimum`` (and below ``below``, written
+    ``below_name`` in the message), else a usage error that says so."""
 
     def parse(text):
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if below is not None and not minimum <= value < below:
+            raise argparse.ArgumentTypeError(f"must be in [{minimum}, {below_name or below}), got {value}")
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
         return value
 
     parse.__name__ = "count"
     return parse
+
+
+#: A seed NumPy and JAX both take.
+_seed = _count(0, below=2**32, below_name="2**32")
 
 
 def build_parser():

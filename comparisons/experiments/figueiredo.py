@@ -569,16 +569,14 @@ def table2_boston(reps, seed, out):
         tr, te = perm[:481], perm[481:]
         Xa, Xb = _standardize(data.X[tr], data.X[te])
         ya = data.y[tr]
-        models = {}
-        for m, fit in fits.items():
-            width = _width_by_cv(fit, Xa, ya, BOSTON_WIDTHS, seed + r)
-            models[m] = (fit(Xa, ya, width), width)
+        widths = {m: _width_by_cv(fit, Xa, ya, BOSTON_WIDTHS, seed + r) for m, fit in fits.items()}
+        em, rvm = (fits[m](Xa, ya, widths[m]) for m in ("jeffreys-em", "rvm"))
         svr = bl.svm_regressor(Xa, ya, width=BOSTON_WIDTHS, seed=seed + r)
-        models["svm"] = (svr, float(np.sqrt(1.0 / (2.0 * svr.gamma))))
-        for m, (model, width) in models.items():
+        for m, model, nk, width in (("jeffreys-em", em, em.n_kernels_, widths["jeffreys-em"]),
+                                    ("rvm", rvm, rvm.n_active_, widths["rvm"]),
+                                    ("svm", svr, int(svr.support_.size), float(np.sqrt(0.5 / svr.gamma)))):
             res[m]["rmse"].append(np.sqrt(np.mean((model.predict(Xb) - data.y[te]) ** 2)))
-            res[m]["n_kernels"].append(int(model.support_.size) if m == "svm" else
-                                       model.n_kernels_ if m == "jeffreys-em" else model.n_active_)
+            res[m]["n_kernels"].append(nk)
             res[m]["kernel_width"].append(width)
     rows = []
     for m, d in res.items():
