@@ -10,7 +10,6 @@ from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegresso
 from sparsebayes.inference.gibbs import (
     _chunk_lengths,
     Hyper,
-    _standard_gammas,
     beta_bhattacharya,
     beta_cholesky,
     draw_lam2,
@@ -21,6 +20,8 @@ from sparsebayes.inference.gibbs import (
     inverse_gaussian,
     run_gibbs,
     GibbsState,
+    sweep_data,
+    sweep_variates,
 )
 
 
@@ -64,9 +65,12 @@ def test_beta_conditional_matches_closed_form(method):
     mean, cov = np.linalg.solve(A, X.T @ y), s2 * np.linalg.inv(A)
     keys = jax.random.split(jax.random.PRNGKey(0), 40000)
     if method == "cholesky":
-        draw = jax.vmap(lambda k: beta_cholesky(k, X.T @ X, X.T @ y, 1 / tau2, s2))
+        draw = jax.vmap(lambda k: beta_cholesky(jax.random.normal(k, (2,)), X.T @ X, X.T @ y, 1 / tau2, s2))
     else:
-        draw = jax.vmap(lambda k: beta_bhattacharya(k, X, y, tau2, s2))
+        def draw_one(k):
+            k1, k2 = jax.random.split(k)
+            return beta_bhattacharya(jax.random.normal(k1, (2,)), jax.random.normal(k2, (12,)), X, y, tau2, s2)
+        draw = jax.vmap(draw_one)
     b = np.asarray(draw(keys))
     se = np.sqrt(np.diag(cov) / len(b))
     assert np.all(np.abs(b.mean(0) - mean) < 5 * se)
@@ -81,13 +85,14 @@ def test_scalar_conditionals_match_closed_forms():
     keys = jax.random.split(jax.random.PRNGKey(3), 20000)
     n, p = X.shape
     shape = (n - 1) / 2 + p / 2
-    g = np.asarray(jax.vmap(lambda k: _standard_gammas(k, n, p, hyper))(keys))
-    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid, beta, tau2, hyper))(g[:, 0]))
+    v = jax.vmap(lambda k: sweep_variates(k, n, n, p, hyper, True))(keys)
+    g = np.asarray(v.gammas)
+    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid @ resid, beta, tau2, hyper))(g[:, 0]))
     rate = resid @ resid / 2 + np.sum(beta**2 / tau2) / 2
     assert stats.kstest(sv, stats.invgamma(shape, scale=rate).cdf).pvalue > 1e-3
     lv = np.asarray(jax.vmap(lambda gv: draw_lam2(gv, tau2, hyper))(g[:, 1]))
     assert stats.kstest(lv, stats.gamma(p + 1.0, scale=1 / (tau2.sum() / 2 + 1.78)).cdf).pvalue > 1e-3
-    tv = np.asarray(jax.vmap(lambda k: draw_tau2(k, beta, s2, lam2))(keys))
+    tv = np.asarray(jax.vmap(lambda c, u: draw_tau2(c, u, beta, s2, lam2))(v.ig_chi2, v.ig_uniform))
     mu0 = np.sqrt(lam2 * s2 / beta[0] ** 2)
     assert stats.kstest(1 / tv[:, 0], stats.invgauss(mu0 / lam2, scale=lam2).cdf).pvalue > 1e-3
 
@@ -258,19 +263,19 @@ def test_a_sweep_that_leaves_float64_is_refused(use_cholesky):
     n, p = (30, 5) if use_cholesky else (10, 20)
     X = rng.normal(size=(n, p))
     y = X[:, 0] + 0.1 * rng.normal(size=n)
-    XtX, Xty = X.T @ X, X.T @ y
+    data = sweep_data(X, y)
     hyper = Hyper(0.1, 0.1, 0.0, 0.0)
-    key = jax.random.PRNGKey(3)
+    v = sweep_variates(jax.random.PRNGKey(3), n, n, p, hyper, use_cholesky)
     good = GibbsState(np.zeros(p) + 0.1, np.float64(0.5), np.ones(p), np.float64(1.0))
-    new, refused = guarded_gibbs_step(key, good, X, y, XtX, Xty, hyper, use_cholesky)
-    plain = gibbs_step(key, good, X, y, XtX, Xty, hyper, use_cholesky)
+    new, refused = guarded_gibbs_step(v, good, data, hyper, use_cholesky)
+    plain = gibbs_step(v, good, data, hyper, use_cholesky)
     assert not bool(refused)
     np.testing.assert_array_equal(np.asarray(new.beta), np.asarray(plain.beta))
     # σ² = 0 and a zero τ²: the plain sweep leaves float64, the guarded one stays put
     bad = good._replace(noise_var=np.float64(0.0), tau2=np.r_[0.0, np.ones(p - 1)])
-    plain = gibbs_step(key, bad, X, y, XtX, Xty, hyper, use_cholesky)
+    plain = gibbs_step(v, bad, data, hyper, use_cholesky)
     assert not all(np.all(np.isfinite(np.asarray(leaf))) for leaf in plain)
-    new, refused = guarded_gibbs_step(key, bad, X, y, XtX, Xty, hyper, use_cholesky)
+    new, refused = guarded_gibbs_step(v, bad, data, hyper, use_cholesky)
     assert bool(refused)
     for a, b in zip(new, bad):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -294,3 +299,42 @@ def test_the_lambda2_prior_reaches_the_sampler_as_shape_and_rate(shape, rate):
                       num_samples=1000, num_chains=2, seed=1)
     lam2 = float(idata.posterior["lam2"].mean())
     assert 0.7 < lam2 / (shape / rate) < 1.3, lam2
+
+
+@pytest.mark.parametrize("n, p, rows", [(30, 4, 30), (30, 4, 40), (8, 12, 8), (8, 12, 12)])
+def test_the_residual_through_the_qr_factor_is_the_direct_one(n, p, rows):
+    """``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` for n ≥ p and p > n, with zero padding rows."""
+    from sparsebayes.inference.gibbs import residual_sum_of_squares
+
+    rng = np.random.default_rng(n + p + rows)
+    X = np.zeros((rows, p))
+    y = np.zeros(rows)
+    X[:n], y[:n] = rng.normal(size=(n, p)), 100.0 * rng.normal(size=n)
+    data = sweep_data(X, y)
+    for scale in (1e-3, 1.0, 1e3):
+        beta = scale * rng.normal(size=p)
+        direct = np.sum((y - X @ beta) ** 2)
+        np.testing.assert_allclose(float(residual_sum_of_squares(data, beta)), direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("block", [2000, 1500, 37])
+def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block):
+    """:func:`posterior_mean_batch` draws its variates block by block and discards the sweeps of
+    the last block past the end (1000 of them at block 1500): its means must match
+    :func:`run_gibbs`'s (another driver of the same sweep) within 5 Monte Carlo SEs."""
+    from sparsebayes.inference.gibbs import posterior_mean_batch
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    X -= X.mean(0)
+    y = X @ np.array([2.0, 0.3, 0.0]) + rng.normal(size=40)
+    y -= y.mean()
+    ref = run_gibbs(X, y, num_warmup=500, num_samples=4000, num_chains=4, seed=0)
+    mean = ref.posterior["beta"].mean(("chain", "draw")).values
+    mcse = az.mcse(ref, var_names=["beta"])["beta"].values
+    keys = jax.random.split(jax.random.PRNGKey(1), 4)
+    means, refused = posterior_mean_batch(keys, np.stack([X] * 4), np.stack([y] * 4), Hyper(), 1000, 1000, block=block)
+    assert not np.any(np.asarray(refused))
+    # four independent chains of 1000 draws each: their average's SE is about that of ref's 16000
+    se = np.sqrt(mcse**2 * 4 + mcse**2)
+    np.testing.assert_array_less(np.abs(np.asarray(means).mean(0) - mean), 5 * se)
