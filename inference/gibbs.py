@@ -51,13 +51,6 @@ def inverse_gaussian_from(mean, shape, chi2, uniform):
     return jnp.where(uniform <= mean / (mean + x), x, mean * mean / x)
 
 
-def inverse_gaussian(key, mean, shape):
-    """Draws from the inverse Gaussian ``IG(mean, shape)`` (:func:`inverse_gaussian_from`)."""
-    k1, k2 = jax.random.split(key)
-    size = jnp.broadcast_shapes(jnp.shape(mean), jnp.shape(shape))
-    return inverse_gaussian_from(mean, shape, jax.random.normal(k1, size) ** 2, jax.random.uniform(k2, size))
-
-
 class GibbsState(NamedTuple):
     beta: jax.Array
     noise_var: jax.Array
@@ -73,27 +66,40 @@ class Hyper(NamedTuple):
 
 
 class SweepVariates(NamedTuple):
-    """The random numbers one sweep consumes, drawn apart from its arithmetic.
+    """The random numbers of a run of sweeps, drawn apart from their arithmetic: leading axes
+    (sweep, chain or data set), then the sizes below.
 
-    A run draws every sweep's variates in one vectorised call (:func:`sweep_variates` under
-    ``vmap``) before its ``scan``: drawn inside the loop, one small draw at a time (the Gamma
-    rejection loop above all), they took 60 % of a diabetes run. Each sweep keeps its own key,
-    so the draws do not depend on how the sweeps are grouped into calls.
+    They come from NumPy (:func:`draw_variates`), before the compiled sweeps: drawn inside the
+    ``scan`` by JAX's threefry, one small draw per sweep, they took 60 % of a diabetes run, and
+    drawn in bulk by JAX still half (18–25 ms for 12,000 sweeps, against NumPy's 5 ms).
     """
-    beta_normal: jax.Array  # (p,) N(0, 1): the Cholesky path's z, Bhattacharya's u
-    row_normal: jax.Array  # (rows,) N(0, 1): Bhattacharya's δ; (0,) on the Cholesky path
-    ig_chi2: jax.Array  # (p,) χ²₁: Michael–Schucany–Haas's ν²
-    ig_uniform: jax.Array  # (p,) U(0, 1)
-    gammas: jax.Array  # (2,) standard Gamma((n − 1)/2 + p/2 + c) and Gamma(p + r)
+    beta_normal: object  # (p,) N(0, 1): the Cholesky path's z, Bhattacharya's u
+    row_normal: object  # (rows,) Bhattacharya's δ: N(0, 1) on the data rows, 0 on the padding; (0,) on the Cholesky path
+    ig_chi2: object  # (p,) χ²₁: Michael–Schucany–Haas's ν²
+    ig_uniform: object  # (p,) U(0, 1)
+    gammas: object  # (2,) standard Gamma((n − 1)/2 + p/2 + c) and Gamma(p + r)
 
 
-def sweep_variates(key, n_obs, rows, p, hyper, use_cholesky):
-    """One sweep's :class:`SweepVariates` from its key; ``n_obs`` (may be traced) the number of
-    data rows, ``rows`` that of ``X`` with its padding."""
-    kb, kr, kc, ku, kg = jax.random.split(key, 5)
-    shapes = jnp.array([0.5 * (n_obs - 1) + 0.5 * p + hyper.c, p + hyper.lam2_shape])
-    return SweepVariates(jax.random.normal(kb, (p,)), jax.random.normal(kr, (0 if use_cholesky else rows,)),
-                         jax.random.normal(kc, (p,)) ** 2, jax.random.uniform(ku, (p,)), jax.random.gamma(kg, shapes))
+def variate_streams(seed):
+    """Six independent NumPy Generators (PCG64) spawned from ``seed``: one for the chains' starts
+    and one for each field of :class:`SweepVariates`. One stream per field, drawn sweep-major,
+    makes the draws independent of how the sweeps are cut into calls."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)]
+
+
+def draw_variates(streams, sweeps, batch, n_obs, rows, p, hyper, use_cholesky):
+    """:class:`SweepVariates` for ``sweeps`` sweeps of ``batch`` chains (or data sets), in order,
+    from the last five of :func:`variate_streams` (NumPy's ziggurat normals and Marsaglia–Tsang
+    gammas); ``n_obs`` data rows, ``rows`` with the padding."""
+    normal, row_normal, chi2, uniform, gamma = streams[1:]
+    lead = (sweeps, batch)
+    shapes = [0.5 * (n_obs - 1) + 0.5 * p + hyper.c, p + hyper.lam2_shape]
+    delta = np.zeros((*lead, 0 if use_cholesky else rows))
+    if not use_cholesky:
+        delta[..., :n_obs] = row_normal.standard_normal((*lead, n_obs))
+    return SweepVariates(normal.standard_normal((*lead, p)), delta,
+                         chi2.standard_normal((*lead, p)) ** 2, uniform.random((*lead, p)),
+                         gamma.standard_gamma(shapes, size=(*lead, 2)))
 
 
 class SweepData(NamedTuple):
@@ -200,51 +206,46 @@ def guarded_gibbs_step(variates, state, data, hyper, use_cholesky):
     return jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, state), ~ok
 
 
-@partial(jax.jit, static_argnames=("rows", "p", "use_cholesky"))
-def _draw_variates(sweep_keys, n_obs, hyper, rows, p, use_cholesky):
-    """Every chain's every sweep's :class:`SweepVariates` (leading axes: chain, sweep), in one call."""
-    return jax.vmap(jax.vmap(lambda k: sweep_variates(k, n_obs, rows, p, hyper, use_cholesky)))(sweep_keys)
+@partial(jax.jit, static_argnames=("use_cholesky",))
+def _run_chains(variates, state, X, y, hyper, use_cholesky):
+    """The sweeps of ``variates`` (sweep-major) for every chain (``vmap`` inside the ``scan``):
+    ``(last state, every sweep's state (sweep, chain, …), refused sweeps)``. Compiled once per
+    shape: the data and the hyperparameters are arguments, not constants of a closure (which
+    compiled anew on every fit: 1.5 s of a 2.2 s ``BayesianLassoRegressor`` fit on 100 × 3 data)."""
+    data = sweep_data(X, y)
+    step = jax.vmap(lambda v, s: guarded_gibbs_step(v, s, data, hyper, use_cholesky))
 
-
-def _run_sweeps(variates, state, data, hyper, use_cholesky):
-    """One chain's sweeps from ``state``, one per variate set: ``(last state, every sweep's state, refused sweeps)``."""
     def body(state, v):
-        new, refused = guarded_gibbs_step(v, state, data, hyper, use_cholesky)
+        new, refused = step(v, state)
         return new, (new, refused)
 
     last, (draws, refused) = jax.lax.scan(body, state, variates)
     return last, draws, jnp.sum(refused)
 
 
-@partial(jax.jit, static_argnames=("use_cholesky",))
-def _run_chains(variates, state, X, y, hyper, use_cholesky):
-    """:func:`_run_sweeps` for every chain (``vmap``), compiled once per shape: the data and the
-    hyperparameters are arguments, not constants of a closure (which compiled anew on every
-    fit: 1.5 s of a 2.2 s ``BayesianLassoRegressor`` fit on 100 × 3 data)."""
-    data = sweep_data(X, y)
-    return jax.vmap(lambda v, s: _run_sweeps(v, s, data, hyper, use_cholesky))(variates, state)
-
-
-def _chunk_lengths(total, progress_bar, n_chunks=20):
-    """Sweeps per compiled call: all at once, or (for a progress bar) about ``total / n_chunks``
-    each, the last call taking the rest (at most two lengths, so at most two compiles)."""
-    size = total if not progress_bar else max(1, -(-total // n_chunks))
+def _chunk_lengths(total, size):
+    """Sweeps per compiled call: ``size`` each, the last call taking the rest (at most two
+    lengths, so at most two compiles)."""
+    size = max(1, min(size, total))
     return [size] * (total // size) + ([total % size] if total % size else [])
 
 
-def _initial_state(X, y, num_chains, key):
-    """Over-dispersed starts around a ridge fit (different per chain).
+def _chunk_size(total, batch, p, rows, use_cholesky, progress_bar, budget=2**21):
+    """Sweeps per call: all of them, or about a twentieth with a progress bar, and at most as many
+    as keep one call's variates within ``budget`` numbers (16 MiB)."""
+    per_sweep = batch * (3 * p + 2 + (0 if use_cholesky else rows))
+    size = -(-total // 20) if progress_bar else total
+    return max(1, min(size, budget // per_sweep))
 
-    ``xp``-agnostic: NumPy arrays give the ridge fit in NumPy (:func:`run_gibbs`: no eager JAX
-    ops compiled per shape of ``X``), traced ones in JAX (:func:`posterior_mean_batch`)."""
-    xp = np if isinstance(X, np.ndarray) else jnp
+
+def _initial_state(X, y, num_chains, rng):
+    """Over-dispersed starts around a ridge fit (different per chain; NumPy, ``rng`` a Generator)."""
     n, p = X.shape
     G = X.T @ X
-    ridge = xp.linalg.solve(G + xp.eye(p) * (1e-3 * xp.trace(G) / p + 1e-12), X.T @ y)
-    s2 = xp.maximum(xp.var(y - X @ ridge), 1e-6 * xp.var(y) + 1e-12)
-    z = jax.random.normal(key, (num_chains, p))
-    beta = ridge[None, :] * (1.0 + 0.1 * z)
-    return GibbsState(beta, jnp.full(num_chains, s2), jnp.ones((num_chains, p)), jnp.ones(num_chains))
+    ridge = np.linalg.solve(G + np.eye(p) * (1e-3 * np.trace(G) / p + 1e-12), X.T @ y)
+    s2 = max(np.var(y - X @ ridge), 1e-6 * np.var(y) + 1e-12)
+    beta = ridge[None, :] * (1.0 + 0.1 * rng.standard_normal((num_chains, p)))
+    return GibbsState(beta, np.full(num_chains, s2), np.ones((num_chains, p)), np.ones(num_chains))
 
 
 def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000, num_samples=2000,
@@ -258,50 +259,41 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     every draw, the groups (and names) that ``run_nuts`` gives for the same NumPyro model
     (:func:`sparsebayes.models.bayesian_lasso.bayesian_lasso`), so ``az.loo`` and
     ``az.compare`` take Gibbs and NUTS fits alike. ``progress_bar=True`` runs the sweeps in about 20
-    compiled calls with a tqdm bar between them; the draws are the same as in one call (every
-    sweep's variates are drawn in advance, :class:`SweepVariates`).
+    compiled calls with a tqdm bar between them (long runs of wide problems are cut into calls
+    anyway, to bound the variates held at once); the draws are the same however the sweeps are
+    cut (:func:`variate_streams`).
     """
     import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
     check_sampler_counts(num_warmup, num_samples, num_chains)
     X = np.asarray(X, np.float64)
     y = np.asarray(y, np.float64)
     n, p = X.shape
-    key = jax.random.PRNGKey(seed)
-    k_init, k_run = jax.random.split(key)
-    state = _initial_state(X, y, num_chains, k_init)
+    streams = variate_streams(seed)
+    state = _initial_state(X, y, num_chains, streams[0])
     # zero rows up to a shared size, so a new n mostly reuses the compiled sampler (gibbs_step)
     rows = bucket(n, per_octave=4)
     X_padded, y_padded = pad_to(X, (rows, p)), pad_to(y, (rows,))
-    n_obs = np.float64(n)
     hyper = Hyper(float(lam2_shape), float(lam2_rate), float(c), float(d))
-    total = num_warmup + num_samples
-    sweep_keys = jax.vmap(lambda k: jax.random.split(k, total))(jax.random.split(k_run, num_chains))
-    lengths = _chunk_lengths(total, progress_bar)
     use_cholesky = n >= p
-    # compiled outside the timing (cached after the first fit of a shape)
-    draw_variates = _draw_variates.lower(sweep_keys, n_obs, hyper, rows, p, use_cholesky).compile()
-    shapes = draw_variates.out_info
-
-    def first_sweeps(m):  # the variates' shapes in a call of m sweeps
-        return jax.tree.map(lambda a: jax.ShapeDtypeStruct((num_chains, m, *a.shape[2:]), a.dtype), shapes)
-
-    compiled = {m: _run_chains.lower(first_sweeps(m), state, X_padded, y_padded, hyper, use_cholesky).compile()
-                for m in set(lengths)}
-    chunks, refused, start = [], 0, 0
+    total = num_warmup + num_samples
+    lengths = _chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar))
+    shapes = draw_variates(variate_streams(0), 1, num_chains, n, rows, p, hyper, use_cholesky)
+    compiled = {m: _run_chains.lower(jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), shapes),
+                                     state, X_padded, y_padded, hyper, use_cholesky).compile()
+                for m in set(lengths)}  # outside the timing (cached after the first fit of a shape)
+    chunks, refused = [], 0
     t0 = time.perf_counter()
-    variates = draw_variates(sweep_keys, n_obs, hyper)
     with tqdm(total=total, desc="gibbs", disable=not progress_bar) as bar:
         for m in lengths:
-            chunk = variates if m == total else jax.tree.map(lambda a: np.asarray(a)[:, start:start + m], variates)
-            state, draws, bad = compiled[m](chunk, state, X_padded, y_padded, hyper)
+            variates = draw_variates(streams, m, num_chains, n, rows, p, hyper, use_cholesky)
+            state, draws, bad = compiled[m](variates, state, X_padded, y_padded, hyper)
             chunks.append(draws)
-            refused += int(np.sum(bad))
-            start += m
+            refused += int(bad)
             bar.update(m)
     jax.block_until_ready(chunks)
     seconds = time.perf_counter() - t0
     _warn_refused(refused, num_chains * total)
-    posterior = {k: np.concatenate([np.asarray(getattr(c, k)) for c in chunks], axis=1)[:, num_warmup:]
+    posterior = {k: np.concatenate([np.asarray(getattr(c, k)) for c in chunks], axis=0)[num_warmup:].swapaxes(0, 1)
                  for k in GibbsState._fields}
     groups = {}
     if log_likelihood:
@@ -335,42 +327,45 @@ def _warn_refused(n_refused, n_sweeps):
         )
 
 
-@partial(jax.jit, static_argnames=("num_warmup", "num_samples", "block"))
-def posterior_mean_batch(keys, Xs, ys, hyper, num_warmup, num_samples, block=500):
-    """Posterior mean of β for a batch of data sets (one chain each), ``vmap`` over data sets.
+@partial(jax.jit, static_argnames=("use_cholesky",))
+def _sum_batch_draws(variates, state, sums, data, first_kept, hyper, use_cholesky):
+    """The sweeps of ``variates`` (sweep-major) for every data set of a batch (``vmap`` inside the
+    ``scan``), adding up the β draws of sweeps ``first_kept`` on: ``(last state, sums, refused
+    sweeps per data set)``."""
+    step = jax.vmap(lambda v, s, d: guarded_gibbs_step(v, s, d, hyper, use_cholesky))
+
+    def body(carry, inp):
+        state, sums = carry
+        v, i = inp
+        new, bad = step(v, state, data)
+        return (new, sums + jnp.where(i >= first_kept, new.beta, 0.0)), bad
+
+    sweeps = variates.gammas.shape[0]
+    (state, sums), bad = jax.lax.scan(body, (state, sums), (variates, jnp.arange(sweeps)))
+    return state, sums, jnp.sum(bad, axis=0)
+
+
+def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0):
+    """Posterior mean of β for a batch of data sets ``Xs`` (B, n, p), ``ys`` (B, n), one chain
+    each, ``vmap`` over data sets.
 
     Only running sums are kept, so thousands of draws over a 100-data-set table fit in memory:
-    the sweeps run in blocks of ``block``, each block's variates drawn at once
-    (:class:`SweepVariates`); sweeps of the last block past the run's end are discarded.
+    the sweeps run in calls of at most 16 MiB of variates (:func:`_chunk_size`).
     Returns the means (B, p) and, per data set, the number of refused sweeps
     (:func:`guarded_gibbs_step`).
     """
-    n, p = Xs.shape[1:]
+    Xs, ys = np.asarray(Xs, np.float64), np.asarray(ys, np.float64)
+    B, n, p = Xs.shape
     use_cholesky = n >= p
+    streams = variate_streams(seed)
+    starts = [_initial_state(X, y, 1, streams[0]) for X, y in zip(Xs, ys)]
+    state = jax.tree.map(lambda *a: np.concatenate(a), *starts)
+    data = jax.vmap(sweep_data)(Xs, ys)
+    sums, refused, done = np.zeros((B, p)), np.zeros(B, np.int64), 0
     total = num_warmup + num_samples
-    block = min(block, total)
-    n_blocks = -(-total // block)
-
-    def one(key, X, y):
-        data = sweep_data(X, y)
-        init = jax.tree.map(lambda a: a[0], _initial_state(X, y, 1, key))
-        sweep_keys = jax.random.split(key, n_blocks * block)
-        sweep_keys = sweep_keys.reshape(n_blocks, block, *sweep_keys.shape[1:])
-        index = jnp.arange(n_blocks * block).reshape(n_blocks, block)
-
-        def sweep(carry, inp):
-            state, sums, refused = carry
-            variates, i = inp
-            new, bad = guarded_gibbs_step(variates, state, data, hyper, use_cholesky)
-            keep = (i >= num_warmup) & (i < total)
-            return (new, sums + jnp.where(keep, new.beta, 0.0), refused + (bad & (i < total))), None
-
-        def run_block(carry, inp):
-            keys_b, index_b = inp
-            variates = jax.vmap(lambda k: sweep_variates(k, n, n, p, hyper, use_cholesky))(keys_b)
-            return jax.lax.scan(sweep, carry, (variates, index_b))[0], None
-
-        (_, sums, refused), _ = jax.lax.scan(run_block, (init, jnp.zeros(p), jnp.int32(0)), (sweep_keys, index))
-        return sums / num_samples, refused
-
-    return jax.vmap(one)(keys, Xs, ys)
+    for m in _chunk_lengths(total, _chunk_size(total, B, p, n, use_cholesky, False)):
+        variates = draw_variates(streams, m, B, n, n, p, hyper, use_cholesky)
+        state, sums, bad = _sum_batch_draws(variates, state, sums, data, num_warmup - done, hyper, use_cholesky)
+        refused += np.asarray(bad)
+        done += m
+    return np.asarray(sums) / num_samples, refused

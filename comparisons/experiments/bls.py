@@ -276,9 +276,8 @@ def _fit_linear_methods(datasets, X_tests, beta_true, *, lam2_shape, lam2_rate, 
     coefs["lasso-cv"] = [LassoCV(cv=10, random_state=seed).fit(X, y).coef_ for X, y in datasets]
     Xs = np.stack([X - X.mean(0) for X, _ in datasets])
     ys = np.stack([y - y.mean() for _, y in datasets])
-    keys = jax.random.split(jax.random.PRNGKey(seed), len(datasets))
-    means, refused = posterior_mean_batch(keys, jnp.asarray(Xs), jnp.asarray(ys), Hyper(lam2_shape, lam2_rate, 0.0, 0.0),
-                                          num_warmup, num_samples)
+    means, refused = posterior_mean_batch(Xs, ys, Hyper(lam2_shape, lam2_rate, 0.0, 0.0), num_warmup, num_samples,
+                                          seed=seed)
     coefs["bayesian-lasso"] = list(np.asarray(means))
     out = {}
     for name, cs in coefs.items():
@@ -456,9 +455,7 @@ def table7_diabetes(reps, seed, out, num_warmup=1000, num_samples=5000):
             las = LassoCV(cv=10, random_state=seed).fit(X, y)
             coefs["lasso-cv"].append(las.coef_); icpt["lasso-cv"].append(las.intercept_)
     Xs = np.stack([X - X.mean(0) for X, _ in train]); ys = np.stack([y - y.mean() for _, y in train])
-    keys = jax.random.split(jax.random.PRNGKey(seed), reps)
-    B, refused = posterior_mean_batch(keys, jnp.asarray(Xs), jnp.asarray(ys), Hyper(1.0, 1.78, 0.0, 0.0),
-                                      num_warmup, num_samples)
+    B, refused = posterior_mean_batch(Xs, ys, Hyper(1.0, 1.78, 0.0, 0.0), num_warmup, num_samples, seed=seed)
     B = np.asarray(B)
     notes = _refused_note(refused)
     coefs["bayesian-lasso"] = list(B)

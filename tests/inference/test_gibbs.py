@@ -17,17 +17,19 @@ from sparsebayes.inference.gibbs import (
     draw_tau2,
     gibbs_step,
     guarded_gibbs_step,
-    inverse_gaussian,
+    draw_variates,
+    inverse_gaussian_from,
     run_gibbs,
     GibbsState,
     sweep_data,
-    sweep_variates,
+    variate_streams,
 )
 
 
 @pytest.mark.parametrize("mean,shape", [(1.0, 1.0), (0.3, 5.0), (50.0, 0.2), (1e4, 2.0)])
 def test_inverse_gaussian_matches_scipy(mean, shape):
-    draws = np.asarray(inverse_gaussian(jax.random.PRNGKey(1), np.full(20000, mean), shape))
+    rng = np.random.default_rng(1)
+    draws = np.asarray(inverse_gaussian_from(mean, shape, rng.standard_normal(20000) ** 2, rng.random(20000)))
     # scipy's invgauss(mu, scale): mean mu*scale, shape scale
     ks = stats.kstest(draws, stats.invgauss(mean / shape, scale=shape).cdf)
     assert ks.pvalue > 1e-3
@@ -63,15 +65,13 @@ def test_beta_conditional_matches_closed_form(method):
     tau2, s2 = np.array([0.7, 2.0]), 0.8
     A = X.T @ X + np.diag(1 / tau2)
     mean, cov = np.linalg.solve(A, X.T @ y), s2 * np.linalg.inv(A)
-    keys = jax.random.split(jax.random.PRNGKey(0), 40000)
+    rng = np.random.default_rng(0)
+    z, delta = rng.standard_normal((40000, 2)), rng.standard_normal((40000, 12))
     if method == "cholesky":
-        draw = jax.vmap(lambda k: beta_cholesky(jax.random.normal(k, (2,)), X.T @ X, X.T @ y, 1 / tau2, s2))
+        b = jax.vmap(lambda zi: beta_cholesky(zi, X.T @ X, X.T @ y, 1 / tau2, s2))(z)
     else:
-        def draw_one(k):
-            k1, k2 = jax.random.split(k)
-            return beta_bhattacharya(jax.random.normal(k1, (2,)), jax.random.normal(k2, (12,)), X, y, tau2, s2)
-        draw = jax.vmap(draw_one)
-    b = np.asarray(draw(keys))
+        b = jax.vmap(lambda zi, di: beta_bhattacharya(zi, di, X, y, tau2, s2))(z, delta)
+    b = np.asarray(b)
     se = np.sqrt(np.diag(cov) / len(b))
     assert np.all(np.abs(b.mean(0) - mean) < 5 * se)
     np.testing.assert_allclose(np.cov(b.T), cov, rtol=0.05, atol=0.02 * np.abs(cov).max())
@@ -82,10 +82,9 @@ def test_scalar_conditionals_match_closed_forms():
     hyper = Hyper(1.0, 1.78, 0.0, 0.0)
     beta, tau2, s2, lam2 = np.array([1.2, -0.3]), np.array([0.5, 1.5]), 0.9, 2.0
     resid = y - X @ beta
-    keys = jax.random.split(jax.random.PRNGKey(3), 20000)
     n, p = X.shape
     shape = (n - 1) / 2 + p / 2
-    v = jax.vmap(lambda k: sweep_variates(k, n, n, p, hyper, True))(keys)
+    v = jax.tree.map(lambda a: a[:, 0], draw_variates(variate_streams(3), 20000, 1, n, n, p, hyper, True))
     g = np.asarray(v.gammas)
     sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid @ resid, beta, tau2, hyper))(g[:, 0]))
     rate = resid @ resid / 2 + np.sum(beta**2 / tau2) / 2
@@ -136,8 +135,8 @@ def test_a_new_number_of_rows_in_the_same_bucket_compiles_nothing(programs_built
 @pytest.mark.parametrize("n,p", [(37, 3), (13, 20)], ids=["cholesky", "bhattacharya"])
 def test_padding_rows_changes_no_draw(monkeypatch, n, p):
     """``run_gibbs`` pads X and y with zero rows to a bucketed size and passes the real n: run on
-    the exact shape instead (``bucket`` the identity), the chains are the same draws (the random
-    bits are drawn per element; only the rounding of sums over more zero terms differs)."""
+    the exact shape instead (``bucket`` the identity), the chains are the same draws (no variate is
+    drawn for a padding row; only the rounding of sums over more zero terms differs)."""
     from sparsebayes.inference import gibbs
 
     rng = np.random.default_rng(n)
@@ -164,8 +163,8 @@ def test_progress_bar_runs_in_chunks_and_gives_the_same_draws(num_warmup, num_sa
     for name in ("beta", "noise_var", "tau2", "lam2"):
         np.testing.assert_array_equal(chunked.posterior[name].values, one_call.posterior[name].values)
     assert f"{num_warmup + num_samples}/{num_warmup + num_samples}" in capsys.readouterr().err
-    assert _chunk_lengths(700, True) == [35] * 20 and _chunk_lengths(20, True) == [1] * 20
-    assert _chunk_lengths(41, True) == [3] * 13 + [2] and _chunk_lengths(41, False) == [41]
+    assert _chunk_lengths(700, 35) == [35] * 20 and _chunk_lengths(20, 1) == [1] * 20
+    assert _chunk_lengths(41, 3) == [3] * 13 + [2] and _chunk_lengths(41, 100) == [41]
 
 
 def test_gibbs_log_likelihood_is_the_models_and_loo_agrees_with_nuts():
@@ -265,7 +264,7 @@ def test_a_sweep_that_leaves_float64_is_refused(use_cholesky):
     y = X[:, 0] + 0.1 * rng.normal(size=n)
     data = sweep_data(X, y)
     hyper = Hyper(0.1, 0.1, 0.0, 0.0)
-    v = sweep_variates(jax.random.PRNGKey(3), n, n, p, hyper, use_cholesky)
+    v = jax.tree.map(lambda a: a[0, 0], draw_variates(variate_streams(3), 1, 1, n, n, p, hyper, use_cholesky))
     good = GibbsState(np.zeros(p) + 0.1, np.float64(0.5), np.ones(p), np.float64(1.0))
     new, refused = guarded_gibbs_step(v, good, data, hyper, use_cholesky)
     plain = gibbs_step(v, good, data, hyper, use_cholesky)
@@ -318,10 +317,10 @@ def test_the_residual_through_the_qr_factor_is_the_direct_one(n, p, rows):
 
 
 @pytest.mark.parametrize("block", [2000, 1500, 37])
-def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block):
-    """:func:`posterior_mean_batch` draws its variates block by block and discards the sweeps of
-    the last block past the end (1000 of them at block 1500): its means must match
-    :func:`run_gibbs`'s (another driver of the same sweep) within 5 Monte Carlo SEs."""
+def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, monkeypatch):
+    """:func:`posterior_mean_batch` runs its sweeps in calls of ``block`` and counts draws from
+    the warm-up's end, which can fall inside a call: its means must match :func:`run_gibbs`'s
+    (another driver of the same sweep) within 5 Monte Carlo SEs."""
     from sparsebayes.inference.gibbs import posterior_mean_batch
 
     rng = np.random.default_rng(4)
@@ -332,8 +331,10 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block):
     ref = run_gibbs(X, y, num_warmup=500, num_samples=4000, num_chains=4, seed=0)
     mean = ref.posterior["beta"].mean(("chain", "draw")).values
     mcse = az.mcse(ref, var_names=["beta"])["beta"].values
-    keys = jax.random.split(jax.random.PRNGKey(1), 4)
-    means, refused = posterior_mean_batch(keys, np.stack([X] * 4), np.stack([y] * 4), Hyper(), 1000, 1000, block=block)
+    from sparsebayes.inference import gibbs
+
+    monkeypatch.setattr(gibbs, "_chunk_size", lambda *a: block)
+    means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), Hyper(), 1000, 1000, seed=1)
     assert not np.any(np.asarray(refused))
     # four independent chains of 1000 draws each: their average's SE is about that of ref's 16000
     se = np.sqrt(mcse**2 * 4 + mcse**2)
