@@ -60,9 +60,15 @@ def _label_surrogate(used, eps):
         numpyro.deterministic("surrogate_eps", jnp.asarray(eps))
 
 
-def _exponential_scale_mixture(plate, n_weights, scale_site, weight_site, lam, noise_scale):
-    """``v_i ~ Exp(λ/2)``, ``w_i | v_i ~ N(0, v_i · noise_scale)``: the Laplace prior as a scale mixture."""
+def _exponential_scale_mixture(plate, n_weights, scale_site, weight_site, lam, noise_scale, marginal=False):
+    """``v_i ~ Exp(λ/2)``, ``w_i | v_i ~ N(0, v_i · noise_scale)``: the Laplace prior as a scale mixture.
+
+    ``marginal``: ``v`` integrated out, ``w_i ~ Laplace(0, √(noise_scale/λ))`` (the mixture's
+    marginal; no ``scale_site``). The same posterior over the other sites, without the funnel
+    between ``w_i`` and ``v_i`` where NUTS diverges."""
     with numpyro.plate(plate, n_weights):
+        if marginal:
+            return numpyro.sample(weight_site, dist.Laplace(0.0, jnp.sqrt(noise_scale / lam)))
         v = numpyro.sample(scale_site, dist.Exponential(lam / 2.0))
         return numpyro.sample(weight_site, dist.Normal(0.0, jnp.sqrt(v * noise_scale)))
 
@@ -72,7 +78,8 @@ def _gaussian_observations(Phi, w, noise_var, y):
         numpyro.sample("y", dist.Normal(Phi @ w, jnp.sqrt(noise_var)), obs=y)
 
 
-def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
+def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS,
+                   marginal=False):
     """Park & Casella (2008) Bayesian Lasso for centred ``y`` and centred ``X``.
 
     ``β | σ², τ² ~ N(0, σ² diag(τ²))``, ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)``
@@ -85,24 +92,29 @@ def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, s
     ``r, δ > 0`` and ``c, d`` are both positive or both 0; a zero among them otherwise takes
     the labelled surrogate here (module docstring) but the exact improper prior in the Gibbs
     sampler, a difference of a factor such as ``(σ²)^{−ε}`` or ``e^{−ελ²}``.
+
+    ``marginal=True``: ``τ²`` integrated out, ``β_j | σ², λ² ~ Laplace(0, σ/λ)`` (the conditional
+    Laplace prior of Park & Casella), the same posterior over β, σ² and λ², which NUTS samples
+    without the divergences of the scale mixture's funnel.
     """
     lam2, used_lam = _gamma_site("lam2", lam2_shape, lam2_rate, surrogate_eps)
     noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
     _label_surrogate(used_lam or used_noise, surrogate_eps)
-    beta = _exponential_scale_mixture("features", X.shape[1], "tau2", "beta", lam2, noise_var)
+    beta = _exponential_scale_mixture("features", X.shape[1], "tau2", "beta", lam2, noise_var, marginal)
     _gaussian_observations(X, beta, noise_var, y)
     numpyro.factor("intercept_integrated_out", 0.5 * jnp.log(noise_var))
 
 
-def bls_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
+def bls_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS, marginal=False):
     """The BLS hierarchy, 004 eqs. 5–9 (``Phi`` holds the bias and kernel/linear columns).
 
-    The same hierarchy as :func:`bayesian_lasso` with a Gamma prior on ``λ`` instead of ``λ²``.
+    The same hierarchy as :func:`bayesian_lasso` with a Gamma prior on ``λ`` instead of ``λ²``;
+    ``marginal=True``: ``τ`` integrated out, ``w_i | σ², λ ~ Laplace(0, σ/√λ)``.
     """
     lam, used_lam = _gamma_site("lam", a, b, surrogate_eps)
     noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
     _label_surrogate(used_lam or used_noise, surrogate_eps)
-    w = _exponential_scale_mixture("basis", Phi.shape[1], "tau", "w", lam, noise_var)
+    w = _exponential_scale_mixture("basis", Phi.shape[1], "tau", "w", lam, noise_var, marginal)
     _gaussian_observations(Phi, w, noise_var, y)
 
 

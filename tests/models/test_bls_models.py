@@ -38,6 +38,34 @@ def test_bayesian_lasso_density_with_jeffreys_noise_prior():
     assert float(lp) == pytest.approx(expect, rel=1e-10)
 
 
+@pytest.mark.parametrize("model, scale_site, weight_site, lam_site",
+                         [(bayesian_lasso, "tau2", "beta", "lam2"), (bls_model, "tau", "w", "lam")])
+def test_the_marginal_models_are_the_scale_mixtures_with_the_scales_integrated_out(model, scale_site, weight_site,
+                                                                                     lam_site):
+    """``marginal=True`` against the scale mixture's density integrated over each scale by
+    quadrature (split where ``N(w | 0, v σ²)`` peaks, ``v = w²/σ²``): equal to 1e-9 at three points."""
+    from scipy.integrate import quad
+
+    X, y = _data()
+    for s2, lam, w in ((0.7, 0.8, [0.3, -0.4, 1.0]), (2.5, 3.0, [1e-3, 2.0, -0.2]), (0.1, 0.05, [0.5, 0.01, -3.0])):
+        w = np.asarray(w)
+        point = {"noise_var": s2, lam_site: lam, weight_site: w}
+        marginal, _ = log_density(model, (X, y), dict(marginal=True), point)
+        rest = {k: v for k, v in point.items() if k != weight_site}
+        scales = np.ones(3)
+        base, _ = log_density(model, (X, y), {}, {**rest, scale_site: scales, weight_site: w})
+        # the mixture's log density is base + Σ_i [its terms at (v_i, w_i)] − [those at v_i = 1]
+        total = float(base)
+        for i in range(3):
+            def term(v):
+                return (stats.expon(scale=2 / lam).logpdf(v) + stats.norm(0, np.sqrt(v * s2)).logpdf(w[i]))
+            peak = w[i] ** 2 / s2
+            integral = sum(quad(lambda v: np.exp(term(v)), a, b, limit=200)[0]
+                           for a, b in ((0, peak), (peak, 100 * peak), (100 * peak, np.inf)))
+            total += np.log(integral) - term(1.0)
+        assert float(marginal) == pytest.approx(total, rel=1e-9, abs=1e-9)
+
+
 def test_bayesian_lasso_intercept_term_is_the_integral_over_a_flat_intercept():
     """log ∫ Π N(y_i | μ + x_iᵀβ, σ²) dμ − (Σ log N(y_c | X_cβ, σ²) + ½ log σ²) is the same for every σ², β."""
     from scipy.integrate import quad
