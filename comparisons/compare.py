@@ -352,7 +352,8 @@ def _summary_md(table, diag, scores, timings, name):
 
 
 def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples, num_chains, seed, progress_bar):
-    """BLS type-II (004 Algorithm 1) beside the Park–Casella posterior by Gibbs and by NUTS.
+    """BLS type-II (004 Algorithm 1) beside the Park–Casella posterior by Gibbs (on the scale
+    mixture) and by NUTS (τ² integrated out, ``sampler="nuts-marginal"``).
 
     Returns a dict: ``table`` (per coefficient: the BLS estimate; each sampler's median, 95 %
     interval, bulk ESS and R-hat), ``diagnostics`` (BLS's zeros; each sampler's least bulk ESS
@@ -370,9 +371,11 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
     table = pd.DataFrame({"bls": bls.coef_}, index=names)
     diagnostics, scores = {"bls_zeros": [n for n, c in zip(names, bls.coef_) if c == 0]}, {}
     scores["bls"] = _rmse(yte, bls.predict(Xte))
-    for sampler in ("gibbs", "nuts"):
+    # NUTS on the model with τ² integrated out: the same posterior over β, without the scale
+    # mixture's funnel (9 divergent transitions on diabetes at the defaults, none on the marginal)
+    for sampler, form in (("gibbs", "gibbs"), ("nuts", "nuts-marginal")):
         t0 = time.perf_counter()
-        fit = BayesianLassoRegressor(sampler=sampler, num_warmup=num_warmup, num_samples=num_samples,
+        fit = BayesianLassoRegressor(sampler=form, num_warmup=num_warmup, num_samples=num_samples,
                                      num_chains=num_chains, seed=seed,
                                      progress_bar=progress_bar and sampler == "gibbs").fit(Xtr, ytr)
         timings[f"bayesian_lasso_{sampler}_s"] = time.perf_counter() - t0
