@@ -203,7 +203,8 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
                "equal-tailed 95 % intervals; `bls` is 004's type-II estimate (its zeros are exact). "
                "ESS per second of each sampler's own time (warm-up and draws, compile excluded).", "",
                bayesian_lasso["table"].to_markdown(floatfmt=".3g"), "",
-               *_bullets(bayesian_lasso["diagnostics"]),
+               *[f"**Warning: {w}.**" for w in bayesian_lasso["diagnostics"]["warnings"]],
+               *_bullets({k: v for k, v in bayesian_lasso["diagnostics"].items() if k != "warnings"}),
                *[f"- held-out {k}: {v}" for k, v in bayesian_lasso["scores"].items()], "",
                f"![bayesian lasso](compare-{name}-bayesian-lasso.png)", ""]
     return report, table, md
@@ -268,6 +269,7 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
             "prior_mass_in_window": prior_mass,
             "smlr_zeros": int(np.sum(smlr.coef_[:, :-1] == 0)), "n_weights": int(smlr.coef_[:, :-1].size),
             "map_log_posterior": map_logpost, "max_draw_log_posterior": float(draw_logpost.max())}
+    diag["warnings"] += _map_warnings(map_logpost, diag["max_draw_log_posterior"])
 
     _forest_plot(names, [_nuts_interval(table)],
                  [(table["smlr"], "D", "C3", f"SMLR MAP (λ = {smlr.lam_:.3g} by CV)")],
@@ -310,6 +312,16 @@ def _nuts_diagnostics(idata):
     out["min_ess_bulk_per_s"] = out["min_ess_bulk"] / max(own, 1e-9)
     out["warnings"] = _diagnostic_warnings(out["n_divergences"], out["max_r_hat"], post.sizes["chain"])
     return out
+
+
+def _map_warnings(map_logpost, max_draw_logpost):
+    """A warning when a posterior draw beats the MAP's log posterior (beyond 1e-6 relative):
+    the MAP fit stopped short of the mode."""
+    excess = max_draw_logpost - map_logpost
+    if excess > 1e-6 * max(1.0, abs(map_logpost)):
+        return [f"a draw's log posterior exceeds the SMLR MAP's by {excess:.3g}: the MAP fit stopped short of "
+                "the mode"]
+    return []
 
 
 def _diagnostic_warnings(n_divergences, max_r_hat, n_chains):
@@ -356,8 +368,9 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
     mixture) and by NUTS (τ² integrated out, ``sampler="nuts-marginal"``).
 
     Returns a dict: ``table`` (per coefficient: the BLS estimate; each sampler's median, 95 %
-    interval, bulk ESS and R-hat), ``diagnostics`` (BLS's zeros; each sampler's least bulk ESS
-    per second of warm-up and draws, compile excluded), held-out RMSE ``scores`` and ``timings_s``.
+    interval, bulk ESS and R-hat), ``diagnostics`` (BLS's zeros; over every sampled variable, each
+    sampler's largest R-hat and least bulk ESS per second of warm-up and draws, compile excluded;
+    NUTS's divergences; ``warnings`` naming what failed), held-out RMSE ``scores`` and ``timings_s``.
     """
     import arviz as az
     import pandas as pd
@@ -369,7 +382,7 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
     bls = BLSRegressor().fit(Xtr, ytr)
     timings["bls_typeii_s"] = time.perf_counter() - t0
     table = pd.DataFrame({"bls": bls.coef_}, index=names)
-    diagnostics, scores = {"bls_zeros": [n for n, c in zip(names, bls.coef_) if c == 0]}, {}
+    diagnostics, scores, warnings = {"bls_zeros": [n for n, c in zip(names, bls.coef_) if c == 0]}, {}, []
     scores["bls"] = _rmse(yte, bls.predict(Xte))
     # NUTS on the model with τ² integrated out: the same posterior over β, without the scale
     # mixture's funnel (9 divergent transitions on diabetes at the defaults, none on the marginal)
@@ -379,17 +392,23 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
                                      num_chains=num_chains, seed=seed,
                                      progress_bar=progress_bar and sampler == "gibbs").fit(Xtr, ytr)
         timings[f"bayesian_lasso_{sampler}_s"] = time.perf_counter() - t0
-        summary = az.summary(fit.idata_, var_names=["beta"], kind="diagnostics", round_to="none")
+        summary = az.summary(fit.idata_, kind="diagnostics", round_to="none")  # every sampled variable
+        beta_rows = summary.loc[[k for k in summary.index if k.startswith("beta[")]]
         table[f"{sampler}_median"] = fit.coef_
         table[f"{sampler}_2.5%"], table[f"{sampler}_97.5%"] = fit.coef_interval_
-        table[f"{sampler}_ess_bulk"] = summary["ess_bulk"].to_numpy()
-        table[f"{sampler}_r_hat"] = summary["r_hat"].to_numpy()
+        table[f"{sampler}_ess_bulk"] = beta_rows["ess_bulk"].to_numpy()
+        table[f"{sampler}_r_hat"] = beta_rows["r_hat"].to_numpy()
         attrs = fit.idata_.posterior.attrs  # run_gibbs compiles before its timing, run_nuts inside it
         seconds = float(attrs["sampling_seconds"] - attrs.get("compile_seconds", 0.0))
+        n_div = int(attrs.get("n_divergences", 0))  # Gibbs has none to report
+        diagnostics[f"{sampler}_max_r_hat"] = float(summary["r_hat"].max())
         diagnostics[f"{sampler}_min_ess_bulk_per_s"] = float(summary["ess_bulk"].min()) / seconds
         if sampler == "nuts":
-            diagnostics["nuts_n_divergences"] = int(attrs["n_divergences"])
+            diagnostics["nuts_n_divergences"] = n_div
+        warnings += [f"{sampler}: {w}" for w in _diagnostic_warnings(n_div, diagnostics[f"{sampler}_max_r_hat"],
+                                                                      num_chains)]
         scores[f"bayesian-lasso-{sampler}"] = _rmse(yte, fit.predict(Xte))
+    diagnostics["warnings"] = warnings
     return {"table": table, "diagnostics": diagnostics, "scores": scores, "timings_s": timings}
 
 

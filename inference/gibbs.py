@@ -277,8 +277,8 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     use_cholesky = n >= p
     total = num_warmup + num_samples
     lengths = _chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar))
-    shapes = draw_variates(variate_streams(0), 1, num_chains, n, rows, p, hyper, use_cholesky)
-    compiled = {m: _run_chains.lower(jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), shapes),
+    one_sweep = draw_variates(variate_streams(0), 1, num_chains, n, rows, p, hyper, use_cholesky)  # for the shapes
+    compiled = {m: _run_chains.lower(jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one_sweep),
                                      state, X_padded, y_padded, hyper, use_cholesky).compile()
                 for m in set(lengths)}  # outside the timing (cached after the first fit of a shape)
     chunks, refused = [], 0

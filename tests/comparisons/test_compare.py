@@ -62,6 +62,13 @@ def test_compare_regression_adds_bls_beside_gibbs_and_nuts(tmp_path):
     for row in bl["table"]:
         assert abs(row["gibbs_median"] - row["nuts_median"]) <= (row["gibbs_97.5%"] - row["gibbs_2.5%"]) / 3, row
     assert set(bl["scores"]) == {"bls", "bayesian-lasso-gibbs", "bayesian-lasso-nuts"}
+    # R-hat over every sampled variable (σ², λ², Gibbs's τ² too), not β alone; warnings name the sampler
+    for sampler in ("gibbs", "nuts"):
+        # (the table went through JSON, 10 digits)
+        assert bl["diagnostics"][f"{sampler}_max_r_hat"] >= max(row[f"{sampler}_r_hat"] for row in bl["table"]) - 1e-9
+    md = (tmp_path / "compare-diabetes.md").read_text()
+    for w in bl["diagnostics"]["warnings"]:
+        assert w.split(":")[0] in ("gibbs", "nuts") and f"**Warning: {w}.**" in md
     assert all(40 < s["rmse"] < 70 for s in bl["scores"].values())
     assert (tmp_path / "compare-diabetes-bayesian-lasso.png").stat().st_size > 1000
     assert "Bayesian Lasso" in (tmp_path / "compare-diabetes.md").read_text()
@@ -91,3 +98,12 @@ def test_compare_multiclass_puts_smlr_over_the_nuts_posterior_of_the_same_densit
         assert s["error_rate"] < 0.1 and 0 < s["log_loss"] < 0.5
     assert (tmp_path / "compare-iris.png").stat().st_size > 1000
     assert "SMLR" in (tmp_path / "compare-iris.md").read_text()
+
+
+def test_a_draw_above_the_map_is_a_warning():
+    from sparsebayes.comparisons.compare import _map_warnings
+
+    assert _map_warnings(-100.0, -100.00001) == []
+    assert _map_warnings(-100.0, -100.0 + 1e-5) == []  # within 1e-6 relative
+    (w,) = _map_warnings(-100.0, -99.5)
+    assert "exceeds the SMLR MAP's by 0.5" in w
