@@ -132,6 +132,13 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         E-step's variances (:meth:`gaussian_conditional`); ``predict(X, return_std=True)`` uses it.
     design_rank_ : int or None
         The rank ``r`` of the factored kernel design EM ran on; ``None`` for the dense design.
+    beta_ : ndarray (n_columns,)
+        All weights of the design, the bias column's included (``feature_map_``'s column order).
+    feature_map_ : transformer
+        The fitted feature map (its ``get_feature_names_out`` names ``beta_``'s entries).
+    log_posterior_ : float
+        The objective EM climbs, at the fit: ``log p(y | β, σ²) + log p(β)`` up to a constant (the
+        Jeffreys ``log p(β)`` over the nonzero weights).
     """
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width=1.0, bias=True,
@@ -247,6 +254,12 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         EM iterations (per one-vs-all classifier when ``k > 2``).
     design_rank_ : int or None
         As for :class:`AdaptiveSparseRegressor`.
+    beta_ : ndarray (n_classifiers, n_columns)
+        All weights, one row per one-vs-all classifier (one row for two classes), bias included.
+    feature_map_ : transformer
+        The fitted feature map.
+    log_posterior_ : float or ndarray
+        The EM objective of each classifier at its fit (log posterior up to a constant).
     """
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width=1.0, bias=True,

@@ -230,8 +230,8 @@ def with_noise_update(rule, noise_update):
     in the model its σ² is larger and fewer candidates pass ``q_i² − s_i > λσ⁻²``;
     004's kernel tables (bump: BLS with more kernels than the RVM and σ̂ below it) look like the
     second update, its Simulations 1–2 like either (the prior term is small there), and its
-    Simulation 3 (p > N) like the second only (``bls-table5-sim3``: with eq. 18 σ̂ ≈ 11.6 for
-    σ = 1 and 22.6 of 50 true nonzeros kept; with the second 0.16 and 42.7, the paper 47.2).
+    Simulation 3 (p > N) like the second only (``bls-table5-sim3``, 2026-11-25: with eq. 18 σ̂ ≈
+    12.4 for σ = 1 and 22.2 nonzeros kept; with the second 0.20 and 42.7, the paper 47.2).
     The second is Tipping & Faul's update, not a maximiser of BLS's ``L``: with ``v_i`` fixed,
     ``τ_i = v_i/σ²`` and the prior term ``−λΣ_i v_i/(2σ²)`` move with σ², which the update
     ignores, so ``L`` can fall at its σ² steps (by 0.12 nats in a 40 × 10 check).
