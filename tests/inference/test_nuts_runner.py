@@ -108,11 +108,35 @@ def test_variance_of_precision_is_finite_where_the_precision_underflows():
 
 def test_chains_in_one_program_draw_what_numpyros_sequential_chains_draw():
     """Without a progress bar the chains run under ``lax.map`` in one compiled program; with one,
-    NumPyro's own "sequential" loop (a compile per chain). The draws must be the same."""
+    NumPyro's own "sequential" loop (a compile per chain). The draws must be the same: the same
+    trees and accept decisions (a different one moves a draw by ~0.1). The compiled program takes
+    the data as arguments where NumPyro's loop closes over them as constants, so XLA rounds
+    differently, and over 200 iterations that drifts to 5e-10 (7e-8 relative); hence 1e-6."""
     X, y = _data(2)
     kw = dict(prior="laplace", gamma=4.0, noise_var=0.25, marginal=True, num_warmup=100, num_samples=100,
               num_chains=2, seed=3)
     one = run_nuts(sparse_regression_model, X, y, progress_bar=False, **kw)
     own = run_nuts(sparse_regression_model, X, y, progress_bar=True, **kw)
-    np.testing.assert_allclose(one.posterior["beta"].values, own.posterior["beta"].values, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(one.posterior["beta"].values, own.posterior["beta"].values, rtol=1e-6, atol=1e-9)
     assert one.posterior.sizes["chain"] == 2 and one.sample_stats["diverging"].shape == (2, 100)
+
+
+def test_a_second_run_of_the_same_shape_compiles_nothing_and_draws_what_a_fresh_compile_draws(programs_built):
+    """The warm-up and draw programs are kept per model, counts, settings and shapes: a run on
+    other data of the same shape builds no program (the pointwise log likelihood's included), and
+    its draws, sample stats and log likelihood are exactly those of the same run after JAX's
+    caches are cleared (nothing of the first data set's run is carried over)."""
+    import jax
+
+    kw = dict(prior="laplace", gamma_prior=(1.0, 0.1), num_warmup=60, num_samples=60, num_chains=2, seed=4,
+              progress_bar=False)
+    run_nuts(sparse_regression_model, *_data(5), **kw)
+    with programs_built() as built:
+        kept = run_nuts(sparse_regression_model, *_data(6), **kw)
+    assert built == [] and kept.posterior.attrs["compile_seconds"] == 0.0
+    jax.clear_caches()
+    fresh = run_nuts(sparse_regression_model, *_data(6), **kw)
+    for group, names in (("posterior", ["beta", "gamma", "noise_var"]), ("sample_stats", ["lp", "energy", "n_steps"]),
+                         ("log_likelihood", ["y"])):
+        for name in names:
+            np.testing.assert_array_equal(getattr(kept, group)[name].values, getattr(fresh, group)[name].values)
