@@ -23,7 +23,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.stats
 from jax.scipy.linalg import cho_solve, solve_triangular
 from tqdm.auto import tqdm
 
@@ -312,8 +311,12 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
 
 
 def gaussian_log_likelihood(beta, noise_var, X, y):
-    """Pointwise ``log N(y_i | x_iᵀβ, σ²)`` for draws ``beta`` (…, p) and ``noise_var`` (…): shape (…, n)."""
-    return scipy.stats.norm.logpdf(y, np.asarray(beta) @ X.T, np.sqrt(np.asarray(noise_var))[..., None])
+    """Pointwise ``log N(y_i | x_iᵀβ, σ²)`` for draws ``beta`` (…, p) and ``noise_var`` (…): shape (…, n).
+    (Written out: SciPy's ``norm.logpdf`` took 77–133 ms on diabetes's 8000 × 442, more than the
+    sampling.)"""
+    s2 = np.asarray(noise_var)[..., None]
+    resid = y - np.asarray(beta) @ X.T
+    return -0.5 * (np.log(2.0 * np.pi * s2) + resid * resid / s2)
 
 
 def _warn_refused(n_refused, n_sweeps):
