@@ -73,17 +73,17 @@ def pivoted_cholesky(row, diag, tol, max_rank):
     """
     residual = np.array(diag, dtype=np.float64)
     n = residual.size
-    L = np.zeros((n, max_rank))
+    Lt = np.zeros((max_rank, n))  # Lᵀ: a new column of L is one contiguous row, so only the rows used are touched
     largest = []
     for j in range(max_rank + 1):
         i = int(np.argmax(residual))
         largest.append(residual[i])
         if residual[i] <= tol:
-            return L[:, :j]
+            return Lt[:j].T
         if j == max_rank or (j >= 8 and j & (j - 1) == 0 and _hopeless(largest, j, tol, max_rank)):
             return None
-        L[:, j] = (row(i) - L[:, :j] @ L[i, :j]) / np.sqrt(residual[i])
-        residual -= L[:, j] ** 2
+        Lt[j] = (row(i) - Lt[:j, i] @ Lt[:j]) / np.sqrt(residual[i])
+        residual -= Lt[j] ** 2
         residual[i] = 0.0
 
 
