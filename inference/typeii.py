@@ -505,7 +505,7 @@ def step(data, state, rule, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_ma
                         lambda s: noise_step(data, s, rule, moved, noise_tol=noise_tol), lambda s: s, new)
 
 
-@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every", "pause_when_full"))
+@partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
 def fit(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
         align_max=1.0 - 1e-3, pause_when_full=False):
     """Run the sequential engine to convergence (``lax.while_loop``) in ``capacity`` slots;
@@ -515,7 +515,7 @@ def fit(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1
                   noise_every=noise_every, align_max=align_max, pause_when_full=pause_when_full)
 
 
-@partial(jax.jit, static_argnames=("max_iter", "noise_every", "pause_when_full"))
+@partial(jax.jit, static_argnames=("pause_when_full",))
 def resume(data, rule, state, *, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
            pause_when_full=False):
     """Go on from ``state`` until converged or ``max_iter``; with ``pause_when_full``, also stop
@@ -581,13 +581,13 @@ def grow_slots(first, run, widen_to, capacity, limit, paused=lambda st: st.capac
     return state
 
 
-@partial(jax.jit, static_argnames=("max_iter", "noise_every", "pause_when_full"))
+@partial(jax.jit, static_argnames=("pause_when_full",))
 def _resume_batch(data, rule, state, *, pause_when_full, **kw):
     return jax.lax.map(lambda args: resume(args[0], rule, args[1], pause_when_full=pause_when_full, **kw),
                        (data, state))
 
 
-@partial(jax.jit, static_argnames=("capacity", "n_steps", "noise_every"))
+@partial(jax.jit, static_argnames=("capacity", "n_steps"))
 def fit_trace(data, rule, noise_var, *, capacity, n_steps, tol=1e-9, noise_tol=1e-7, noise_every=1,
               align_max=1.0 - 1e-3):
     """Like :func:`fit` for a fixed number of steps (``lax.scan``), keeping ``L`` after each."""
@@ -605,7 +605,7 @@ def fit_trace(data, rule, noise_var, *, capacity, n_steps, tol=1e-9, noise_tol=1
     return final, jnp.concatenate([state.objective[None], trace])
 
 
-@partial(jax.jit, static_argnames=("capacity", "max_iter", "noise_every", "lanes", "pause_when_full"))
+@partial(jax.jit, static_argnames=("capacity", "lanes", "pause_when_full"))
 def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
               align_max=1.0 - 1e-3, lanes=1, pause_when_full=False):
     """:func:`fit` for a leading data-set axis of ``data`` and ``noise_var``: the same steps, so the

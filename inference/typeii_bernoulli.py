@@ -235,7 +235,7 @@ def step(Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
     return jax.lax.cond(hit, lambda _: (state._replace(capacity_hit=jnp.asarray(True)), L), advance, None)
 
 
-@partial(jax.jit, static_argnames=("capacity", "max_iter", "patience", "pause_when_full"))
+@partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
 def _start_and_run(Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full):
     """:func:`_run` from the start (one compiled program for a fit that never outgrows its slots)."""
     state, L = init(Phi, t, basis_mask, capacity)
@@ -243,7 +243,7 @@ def _start_and_run(Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pau
                 pause_when_full=pause_when_full)
 
 
-@partial(jax.jit, static_argnames=("max_iter", "patience", "pause_when_full"))
+@partial(jax.jit, static_argnames=("pause_when_full",))
 def _run(Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
     """Steps from ``carry`` (state, ``L``, the best state so far, steps since it) until converged,
     ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
@@ -318,12 +318,12 @@ def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=8, patience=100
         lambda c, pause: _start_and_run(Phi, t, basis_mask, capacity=c, pause_when_full=pause, **kw),
         lambda carry, pause: _run(Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen, capacity,
         Phi.shape[1], paused=lambda carry: carry[0].capacity_hit, whole_below=4)
-    out = _finish(state, best, since, Phi.shape[0] - n, patience=int(patience))
+    out = _finish(state, best, since, Phi.shape[0] - n, int(patience))
     return jax.tree.map(np.asarray, out)._replace(var=np.asarray(out.var)[:n_basis])
 
 
-@partial(jax.jit, static_argnames=("patience",))
-def _finish(state, best, since, extra_rows, *, patience):
+@jax.jit
+def _finish(state, best, since, extra_rows, patience):
     """The best state if the fit stalled, else the last; ``L`` less the padded rows' constant."""
     stalled = ~state.converged & (since >= patience)
     out = jax.tree.map(lambda a, b: jnp.where(stalled, a, b), best, state)
