@@ -8,7 +8,8 @@ import scipy.special
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures, input_names
+from sparsebayes.models.features import (GaussianKernelFeatures, LinearFeatures, QuadraticFeatures,
+                                         fit_transform_validated, input_names, transform_validated)
 
 from ._lowrank import factor_kernel_design, gaussian_kernel_rows
 from ._validation import reject_constant_columns, validate_predict_data
@@ -57,7 +58,7 @@ def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
     """Reject constant columns of ``X``, fit the feature map on it; returns ``(map, design)``."""
     reject_constant_columns(X)
     fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
-    return fm, np.asarray(fm.fit_transform(X), dtype=np.float64)
+    return fm, np.asarray(fit_transform_validated(fm, X), dtype=np.float64)
 
 
 def basis_names(estimator, feature_map, width):
@@ -95,13 +96,13 @@ def fit_design_or_factor(X, features, *, kernel_width=1.0, bias=True):
     reject_constant_columns(X)
     n = X.shape[0]
     if n <= FORM_KERNEL_DESIGN_MAX_N:
-        H = np.asarray(fm.fit_transform(X), dtype=np.float64)
+        H = np.asarray(fit_transform_validated(fm, X), dtype=np.float64)
         K = H[:, 1:] if fm.bias else H
         factor = factor_kernel_design(K.__getitem__, np.diagonal(K), bias=fm.bias)
     else:
         fm.fit(X)
         factor = factor_kernel_design(gaussian_kernel_rows(X, fm.width), np.ones(n), bias=fm.bias)
-        H = None if factor is not None else np.asarray(fm.transform(X), dtype=np.float64)
+        H = None if factor is not None else np.asarray(transform_validated(fm, X), dtype=np.float64)
     return (fm, None, factor) if factor is not None else (fm, H, None)
 
 
@@ -122,7 +123,7 @@ class OneVsAllLinkClassifier:
         """``βᵀh(x)``: shape (n,) for two classes, (n, n_classes) for one-vs-all."""
         check_is_fitted(self, "beta_")
         X = validate_predict_data(self, X)
-        eta = np.asarray(self.feature_map_.transform(X), dtype=np.float64) @ self.beta_.T
+        eta = np.asarray(transform_validated(self.feature_map_, X), dtype=np.float64) @ self.beta_.T
         return eta[:, 0] if eta.shape[1] == 1 else eta
 
     def predict_proba(self, X):

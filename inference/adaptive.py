@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from sparsebayes.models.features import transform_validated
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import make_prior
 
@@ -186,7 +187,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         so it understates the posterior spread)."""
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        H = self.feature_map_.transform(X)
+        H = transform_validated(self.feature_map_, X)
         mean = H @ self.beta_
         if not return_std:
             return mean

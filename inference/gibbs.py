@@ -129,8 +129,8 @@ def beta_cholesky(z, XtX, Xty, inv_tau2, noise_var):
     """``β ~ N(A⁻¹Xᵀy, σ²A⁻¹)``, ``A = XᵀX + diag(1/τ²)``, through ``A = LLᵀ`` (n ≥ p);
     ``z ~ N(0, I_p)``."""
     L = jnp.linalg.cholesky(XtX + jnp.diag(inv_tau2))
-    mean = cho_solve((L, True), Xty)
-    return mean + jnp.sqrt(noise_var) * solve_triangular(L.T, z, lower=False)
+    # A⁻¹Xᵀy + σL⁻ᵀz = L⁻ᵀ(L⁻¹Xᵀy + σz): two triangular solves, not cho_solve's two and a third
+    return solve_triangular(L.T, solve_triangular(L, Xty, lower=True) + jnp.sqrt(noise_var) * z, lower=False)
 
 
 def beta_bhattacharya(u_normal, delta, X, y, tau2, noise_var):

@@ -42,7 +42,7 @@ from sparsebayes.inference._validation import (
     validate_predict_data,
 )
 from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estimate_idata
-from sparsebayes.models.features import GaussianKernelFeatures
+from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
 from sparsebayes.models.multinomial import (
     FlatPrior,
     GaussianPrior,
@@ -199,7 +199,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     def _design(self, X, *, fit):
         if self.feature_map_ is None:
             return X
-        return self.feature_map_.fit_transform(X) if fit else self.feature_map_.transform(X)
+        return fit_transform_validated(self.feature_map_, X) if fit else transform_validated(self.feature_map_, X)
 
     def _set_fit(self, W, info, solver):
         d = W.shape[0]

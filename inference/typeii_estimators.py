@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.features import GaussianKernelFeatures
+from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
 from sparsebayes.models.typeii_rules import (
     BLSRule,
     FLAPRule,
@@ -116,7 +116,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         return 0.1 * np.var(y)
 
     def _design(self, X):
-        return X if self.features is None else self.feature_map_.transform(X)
+        return X if self.features is None else transform_validated(self.feature_map_, X)
 
     def _low_rank_factor(self, X):
         """The :class:`DesignFactor` of the (centred) design for Gaussian kernel features of low

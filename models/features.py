@@ -93,6 +93,27 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
         return tags
 
 
+def fit_transform_validated(feature_map, X):
+    """``feature_map.fit_transform(X)`` for ``X`` an estimator has validated already (2-D, finite
+    float64, no column names): one of this module's maps skips validating it a second time (0.2–0.4
+    ms of a 1–2 ms linear fit); another transformer is called as it is."""
+    if not isinstance(feature_map, _FeatureMap):
+        return feature_map.fit_transform(X)
+    feature_map._check_params()
+    feature_map.n_features_in_ = X.shape[1]
+    feature_map._fit_checked(X)
+    return feature_map._transform_checked(X)
+
+
+def transform_validated(feature_map, X):
+    """``feature_map.transform(X)`` for validated ``X`` (:func:`fit_transform_validated`) whose
+    width the estimator has checked against the fit."""
+    if not isinstance(feature_map, _FeatureMap):
+        return feature_map.transform(X)
+    check_is_fitted(feature_map)
+    return feature_map._transform_checked(X)
+
+
 class LinearFeatures(_FeatureMap):
     """``h(x) = [1, x_1, ..., x_d]`` (002 Sec. 2, "linear classifiers").
 
