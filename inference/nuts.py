@@ -89,11 +89,17 @@ def run_nuts(
     config = _NutsConfig(model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth),
                          _static_items(model_kwargs))
     traced_kwargs = {k: v for k, v in model_kwargs.items() if _is_array(v)}
-    compiled = chain_method == "sequential" and not progress_bar and _hashable(config)
+    compiled = (chain_method == "sequential" and not progress_bar and _hashable(config)
+                and all(a is None or _is_array(a) for a in model_args))
     with compile_seconds() as compiling:
         t0 = time.perf_counter()
         if compiled:
-            state = _compiled_warmup(jax.random.PRNGKey(seed), model_args, traced_kwargs, init_params, config=config)
+            try:
+                state = _compiled_warmup(jax.random.PRNGKey(seed), model_args, traced_kwargs, init_params,
+                                         config=config)
+            except _UNTRACEABLE:  # the model reads an array argument in Python (e.g. float(scale) > 0)
+                compiled = False
+        if compiled:
             jax.block_until_ready(state)
             t1 = time.perf_counter()
             samples, extra = _compiled_draws(state, model_args, traced_kwargs, config=config)
@@ -131,6 +137,12 @@ class _NutsConfig(NamedTuple):
     target_accept_prob: float
     max_tree_depth: int
     static_kwargs: tuple
+
+
+#: What tracing a model whose Python code reads an array argument's value raises: such a run
+#: goes the uncompiled way (a new ``MCMC``, NumPyro's own jit).
+_UNTRACEABLE = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+                jax.errors.TracerIntegerConversionError)
 
 
 def _is_array(value):

@@ -141,3 +141,24 @@ def test_a_second_run_of_the_same_shape_compiles_nothing_and_draws_what_a_fresh_
                          ("log_likelihood", ["y"])):
         for name in names:
             np.testing.assert_array_equal(getattr(kept, group)[name].values, getattr(fresh, group)[name].values)
+
+
+def test_a_model_that_reads_an_array_argument_in_python_still_runs():
+    """Positional arguments and array keyword arguments are traced in the kept programs; a model
+    whose Python code reads one (``float(scale)``) cannot be traced that way and runs as before,
+    through a new ``MCMC``, with the same draws as the array given as a Python float."""
+    import numpyro
+    import numpyro.distributions as dist
+
+    def model(X, y=None, *, scale=1.0):
+        if float(scale) <= 0:
+            raise ValueError("scale must be positive")
+        beta = numpyro.sample("beta", dist.Normal(0.0, float(scale)).expand([X.shape[1]]))
+        numpyro.sample("y", dist.Normal(X @ beta, 1.0), obs=y)
+
+    X, y = _data(7)
+    kw = dict(num_warmup=50, num_samples=50, num_chains=2, progress_bar=False, seed=1)
+    as_array = run_nuts(model, X, y, scale=np.array(2.0), **kw)
+    as_float = run_nuts(model, X, y, scale=2.0, **kw)
+    np.testing.assert_allclose(as_array.posterior["beta"].values, as_float.posterior["beta"].values, rtol=1e-6,
+                               atol=1e-9)
