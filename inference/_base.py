@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import scipy.special
@@ -16,12 +17,21 @@ from ._validation import reject_constant_columns, validate_predict_data
 
 
 def atomic_fit(fit):
-    """Decorate ``fit`` so that a failing fit leaves no fitted attribute behind (no half-fitted state)."""
+    """Decorate ``fit`` so that a failing fit leaves no fitted attribute behind (no half-fitted state),
+    and so that the warnings raised inside it (a ``ConvergenceWarning``, say) name the line that
+    called ``fit``, not a line of this package: they are collected during the fit and issued again
+    from here, each once, through the caller's warning filters (a filter that turns one into an
+    error then fails the fit, which leaves nothing fitted as any failure does)."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
         try:
-            return fit(self, *args, **kwargs)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = fit(self, *args, **kwargs)
+            for w in caught:
+                warnings.warn(w.message, stacklevel=2)
+            return result
         except BaseException:
             for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
                 delattr(self, name)

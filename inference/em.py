@@ -247,8 +247,9 @@ def em_trace(state, data, prior, likelihood, prune_tol, noise_floor, prune_floor
     return lax.scan(body, state, None, length=n_steps)
 
 
-def ridge_init(H, y0, eps=1e-6, gram=None):
-    """Weakly penalized ridge estimate ``(E + HᵀH)⁻¹ Hᵀ y₀`` (002 Step 2), dual form when p > n.
+class RidgeStart:
+    """The weakly penalized ridge estimate ``(E + HᵀH)⁻¹ Hᵀ y₀`` (002 Step 2), factored once for
+    a design and then solved for any ``y₀`` (one-vs-all fits share it); dual form when p > n.
 
     ``E = diag(ε min(1, ‖h_i‖²))``: the paper's ``εI`` (ε = 1e-6) on every column of squared
     norm at least 1 (kernel and bias columns, whose norms are ≥ 1, and inputs in the units of
@@ -259,21 +260,34 @@ def ridge_init(H, y0, eps=1e-6, gram=None):
 
     ``gram``, if given, is ``HᵀH`` (not modified).
     """
-    n, p = H.shape
-    sq = np.einsum("ij,ij->j", H, H) if gram is None else np.diagonal(gram)
-    short = (sq > 0) & (sq < 1)
-    scale = np.ones(p)
-    scale[short] = 1.0 / np.sqrt(sq[short])
-    if short.any():
-        H = H * scale
-        gram = None if gram is None else gram * scale[:, None] * scale[None, :]
-    if gram is not None or p <= n:
-        G = H.T @ H if gram is None else gram.copy()
-        G[np.diag_indices(p)] += eps
-        return scale * scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True), H.T @ y0)
-    K = H @ H.T
-    K[np.diag_indices(n)] += eps
-    return scale * (H.T @ scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True), y0))
+
+    def __init__(self, H, eps=1e-6, gram=None):
+        n, p = H.shape
+        sq = np.einsum("ij,ij->j", H, H) if gram is None else np.diagonal(gram)
+        short = (sq > 0) & (sq < 1)
+        self.scale = np.ones(p)
+        self.scale[short] = 1.0 / np.sqrt(sq[short])
+        if short.any():
+            H = H * self.scale
+            gram = None if gram is None else gram * self.scale[:, None] * self.scale[None, :]
+        self.H = H
+        self.dual = gram is None and p > n
+        if self.dual:
+            A = H @ H.T
+        else:
+            A = H.T @ H if gram is None else gram.copy()
+        A[np.diag_indices(A.shape[0])] += eps
+        self.cho = scipy.linalg.cho_factor(A, lower=True)
+
+    def __call__(self, y0):
+        if self.dual:
+            return self.scale * (self.H.T @ scipy.linalg.cho_solve(self.cho, y0))
+        return self.scale * scipy.linalg.cho_solve(self.cho, self.H.T @ y0)
+
+
+def ridge_init(H, y0, eps=1e-6, gram=None):
+    """:class:`RidgeStart` of ``H`` solved for one ``y0``."""
+    return RidgeStart(H, eps, gram)(y0)
 
 
 def conditional_covariance(gram, u, noise_var):
@@ -312,19 +326,50 @@ def _gather(H, gram, beta, active, width, rows):
     return Hb, G, bb
 
 
+class EMDesign:
+    """What :func:`fit_em` prepares from the design alone, for ``n_obs`` data rows: the design
+    (``H``, or ``H̃`` and the padded basis ``Q`` of a factored one), the padded row counts,
+    ``HᵀH`` where the Gram form is used, and the ridge start's factorization (made when first
+    needed). Fits of several targets on one design (the one-vs-all classifiers of 002 Sec. 4.2)
+    share one instead of recomputing ``HᵀH`` and the ridge Cholesky for each.
+    """
+
+    def __init__(self, H, n_obs, factor=None):
+        self.n_obs = int(n_obs)
+        self.rows = bucket(self.n_obs, per_octave=PAD_PER_OCTAVE)
+        if factor is None:
+            self.H, self.basis, self.design_rows = np.ascontiguousarray(H, dtype=np.float64), None, self.rows
+            self._compress = None
+        else:  # HᵀH = H̃ᵀH̃ and Hᵀy₀ = H̃ᵀQᵀy₀: the ridge start on H̃ is the one on H
+            self.H = np.ascontiguousarray(factor.design)
+            self.design_rows = bucket(self.H.shape[0], per_octave=PAD_PER_OCTAVE)
+            self.basis = pad_to(np.asarray(factor.basis, dtype=np.float64), (self.rows, self.design_rows))
+            self._compress = factor.basis
+        n, p = self.H.shape
+        self.gram = self.H.T @ self.H if p <= DUAL_RATIO * n else None
+        self._ridge = None
+
+    def ridge_start(self, y0):
+        """:class:`RidgeStart` on this design, solved for ``y0`` (n_obs,)."""
+        if self._ridge is None:
+            self._ridge = RidgeStart(self.H, gram=self.gram)
+        return self._ridge(y0 if self._compress is None else y0 @ self._compress)
+
+
 def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, tol=1e-3, max_iter=1000,
            prune_tol=1e-8, noise_floor_rel=1e-10, factor=None):
     """Run EM to convergence on the shrinking active set; returns :class:`EMResult`.
 
     Parameters
     ----------
-    H : ndarray (n, p) or None
-        Design matrix (float64); ``None`` when ``factor`` stands for it.
+    H : ndarray (n, p), None, or EMDesign
+        Design matrix (float64); ``None`` when ``factor`` stands for it; or an :class:`EMDesign`
+        made for this design and ``n`` (``factor`` is then not used).
     y : ndarray (n,)
         Targets (regression) or 0/1 labels (probit).
     prior, likelihood : objects of :mod:`sparsebayes.models.priors` / ``.likelihoods``.
     beta0 : ndarray (p,) or None
-        Starting point; ``None`` takes the paper's ridge estimate (:func:`ridge_init`) from
+        Starting point; ``None`` takes the paper's ridge estimate (:class:`RidgeStart`) from
         ``y_init`` (default ``y``; the probit estimator passes the ±1 labels).
     noise_var : float or None
         Fixed σ²; ``None`` estimates it (000 eq. 12). Ignored by a likelihood with a
@@ -342,23 +387,15 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         iteration then works on ``H̃`` (r × p) and costs ``O(r²p)``; ``H`` itself is not used.
     """
     y = np.asarray(y, dtype=np.float64)
-    y0 = y if y_init is None else np.asarray(y_init, dtype=np.float64)
-    n_obs = y.size
-    rows = bucket(n_obs, per_octave=PAD_PER_OCTAVE)
-    y_padded = pad_to(y, (rows,))
-    if factor is None:
-        H, basis = np.ascontiguousarray(H, dtype=np.float64), None
-        design_rows = rows
-    else:  # HᵀH = H̃ᵀH̃ and Hᵀy₀ = H̃ᵀQᵀy₀: the ridge start on H̃ is the one on H
-        H = np.ascontiguousarray(factor.design)
-        y0 = y0 @ factor.basis
-        design_rows = bucket(H.shape[0], per_octave=PAD_PER_OCTAVE)
-        basis = pad_to(np.asarray(factor.basis, dtype=np.float64), (rows, design_rows))
+    design = H if isinstance(H, EMDesign) else EMDesign(H, y.size, factor)
+    if design.n_obs != y.size:
+        raise ValueError(f"the EMDesign was made for {design.n_obs} data rows, y has {y.size}")
+    H, basis, gram_full, n_obs, design_rows = design.H, design.basis, design.gram, design.n_obs, design.design_rows
+    y_padded = pad_to(y, (design.rows,))
     n, p = H.shape
     padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
-    gram_full = H.T @ H if p <= DUAL_RATIO * n else None
     if beta0 is None:
-        beta0 = ridge_init(H, y0, gram=gram_full)
+        beta0 = design.ridge_start(y if y_init is None else np.asarray(y_init, dtype=np.float64))
     beta = np.asarray(beta0, dtype=np.float64).copy()
     prune_floor = prune_tol * float(np.max(np.abs(beta), initial=0.0))
     if getattr(likelihood, "fixed_noise_var", None) is not None:

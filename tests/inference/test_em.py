@@ -294,3 +294,22 @@ def test_probit_keeps_its_unit_noise_variance_whatever_noise_var_says():
     given = fit_em(X, y, JeffreysPrior(), ProbitLikelihood(), y_init=2 * y - 1, noise_var=5.0)
     np.testing.assert_array_equal(given.beta, free.beta)
     assert given.noise_var == free.noise_var == 1.0
+
+
+@pytest.mark.parametrize("H,y,prior,likelihood,kw", _padding_cases())
+def test_a_shared_em_design_gives_each_target_the_fit_it_gets_alone(H, y, prior, likelihood, kw):
+    """One-vs-all fits share an :class:`EMDesign` (HᵀH and the ridge factor made once): each
+    target's fit on it equals, bit for bit, the fit that prepares its own design."""
+    from sparsebayes.inference.em import EMDesign
+
+    shared_kw = {k: v for k, v in kw.items() if k != "factor"}
+    design = EMDesign(H, y.size, kw.get("factor"))
+    for target in (y, y[::-1].copy()):
+        init = {"y_init": 2 * target - 1} if "y_init" in kw else {}
+        alone = fit_em(H, target, prior, likelihood, tol=1e-6, **{**kw, **init})
+        shared = fit_em(design, target, prior, likelihood, tol=1e-6, **{**shared_kw, **init})
+        assert alone.n_iter > 1
+        np.testing.assert_array_equal(shared.beta, alone.beta)
+        assert (shared.n_iter, shared.noise_var, shared.objective) == (alone.n_iter, alone.noise_var, alone.objective)
+    with pytest.raises(ValueError, match="made for"):
+        fit_em(design, y[:-1], prior, likelihood)

@@ -107,3 +107,31 @@ def test_every_engine_runs_in_float64_on_float32_input(est):
     coef = low.beta_ if hasattr(low, "beta_") else low.coef_
     assert coef.dtype == np.float64
     np.testing.assert_array_equal(coef, high.beta_ if hasattr(high, "beta_") else high.coef_)
+
+
+@pytest.mark.parametrize("est", [
+    SparseProbitClassifier(features="kernel", kernel_width=1.0, max_iter=2),
+    RVMRegressor(features="kernel", kernel_width=1.0, max_iter=2),
+    RVMClassifier(kernel_width=1.0, max_iter=2),
+    SMLRClassifier(basis="rbf", kernel_width=1.0, lam=0.01, max_iter=2),
+], ids=lambda est: type(est).__name__)
+def test_a_convergence_warning_names_the_line_that_called_fit(est):
+    from sklearn.exceptions import ConvergenceWarning
+
+    y = Y_CLS if hasattr(est, "predict_proba") else Y_REG
+    with pytest.warns(ConvergenceWarning) as record:
+        est.fit(X, y)
+    assert {w.filename for w in record if issubclass(w.category, ConvergenceWarning)} == {__file__}
+
+
+def test_a_warning_made_an_error_fails_the_fit_and_leaves_nothing_fitted():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    est = RVMRegressor(features="kernel", kernel_width=1.0, max_iter=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ConvergenceWarning):
+            est.fit(X, Y_REG)
+    assert not [k for k in vars(est) if k.endswith("_")]
