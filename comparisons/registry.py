@@ -86,24 +86,72 @@ def jsonable(obj):
 def _markdown(exp_id, result, seconds):
     lines = [f"# {exp_id}", "", f"Settings: `{json.dumps(jsonable(result.settings))}`", "",
              f"Wall time: {seconds:.1f} s", ""]
-    tables = [("Ours", result.rows), ("Paper", result.paper)]
-    if result.rows and result.paper:  # the two joined on their shared keys, as `reproduce` prints them
-        tables.insert(0, ("Ours beside the paper", side_by_side({"rows": result.rows, "paper": result.paper})))
-    for title, rows in tables:
-        lines += [f"## {title}", ""]
-        if len(rows):
-            df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(jsonable(rows))
-            df = df.astype(object).where(df.notna(), None)  # NaN as the missing value "–", as None is
-            lines.append(df.to_markdown(index=False, floatfmt=".4g", missingval="–") if _has_tabulate()
-                         else df.to_string(index=False, na_rep="–"))
-        else:
-            lines.append("(no figures)")
-        lines.append("")
+    joined = side_by_side({"rows": result.rows, "paper": result.paper}) if result.rows and result.paper else None
+    if joined is not None and not isinstance(joined.columns, pd.MultiIndex):  # joined on shared keys
+        table, said_once = _compact(joined)
+        lines += ["## Ours beside the paper", "", _table_md(table), ""] + [f"- {t}" for t in said_once]
+        lines += [""] if said_once else []
+    else:
+        for title, rows in (("Ours", result.rows), ("Paper", result.paper)):
+            lines += [f"## {title}", ""]
+            lines.append(_table_md(pd.DataFrame(jsonable(rows))) if len(rows) else
+                         "(none)" if title == "Ours" else
+                         "The paper gives no numbers for this experiment (its figure is a plot); see the notes.")
+            lines.append("")
     if result.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
     for p in result.plots:
         lines.append(f"![{Path(p).name}]({Path(p).name})")
     return "\n".join(lines) + "\n"
+
+
+def _cell(value):
+    """A table cell: ``–`` for a missing value, 4 significant digits for a float."""
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "–"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _compact(joined):
+    """:func:`side_by_side`'s table made narrow for Markdown: a metric and its ``*_sd`` are one
+    cell ``mean (sd)``; a metric the paper also gives is one column of ``ours / paper`` cells;
+    and a text column with one value wherever it is given (the paper's claim about a curve, say)
+    is taken out of the table and returned as a sentence to say once. Returns ``(table, sentences)``."""
+    joined = joined.astype(object).where(joined.notna(), None)
+    cols = list(joined.columns)
+
+    def cells(col, suffix=""):
+        values = [_cell(v) for v in joined[col + suffix]]
+        if f"{col}_sd{suffix}" in cols:
+            values = [v if sd is None or v == "–" else f"{v} ({_cell(sd)})"
+                      for v, sd in zip(values, joined[f"{col}_sd{suffix}"])]
+        return values
+
+    table, sentences = pd.DataFrame(index=joined.index), []
+    for col in cols:
+        base = col[:-len(" (paper)")] if col.endswith(" (paper)") else col
+        if base != col and base in cols or base.endswith("_sd") and (base[:-3] in cols or base[:-3] + " (paper)" in cols):
+            continue  # shown in the column of its metric
+        with_sd = " (sd)" if f"{col}_sd" in cols else ""
+        if f"{col} (paper)" in cols:
+            table[f"{col}{with_sd}: ours / paper"] = [f"{a} / {b}" for a, b in zip(cells(col), cells(col, " (paper)"))]
+            continue
+        given = [v for v in joined[col] if v is not None]
+        if (col not in JOIN_KEYS and len(joined) > 3 and given and all(isinstance(v, str) for v in given)
+                and len(set(given)) == 1):
+            with_it = sorted({str(m) for m, v in zip(joined.get("method", [None] * len(joined)), joined[col])
+                              if v is not None})
+            sentences.append(f"{col} (the paper, for {', '.join(with_it)}): {given[0]}")
+            continue
+        table[f"{col}{with_sd}"] = cells(col)
+    return table, sentences
+
+
+def _table_md(df):
+    df = df.astype(object).where(df.notna(), None)  # NaN as the missing value "–", as None is
+    if _has_tabulate():
+        return df.to_markdown(index=False, floatfmt=".4g", missingval="–")
+    return df.to_string(index=False, na_rep="–")
 
 
 def _has_tabulate():
@@ -137,7 +185,11 @@ def run_experiment(exp_id, *, reps=None, seed=0, out="results"):
     return payload, result
 
 
-def side_by_side(payload, keys=("method", "sigma", "snr", "d", "k", "dataset")):
+#: The columns on which :func:`side_by_side` joins our rows to the paper's.
+JOIN_KEYS = ("method", "sigma", "snr", "d", "k", "dataset")
+
+
+def side_by_side(payload, keys=JOIN_KEYS):
     """A DataFrame of ours beside the paper's, joined on the keys both share."""
     ours = pd.DataFrame(payload["rows"])
     paper = pd.DataFrame(payload["paper"])

@@ -162,33 +162,49 @@ def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilo
                          "sigma_hat_sd": (sh.std(ddof=1) if reps > 1 else 0.0) if estimated else None,
                          "converged": conv})
             if level in fig_levels and name in KERNEL_METHODS:
-                fig_fits[(level, name)] = (X[0, :, 0], y[0], pred[0], active[0, 1:])
+                fig_fits[(level, name)] = (X[0, :, 0], y[0], pred[0], active[0, 1:], r)
         notes.append(f"{key} = {level}: 5-fold CV MSE for r = {'/'.join(f'{g:g}' for g in grid)} (the least is "
                      f"used): {'; '.join(cv_curves)}")
     plots = [_figure(fig_fits, fig_levels, key, x_test[:, 0], f_test, out, title, fig_name)]
     return rows, plots, notes
 
 
+#: How the figures name the methods and the noise levels.
+METHOD_LABELS = {"rvm": "RVM", "flap": "FLAP", "flap-sigma": "FLAPσ", "bls": "BLS"}
+LEVEL_LABELS = {"sigma": "σ", "snr": "SNR"}
+
+
 def _figure(fits, levels, key, x_test, f_test, out, title, fig_name):
+    """The paper's grid of fits (004 Figs. 1–2): one row per noise level, one column per method, on
+    the first data set of each level; each panel names its kernel parameter r (chosen by CV)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(levels), 4, figsize=(16, 3.2 * len(levels)), squeeze=False)
+    fig, axes = plt.subplots(len(levels), 4, figsize=(16, 3.2 * len(levels) + 0.6), squeeze=False,
+                             sharex=True)
     for i, level in enumerate(levels):
         for j, name in enumerate(KERNEL_METHODS):
             ax = axes[i, j]
-            x, y, pred, act = fits[(level, name)]
-            ax.plot(x, y, "k.", ms=3)
-            ax.plot(x[act], y[act], "o", mfc="none", mec="r", ms=7)
-            ax.plot(x_test, f_test, "b-", lw=1)
-            ax.plot(x_test, pred, "g-", lw=1)
-            ax.set_title(f"{name}, {key}={level} ({int(act.sum())} RV)")
-    fig.suptitle(f"{title} (ours; the paper's figure is not in the text we have)")
-    fig.tight_layout()
+            x, y, pred, act, r = fits[(level, name)]
+            ax.plot(x[~act], y[~act], "k.", ms=3, label="training data")
+            ax.plot(x[act], y[act], "o", mfc="none", mec="r", ms=5, mew=0.9, label="relevance vectors")
+            ax.plot(x_test, f_test, "b-", lw=1, label="true function")
+            ax.plot(x_test, pred, "g-", lw=1.2, zorder=3, label="prediction")
+            ax.set_title(f"{METHOD_LABELS[name]}, {LEVEL_LABELS[key]} = {level:g}: {int(act.sum())} RVs, r = {r:g}",
+                         fontsize=10)
+            if i == len(levels) - 1:
+                ax.set_xlabel("x")
+            if j == 0:
+                ax.set_ylabel("y")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, frameon=False)
+    fig.suptitle(f"{title}: first data set of each level; the layout of 004's figure "
+                 "(its caption is in our copy of the paper, its image is not)")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     path = Path(out) / fig_name
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return str(path)
 

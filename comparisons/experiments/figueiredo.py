@@ -134,13 +134,16 @@ def _plot_ripley(model, X, y, path, title):
     grid = np.column_stack([g0.ravel(), g1.ravel()])
     p = model.predict_proba(grid)[:, 1].reshape(g0.shape)
     ax.contour(g0, g1, p, levels=[0.5], colors="k", linewidths=1.5)
+    ax.plot([], [], "k-", lw=1.5, label="P(class 1) = 0.5")
     for c, marker, color in ((0, "o", "tab:blue"), (1, "+", "tab:red")):
         ax.scatter(X[y == c, 0], X[y == c, 1], marker=marker, c=color, s=22, label=f"class {c}")
     kept = model.relevance_indices_
     ax.scatter(X[kept, 0], X[kept, 1], marker="s", s=110, facecolors="none", edgecolors="k",
                label=f"kept kernels ({kept.size})")
+    ax.set_xlabel("x₁")
+    ax.set_ylabel("x₂")
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=7, loc="best", framealpha=0.9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -320,16 +323,24 @@ def _two_gaussian_curve(features, n_per_class, reps, seed, label):
     return rows
 
 
-def _plot_curve(rows, path, title):
+#: How the two-Gaussian figures name their curves, with their markers.
+CURVE_STYLES = (("jeffreys-em", "o-", "proposed (Jeffreys EM)"),
+                ("plug-in", "s--", "plug-in, own covariances (QDA)"),
+                ("plug-in-pooled", "^:", "plug-in, pooled covariance (LDA)"))
+
+
+def _plot_curve(rows, reps, path, title):
+    """Mean test error against d, ± one standard error over the ``reps`` repetitions; the
+    curves are set 0.25 apart in d so that their bars do not hide each other."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for name, style in (("jeffreys-em", "o-"), ("plug-in", "s--"), ("plug-in-pooled", "^:")):
+    for offset, (name, style, label) in zip((-0.25, 0.0, 0.25), CURVE_STYLES):
         r = [x for x in rows if x["method"] == name]
-        ax.errorbar([x["d"] for x in r], [x["error_rate"] for x in r],
-                    yerr=[x["error_rate_sd"] / np.sqrt(2) for x in r], fmt=style, capsize=2, label=name)
+        ax.errorbar([x["d"] + offset for x in r], [x["error_rate"] for x in r],
+                    yerr=[x["error_rate_sd"] / np.sqrt(reps) for x in r], fmt=style, capsize=2, label=label)
     ax.axhline(0.1587, color="gray", lw=0.8, label="Bayes error Φ(−1)")
     ax.set_xlabel("dimension d")
-    ax.set_ylabel("mean test error rate")
+    ax.set_ylabel(f"mean test error rate (± 1 SE, {reps} repetitions)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -340,7 +351,8 @@ def _plot_curve(rows, path, title):
 _CURVE_NOTES = [
     "plug-in = Gaussian classes with their own sample covariances (QDA), as the paper describes; "
     "plug-in-pooled = the same with the pooled covariance (a linear rule), shown for reference",
-    "error bars: SD over repetitions / √2 (for readability); test sets 500 + 500 per repetition",
+    "error bars: ± 1 standard error of the mean over the repetitions (SD / √reps); test sets 500 + 500 "
+    "per repetition",
     "the d grid is ours (the paper's figure is not legible): (2, 5, 10, 15, 20, 25, 30)",
 ]
 
@@ -349,8 +361,8 @@ def _two_gaussian_experiment(features, n_per_class, reps, seed, out, exp_id, fig
     """Probit classifiers on ``features`` vs the plug-in Gaussian classifier as irrelevant dimensions grow."""
     rows = _two_gaussian_curve(features, n_per_class, reps, seed, exp_id.split("-")[1])
     plot = Path(out) / f"{exp_id}.png"
-    _plot_curve(rows, plot, f"{features.capitalize()} classifiers, {n_per_class}/class, {reps} repetitions "
-                            f"(cf. 000 Fig. {figure})")
+    _plot_curve(rows, reps, plot, f"{features.capitalize()} probit classifiers, {n_per_class}/class "
+                                  f"(cf. 000 Fig. {figure})")
     paper = [{"method": "jeffreys-em", "claim": "degrades much less than plug-in as d grows"},
              {"method": "plug-in", "claim": "degrades strongly with d"}]
     basis = "linear+quadratic (d + d(d+1)/2)" if features == "quadratic" else "linear"
@@ -406,16 +418,17 @@ def fig3_varsel(reps, seed, out):
     rows += loose
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.5, 4.5))
-    for name, fmt, label in (("jeffreys-em", "o-", f"Jeffreys EM, δ = {VARSEL_TOL:g} (mean ± SD)"),
-                              ("jeffreys-em-tol1e-3", "x--", "Jeffreys EM stopped at δ = 1e-3")):
+    for name, fmt, label in (("jeffreys-em", "o-", f"Jeffreys EM, δ = {VARSEL_TOL:.0e} (mean ± SD)"),
+                              ("jeffreys-em-tol1e-3", "x--", f"Jeffreys EM stopped at δ = {1e-3:.0e}")):
         r = [x for x in rows if x["method"] == name]
         ax.errorbar([x["k"] for x in r], [x["n_nonzero"] for x in r],
                     yerr=[x["n_nonzero_sd"] for x in r] if name == "jeffreys-em" else None,
                     fmt=fmt, capsize=2, label=label)
-    ax.plot([0, 21], [0, 21], "k:", label="identity")
-    ax.set_xlabel("true number of nonzero coefficients")
+    ax.plot([0, 20], [0, 20], "k:", label="identity")
+    ax.axhline(20, color="gray", lw=0.8, label="p = 20 (all)")
+    ax.set_xlabel("true number of nonzero coefficients k")
     ax.set_ylabel("mean number of nonzero estimates")
-    ax.set_title(f"{reps} designs per k (cf. 000 Fig. 3)", fontsize=9)
+    ax.set_title(f"{reps} designs per k (cf. 000 Fig. 3)\nn = 50, p = 20, ρ = 0.5, σ = 1", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     plot = Path(out) / "figueiredo-fig3-varsel.png"
@@ -525,7 +538,10 @@ def table2_sinc(reps, seed, out):
     ax.plot(X[em.relevance_indices_, 0], y[em.relevance_indices_], "o", mfc="none", mec="r", ms=9,
             label=f"kept kernels ({em.n_kernels_})")
     ax.legend(fontsize=8)
-    ax.set_title(f"Kernel regression, h = {width} (cf. 000 Fig. 4)", fontsize=9)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_title(f"Kernel regression, n = 50, σ = 0.1, h = {width:g} (cf. 000 Fig. 4)\n"
+                 f"the first of {reps} data sets", fontsize=9)
     fig.tight_layout()
     plot = Path(out) / "figueiredo-table2-sinc.png"
     fig.savefig(plot, dpi=120)

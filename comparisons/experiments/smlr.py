@@ -317,16 +317,25 @@ def fig1_bounds(reps, seed, out):
         rows.append({"method": "smlr", "lam": float(lam), "error_rate": 1 - clf.score(X_te, y_te),
                      "rademacher": b["rademacher"], "pac_bayes": b["pac_bayes"],
                      "pac_bayes_point": b["pac_bayes_point"], "kl": b["kl"], "n_nonzero": clf.n_nonzero_})
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.semilogx(lams, [r["error_rate"] for r in rows], "o-", label="test error (10000 held out)")
-    ax.semilogx(lams, [r["rademacher"] for r in rows], "s-", label="Rademacher bound (Thm 1)")
-    ax.semilogx(lams, [r["pac_bayes"] for r in rows], "^-", label="PAC-Bayes bound, Gibbs (Thm 2)")
-    ax.semilogx(lams, [r["pac_bayes_point"] for r in rows], "v--", label="PAC-Bayes x2 (Lemma 2)")
-    ax.set_xlabel("λ")
-    ax.set_ylabel("error rate")
+    fig, (ax, zoom) = plt.subplots(2, 1, figsize=(6.5, 6.5), sharex=True, gridspec_kw={"height_ratios": (2, 1)})
+    errors = [r["error_rate"] for r in rows]
+    ax.semilogx(lams, errors, "o-", label=f"test error of the point classifier ({len(y_te)} held out)")
+    ax.semilogx(lams, [r["rademacher"] for r in rows], "s-", label="Rademacher bound, point classifier (Thm 1)")
+    ax.semilogx(lams, [r["pac_bayes"] for r in rows], "^-", label="PAC-Bayes bound, Gibbs classifier (Thm 2)")
+    ax.semilogx(lams, [r["pac_bayes_point"] for r in rows], "v--",
+                label="PAC-Bayes × 2, point classifier (Lemma 2)")
+    ax.set_ylabel("error rate or its bound (δ = 0.05)")
     ax.set_ylim(0, 1)
-    ax.legend()
-    ax.set_title("SMLR bounds vs λ (synthetic, n = 10000 train)")
+    ax.legend(fontsize=8)
+    ax.set_title(f"SMLR bounds vs λ: synthetic two Gaussians, d = {X_tr.shape[1]}, balanced classes, "
+                 f"n = {len(y_tr)} train", fontsize=9)
+    zoom.semilogx(lams, errors, "o-", label="test error (zoomed)")
+    zoom.set_ylabel("test error")
+    zoom.set_xlabel("λ")
+    kept = zoom.twinx()
+    kept.semilogx(lams, [r["n_nonzero"] for r in rows], "x:", color="gray", label="nonzero weights")
+    kept.set_ylabel("nonzero weights", color="gray")
+    zoom.legend(handles=zoom.get_lines() + kept.get_lines(), fontsize=8, loc="best")
     path = str(out / "smlr-fig1-bounds.png")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -357,6 +366,7 @@ def scaling(reps, seed, out):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     from sparsebayes.inference import bound
     from sparsebayes.models.multinomial import LaplacePrior
@@ -376,18 +386,30 @@ def scaling(reps, seed, out):
                 sec = _time_steps(problem, prior, solver, 5)
                 rows.append({"method": "smlr", "solver": solver, "vary": vary, "n": n, "d": d, "seconds": sec})
     slopes = {}
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    units = {"componentwise": "one sweep", "block": "one iteration", "surrogate-cd": "one outer step"}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, vary in zip(axes, ("n", "d")):
+        fixed = "d = 50" if vary == "n" else "n = 2000"
         for solver in ("componentwise", "block", "surrogate-cd"):
             sel = [r for r in rows if r["vary"] == vary and r["solver"] == solver]
             x = np.array([r[vary] for r in sel], dtype=float)
             t = np.array([r["seconds"] for r in sel])
             slope = float(np.polyfit(np.log(x), np.log(t), 1)[0])
             slopes[f"{solver}_vs_{vary}"] = slope
-            ax.loglog(x, t, "o-", label=f"{solver} (slope {slope:.2f})")
+            skipped = " (d(m−1) ≤ 600 only)" if vary == "d" and solver == "block" else ""
+            ax.loglog(x, t, "o-", label=f"{solver}, {units[solver]}: slope {slope:.2f}{skipped}")
+        xs = np.array(sorted({r[vary] for r in rows if r["vary"] == vary}), dtype=float)
+        seconds = [r["seconds"] for r in rows if r["vary"] == vary]
+        for power, style in ((1, (0, (4, 3))), (3, (0, (1, 2)))) if vary == "d" else ((1, (0, (4, 3))),):
+            ax.loglog(xs, min(seconds) * (xs / xs[0]) ** power, color="gray", lw=0.8, ls=style,
+                      label=f"slope {power} guide")
+        ax.set_ylim(min(seconds) / 2, max(seconds) * 3)
+        ax.set_xticks(xs, [f"{v:g}" for v in xs])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(vary)
-        ax.set_ylabel("seconds per sweep / iteration")
-        ax.legend()
+        ax.set_ylabel("seconds per step (unit in the legend)")
+        ax.set_title(f"vary {vary} at {fixed}, m = {m}", fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     path = str(out / "smlr-scaling.png")
     fig.savefig(path, dpi=120)

@@ -76,5 +76,21 @@ def test_reports_are_strict_json_and_markdown_sets_ours_beside_the_paper():
     result = Result({"reps": 1}, [{"method": "smlr", "errors": 3.0}, {"method": "svm", "errors": 5.0}],
                     [{"method": "smlr", "errors": 1.0}])
     md = _markdown("demo", result, 1.0)
-    joined = md.split("## Ours beside the paper")[1].split("## Ours\n")[0]
-    assert "errors (paper)" in joined and "smlr" in joined and "svm" in joined
+    joined = md.split("## Ours beside the paper")[1]
+    assert "errors: ours / paper" in joined
+    assert [line.replace(" ", "") for line in joined.splitlines() if "smlr" in line or "svm" in line] == \
+        ["|smlr|3/1|", "|svm|5/–|"]
+    assert "## Ours\n" not in md and "## Paper\n" not in md  # not repeated apart
+
+
+def test_markdown_says_a_claim_the_paper_makes_of_every_row_once():
+    from sparsebayes.comparisons.registry import Result, _markdown
+
+    ours = [{"method": "jeffreys-em", "k": k, "n_nonzero": k + 0.5} for k in range(1, 6)]
+    claims = [{"method": "jeffreys-em", "k": k, "claim": "close to the identity line"} for k in range(1, 6)]
+    md = _markdown("demo", Result({}, ours, claims), 1.0)
+    assert md.count("close to the identity line") == 1
+    assert "- claim (the paper, for jeffreys-em): close to the identity line" in md
+    assert md.count("| jeffreys-em |") == 5
+    no_paper = _markdown("demo", Result({}, ours, []), 1.0)
+    assert "## Ours\n" in no_paper and "gives no numbers for this experiment" in no_paper
