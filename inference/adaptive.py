@@ -65,6 +65,13 @@ class _AdaptiveSparseBase(BaseEstimator):
             warnings.warn(
                 f"EM stopped at max_iter={self.max_iter} before the relative change fell below "
                 f"tol={self.tol}; increase max_iter", ConvergenceWarning, stacklevel=3)
+        if not np.any(res.beta):
+            hint = ("; the Laplace penalty sqrt(gamma)·Σ|β_i| depends on the units of y and of the features: "
+                    "standardize them or lower gamma" if self.prior == "laplace" else
+                    "; no basis function explained enough of y to be kept")
+            warnings.warn(f"EM pruned every weight, the bias included: the fit predicts "
+                          f"{'0' if getattr(likelihood, 'fixed_noise_var', None) is None else 'probability 1/2'} everywhere{hint}",
+                          UserWarning, stacklevel=3)
         return res
 
     def _split_bias(self, beta):

@@ -234,3 +234,19 @@ def test_a_noise_variance_at_its_floor_is_reported():
         warnings.simplefilter("error", UserWarning)
         kernel = AdaptiveSparseRegressor(features="kernel", kernel_width=2.0).fit(Xs, ys)
     assert 0.5 * 0.01 < kernel.noise_var_ < 2 * 0.01
+
+
+def test_a_fit_that_prunes_every_weight_says_so():
+    """Laplace EM with γ fixed is not scale-free: y in large units gives the all-zero MAP, bias
+    included, which predicts 0 everywhere; the fit warns instead of returning it silently."""
+    X, y = sinc(60, sigma=0.1, seed=0)
+    X = np.column_stack([X[:, 0], np.cos(X[:, 0])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AdaptiveSparseRegressor(prior="laplace").fit(X, y + 1.0)  # kept weights: no warning
+    with pytest.warns(UserWarning, match="pruned every weight.*standardize"):
+        fit = AdaptiveSparseRegressor(prior="laplace").fit(X, 1e4 * (y + 1.0))
+    assert not np.any(fit.beta_)
+    rng = np.random.default_rng(0)
+    with pytest.warns(UserWarning, match="pruned every weight.*no basis function"):
+        AdaptiveSparseRegressor().fit(rng.normal(size=(40, 3)), rng.normal(size=40))

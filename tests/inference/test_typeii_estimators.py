@@ -266,3 +266,26 @@ def test_new_iteration_limits_and_noise_schedules_compile_nothing(programs_built
         BLSRegressor(features="kernel", kernel_width=2.0, noise_every=4, max_iter=900).fit(X, y)
         RVMClassifier(kernel_width=2.0, max_iter=500).fit(Xc, yc)
     assert built == []
+
+
+def test_flap_with_its_default_fixed_noise_warns_that_its_predictive_sd_is_not_calibrated():
+    """FLAP's default σ² = 0.01 mean(y²) is the paper's setting, not an estimate: on data whose
+    noise variance is about 30 times that, its 95 % intervals cover far fewer than 95 % of new
+    points, and ``predict(return_std=True)`` says so; FLAPσ and a given ``noise_var`` do not warn."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    f = X @ np.array([1.0, -0.5, 0.0])
+    y = f + rng.normal(size=200)
+    flap = FLAPRegressor().fit(X[:100], y[:100])
+    with pytest.warns(UserWarning, match="not calibrated"):
+        mean, sd = flap.predict(X[100:], return_std=True)
+    assert np.mean(np.abs(y[100:] - mean) < 1.96 * sd) < 0.6
+    for quiet in (FLAPRegressor(estimate_noise=True), FLAPRegressor(noise_var=1.0)):
+        quiet.fit(X[:100], y[:100])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            mean, sd = quiet.predict(X[100:], return_std=True)
+        assert np.mean(np.abs(y[100:] - mean) < 1.96 * sd) > 0.85
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        flap.predict(X[100:])  # the mean alone: nothing to warn about
