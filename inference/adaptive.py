@@ -173,7 +173,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
             warnings.warn(
                 f"the estimated noise variance fell to its floor ({res.noise_var:.3g}): the fit interpolates "
                 f"the training data with {np.count_nonzero(res.beta)} basis functions for {y.size} points, where "
-                "the flat prior on sigma^2 has no maximum (000 eq. 6); set noise_var, or use fewer basis "
+                "the flat prior on sigma^2 has no maximum (Figueiredo 2003, eq. 6); set noise_var, or use fewer basis "
                 "functions than points", UserWarning, stacklevel=2)
         self.feature_map_ = fm
         self.beta_ = res.beta

@@ -108,7 +108,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
                               progress_bar=bool(self.progress_bar))
         else:
             marginal = self.sampler == "nuts-marginal"
-            dims = {"beta": ["feature"]} if marginal else {"beta": ["feature"], "tau2": ["feature"]}
+            dims = {"beta": ["feature"], "y": ["obs"], **({} if marginal else {"tau2": ["feature"]})}
             idata = run_nuts(bayesian_lasso, Xc, yc, num_warmup=self.num_warmup, num_samples=self.num_samples,
                              num_chains=self.num_chains, seed=self.seed, progress_bar=bool(self.progress_bar),
                              rhat_max=None, coords=coords, dims=dims, lam2_shape=self.lam2_shape,

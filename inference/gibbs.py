@@ -304,8 +304,8 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
                   "log_likelihood": {"y": gaussian_log_likelihood(posterior["beta"], posterior["noise_var"], X, y)}}
     idata = az.from_dict(
         posterior=posterior,
-        coords=coords or {"feature": np.arange(p)},
-        dims={"beta": ["feature"], "tau2": ["feature"]},
+        coords={"feature": np.arange(p), **(coords or {})},
+        dims={"beta": ["feature"], "tau2": ["feature"], "y": ["obs"]},
         **groups,
     )
     idata.posterior.attrs["inference"] = "gibbs"

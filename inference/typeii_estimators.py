@@ -213,8 +213,8 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} steps "
                 f"(last gain {float(state.last_gain):.3g}); increase max_iter"
                 + ("" if rule.profile_lambda or not hasattr(self, "lambda_update") else
-                   ", or set lambda_update='profiled': 004 Algorithm 1 scores each move at the current "
-                   "lambda, is not an ascent of eq. 13 and need not settle; the profiled moves are one"),
+                   ", or set lambda_update='profiled': Helgøy & Li's Algorithm 1 scores each move at the current "
+                   "lambda, is not an ascent of their eq. 13 and need not settle; the profiled moves are one"),
                 ConvergenceWarning,
             )
         return self

@@ -243,7 +243,7 @@ def with_noise_update(rule, noise_update):
         raise ValueError(f"noise_update must be 'eq18', 'variances-fixed' or None, got {noise_update!r}")
     base = _base_of(rule)
     if base.noise_mode != "scaled":
-        raise ValueError(f"noise_update applies to the BLS rule (σ² by 004 eq. 18), not to {base.__name__}")
+        raise ValueError(f"noise_update applies to the BLS rule (σ² by Helgøy & Li's eq. 18), not to {base.__name__}")
     return _with(rule, noise_mode="scaled" if noise_update == "eq18" else "free")
 
 

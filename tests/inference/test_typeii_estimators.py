@@ -289,3 +289,21 @@ def test_flap_with_its_default_fixed_noise_warns_that_its_predictive_sd_is_not_c
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         flap.predict(X[100:])  # the mean alone: nothing to warn about
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "nuts-marginal"])
+def test_sampler_data_and_pointwise_log_likelihood_share_a_named_obs_dimension(sampler):
+    """``observed_data`` and ``log_likelihood`` index the data points by ``obs`` (was ArviZ's
+    default ``y_dim_0``), and ``az.loo`` reads them."""
+    import arviz as az
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = X[:, 0] + rng.normal(size=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains: R-hat and Pareto-k warnings are not the point here
+        idata = BayesianLassoRegressor(sampler=sampler, num_warmup=100, num_samples=100, num_chains=2).fit(X, y).idata_
+        assert idata.observed_data["y"].dims == ("obs",)
+        assert idata.log_likelihood["y"].dims == ("chain", "draw", "obs")
+        assert idata.posterior["beta"].dims == ("chain", "draw", "feature")
+        assert np.isfinite(az.loo(idata).elpd_loo)
