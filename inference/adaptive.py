@@ -213,11 +213,11 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         active = np.flatnonzero(self.beta_)
         return active, self.beta_[active], self.sigma_
 
-    def to_inference_data(self, *, conditional_draws=0, seed=0):
+    def to_inference_data(self, *, draws=0, seed=0):
         """ArviZ ``InferenceData`` of the fit.
 
         By default the ``posterior`` group holds the point estimate (one chain, one draw).
-        With ``conditional_draws > 0`` it holds draws of the Gaussian conditional at the final
+        With ``draws > 0`` it holds draws of the Gaussian conditional at the final
         E-step (:meth:`gaussian_conditional`; zeros off the active set): for the Laplace prior the
         hierarchy's conditional at ``E[τ⁻¹ | β̂]``, for Jeffreys the conditional given the plug-in
         ``τ̂ = β̂²`` (``attrs["conditional_on"]`` says which). Before, Jeffreys fits ignored the
@@ -226,11 +226,11 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         check_is_fitted(self)
         names = basis_names(self, self.feature_map_, self.beta_.size)
         coords, dims = {"basis": names}, {"beta": ["basis"]}
-        if conditional_draws:
+        if draws:
             active, _, cov = self.gaussian_conditional()
-            draws = gaussian_draws(self.beta_, cov, n_draws=conditional_draws, seed=seed, active=active)
+            beta = gaussian_draws(self.beta_, cov, n_draws=draws, seed=seed, active=active)
             given = "tau_i = 1/E[1/tau_i | beta_i]" if self.prior == "laplace" else "plug-in tau_i = beta_i^2"
-            return draws_idata({"beta": draws}, method="em-gaussian-conditional", coords=coords, dims=dims,
+            return draws_idata({"beta": beta}, method="em-gaussian-conditional", coords=coords, dims=dims,
                                attrs={"prior": self.prior,
                                       "conditional_on": f"{given}, noise_var = {self.noise_var_:.6g}"})
         return point_estimate_idata({"beta": self.beta_, "noise_var": self.noise_var_},

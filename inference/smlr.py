@@ -267,23 +267,23 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         L_inv = scipy.linalg.solve_triangular(np.linalg.cholesky(precision), np.eye(W.size), lower=True)
         return L_inv.T @ L_inv
 
-    def to_inference_data(self, X=None, *, laplace_draws=0, seed=0):
+    def to_inference_data(self, X=None, *, draws=0, seed=0):
         """The MAP estimate ``W`` (basis × class, reference column zero) as ArviZ ``InferenceData``; for
-        RMLR with the training inputs ``X`` and ``laplace_draws > 0``, draws of its Laplace
+        RMLR with the training inputs ``X`` and ``draws > 0``, draws of its Laplace
         approximation (:meth:`laplace_covariance`) instead."""
         check_is_fitted(self)
         d = self.coef_.shape[0]
         coords = {"basis": basis_names(self, self.feature_map_, d), "class": [str(c) for c in self.classes_]}
         attrs = {"penalty": str(self.penalty), "lam": float(self.lam_), "objective": self.objective_,
                  "optimality_residual": self.optimality_residual_}
-        if laplace_draws:
+        if draws:
             if X is None:
                 raise ValueError("Laplace draws need the training inputs X (the Hessian is taken on them)")
             cov = self.laplace_covariance(X)
-            flat = gaussian_draws(flatten(self.coef_[:, :-1]), cov, n_draws=laplace_draws, seed=seed)
-            draws = np.zeros((1, laplace_draws) + self.coef_.shape)
-            draws[0, ..., :-1] = jax.vmap(lambda w: unflatten(w, d))(flat[0])
-            return draws_idata({"coef": draws}, method="rmlr-laplace-approximation", coords=coords,
+            flat = gaussian_draws(flatten(self.coef_[:, :-1]), cov, n_draws=draws, seed=seed)
+            coef = np.zeros((1, draws) + self.coef_.shape)
+            coef[0, ..., :-1] = jax.vmap(lambda w: unflatten(w, d))(flat[0])
+            return draws_idata({"coef": coef}, method="rmlr-laplace-approximation", coords=coords,
                                dims={"coef": ["basis", "class"]}, attrs=attrs)
         return point_estimate_idata({"coef": self.coef_}, method=f"bound-optimization-{self.solver_}",
                                     coords=coords, dims={"coef": ["basis", "class"]}, attrs=attrs)

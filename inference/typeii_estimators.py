@@ -254,15 +254,15 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         return mean, predictive_sd((Phi - self.design_offset_)[:, self.active_], self.sigma_,
                                    self.noise_var_ + self.intercept_var_)
 
-    def to_inference_data(self, *, posterior_draws=0, seed=0):
+    def to_inference_data(self, *, draws=0, seed=0):
         """Point estimates (``coef``, ``intercept``, ``noise_var``, ``lam``) as ``InferenceData``, or
-        with ``posterior_draws > 0`` draws of the weights' Gaussian posterior ``N(μ, Σ)`` at the fitted
+        with ``draws > 0`` draws of the weights' Gaussian posterior ``N(μ, Σ)`` at the fitted
         hyperparameters (004 Sec. 2.4; zeros off the active set), each with its intercept drawn from
         ``N(ȳ − φ̄ᵀw, intercept_var_)``; σ², λ and ``L`` go to the attributes."""
         check_is_fitted(self, "coef_")
         coords = {"basis": basis_names(self, self.feature_map_, self.coef_.size)}
-        if posterior_draws:
-            coef = gaussian_draws(self.coef_, self.sigma_, n_draws=posterior_draws, seed=seed, active=self.active_)
+        if draws:
+            coef = gaussian_draws(self.coef_, self.sigma_, n_draws=draws, seed=seed, active=self.active_)
             spread = np.sqrt(self.intercept_var_) * np.random.default_rng([seed, 1]).standard_normal(coef.shape[:-1])
             return draws_idata({"coef": coef, "intercept": self.y_offset_ - coef @ self.design_offset_ + spread},
                                method=f"{self._method}-gaussian-posterior", coords=coords,
@@ -546,19 +546,19 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
         """``log σ(η)``, the logistic link."""
         return log_expit(eta)
 
-    def to_inference_data(self, *, laplace_draws=0, seed=0):
+    def to_inference_data(self, *, draws=0, seed=0):
         """ArviZ ``InferenceData``: the mode weights per classifier (one chain, one draw), or with
-        ``laplace_draws > 0`` draws of the Laplace posterior ``N(w*, Σ)`` at the fitted α (zeros
+        ``draws > 0`` draws of the Laplace posterior ``N(w*, Σ)`` at the fitted α (zeros
         off the active set)."""
         check_is_fitted(self, "coef_")
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
         coords = {"classifier": cls, "basis": basis_names(self, self.feature_map_, self.beta_.shape[1])}
         dims = {"beta": ["classifier", "basis"]}
-        if laplace_draws:
+        if draws:
             per_class = zip(self.beta_, self.prior_var_, self.laplace_cov_)
-            draws = np.stack([gaussian_draws(beta, cov, n_draws=laplace_draws, seed=seed + c, active=var > 0)
-                              for c, (beta, var, cov) in enumerate(per_class)], axis=2)
-            return draws_idata({"beta": draws}, method="rvm-bernoulli-laplace", coords=coords, dims=dims,
+            beta = np.stack([gaussian_draws(beta, cov, n_draws=draws, seed=seed + c, active=var > 0)
+                             for c, (beta, var, cov) in enumerate(per_class)], axis=2)
+            return draws_idata({"beta": beta}, method="rvm-bernoulli-laplace", coords=coords, dims=dims,
                                attrs={"objective": self.objective_.tolist()})
         return point_estimate_idata({"beta": self.beta_}, method="rvm-bernoulli-typeii", coords=coords, dims=dims,
                                     attrs={"objective": self.objective_.tolist()})

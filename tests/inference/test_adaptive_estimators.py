@@ -72,7 +72,7 @@ def test_inference_data_point_estimate_and_laplace_conditional():
     idata = reg.to_inference_data()
     assert isinstance(idata, az.InferenceData)
     np.testing.assert_allclose(idata.posterior["beta"].values[0, 0], reg.beta_)
-    draws = reg.to_inference_data(conditional_draws=4000)
+    draws = reg.to_inference_data(draws=4000)
     post = draws.posterior["beta"].values[0]
     active = np.flatnonzero(reg.beta_)
     # the conditional's mean is the EM fixed point
@@ -86,7 +86,7 @@ def test_jeffreys_fits_give_the_plug_in_conditional_draws_they_are_asked_for():
     N(β̂_A, sigma_) at τ̂ = β̂², labelled as such."""
     X, y = sinc(60, sigma=0.1, seed=1)
     reg = AdaptiveSparseRegressor(features="kernel", kernel_width=2.0).fit(X, y)
-    idata = reg.to_inference_data(conditional_draws=4000, seed=3)
+    idata = reg.to_inference_data(draws=4000, seed=3)
     post = idata.posterior["beta"].values[0]
     active = np.flatnonzero(reg.beta_)
     assert post.shape == (4000, reg.beta_.size) and np.all(post[:, reg.beta_ == 0] == 0)

@@ -303,7 +303,7 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     precision = -np.asarray(jax.hessian(log_joint)(flatten(W)))
     np.testing.assert_allclose(cov @ precision, np.eye(W.size), atol=1e-8)
     n = 20_000
-    draws = clf.to_inference_data(X, laplace_draws=n, seed=0).posterior["coef"].values[0]
+    draws = clf.to_inference_data(X, draws=n, seed=0).posterior["coef"].values[0]
     assert draws.shape == (n,) + clf.coef_.shape and np.all(draws[..., -1] == 0)
     flat = draws[..., :-1].transpose(0, 2, 1).reshape(n, -1)  # flatten's class-major order, per draw
     np.testing.assert_array_equal(flat[0], np.asarray(flatten(draws[0, :, :-1])))
@@ -313,11 +313,11 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     with pytest.raises(ValueError, match="penalty='l2'"):
         SMLRClassifier(lam=0.5).fit(X, y).laplace_covariance(X)
     with pytest.raises(ValueError, match="training inputs"):
-        clf.to_inference_data(laplace_draws=10)
+        clf.to_inference_data(draws=10)
     # other inputs would give another (wrong) Hessian: refused, and the bounds' likewise
     for other in (X[:5], X + 1e-9, X[::-1]):
         with pytest.raises(ValueError, match="X must be the training inputs"):
-            clf.to_inference_data(other, laplace_draws=10)
+            clf.to_inference_data(other, draws=10)
     binary = SMLRClassifier(lam=0.5).fit(X, y == 0)
     with pytest.raises(ValueError, match="X must be the training inputs"):
         binary.generalization_bounds(X[::-1], (y == 0)[::-1])

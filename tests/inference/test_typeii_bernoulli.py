@@ -217,7 +217,7 @@ def test_one_vs_rest_probabilities_and_string_labels():
     assert np.mean(m.predict(d.X) == labels) > 0.95
     idata = m.to_inference_data()
     assert idata.posterior["beta"].shape == (1, 1, 3, d.X.shape[0] + 1)
-    draws = m.to_inference_data(laplace_draws=4000).posterior["beta"].values[0]  # N(w*, Σ) at the fitted α
+    draws = m.to_inference_data(draws=4000).posterior["beta"].values[0]  # N(w*, Σ) at the fitted α
     np.testing.assert_array_equal(draws[:, ~m.active_], 0.0)
     for c in range(3):
         A = m.active_[c]

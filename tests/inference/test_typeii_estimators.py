@@ -148,7 +148,7 @@ def test_posterior_draws_are_the_gaussian_behind_predict_std(Est):
     X, y = sinc(80, sigma=0.1, seed=4)
     est = Est(features=GaussianKernelFeatures(width=2.0)).fit(X, y)
     n = 20_000
-    post = est.to_inference_data(posterior_draws=n, seed=1).posterior
+    post = est.to_inference_data(draws=n, seed=1).posterior
     coef = post["coef"].values[0]
     assert coef.shape == (n, est.coef_.size) and np.all(coef[:, ~est.active_] == 0)
     A = coef[:, est.active_]
