@@ -12,7 +12,7 @@ basis function ``i`` the objective splits as in 004 eq. 14, so the engine keeps
     s_i = S_i / (1 − v_i S_i),  q_i = Q_i / (1 − v_i S_i)            (004 eq. 19)
 
 for all candidates, and at each step takes the single add / re-estimate / delete that raises
-``L`` most (the closed-form gains of :func:`sparsebayes.models.typeii_rules.variance_objective`).
+``L`` most (the closed-form gains of :func:`sparsebayes.models.typeii_rules.variance_objective_change`).
 Σ, μ, S, Q and log|Σ| follow by rank-one updates; a prior is a rule object
 (:mod:`sparsebayes.models.typeii_rules`), the engine never branches on which one.
 
@@ -55,7 +55,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve
 
-from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
+from sparsebayes.models.typeii_rules import optimal_variance, variance_objective_change
 
 _LOG_2PI = jnp.log(2.0 * jnp.pi)
 
@@ -371,13 +371,12 @@ def _profiled_moves(state, rule, s, q, active, n_fixed_point):
     n_active = jnp.sum(active)
     sum_var = jnp.sum(state.var)
     base = rule.log_hyperprior(sum_var, state.lam, state.noise_var, n_active)
-    ell_now = variance_objective(state.var, s, q, zero)
 
     def gain_of(v):
         sum_new = sum_var + v - state.var
         n_new = n_active + (v > 0).astype(jnp.int32) - active.astype(jnp.int32)
         lam_new = rule.update_lambda(sum_new, state.noise_var, n_new)
-        return (variance_objective(v, s, q, zero) - ell_now
+        return (variance_objective_change(v, state.var, s, q, zero)
                 + rule.log_hyperprior(sum_new, lam_new, state.noise_var, n_new) - base)
 
     def refine(v, _):
@@ -400,7 +399,7 @@ def _fixed_lambda_moves(state, rule, s, q):
     """004 Algorithm 1: each ``v_i`` by eq. 16 at the current λ, scored by ``ℓ_i`` at that λ."""
     kappa = rule.penalty(state.lam, state.noise_var)
     proposal = optimal_variance(s, q, kappa)
-    return proposal, variance_objective(proposal, s, q, kappa) - variance_objective(state.var, s, q, kappa)
+    return proposal, variance_objective_change(proposal, state.var, s, q, kappa)
 
 
 def candidate_gains(data, state, rule, align_max, n_fixed_point=8):

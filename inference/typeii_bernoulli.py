@@ -18,7 +18,7 @@ evaluates the Laplace form. For that Gaussian problem (Tipping & Faul 2003, eqs.
 
 the last form holding at the mode (``Φ_Aᵀ(t − y) = V_A⁻¹ w*``). Each step takes the single
 add / re-estimate / delete of largest predicted gain in the same per-basis objective as the
-Gaussian engine (:func:`sparsebayes.models.typeii_rules.variance_objective` with ``κ = 0``,
+Gaussian engine (:func:`sparsebayes.models.typeii_rules.variance_objective_change` with ``κ = 0``,
 the RVM rule ``α = s²/(q² − s)``), then moves ``w*`` to the new mode by Newton's method with
 step halving (the log posterior is concave) and evaluates ``L`` there.
 
@@ -50,7 +50,7 @@ import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference.typeii import grow_slots
-from sparsebayes.models.typeii_rules import optimal_variance, variance_objective
+from sparsebayes.models.typeii_rules import optimal_variance, variance_objective_change
 
 
 class BernoulliState(NamedTuple):
@@ -208,7 +208,7 @@ def step(Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
     _, _, s, q = sparsity_quality(Phi, t, state, L)
     zero = jnp.zeros(())
     proposal = optimal_variance(s, q, zero)
-    gain = variance_objective(proposal, s, q, zero) - variance_objective(var, s, q, zero)
+    gain = variance_objective_change(proposal, var, s, q, zero)
     full = jnp.all(state.basis_of_slot >= 0)
     want_add = ~active & basis_mask & (proposal > 0)
     allowed = jnp.where(active, (proposal > 0) | (jnp.sum(active) > 1), want_add & ~full)
