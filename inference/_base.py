@@ -20,8 +20,8 @@ def atomic_fit(fit):
     """Decorate ``fit`` so that a failing fit leaves no fitted attribute behind (no half-fitted state),
     and so that the warnings raised inside it (a ``ConvergenceWarning``, say) name the line that
     called ``fit``, not a line of this package: they are collected during the fit and issued again
-    from here, each once, through the caller's warning filters (a filter that turns one into an
-    error then fails the fit, which leaves nothing fitted as any failure does)."""
+    from here, through the caller's warning filters (a filter that turns one into an error then
+    fails the fit, which leaves nothing fitted as any failure does)."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):

@@ -69,8 +69,8 @@ class _AdaptiveSparseBase(BaseEstimator):
             hint = ("; the Laplace penalty sqrt(gamma)·Σ|β_i| depends on the units of y and of the features: "
                     "standardize them or lower gamma" if self.prior == "laplace" else
                     "; no basis function explained enough of y to be kept")
-            warnings.warn(f"EM pruned every weight, the bias included: the fit predicts "
-                          f"{'0' if getattr(likelihood, 'fixed_noise_var', None) is None else 'probability 1/2'} everywhere{hint}",
+            constant = "0" if getattr(likelihood, "fixed_noise_var", None) is None else "probability 1/2"
+            warnings.warn(f"EM pruned every weight, the bias included: the fit predicts {constant} everywhere{hint}",
                           UserWarning, stacklevel=3)
         return res
 

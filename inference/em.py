@@ -285,11 +285,6 @@ class RidgeStart:
         return self.scale * scipy.linalg.cho_solve(self.cho, self.H.T @ y0)
 
 
-def ridge_init(H, y0, eps=1e-6, gram=None):
-    """:class:`RidgeStart` of ``H`` solved for one ``y0``."""
-    return RidgeStart(H, eps, gram)(y0)
-
-
 def conditional_covariance(gram, u, noise_var):
     """``Σ = σ² U(σ² I + U G U)⁻¹U``: the covariance of ``β | z, τ`` at ``E[τ_i⁻¹] = 1/u_i²``.
 

@@ -12,12 +12,12 @@ from sparsebayes.inference.em import (
     SMALL_SOLVE,
     EMData,
     EMState,
+    RidgeStart,
     _active_gram_solve,
     _gram_solve,
     em_trace,
     fit_em,
     log_posterior,
-    ridge_init,
 )
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
@@ -51,7 +51,7 @@ def test_log_posterior_never_decreases(kind, prior):
     X, y = _regression() if kind == "regression" else _probit()
     lik = GaussianLikelihood() if kind == "regression" else ProbitLikelihood()
     y0 = y if kind == "regression" else 2 * y - 1
-    beta0 = jnp.asarray(ridge_init(X, y0))
+    beta0 = jnp.asarray(RidgeStart(X)(y0))
     data = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X))
     s2 = jnp.asarray(float(np.var(y)) if kind == "regression" else 1.0)
     state = EMState(beta0, s2, jnp.asarray(0), jnp.asarray(jnp.inf))
@@ -86,7 +86,7 @@ def test_laplace_em_with_fixed_gamma_and_noise_equals_sklearn_lasso(kind):
     X, y = _lasso_oracle_design(kind, seed=3)
     n = X.shape[0]
     gamma, noise_var = 4.0, 0.8
-    res = fit_em(X, y, LaplacePrior(gamma), GaussianLikelihood(), beta0=ridge_init(X, y, 1e-2),
+    res = fit_em(X, y, LaplacePrior(gamma), GaussianLikelihood(), beta0=RidgeStart(X, 1e-2)(y),
                  noise_var=noise_var, tol=1e-13, max_iter=100000, prune_tol=1e-12)
     lasso = Lasso(alpha=noise_var * np.sqrt(gamma) / n, fit_intercept=False, tol=1e-14, max_iter=1000000).fit(X, y)
     np.testing.assert_allclose(res.beta, lasso.coef_, atol=1e-5)
@@ -149,7 +149,7 @@ def test_jeffreys_orthogonal_rule_is_between_soft_and_hard_threshold():
 def test_solvers_run_in_float64():
     X, y = _regression()
     res = fit_em(X.astype(np.float32), y.astype(np.float32), JeffreysPrior(), GaussianLikelihood(),
-                 beta0=ridge_init(X, y))
+                 beta0=RidgeStart(X)(y))
     assert res.beta.dtype == np.float64
     assert jax.config.jax_enable_x64
     assert jnp.zeros(1).dtype == jnp.float64
@@ -162,7 +162,7 @@ def test_pruned_weights_stay_zero_and_active_set_compaction_matches_full_run():
     beta = np.zeros(p)
     beta[:4] = [3, -2, 2, 1]
     y = X @ beta + 0.3 * rng.standard_normal(n)
-    b0 = ridge_init(X, y)
+    b0 = RidgeStart(X)(y)
     res = fit_em(X, y, JeffreysPrior(), GaussianLikelihood(), beta0=b0, tol=1e-8, max_iter=500)
     # reference: same iterations on the full basis, no compaction
     data = EMData(jnp.asarray(X), jnp.asarray(y), None)
@@ -222,13 +222,13 @@ def test_ridge_start_is_the_papers_on_unit_columns_and_scale_free_on_shorter_one
     y0 = rng.standard_normal(n)
     eps = 1e-2  # large enough to matter in the p > n case, so that the check can fail
     direct = np.linalg.lstsq(np.vstack([H, np.sqrt(eps) * np.eye(p)]), np.r_[y0, np.zeros(p)], rcond=None)[0]
-    unit = ridge_init(H, y0, eps)
+    unit = RidgeStart(H, eps)(y0)
     np.testing.assert_allclose(unit, direct, rtol=1e-8, atol=1e-12)
     c = np.ones(p)
     c[:3] = [1e-3, 1e-6, 1e-9]
-    np.testing.assert_allclose(ridge_init(H * c, y0, eps) * c, unit, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(RidgeStart(H * c, eps)(y0) * c, unit, rtol=1e-8, atol=1e-12)
     longer = np.linalg.lstsq(np.vstack([3.0 * H, np.sqrt(eps) * np.eye(p)]), np.r_[y0, np.zeros(p)], rcond=None)[0]
-    np.testing.assert_allclose(ridge_init(3.0 * H, y0, eps), longer, rtol=1e-8, atol=1e-12)  # ε absolute there
+    np.testing.assert_allclose(RidgeStart(3.0 * H, eps)(y0), longer, rtol=1e-8, atol=1e-12)  # ε absolute there
 
 
 @pytest.mark.parametrize("scale", [1e-9, 1e-4, 1e6])
