@@ -420,7 +420,9 @@ def _plot_bayesian_lasso(table, path, title):
     """Each sampler's 95 % interval and median, the BLS estimate on top."""
     _forest_plot(list(table.index),
                  [(table[f"{s}_2.5%"], table[f"{s}_median"], table[f"{s}_97.5%"], shift, color,
-                   (f"{s} 95% interval", f"{s} median")) for shift, s, color in ((0.12, "gibbs", "0.3"), (-0.12, "nuts", "C2"))],
+                   (f"{label} 95% interval", f"{label} median"))
+                  for shift, s, color, label in ((0.12, "gibbs", "0.3", "Gibbs"),
+                                                 (-0.12, "nuts", "C2", "NUTS (τ² integrated out)"))],
                  [(table["bls"], "D", "C3", "BLS type-II")], path, title)
 
 
@@ -430,7 +432,7 @@ def _forest_plot(names, intervals, points, path, title):
     colour, label), drawn as open markers (a filled ``x``)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(names) + 1.5))
+    fig, ax = plt.subplots(figsize=(9.5, 0.35 * len(names) + 1.5))
     ypos = np.arange(len(names))[::-1]
     for low, centre, high, shift, color, (interval_label, centre_label) in intervals:
         ax.hlines(ypos + shift, low, high, color=color, lw=2, label=interval_label)
@@ -438,8 +440,10 @@ def _forest_plot(names, intervals, points, path, title):
     for values, marker, color, label in points:
         ax.plot(values, ypos, marker, mfc="none" if marker != "x" else color, color=color, ms=9, label=label)
     ax.axvline(0, color="k", lw=0.5)
+    ax.set_xlabel("coefficient, on the standardized inputs (in the units of y for regression; "
+                  "of the linear predictor for classification)", fontsize=8)
     ax.set_yticks(ypos, names)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes, over no row
     ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
