@@ -17,7 +17,9 @@ Fitted attributes: ``coef_`` (weights over the design columns, 0 where pruned), 
 kernel columns; for a plain design the kept column indices), ``sigma_`` (posterior
 covariance of the kept weights), ``noise_var_``, ``intercept_var_`` (with ``fit_intercept``,
 the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``lambda_``,
-``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_``.
+``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_``, ``cycled_``
+(004 Algorithm 1 went round a cycle of moves; the fit stopped at the cycle's best ``L``, see
+:func:`sparsebayes.inference.typeii.note_cycle`).
 """
 from __future__ import annotations
 
@@ -200,6 +202,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self.objective_ = float(state.objective)
         self.n_iter_ = int(state.n_iter)
         self.converged_ = bool(state.converged)
+        self.cycled_ = bool(state.cycled)
         self.intercept_ = self.y_offset_ - float(self.design_offset_ @ coef)
         self._set_relevance()
         if type(rule).noise_mode != "fixed" and self.noise_var_ <= NOISE_COLLAPSE * float(np.mean(y_c**2)):
@@ -208,15 +211,17 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
                 f"of mean(y²)): the fit interpolates the training data with {int(self.active_.sum())} basis functions "
                 f"for {y.size} points, and its predictive sds are not to be trusted; fix the noise variance, or use "
                 "fewer basis functions than points", UserWarning, stacklevel=2)
-        if not self.converged_:
+        profiled_hint = ("" if rule.profile_lambda or not hasattr(self, "lambda_update") else
+                         "; lambda_update='profiled' moves by an ascent of L and converges")
+        if self.cycled_:
+            warnings.warn(
+                f"{type(self).__name__} went round a cycle of moves and stopped after {self.n_iter_} steps at the "
+                "cycle's largest evidence: Helgøy & Li's Algorithm 1 scores each move at the current lambda, "
+                f"is not an ascent of their eq. 13 and need not settle{profiled_hint}", ConvergenceWarning)
+        elif not self.converged_:
             warnings.warn(
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} steps "
-                f"(last gain {float(state.last_gain):.3g}); increase max_iter"
-                + ("" if rule.profile_lambda or not hasattr(self, "lambda_update") else
-                   ", or set lambda_update='profiled': Helgøy & Li's Algorithm 1 scores each move at the current "
-                   "lambda, is not an ascent of their eq. 13 and need not settle; the profiled moves are one"),
-                ConvergenceWarning,
-            )
+                f"(last gain {float(state.last_gain):.3g}); increase max_iter{profiled_hint}", ConvergenceWarning)
         return self
 
     def _set_empty(self, m, y_c):
@@ -229,6 +234,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self.objective_ = float("nan")
         self.n_iter_ = 0
         self.converged_ = True
+        self.cycled_ = False
         self.intercept_ = self.y_offset_
         self._set_relevance()
 

@@ -307,3 +307,28 @@ def test_sampler_data_and_pointwise_log_likelihood_share_a_named_obs_dimension(s
         assert idata.log_likelihood["y"].dims == ("chain", "draw", "obs")
         assert idata.posterior["beta"].dims == ("chain", "draw", "feature")
         assert np.isfinite(az.loo(idata).elpd_loo)
+
+
+def test_algorithm1_that_goes_round_a_cycle_stops_at_the_cycles_best_evidence():
+    """The audit's 40 × 4 design (columns on scales 0.1 to 100): Algorithm 1 adds column 3 (L falls
+    0.77 once λ moves), deletes it (L rises 0.77) and used to repeat the pair for all 2000 steps,
+    ending on whichever side the parity of max_iter gave. It now stops once L returns, at the
+    cycle's larger L, and says so; fits cut short by max_iter trace the cycle."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 4)) * [1, 10, 100, 0.1]
+    y = X @ [1, 0.1, 0, 0] + 0.3 * rng.normal(size=60)
+    X, y = X[20:], y[20:]  # the first fold of KFold(3)
+    with pytest.warns(ConvergenceWarning, match="cycle of moves.*profiled"):
+        bls = BLSRegressor().fit(X, y)
+    assert bls.cycled_ and not bls.converged_ and bls.n_iter_ < 50
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        path = [BLSRegressor(max_iter=k).fit(X, y).objective_ for k in range(1, bls.n_iter_ + 1)]
+    assert bls.objective_ == path[-1]
+    assert path[-2] < path[-1] - 0.5  # the cycle: the step before had lowered L ...
+    assert path[-3] == pytest.approx(path[-1], rel=1e-12)  # ... from where the fit now stands again
+    assert np.all(bls.coef_[2:] == 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        profiled = BLSRegressor(lambda_update="profiled").fit(X, y)
+    assert profiled.converged_ and not profiled.cycled_
