@@ -23,7 +23,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_solve, solve_triangular
+from jax.scipy.linalg import cho_solve
 from tqdm.auto import tqdm
 
 from ._shapes import bucket, pad_to
@@ -102,22 +102,33 @@ def draw_variates(streams, sweeps, batch, n_obs, rows, p, hyper, use_cholesky):
 
 
 class SweepData(NamedTuple):
-    """What every sweep reads of the data: ``X``, ``y``, ``XᵀX``, ``Xᵀy``, and ``X = QR``
-    (reduced) with ``Qᵀy`` and ``‖y − QQᵀy‖²``, so that ``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²``
-    costs ``min(n, p)·p`` per sweep, not ``n·p``, as a sum of two non-negative terms."""
+    """What every sweep reads of the data: ``X``, ``y``, the bordered Gram matrix
+    (:func:`bordered_gram`), and ``X = QR`` (reduced) with ``Qᵀy`` and ``‖y − QQᵀy‖²``, so that
+    ``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` costs ``min(n, p)·p`` per sweep, not ``n·p``, as a
+    sum of two non-negative terms."""
     X: jax.Array
     y: jax.Array
-    XtX: jax.Array
-    Xty: jax.Array
+    bordered: jax.Array
     R: jax.Array
     Qty: jax.Array
     rss_perp: jax.Array
 
 
+def bordered_gram(X, y):
+    """``[[XᵀX, Xᵀy], [yᵀX, 1 + 2‖y‖²]]``, ``(p + 1) × (p + 1)``: the matrix whose Cholesky factor
+    :func:`beta_cholesky` takes once ``diag(1/τ², 0)`` is added.
+
+    The corner is any number that keeps the matrix positive definite: its Schur complement
+    ``1 + 2‖y‖² − yᵀX A⁻¹Xᵀy`` is at least ``1 + ‖y‖²``, as ``X A⁻¹Xᵀ ⪯ I``. It changes nothing
+    else of the factor."""
+    Xty = X.T @ y
+    return jnp.block([[X.T @ X, Xty[:, None]], [Xty[None, :], (1.0 + 2.0 * (y @ y))[None, None]]])
+
+
 def sweep_data(X, y):
     Q, R = jnp.linalg.qr(X)
     Qty = Q.T @ y
-    return SweepData(X, y, X.T @ X, X.T @ y, R, Qty, jnp.sum((y - Q @ Qty) ** 2))
+    return SweepData(X, y, bordered_gram(X, y), R, Qty, jnp.sum((y - Q @ Qty) ** 2))
 
 
 #: :func:`sweep_data` compiled, for one data set and for a batch (computed once per run, not per call of sweeps)
@@ -130,12 +141,40 @@ def residual_sum_of_squares(data, beta):
     return data.rss_perp + jnp.sum((data.Qty - data.R @ beta) ** 2)
 
 
-def beta_cholesky(z, XtX, Xty, inv_tau2, noise_var):
-    """``β ~ N(A⁻¹Xᵀy, σ²A⁻¹)``, ``A = XᵀX + diag(1/τ²)``, through ``A = LLᵀ`` (n ≥ p);
-    ``z ~ N(0, I_p)``."""
-    L = jnp.linalg.cholesky(XtX + jnp.diag(inv_tau2))
-    # A⁻¹Xᵀy + σL⁻ᵀz = L⁻ᵀ(L⁻¹Xᵀy + σz): two triangular solves, not cho_solve's two and a third
-    return solve_triangular(L.T, solve_triangular(L, Xty, lower=True) + jnp.sqrt(noise_var) * z, lower=False)
+#: Up to this many coefficients, :func:`back_substitution` is written out, one scalar step per
+#: coefficient, and XLA fuses it; above, LAPACK's triangular solve (:func:`beta_cholesky`).
+UNROLL_MAX = 16
+
+
+def back_substitution(L, b):
+    """``x`` with ``Lᵀx = b`` for lower-triangular ``L``: written out for ``p ≤ UNROLL_MAX``, else
+    ``lax.linalg.triangular_solve``. 3000 sweeps of 4 chains, n = 4p, one thread, written out
+    against LAPACK: 11.4 / 15.0 ms at p = 8, 25.3 / 27.3 at p = 16, 32.4 / 31.4 at p = 20 (and
+    0.1–0.3 s more to compile)."""
+    p = L.shape[-1]
+    if p > UNROLL_MAX:
+        return jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True, transpose_a=True)[:, 0]
+    x = [None] * p
+    for i in reversed(range(p)):
+        rest = b[i] - L[i + 1:, i] @ jnp.stack(x[i + 1:]) if i < p - 1 else b[i]
+        x[i] = rest / L[i, i]
+    return jnp.stack(x)
+
+
+def beta_cholesky(z, bordered, inv_tau2, noise_var):
+    """``β ~ N(A⁻¹Xᵀy, σ²A⁻¹)``, ``A = XᵀX + diag(1/τ²)``, through one Cholesky factor (n ≥ p);
+    ``z ~ N(0, I_p)``, ``bordered`` the matrix of :func:`bordered_gram`.
+
+    ``A⁻¹Xᵀy + σL⁻ᵀz = L⁻ᵀ(L⁻¹Xᵀy + σz)`` with ``A = LLᵀ``. The factor of the bordered matrix
+    ``[[A, Xᵀy], [yᵀX, κ]]`` is ``[[L, 0], [(L⁻¹Xᵀy)ᵀ, ·]]``, so its last row is ``L⁻¹Xᵀy``, and
+    the draw takes one triangular solve instead of two. Diabetes, 3000 sweeps of 4 chains, one
+    thread: 16.6 ms, against 17.6 ms with two solves and 19.1 ms through ``jnp.linalg.cholesky``
+    (which symmetrizes its input; this matrix is symmetric as built); 12.4 ms with
+    :func:`back_substitution` written out.
+    """
+    p = inv_tau2.shape[-1]
+    factor = jax.lax.linalg.cholesky(bordered + jnp.diag(jnp.append(inv_tau2, 0.0)), symmetrize_input=False)
+    return back_substitution(factor[:p, :p], factor[p, :p] + jnp.sqrt(noise_var) * z)
 
 
 def beta_bhattacharya(u_normal, delta, X, y, tau2, noise_var):
@@ -187,7 +226,7 @@ def gibbs_step(variates, state, data, hyper, use_cholesky):
     decouple (``M`` is the identity there).
     """
     if use_cholesky:
-        beta = beta_cholesky(variates.beta_normal, data.XtX, data.Xty, 1.0 / state.tau2, state.noise_var)
+        beta = beta_cholesky(variates.beta_normal, data.bordered, 1.0 / state.tau2, state.noise_var)
     else:
         beta = beta_bhattacharya(variates.beta_normal, variates.row_normal, data.X, data.y, state.tau2,
                                  state.noise_var)

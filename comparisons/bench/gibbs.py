@@ -20,11 +20,18 @@ import sys
 from ._threads import describe, limit_threads
 
 
+PROBLEMS = ("diabetes", "p200_n100")
+SAMPLERS = ("gibbs", "nuts", "nuts-marginal", "pymc")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=1000)
+    ap.add_argument("--problems", nargs="*", choices=PROBLEMS, default=list(PROBLEMS))
+    ap.add_argument("--samplers", nargs="*", choices=SAMPLERS, default=list(SAMPLERS),
+                    help="gibbs always runs (the ratios are over it)")
     args = ap.parse_args(argv)
     with limit_threads(args.threads):
         return _bench(args)
@@ -46,11 +53,12 @@ def _bench(args):
     beta = np.r_[np.full(10, 2.0), np.zeros(190)]
     problems = {"diabetes": (ds.X - ds.X.mean(0), ds.y - ds.y.mean()),
                 "p200_n100": (Xs - Xs.mean(0), Xs @ beta + rng.standard_normal(100))}
-    for name, (X, y) in problems.items():
+    for name in args.problems:
+        X, y = problems[name]
         y = y - y.mean()
         res = {}
         run_gibbs(X, y, num_warmup=2, num_samples=8, num_chains=4)  # compile
-        for sampler in ("gibbs", "nuts", "nuts-marginal", "pymc"):
+        for sampler in ["gibbs"] + [s for s in args.samplers if s != "gibbs"]:
             if sampler == "gibbs":
                 idata = run_gibbs(X, y, num_warmup=args.warmup, num_samples=args.draws, num_chains=4)
             elif sampler == "pymc":
