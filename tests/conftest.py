@@ -15,9 +15,9 @@ the others and after the caches above are cleared.
 
 The default suite (``-m 'not slow'``) is compile-bound (XLA's backend took 12 of the 22 s of
 ``compare('diabetes')`` in its test). Unless ``XLA_FLAGS`` is set, it runs XLA at
-``--xla_backend_optimization_level=0``, set before any process starts its backend (the xdist workers and the notebooks' kernels inherit it):
-the same HLO and the same IEEE float64 arithmetic, less optimized machine code; the suite took
-483 s instead of 731 s on 2 cores. ``-m slow`` runs the code at length and keeps XLA's default.
+``--xla_backend_optimization_level=0``, set before any process starts its backend (the xdist
+workers and the notebooks' kernels inherit it): the same HLO and the same IEEE float64
+arithmetic, less optimized machine code; the suite took 483 s instead of 731 s on 2 cores. ``-m slow`` runs the code at length and keeps XLA's default.
 A test that passed at one level and failed at the other had compared two differently compiled
 programs bit for bit where rounding decides (a fit's last step at a gain of 1e-9 against
 ``tol`` = 1e-9); such a test is wrong on another CPU too, and was mended. Set ``XLA_FLAGS`` (even
