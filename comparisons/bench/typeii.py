@@ -50,6 +50,7 @@ def _bench(args, describe):
 
     from sparsebayes.comparisons.synthetic import sinc
     from sparsebayes.inference import typeii
+    from sparsebayes.inference.typeii_batch import fit_batch, fit_batch_growing
     from sparsebayes.inference._lowrank import factor_kernel_design, gaussian_kernel_rows
     from sparsebayes.inference.typeii_estimators import fit_design
     from sparsebayes.models.features import GaussianKernelFeatures
@@ -103,10 +104,10 @@ def _bench(args, describe):
     data = jax.vmap(typeii.make_data)(jnp.asarray(Phi), jnp.asarray(y))
     noise0 = jnp.asarray(0.1 * y.var(1))
     runs = {
-        "one after another (fit_batch_growing)": lambda: typeii.fit_batch_growing(
+        "one after another (fit_batch_growing)": lambda: fit_batch_growing(
             data, RVMRule(), noise0, limit=Phi.shape[2], noise_every=NOISE_EVERY),
         # vmap-ed lanes cannot pause to grow: 16 slots, and the line says if any fit outgrew them
-        "vmap on 10 lanes (fit_batch, lanes=10)": lambda: typeii.fit_batch(
+        "vmap on 10 lanes (fit_batch, lanes=10)": lambda: fit_batch(
             data, RVMRule(), noise0, capacity=16, noise_every=NOISE_EVERY, lanes=10),
     }
     for name, run in runs.items():

@@ -8,7 +8,7 @@ from jax.scipy.special import xlogy
 from scipy.optimize import minimize
 
 from sparsebayes.comparisons.synthetic import sinc
-from sparsebayes.inference import typeii
+from sparsebayes.inference import typeii, typeii_batch
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.typeii_rules import (
     BLSRule,
@@ -220,7 +220,7 @@ def test_a_paused_step_changes_nothing_but_the_capacity_flag(name):
 
 
 def test_batch_growing_takes_the_steps_of_single_fits():
-    """:func:`typeii.fit_batch_growing` from 2 slots: each fit ends where its single fit with
+    """:func:`typeii_batch.fit_batch_growing` from 2 slots: each fit ends where its single fit with
     every slot ends.
 
     The fits stop at ``tol=1e-7``, where their last gains (1.7e-7 and more) and the next ones
@@ -232,7 +232,7 @@ def test_batch_growing_takes_the_steps_of_single_fits():
     data = jax.vmap(typeii.make_data)(np.stack([d[0] for d in designs]), np.stack([d[1] for d in designs]))
     noise0 = 0.1 * np.array([np.var(d[1]) for d in designs])
     m = designs[0][0].shape[1]
-    batch = typeii.fit_batch_growing(data, RULES["rvm"], noise0, limit=m, start=2, noise_every=3, tol=1e-7)
+    batch = typeii_batch.fit_batch_growing(data, RULES["rvm"], noise0, limit=m, start=2, noise_every=3, tol=1e-7)
     for k, (P, yk) in enumerate(designs):
         one = typeii.fit(typeii.make_data(P, yk), RULES["rvm"], noise0[k], capacity=m, noise_every=3, tol=1e-7)
         assert int((np.asarray(one.var) > 0).sum()) > 2
@@ -344,7 +344,7 @@ def test_batched_fits_equal_single_fits_and_predict(rule, lanes):
     y = np.stack([d[1] for d in designs])
     data = jax.vmap(typeii.make_data)(Phi, y)
     noise0 = 0.1 * y.var(axis=1)
-    batch = typeii.fit_batch(data, rule, noise0, capacity=41, noise_every=3, lanes=lanes)
+    batch = typeii_batch.fit_batch(data, rule, noise0, capacity=41, noise_every=3, lanes=lanes)
     for k in range(5):
         single = _fit(Phi[k], y[k], rule, noise0[k], capacity=41, noise_every=3)
         assert float(batch.objective[k]) == pytest.approx(float(single.objective), abs=1e-8)
