@@ -36,7 +36,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from .em import EMDesign, conditional_covariance, fit_em
+from .em import EMDesign, conditional_covariance, fit_em, laplace_covariance
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 
 
@@ -268,6 +268,12 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         The fitted feature map.
     log_posterior_ : float or ndarray
         The EM objective of each classifier at its fit (log posterior up to a constant).
+    laplace_cov_ : list of ndarray
+        Per classifier, the covariance of its nonzero weights (``beta_`` order, bias included) in the
+        Laplace approximation at the fit given the final E-step's variances ``τ̂``
+        (:func:`~sparsebayes.inference.em.laplace_covariance`): the fit is the mode of the probit
+        model with the Gaussian prior ``N(0, τ̂)``. It holds ``τ̂`` fixed and pruned weights at
+        zero, so it understates the posterior spread; ``to_inference_data(draws=N)`` draws from it.
     """
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width=1.0, bias=True,
@@ -288,7 +294,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         fm, H, factor = self._design(X)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
         design = EMDesign(H, y_enc.size, factor)  # HᵀH and the ridge factor, shared by the classifiers
-        betas, iters, objs = [], [], []
+        betas, iters, objs, covs = [], [], [], []
         for t in targets:
             t = t.astype(np.float64)
             # 002 Step 2 starts from ridge on "the labels as data"; its labels are {0, 1}, but that start
@@ -298,23 +304,35 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             betas.append(res.beta)
             iters.append(res.n_iter)
             objs.append(res.objective)
+            active = np.flatnonzero(res.beta)
+            H_active = H[:, active] if factor is None else factor.basis @ factor.design[:, active]
+            covs.append(laplace_covariance(H_active, t, res.beta[active], res.scale[active], ProbitLikelihood()))
         self.feature_map_ = fm
         self.beta_ = np.array(betas)
         self.coef_, self.intercept_ = self._split_bias(self.beta_)
         self._set_support(self.coef_)
         self.n_iter_ = iters[0] if len(iters) == 1 else np.array(iters)
         self.log_posterior_ = objs[0] if len(objs) == 1 else np.array(objs)
+        self.laplace_cov_ = covs
         return self
 
     def _log_link(self, eta):
         """``log Φ(η)`` (002 eq. 1), finite far in the tails."""
         return log_ndtr(eta)
 
-    def to_inference_data(self):
-        """ArviZ ``InferenceData`` with the MAP weights (one chain, one draw) per classifier."""
+    def to_inference_data(self, *, draws=0, seed=0):
+        """ArviZ ``InferenceData``: the MAP weights per classifier (one chain, one draw), or with
+        ``draws > 0`` draws of each classifier's Laplace approximation ``N(β̂_A, laplace_cov_[c])``
+        given the final E-step's variances (:func:`~sparsebayes.inference.em.laplace_covariance`;
+        zeros off the active set; ``attrs["conditional_on"]`` says which variances)."""
         check_is_fitted(self)
         names = basis_names(self, self.feature_map_, self.beta_.shape[1])
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
-        return point_estimate_idata({"beta": self.beta_}, method=f"em-probit-{self.prior}",
-                                    coords={"classifier": cls, "basis": names},
-                                    dims={"beta": ["classifier", "basis"]})
+        coords, dims = {"classifier": cls, "basis": names}, {"beta": ["classifier", "basis"]}
+        if draws:
+            beta = np.stack([gaussian_draws(b, cov, n_draws=draws, seed=seed + c, active=np.flatnonzero(b))
+                             for c, (b, cov) in enumerate(zip(self.beta_, self.laplace_cov_))], axis=2)
+            given = "tau_i = 1/E[1/tau_i | beta_i]" if self.prior == "laplace" else "plug-in tau_i = beta_i^2"
+            return draws_idata({"beta": beta}, method=f"em-probit-{self.prior}-laplace", coords=coords, dims=dims,
+                               attrs={"prior": self.prior, "conditional_on": given})
+        return point_estimate_idata({"beta": self.beta_}, method=f"em-probit-{self.prior}", coords=coords, dims=dims)

@@ -298,6 +298,23 @@ def conditional_covariance(gram, u, noise_var):
     return noise_var * (W.T @ W)
 
 
+def laplace_covariance(H_active, y, beta_active, u, likelihood):
+    """Covariance of the Laplace approximation to ``p(β_A | y, τ̂)`` for a link likelihood (probit),
+    ``τ̂_i = u_i²`` the final E-step's variances.
+
+    At EM's fixed point ``Hᵀ(v − Hβ) = U⁻²β`` (the M-step, 002 eq. 16, with ``v = E[z | y, β]``
+    from 002 eq. 6) is the stationarity condition of ``Σ log Φ(s_i h_iᵀβ) − Σ β_i²/(2τ̂_i)``, since
+    ``v − η = s m(sη)`` is the gradient of ``log Φ(sη)``: ``β̂`` is the mode of the probit model with
+    the Gaussian prior ``N(0, τ̂)`` held at those variances. The Hessian there is ``−(HᵀWH + U⁻²)``,
+    ``W`` the likelihood's ``curvature`` (:meth:`~sparsebayes.models.likelihoods.ProbitLikelihood.curvature`),
+    and the covariance is taken in the finite form ``U(I + U HᵀWH U)⁻¹U`` (:func:`conditional_covariance`
+    with σ² = 1). ``H_active`` (n, k) holds the design's columns of the nonzero weights, a row per
+    data point.
+    """
+    w = likelihood.curvature(y, H_active @ beta_active)
+    return conditional_covariance(H_active.T @ (w[:, None] * H_active), u, 1.0)
+
+
 def _width(k, p):
     """The slice width for ``k`` active weights out of the padded width ``p``: ``p`` until half
     of them are pruned (and always for ``p ≤ SMALL_WIDTH``), then the next power of two."""

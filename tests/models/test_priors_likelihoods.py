@@ -95,6 +95,19 @@ def test_mills_ratio_matches_scipy_over_the_whole_range():
     np.testing.assert_allclose(np.asarray(scaled_erfc(jnp.asarray(z))), special.erfcx(z), rtol=1e-14)
 
 
+def test_probit_curvature_is_one_minus_the_truncated_latent_variance():
+    """``w = −∂²/∂η² log Φ(sη)`` equals ``1 − Var(z | y)`` for the truncated latent of 002 eq. 6
+    (SciPy's ``truncnorm``), on both labels; it stays in [0, 1] far in the tails."""
+    eta = np.linspace(-6, 3, 91)
+    lik = ProbitLikelihood()
+    for label, (a, b) in ((1.0, (-eta, np.inf)), (0.0, (-np.inf, -eta))):
+        w = np.asarray(lik.curvature(np.full(eta.size, label), jnp.asarray(eta)))
+        ref = 1.0 - stats.truncnorm(a, b, loc=eta).var()  # 1 − var carries ~1e-16 absolute rounding
+        np.testing.assert_allclose(w, ref, rtol=1e-9, atol=1e-15)
+    far = np.asarray(lik.curvature(jnp.ones(4), jnp.array([-1e3, -40.0, 40.0, 1e3])))
+    assert np.all((far >= 0) & (far <= 1)) and far[0] > 0.99 and far[-1] == 0.0
+
+
 def test_gaussian_noise_update_is_mean_squared_residual():
     y, eta = jnp.array([1.0, 2.0, 3.0]), jnp.array([1.5, 2.0, 2.0])
     assert float(GaussianLikelihood().noise_update(y, eta)) == pytest.approx((0.25 + 0 + 1) / 3)
