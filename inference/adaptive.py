@@ -271,9 +271,11 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
     laplace_cov_ : list of ndarray
         Per classifier, the covariance of its nonzero weights (``beta_`` order, bias included) in the
         Laplace approximation at the fit given the final E-step's variances ``τ̂``
-        (:func:`~sparsebayes.inference.em.laplace_covariance`): the fit is the mode of the probit
-        model with the Gaussian prior ``N(0, τ̂)``. It holds ``τ̂`` fixed and pruned weights at
-        zero, so it understates the posterior spread; ``to_inference_data(draws=N)`` draws from it.
+        (:func:`~sparsebayes.inference.em.laplace_covariance`): EM's fixed point is the mode of the
+        probit model with the Gaussian prior ``N(0, τ̂)``. It is taken at the returned weights, which
+        approach that mode as ``tol → 0`` (Pima at the default ``tol``: a Newton step to the mode is
+        under 0.01 sd; near separability the iterates are still growing, and so is the covariance). It holds ``τ̂`` fixed and pruned weights at zero, so it understates the posterior
+        spread; ``to_inference_data(draws=N)`` draws from it.
     """
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width=1.0, bias=True,
@@ -330,7 +332,8 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
         coords, dims = {"classifier": cls, "basis": names}, {"beta": ["classifier", "basis"]}
         if draws:
-            beta = np.stack([gaussian_draws(b, cov, n_draws=draws, seed=seed + c, active=np.flatnonzero(b))
+            beta = np.stack([gaussian_draws(b, cov, n_draws=draws, seed=None if seed is None else [seed, c],
+                                           active=np.flatnonzero(b))
                              for c, (b, cov) in enumerate(zip(self.beta_, self.laplace_cov_))], axis=2)
             given = "tau_i = 1/E[1/tau_i | beta_i]" if self.prior == "laplace" else "plug-in tau_i = beta_i^2"
             return draws_idata({"beta": beta}, method=f"em-probit-{self.prior}-laplace", coords=coords, dims=dims,

@@ -75,6 +75,12 @@ SOLVERS = ("block", "componentwise", "surrogate-cd", "newton")
 LOGIT_FLOOR = 1e-6
 
 
+#: The component-wise upkeep of the log-normalizers, ``log(Z(1 − p_c) + exp(η_c'))``, loses
+#: ``1 − p_c`` to rounding as ``p_c → 1`` (1e-16 absolute); where some ``p_c`` is above
+#: ``1 − SATURATED`` (relative error of ``1 − p_c`` then above 1e-10) they are recomputed, ``O(nm)``.
+SATURATED = 1e-6
+
+
 class Problem(NamedTuple):
     """Data and precomputations: ``X`` (n × d), ``Xt = Xᵀ``, ``Y1`` (n × (m−1)), ``XtY = XᵀY1``;
     ``weight_floor`` the smallest scale of the weights' relative change (:data:`LOGIT_FLOOR`)."""
@@ -225,11 +231,38 @@ def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-4):
         coef = jnp.where(keep, coef_pruned, coef)
         eta, log_norm = jnp.where(keep, eta_p, eta), jnp.where(keep, norm_p, log_norm)
         objective = jnp.where(keep, obj_p, objective)
+        coef, eta, log_norm, objective = _reenter(coef, eta, log_norm, objective, problem, prior)
     new = state._replace(
         coef=coef, eta=eta, log_norm=log_norm, objective=objective, relax=relax,
         rel_change=_rel_change(coef, state.coef, problem.weight_floor), n_iter=state.n_iter + 1, last_full=jnp.asarray(True),
     )
     return new, _info(new, problem, prior, converged=jnp.asarray(False))
+
+
+def _reenter(coef, eta, log_norm, objective, problem, prior):
+    """Zero weights whose zero is not optimal (``|g| > λ``) re-enter at their coordinate maximizer of
+    Böhning's surrogate (eq. 15 from ``w = 0``).
+
+    Eq. 13 never moves a zero weight, and the block step's pruning zeroes small weights whose
+    gradient lies inside ``[−λ, λ]`` at that step; where the optimum needs such a weight (one whose
+    sign flips on the way passes near zero) the fit settled on a wrong support and reported
+    convergence. All such weights re-enter together when that does not lower ``L``; otherwise the
+    one with the largest residual alone, a single coordinate maximizer of the surrogate, which cannot.
+    """
+    grad = _gradient(eta, log_norm, problem)
+    resid = jnp.where(coef == 0, prior.residual(coef, grad), 0.0)
+    diag = problem.bound.diag
+    entry = prior.coordinate_update(-grad / diag, diag)
+
+    def enter(_):
+        every = jnp.where(resid > 0, entry, coef)
+        eta_e, norm_e, obj_e = _predictors(every, problem, prior)
+        worst = (jnp.arange(resid.size) == jnp.argmax(resid)).reshape(resid.shape)
+        one = jnp.where(worst, entry, coef)
+        return lax.cond(obj_e >= objective, lambda: (every, eta_e, norm_e, obj_e),
+                        lambda: (one, *_predictors(one, problem, prior)))
+
+    return lax.cond(jnp.any(resid > 0), enter, lambda _: (coef, eta, log_norm, objective), None)
 
 
 def componentwise_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_visit_decay=0.8,
@@ -251,8 +284,12 @@ def componentwise_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_visit
 
     def change(j, c, w, w_new, x, p, eta_t, log_norm, coef):
         eta_c = eta_t[c] + (w_new - w) * x
-        log_norm = jnp.logaddexp(log_norm + jnp.log1p(-p), eta_c)
-        return coef.at[j, c].set(w_new), eta_t.at[c].set(eta_c), log_norm
+        eta_t = eta_t.at[c].set(eta_c)
+        # log(Z(1 − p_c)) cancels where p_c rounds near 1 (at p_c = 1 it is −∞ and drops the other
+        # classes; the next p_c exceeded 1 and log1p gave NaN): then the normalizers are recomputed
+        log_norm = lax.cond(jnp.max(p) > 1.0 - SATURATED, lambda: log_normalizer(eta_t.T),
+                            lambda: jnp.logaddexp(log_norm + jnp.log1p(-p), eta_c))
+        return coef.at[j, c].set(w_new), eta_t, log_norm
 
     def visit(j, c, carry):
         coef, eta_t, log_norm = carry

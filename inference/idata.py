@@ -45,17 +45,24 @@ def predictive_sd(H_active, cov, noise_var):
 
 
 def gaussian_draws(mean, cov, *, n_draws=1000, seed=0, active=None):
-    """Draws ``(1, n_draws, p)`` from ``N(mean, cov)`` through a Cholesky factor.
+    """Draws ``(1, n_draws, p)`` from ``N(mean, cov)``.
 
     With ``active`` (indices or a mask into ``mean``, p = ``mean.size``), ``cov`` is that of
     ``mean[active]``, and the other coordinates are exactly zero in every draw (a sparse fit's
-    pruned weights)."""
+    pruned weights). ``seed``: anything ``numpy.random.default_rng`` takes (``None``, an int, a
+    sequence of ints such as ``[seed, classifier]``).
+
+    The factor is ``V diag(√max(w, 0))`` from the eigendecomposition ``cov = V diag(w) Vᵀ``: exact
+    for a positive semidefinite ``cov`` in any units. A Cholesky factor of ``cov + 1e-12 I`` (before)
+    inflated the spread of weights whose variance is near 1e-12 or below (data in small units:
+    draw variance 1e-12 for a true 3e-16).
+    """
     mean = np.asarray(mean, dtype=np.float64)
     if active is not None:
         draws = np.zeros((1, n_draws, mean.size))
         draws[..., active] = gaussian_draws(mean[active], cov, n_draws=n_draws, seed=seed)
         return draws
     rng = np.random.default_rng(seed)
-    L = np.linalg.cholesky(np.asarray(cov, dtype=np.float64) + 1e-12 * np.eye(mean.size))
+    w, V = np.linalg.eigh(np.asarray(cov, dtype=np.float64).reshape(mean.size, mean.size))
     z = rng.standard_normal((n_draws, mean.size))
-    return (mean + z @ L.T)[None, ...]
+    return (mean + (z * np.sqrt(np.maximum(w, 0.0))) @ V.T)[None, ...]

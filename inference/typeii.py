@@ -463,6 +463,21 @@ def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
     return proposal, jnp.where(allowed, gain, -jnp.inf), jnp.where(want_add & full, gain, -jnp.inf)
 
 
+def last_basis_pruned(state, rule):
+    """Whether the only basis left in the model meets the rule's pruning condition at the current
+    λ and σ² (``q_i² − s_i ≤ 2κ``: :func:`~sparsebayes.models.typeii_rules.optimal_variance` gives
+    0; for BLS 004's ``q_i² − s_i ≤ λσ⁻²``, for the RVM ``q_i² ≤ s_i``).
+
+    The engine never deletes its last basis (:func:`candidate_gains`: with no τ_i left λ's profile
+    degenerates), so such a basis stays at the variance it last had, which no rule chose; the
+    estimators report the empty model instead (:class:`~sparsebayes.inference.typeii_estimators`).
+    """
+    s, q = sparsity_quality(state)
+    active = state.var > 0
+    pruned = optimal_variance(s, q, rule.penalty(state.lam, state.noise_var)) <= 0
+    return (jnp.sum(active) == 1) & jnp.any(active & pruned)
+
+
 class Move(NamedTuple):
     """The chosen move: basis ``m`` to variance ``var`` (0 = delete); ``kind`` 0 re-estimate or
     delete, 1 add, 2 none (no gain above ``tol``); ``gain`` the best gain, ``blocked`` the best

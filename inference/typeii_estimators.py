@@ -176,16 +176,22 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         else:  # the N × M design is never formed
             Phi_c = None
         m = self.design_offset_.size
-        if np.all(y_c == y_c[0]) or (factor is None and not np.any(Phi_c)):
-            # Nothing to explain: the empty model (all weights pruned), no engine run.
-            self._set_empty(m, y_c)
+        # the flat intercept integrated out: the evidence of the centred data, N − 1 dimensions
+        n_obs = y.size - 1 if self.fit_intercept else y.size
+        # nothing to explain (a centred constant y is constant up to rounding; without an intercept only
+        # y = 0 is): the empty model (all weights pruned), no engine run
+        if (np.all(y_c == y_c[0]) and (self.fit_intercept or y_c[0] == 0)) or (factor is None and not np.any(Phi_c)):
+            self._set_empty(m, y_c, n_obs)
             return self
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
         rule = self._rule()
-        # the flat intercept integrated out: the evidence of the centred data, N − 1 dimensions
         state = fit_design(Phi_c, y_c, rule, noise0, max_iter=self.max_iter, tol=self.tol,
-                           noise_every=self.noise_every, max_active=self.max_active, factor=factor,
-                           n_obs=y.size - 1 if self.fit_intercept else None)
+                           noise_every=self.noise_every, max_active=self.max_active, factor=factor, n_obs=n_obs)
+        if bool(typeii.last_basis_pruned(state, rule)):
+            # the engine keeps its last basis whatever the rule says (typeii.last_basis_pruned): the rule prunes it
+            self._set_empty(m, y_c, n_obs)
+            self.n_iter_, self.converged_, self.cycled_ = int(state.n_iter), bool(state.converged), bool(state.cycled)
+            return self
         active_slots = np.asarray(state.basis_of_slot) >= 0
         idx = np.asarray(state.basis_of_slot)[active_slots]
         order = np.argsort(idx)
@@ -224,11 +230,13 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
                 f"(last gain {float(state.last_gain):.3g}); increase max_iter{profiled_hint}", ConvergenceWarning)
         return self
 
-    def _set_empty(self, m, y_c):
+    def _set_empty(self, m, y_c, n_obs):
+        """The empty model: no weight, ``σ² = y_cᵀy_c / n_obs`` (its maximum-likelihood noise), ``L`` not
+        given (NaN: with no τ_i the BLS and FLAP objectives have no maximum in λ)."""
         self.coef_ = np.zeros(m)
         self.active_ = np.zeros(m, bool)
         self.sigma_ = np.zeros((0, 0))
-        self.noise_var_ = max(float(np.var(y_c)), 1e-12)
+        self.noise_var_ = max(float(y_c @ y_c) / n_obs, 1e-12)
         self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
         self.lambda_ = 0.0
         self.objective_ = float("nan")
@@ -562,7 +570,8 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
         dims = {"beta": ["classifier", "basis"]}
         if draws:
             per_class = zip(self.beta_, self.prior_var_, self.laplace_cov_)
-            beta = np.stack([gaussian_draws(beta, cov, n_draws=draws, seed=seed + c, active=var > 0)
+            beta = np.stack([gaussian_draws(beta, cov, n_draws=draws, seed=None if seed is None else [seed, c],
+                                            active=var > 0)
                              for c, (beta, var, cov) in enumerate(per_class)], axis=2)
             return draws_idata({"beta": beta}, method="rvm-bernoulli-laplace", coords=coords, dims=dims,
                                attrs={"objective": self.objective_.tolist()})

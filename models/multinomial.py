@@ -151,8 +151,13 @@ class BohningBound(NamedTuple):
     def solve_shifted(self, rhs, lam):
         """``(B − λI)⁻¹ vec(R)`` for ``R = rhs`` (``d × (m−1)``), by the Kronecker eigenbasis."""
         R = self.gram_eigvecs.T @ rhs @ self.class_eigvecs
-        denom = -self.gram_eigvals[:, None] * self.class_eigvals[None, :] - lam
-        R = jnp.where(denom == 0, 0.0, R / jnp.where(denom == 0, 1.0, denom))  # pseudo-inverse
+        # S = XᵀX ⪰ 0: eigenvalues that rounding made negative (−9e-15 on a rank-deficient RBF basis)
+        # or left at rounding level are zero, and their directions take the pseudo-inverse (numpy's
+        # pinv cutoff, size × eps of the largest); a negative one turned the ML step uphill
+        s_vals = jnp.maximum(self.gram_eigvals, 0.0)
+        denom = -s_vals[:, None] * self.class_eigvals[None, :] - lam
+        null = jnp.abs(denom) <= s_vals.size * jnp.finfo(denom.dtype).eps * jnp.max(jnp.abs(denom))
+        R = jnp.where(null, 0.0, R / jnp.where(null, 1.0, denom))
         return self.gram_eigvecs @ R @ self.class_eigvecs.T
 
 

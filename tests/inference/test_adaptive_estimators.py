@@ -201,6 +201,24 @@ def test_probit_laplace_draws_match_nuts_on_the_same_fixed_prior_model():
     assert multi.to_inference_data(draws=10).posterior["beta"].shape == (1, 10, 3, multi.beta_.shape[1])
 
 
+def test_draws_keep_the_spread_of_the_gaussian_in_any_units():
+    """``y`` in units of 1e-6: the conditional's variances are ~1e-16, and the draws' Cholesky factor
+    of ``cov + 1e-12 I`` made their variance ~1e-12, 3000× too wide. Jeffreys fits do not depend on
+    the units, so neither may the draws (each variance within 10 % of ``sigma_``'s, 4000 draws)."""
+    from sparsebayes.comparisons.synthetic import linear_regression_data
+
+    X, y = linear_regression_data([3, 1.5, 0, 0, 2, 0, 0, 0], 60, sigma=1.0, seed=2)
+    for scale in (1.0, 1e-6):
+        reg = AdaptiveSparseRegressor(features="linear").fit(X, scale * y)
+        post = reg.to_inference_data(draws=4000, seed=0).posterior["beta"].values[0]
+        active = np.flatnonzero(reg.beta_)
+        assert active.size >= 3
+        np.testing.assert_allclose(post[:, active].var(0), np.diag(reg.sigma_), rtol=0.1)
+    Xc, yc = two_gaussians(30, 3, seed=0)  # (and the classifiers' draws take seed=None, as the regressors' do)
+    clf = SparseProbitClassifier().fit(Xc, yc)
+    assert clf.to_inference_data(draws=5, seed=None).posterior["beta"].shape == (1, 5, 1, clf.beta_.size)
+
+
 def test_max_iter_gives_a_convergence_warning():
     X, y = sinc(50, seed=2)
     with pytest.warns(ConvergenceWarning, match="max_iter"):

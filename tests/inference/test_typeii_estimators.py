@@ -232,6 +232,48 @@ def test_with_an_intercept_the_evidence_is_the_flat_intercept_integral_and_sigma
     assert m.noise_var_ == pytest.approx(np.exp(best), rel=1e-4)
 
 
+@pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor])
+def test_a_constant_target_without_an_intercept_is_fitted_not_taken_for_nothing_to_explain(Est):
+    """``fit_intercept=False`` and ``y ≡ 5``: the features must carry the constant. The short-cut for
+    "nothing to explain" took any constant y for it and returned the empty model, which predicts 0."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3)) + 3.0
+    y = np.full(40, 5.0)
+    m = Est(fit_intercept=False).fit(X, y)
+    assert m.n_active_ >= 1 and m.n_iter_ > 0
+    # within 2 % of least squares on the same columns (0.823; the empty model's is 5)
+    least_squares = np.sqrt(np.mean((X @ np.linalg.lstsq(X, y, rcond=None)[0] - y) ** 2))
+    assert np.sqrt(np.mean((m.predict(X) - y) ** 2)) < 1.02 * least_squares
+
+
+@pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor])
+def test_the_last_basis_the_rule_prunes_leaves_the_empty_model(Est):
+    """One feature and pure noise: at convergence the rule's pruning condition holds for the only
+    basis (RVM ``q² ≤ s``; BLS ``q² − s ≤ λ/σ²``), which the engine cannot delete; it sat at its
+    starting variance with a nonzero coefficient. The estimator reports the empty model, whose
+    evidence (RVM, σ² at its maximiser) is above the one-basis model's, and the ML σ² of the centred
+    data in N − 1 dimensions."""
+    from sparsebayes.inference import typeii
+    from sparsebayes.inference.typeii_estimators import fit_design
+    from sparsebayes.models.typeii_rules import RVMRule
+
+    rng = np.random.default_rng(0)
+    rng.standard_normal((40, 3))  # (the audit's draws)
+    x = rng.standard_normal((40, 1))
+    y = rng.standard_normal(40)
+    m = Est().fit(x, y)
+    assert not m.active_.any() and np.all(m.coef_ == 0) and m.converged_ and m.n_iter_ > 0
+    yc = y - y.mean()
+    assert m.noise_var_ == pytest.approx(yc @ yc / 39, rel=1e-12)
+    np.testing.assert_allclose(m.predict(x), y.mean())
+    # the engine's own one-basis state, and the evidence of the empty model it could not reach
+    state = fit_design((x - x.mean())[:, :1], yc, RVMRule(), 0.1 * yc.var(), n_obs=39)
+    assert bool(typeii.last_basis_pruned(state, RVMRule()))
+    s2 = yc @ yc / 39
+    empty = -0.5 * 39 * (np.log(2 * np.pi * s2) + 1.0)
+    assert empty > float(state.objective)
+
+
 @pytest.mark.parametrize("Est, n", [(RVMRegressor, 10), (BLSRegressor, 2)])
 def test_a_noise_variance_that_collapses_says_so(Est, n):
     """More features than points: the model can interpolate and σ̂² falls to its floor; the
