@@ -222,6 +222,16 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        elif self.penalty == "l1" and self.optimality_residual_ > self.lam_:
+            # the relative change is small, but the gradient is further than λ from λ∂‖W‖₁
+            warnings.warn(
+                f"bound optimization ({solver}) stopped on its relative change (tol={self.tol}) with an "
+                f"optimality residual of {self.optimality_residual_:.2g}, above lam={self.lam_:.2g}: the weights are "
+                "not near the MAP yet (the bound's steps crawl where probabilities saturate, near-separable "
+                "classes); solver='newton' reaches it, or lower tol",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
 
     def _logits(self, X):
         """``[XW, 0]``, n × m: eq. 1's linear predictors, the reference class's fixed at zero."""
