@@ -209,6 +209,8 @@ def step(Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
     zero = jnp.zeros(())
     proposal = optimal_variance(s, q, zero)
     gain = variance_objective_change(proposal, var, s, q, zero)
+    # a NaN gain (s rounded to ≤ 0 in S/(1 − vS)) is never chosen, nor taken for "no move left"
+    gain = jnp.where(jnp.isfinite(gain), gain, -jnp.inf)
     full = jnp.all(state.basis_of_slot >= 0)
     want_add = ~active & basis_mask & (proposal > 0)
     allowed = jnp.where(active, (proposal > 0) | (jnp.sum(active) > 1), want_add & ~full)
