@@ -11,6 +11,8 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from sparsebayes.models._checks import check_number  # noqa: F401  (re-exported for the estimators)
+
 
 def validate_regression_data(estimator, X, y):
     """Float64 ``X`` (n, d) and ``y`` (n,) for a regressor; raises ``ValueError`` naming the problem."""
@@ -37,7 +39,7 @@ def validate_classification_data(estimator, X, y, *, min_classes=2):
     classes, y_enc = np.unique(y, return_inverse=True)
     if len(classes) < min_classes:
         raise ValueError(
-            f"the training labels contain a single class ({classes[0]!r}); "
+            f"the training labels contain a single class ({np.asarray(classes[0]).item()!r}); "
             f"a classifier needs at least {min_classes} classes"
         )
     estimator.classes_ = classes
@@ -58,16 +60,6 @@ def check_count(name, value, least=1):
 def check_max_iter(max_iter):
     """Raise ``ValueError`` unless ``max_iter`` is a positive integer."""
     check_count("max_iter", max_iter, 1)
-
-
-def check_number(name, value, least=0.0, *, strict=False):
-    """Raise ``ValueError`` unless ``value`` is a finite real number ``≥ least`` (``> least`` if
-    ``strict``). Hyperparameters outside their family do not fail loudly by themselves: a
-    negative Gamma rate ``b`` gave BLS a λ of 2e300 and a negative ``d`` a σ² of 1e-12."""
-    ok = (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-          and np.isfinite(value) and (value > least if strict else value >= least))
-    if not ok:
-        raise ValueError(f"{name} must be a finite number {'>' if strict else '≥'} {least:g}, got {value!r}")
 
 
 #: The estimators' on/off parameters: each, where an estimator has it, must be a bool.

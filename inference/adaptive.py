@@ -164,8 +164,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
     @atomic_fit
     def fit(self, X, y):
         prior = self._check_params()
-        if self.noise_var is not None and not (np.isfinite(self.noise_var) and self.noise_var > 0):
-            raise ValueError(f"noise_var must be None or a positive number, got {self.noise_var!r}")
+        if self.noise_var is not None:
+            check_number("noise_var (None: estimated)", self.noise_var, 0.0, strict=True)
         X, y = validate_regression_data(self, X, y)
         fm, H, factor = self._design(X)
         res = self._em(H, factor, y, prior, GaussianLikelihood(), y_init=y, noise_var=self.noise_var)

@@ -17,6 +17,7 @@ from sparsebayes.models.bayesian_lasso import bayesian_lasso
 
 from ._base import atomic_fit, basis_names
 from ._validation import (
+    check_count,
     check_flags,
     check_number,
     reject_constant_columns,
@@ -86,8 +87,10 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
         if self.sampler not in ("gibbs", "nuts", "nuts-marginal"):
             raise ValueError(f"sampler must be 'gibbs', 'nuts' or 'nuts-marginal', got {self.sampler!r}")
-        if not 0.0 < self.credible_level < 1.0:
+        check_number("credible_level", self.credible_level, 0.0, strict=True)
+        if not self.credible_level < 1.0:
             raise ValueError(f"credible_level must lie in (0, 1), got {self.credible_level!r}")
+        check_count("seed", self.seed, 0)
         for name in ("lam2_shape", "lam2_rate", "c", "d"):  # Gamma / inverse-Gamma parameters; 0 is the flat limit
             check_number(name, getattr(self, name), 0.0)
         r = self.rhat_max  # checked before the sampling, not after it; inf turns the check off
@@ -149,9 +152,10 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         return mean, np.sqrt(draws.var(axis=1) + self.noise_var_draws_.mean() + self.intercept_var_)
 
     def to_inference_data(self):
-        """The sampler's draws (chain, draw) as ``InferenceData``."""
+        """The sampler's draws (chain, draw) as ``InferenceData``: a copy, so that editing it (adding
+        groups, renaming) leaves the fitted ``idata_`` as it was."""
         check_is_fitted(self, "idata_")
-        return self.idata_
+        return self.idata_.copy()
 
     def summary(self):
         """ArviZ summary of β (R-hat, bulk/tail ESS, MCSE)."""

@@ -13,10 +13,13 @@ One EM iteration (the engine's :func:`em_step`):
 * M-step ``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` (000 "An Important Implementation Detail";
   002 eq. 16 with σ² = 1), solved by Cholesky. When the basis is wider than the data the
   same update is taken in its dual form (for widths beyond ``DUAL_RATIO · n``) ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``;
-* a weight whose magnitude falls below ``prune_tol · max(max|β|, max|β⁽⁰⁾|)`` becomes exactly
-  zero, and since ``u_i = 0`` then, it stays zero. The floor at the starting point's scale
-  lets every weight reach zero when that is the answer (a threshold relative to ``max|β|``
-  alone never prunes the largest weight, which would only decay geometrically).
+* a weight whose contribution ``|β_i| ‖h_i‖`` falls below ``prune_tol`` times the largest
+  contribution, now or at the start (``β⁽⁰⁾``), becomes exactly zero, and since ``u_i = 0``
+  then, it stays zero. Measured with the column norms, as EM itself is, the rule does not depend
+  on the units of each column (on ``|β_i|`` alone, inputs scaled by 1e8 beside a bias were
+  pruned at once: weights of 1e-8 against the bias's). The floor at the starting point's scale
+  lets every weight reach zero when that is the answer (a threshold relative to the present
+  weights alone never prunes the largest, which would only decay geometrically).
 
 Stop when ``‖β⁽ᵗ⁺¹⁾ − β⁽ᵗ⁾‖ / ‖β⁽ᵗ⁾‖ < tol`` (002 Step 4, δ = 1e-3 by default).
 
@@ -71,7 +74,9 @@ class EMData(NamedTuple):
     With a ``basis`` ``Q`` (n, r) the design is factored (:mod:`._lowrank`): ``H`` is then
     ``H̃`` (r, k), the data's design is ``QH̃``, ``y`` stays (n,), and ``gram = H̃ᵀH̃``.
     ``n_obs``, if given, is the number of data rows: the rows after it are padding, zero rows of
-    the design (of ``Q`` when factored) with ``y = 0`` (:func:`fit_em`).
+    the design (of ``Q`` when factored) with ``y = 0`` (:func:`fit_em`). ``col_norm`` (k,), if
+    given, holds the columns' norms ``‖h_i‖`` (those of ``H̃`` when factored, which are ``H``'s),
+    by which pruning weighs the weights (:func:`em_step`); without it, by ``|β_i|`` alone.
     """
 
     H: jax.Array
@@ -79,6 +84,7 @@ class EMData(NamedTuple):
     gram: jax.Array | None
     basis: jax.Array | None = None
     n_obs: jax.Array | None = None
+    col_norm: jax.Array | None = None
 
 
 def linear_predictor(data, beta):
@@ -172,7 +178,8 @@ def m_step(u, v, noise_var, data):
 def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_floor, prune_floor=0.0):
     """One EM iteration: E-step (latent targets, variances), σ² update, M-step, pruning.
 
-    A weight below ``max(prune_tol · max|β|, prune_floor)`` is set to exactly zero. The
+    A weight whose contribution ``|β_i| ‖h_i‖`` (``data.col_norm``) is below
+    ``max(prune_tol · max_j |β_j| ‖h_j‖, prune_floor)`` is set to exactly zero. The
     objective is not evaluated here (a probit objective costs as much as the E-step):
     :func:`run_em` evaluates it once at the end, :func:`em_trace` at every step.
     """
@@ -185,7 +192,8 @@ def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_
     else:
         noise_var = state.noise_var
     new = m_step(u, v, noise_var, data)
-    new = jnp.where(jnp.abs(new) < jnp.maximum(prune_tol * jnp.max(jnp.abs(new)), prune_floor), 0.0, new)
+    size = jnp.abs(new) if data.col_norm is None else jnp.abs(new) * data.col_norm
+    new = jnp.where(size < jnp.maximum(prune_tol * jnp.max(size), prune_floor), 0.0, new)
     rel = jnp.linalg.norm(new - beta) / jnp.maximum(jnp.linalg.norm(beta), jnp.finfo(beta.dtype).tiny)
     return EMState(new, noise_var, state.n_iter + 1, rel)
 
@@ -338,11 +346,16 @@ def _gather(H, gram, beta, active, width, rows):
     return Hb, G, bb
 
 
+def column_norms(H, gram):
+    """``‖h_i‖`` of every column: from ``gram``'s diagonal when there is one."""
+    return np.sqrt(np.diagonal(gram) if gram is not None else np.einsum("ij,ij->j", H, H))
+
+
 class EMDesign:
     """What :func:`fit_em` prepares from the design alone, for ``n_obs`` data rows: the design
     (``H``, or ``H̃`` and the padded basis ``Q`` of a factored one), the padded row counts,
-    ``HᵀH`` where the Gram form is used, and the ridge start's factorization (made when first
-    needed). Fits of several targets on one design (the one-vs-all classifiers of 002 Sec. 4.2)
+    ``HᵀH`` where the Gram form is used, the column norms, and the ridge start's factorization
+    (made when first needed). Fits of several targets on one design (the one-vs-all classifiers of 002 Sec. 4.2)
     share one instead of recomputing ``HᵀH`` and the ridge Cholesky for each.
     """
 
@@ -359,6 +372,7 @@ class EMDesign:
             self._compress = factor.basis
         n, p = self.H.shape
         self.gram = self.H.T @ self.H if p <= DUAL_RATIO * n else None
+        self.col_norm = column_norms(self.H, self.gram)
         self._ridge = None
 
     def ridge_start(self, y0):
@@ -389,7 +403,8 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     tol : float
         Relative-change stopping threshold δ.
     prune_tol : float
-        Weights below ``prune_tol · max(max|β|, max|β⁽⁰⁾|)`` become exactly zero.
+        A weight whose contribution ``|β_i| ‖h_i‖`` is below ``prune_tol`` times the largest
+        contribution, now or at the start, becomes exactly zero.
     noise_floor_rel : float
         An estimated σ² stays at least ``noise_floor_rel · mean(y²)`` (returned as
         ``noise_floor``): with as many basis functions as points the flat prior on σ² has no
@@ -409,7 +424,8 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     if beta0 is None:
         beta0 = design.ridge_start(y if y_init is None else np.asarray(y_init, dtype=np.float64))
     beta = np.asarray(beta0, dtype=np.float64).copy()
-    prune_floor = prune_tol * float(np.max(np.abs(beta), initial=0.0))
+    col_norm = design.col_norm
+    prune_floor = prune_tol * float(np.max(np.abs(beta) * col_norm, initial=0.0))
     if getattr(likelihood, "fixed_noise_var", None) is not None:
         noise_var = likelihood.fixed_noise_var
     estimate_noise = noise_var is None
@@ -434,7 +450,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
         state = EMState(bb, np.float64(s2), np.int64(n_iter), np.float64(np.inf))
         controls = np.array(EMControls(tol, max_iter, shrink_below, prune_tol, floor, prune_floor), dtype=np.float64)
-        data = EMData(Hb, y_padded, G, basis, np.float64(n_obs))
+        data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)))
         state, objective, slice_scale = unpack_run(run_em(state, data, prior, likelihood, controls,
                                                           estimate_noise=estimate_noise))
         beta = np.zeros(p)

@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
@@ -55,14 +56,23 @@ PENALTIES = ("l1", "l2", None)
 BASES = ("linear", "quadratic", "rbf", None)
 
 
+def visitation_seed(random_state):
+    """The int that seeds the component-wise visitation schedule (Sec. 3.5): an int as given (fits
+    stay reproducible); ``None`` or a ``RandomState``, a draw from scikit-learn's
+    ``check_random_state`` (``None``: a fresh schedule each fit), as scikit-learn's estimators take
+    ``random_state``. Before, both failed inside JAX."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_)):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
 def make_prior(penalty, lam):
     """The prior object for ``penalty`` (``"l1"`` Laplace, ``"l2"`` Gaussian, ``None`` flat)."""
     if penalty not in PENALTIES:
         raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
     if penalty is None:
         return FlatPrior()
-    if not (np.isscalar(lam) and np.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam must be a positive finite number for penalty={penalty!r}, got {lam!r}")
+    check_number("lam", lam, 0.0, strict=True)
     return LaplacePrior(float(lam)) if penalty == "l1" else GaussianPrior(float(lam))
 
 
@@ -353,8 +363,8 @@ class SMLRClassifier(_MultinomialLogisticBase):
         Iterations (block) or sweeps (component-wise).
     warm_start : bool, default=False
         Start from the previous ``coef_`` when the shapes agree.
-    random_state : int, default=0
-        Seeds the visitation of zero weights.
+    random_state : int, RandomState or None, default=0
+        Seeds the visitation of zero weights (:func:`visitation_seed`; ``None``: a fresh seed each fit).
 
     Attributes
     ----------
@@ -393,7 +403,8 @@ class SMLRClassifier(_MultinomialLogisticBase):
         if old is not None and old[0].shape == (Phi.shape[1], m) and np.array_equal(old[1], self.classes_):
             coef0 = old[0][:, :-1]
         W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam, solver=self.solver,
-                                   tol=self.tol, max_iter=self.max_iter, seed=self.random_state, coef0=coef0)
+                                   tol=self.tol, max_iter=self.max_iter, seed=visitation_seed(self.random_state),
+                                   coef0=coef0)
         self.lam_ = float(self.lam) if self.penalty is not None else 0.0
         self._set_fit(W, info, solver)
         if self.penalty is None and separates(W, Phi, y_enc):
@@ -483,8 +494,10 @@ class SMLRCV(_MultinomialLogisticBase):
         check_count("cv", self.cv, 2)
         if self.lams is None:
             check_count("n_lams", self.n_lams, 1)
-        if self.kernel_widths is not None and len(self.kernel_widths) == 0:
-            raise ValueError("kernel_widths must be None or a non-empty list of widths")
+        for name in ("lams", "kernel_widths"):
+            grid = getattr(self, name)
+            if grid is not None and (np.ndim(grid) != 1 or np.size(grid) == 0):
+                raise ValueError(f"{name} must be None or a non-empty list of numbers, got {grid!r}")
         if self.kernel_widths is not None and not (isinstance(self.basis, str) and self.basis == "rbf"):
             raise ValueError(f"kernel_widths apply to basis='rbf' only, got basis={self.basis!r}")
         if self.tie_break not in ("sparsest", "log_loss"):
@@ -494,11 +507,12 @@ class SMLRCV(_MultinomialLogisticBase):
         counts = np.bincount(y_enc, minlength=m)
         if counts.min() < self.cv:
             raise ValueError(
-                f"class {self.classes_[counts.argmin()]!r} has {counts.min()} samples, fewer than "
+                f"class {np.asarray(self.classes_[counts.argmin()]).item()!r} has {counts.min()} samples, fewer than "
                 f"cv={self.cv} folds: it would be absent from some training folds"
             )
         widths = [self.kernel_width] if self.kernel_widths is None else list(self.kernel_widths)
         folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state).split(X, y_enc))
+        seed = visitation_seed(self.random_state)
         errors, losses, grids = [], [], []
         n_grid = self.n_lams if self.lams is None else len(self.lams)
         bar = tqdm(total=len(widths) * len(folds) * n_grid + 1, desc="SMLRCV", disable=not self.progress_bar)
@@ -523,7 +537,7 @@ class SMLRCV(_MultinomialLogisticBase):
                 for i, lam in enumerate(lams):
                     coef, _, _ = fit_coef(Phi_tr, y_enc[train], m, penalty=self.penalty, lam=lam,
                                           solver=self.solver, tol=self.tol, max_iter=self.max_iter,
-                                          seed=self.random_state, coef0=coef, cache=cache)
+                                          seed=seed, coef0=coef, cache=cache)
                     if i == 0:
                         memory[ids] = coef
                     log_p = log_softmax(reference_logits(Phi_te, coef))
@@ -544,7 +558,7 @@ class SMLRCV(_MultinomialLogisticBase):
         self.feature_map_ = make_basis(self.basis, self.kernel_width_)
         Phi = self._design(X, fit=True)
         W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam_, solver=self.solver,
-                                   tol=self.tol, max_iter=self.max_iter, seed=self.random_state)
+                                   tol=self.tol, max_iter=self.max_iter, seed=seed)
         bar.update()
         bar.close()
         self._set_fit(W, info, solver)

@@ -180,16 +180,17 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         n_obs = y.size - 1 if self.fit_intercept else y.size
         # nothing to explain (a centred constant y is constant up to rounding; without an intercept only
         # y = 0 is): the empty model (all weights pruned), no engine run
-        if (np.all(y_c == y_c[0]) and (self.fit_intercept or y_c[0] == 0)) or (factor is None and not np.any(Phi_c)):
-            self._set_empty(m, y_c, n_obs)
-            return self
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
         rule = self._rule()
+        fixed_noise = noise0 if type(rule).noise_mode == "fixed" else None
+        if (np.all(y_c == y_c[0]) and (self.fit_intercept or y_c[0] == 0)) or (factor is None and not np.any(Phi_c)):
+            self._set_empty(m, y_c, n_obs, fixed_noise)
+            return self
         state = fit_design(Phi_c, y_c, rule, noise0, max_iter=self.max_iter, tol=self.tol,
                            noise_every=self.noise_every, max_active=self.max_active, factor=factor, n_obs=n_obs)
         if bool(typeii.last_basis_pruned(state, rule)):
             # the engine keeps its last basis whatever the rule says (typeii.last_basis_pruned): the rule prunes it
-            self._set_empty(m, y_c, n_obs)
+            self._set_empty(m, y_c, n_obs, fixed_noise)
             self.n_iter_, self.converged_, self.cycled_ = int(state.n_iter), bool(state.converged), bool(state.cycled)
             return self
         active_slots = np.asarray(state.basis_of_slot) >= 0
@@ -230,13 +231,14 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
                 f"(last gain {float(state.last_gain):.3g}); increase max_iter{profiled_hint}", ConvergenceWarning)
         return self
 
-    def _set_empty(self, m, y_c, n_obs):
-        """The empty model: no weight, ``σ² = y_cᵀy_c / n_obs`` (its maximum-likelihood noise), ``L`` not
-        given (NaN: with no τ_i the BLS and FLAP objectives have no maximum in λ)."""
+    def _set_empty(self, m, y_c, n_obs, fixed_noise=None):
+        """The empty model: no weight, ``σ² = y_cᵀy_c / n_obs`` (its maximum-likelihood noise) or the
+        rule's fixed σ², ``L`` not given (NaN: with no τ_i the BLS and FLAP objectives have no
+        maximum in λ)."""
         self.coef_ = np.zeros(m)
         self.active_ = np.zeros(m, bool)
         self.sigma_ = np.zeros((0, 0))
-        self.noise_var_ = max(float(y_c @ y_c) / n_obs, 1e-12)
+        self.noise_var_ = max(float(y_c @ y_c) / n_obs if fixed_noise is None else fixed_noise, 1e-12)
         self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
         self.lambda_ = 0.0
         self.objective_ = float("nan")
@@ -466,8 +468,7 @@ class FLAPRegressor(_TypeIIRegressor):
 
     def _initial_noise_var(self, y):
         if self.noise_var is not None:
-            if not np.isfinite(self.noise_var) or self.noise_var <= 0:
-                raise ValueError(f"noise_var must be a positive finite number, got {self.noise_var!r}")
+            check_number("noise_var", self.noise_var, 0.0, strict=True)
             return float(self.noise_var)
         if self.estimate_noise:
             return super()._initial_noise_var(y)

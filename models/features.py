@@ -19,6 +19,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sparsebayes.models._checks import check_number
+
 
 def gaussian_kernel(X, centers, width):
     """Gaussian kernel matrix ``K_ij = exp(-‖X_i − C_j‖² / (2 width²))`` (000 eq. 22)."""
@@ -185,8 +187,7 @@ class GaussianKernelFeatures(_FeatureMap):
         return cls(width=1.0 / (np.sqrt(2.0) * r), bias=bias)
 
     def _check_params(self):
-        if not np.isfinite(self.width) or self.width <= 0:
-            raise ValueError(f"kernel width must be a positive finite number, got {self.width!r}")
+        check_number("kernel width", self.width, 0.0, strict=True)
 
     def _fit_checked(self, X):
         self.centers_ = X.copy()

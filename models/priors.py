@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
+from sparsebayes.models._checks import check_number
+
 
 class LaplacePrior(NamedTuple):
     """Gaussian scale mixture with exponential variances: the Laplacian prior (002 eqs. 9–10).
@@ -76,8 +78,7 @@ def make_prior(name, gamma=1.0):
     if name == "jeffreys":
         return JeffreysPrior()
     if name == "laplace":
-        if not (gamma > 0 and jnp.isfinite(gamma)):
-            raise ValueError(f"the Laplace prior needs gamma > 0, got {gamma!r}")
+        check_number("gamma (the Laplace prior's)", gamma, 0.0, strict=True)
         return LaplacePrior(float(gamma))
     raise ValueError(f"prior must be 'jeffreys' or 'laplace', got {name!r}")
 

@@ -219,6 +219,29 @@ def test_draws_keep_the_spread_of_the_gaussian_in_any_units():
     assert clf.to_inference_data(draws=5, seed=None).posterior["beta"].shape == (1, 5, 1, clf.beta_.size)
 
 
+def test_jeffreys_fits_keep_their_weights_whatever_the_units_of_each_column():
+    """Pruning weighed |β_i| alone: with inputs in units of 1e8 beside a bias their weights are
+    ~1e-8 of the bias's and were pruned at once (R² −0.2, no warning); one column in units of 1e-8
+    dropped an unrelated relevant one. Weighed by the column norms (as EM is), the fixed point does
+    not depend on the units: at a tight ``tol`` the fits agree to 1e-6. (002's stopping rule, on
+    ‖Δβ‖/‖β‖, does depend on them: at the default ``tol`` predictions differed by up to 0.08 here.)"""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = X @ [1.5, 0.0, -2.0] + 0.3 * rng.normal(size=40) + 5.0
+    labels = (X[:, 0] - X[:, 2] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    tight = dict(tol=1e-11, max_iter=100_000)
+    reg = AdaptiveSparseRegressor(**tight).fit(X, y)
+    clf = SparseProbitClassifier(**tight).fit(X, labels)
+    assert np.count_nonzero(reg.coef_) == 2 and np.count_nonzero(clf.coef_) == 2
+    for scale in ([1e8, 1e8, 1e8], [1.0, 1.0, 1e-8], [1e-8, 1e8, 1.0], [1.0, 1e-9, 1.0]):
+        scaled = AdaptiveSparseRegressor(**tight).fit(X * scale, y)
+        np.testing.assert_array_equal(scaled.coef_ != 0, reg.coef_ != 0)
+        np.testing.assert_allclose(scaled.coef_ * scale, reg.coef_, rtol=1e-6)
+        scaled_clf = SparseProbitClassifier(**tight).fit(X * scale, labels)
+        np.testing.assert_array_equal(scaled_clf.coef_ != 0, clf.coef_ != 0)
+        np.testing.assert_allclose(scaled_clf.predict_proba(X * scale), clf.predict_proba(X), atol=1e-6)
+
+
 def test_max_iter_gives_a_convergence_warning():
     X, y = sinc(50, seed=2)
     with pytest.warns(ConvergenceWarning, match="max_iter"):

@@ -56,6 +56,17 @@ Y_CLS = (X[:, 0] > 0).astype(int)
         (lambda: BayesianLassoRegressor(progress_bar="x"), "progress_bar must be True or False"),
         (lambda: BayesianLassoRegressor(rhat_max="x"), "rhat_max must be a number > 1"),
         (lambda: BayesianLassoRegressor(rhat_max=-1.0), "rhat_max must be a number > 1"),
+        # non-numbers failed inside NumPy with a TypeError that named no parameter
+        (lambda: AdaptiveSparseRegressor(features="kernel", kernel_width="a"), "kernel width must be a finite number > 0"),
+        (lambda: RVMClassifier(kernel_width=None), "kernel width must be a finite number > 0, got None"),
+        (lambda: AdaptiveSparseRegressor(prior="laplace", gamma="a"), "gamma .* must be a finite number > 0"),
+        (lambda: AdaptiveSparseRegressor(noise_var="a"), "noise_var .* must be a finite number > 0"),
+        (lambda: FLAPRegressor(noise_var="a"), "noise_var must be a finite number > 0"),
+        (lambda: SMLRClassifier(lam="a"), "lam must be a finite number > 0"),
+        (lambda: SMLRCV(lams=1.0), "lams must be None or a non-empty list of numbers, got 1.0"),
+        (lambda: SMLRCV(basis="rbf", kernel_widths=5.0), "kernel_widths must be None or a non-empty list"),
+        (lambda: BayesianLassoRegressor(credible_level="a"), "credible_level must be a finite number > 0"),
+        (lambda: BayesianLassoRegressor(seed=-1), "seed must be an integer of at least 0, got -1"),
     ],
 )
 def test_out_of_range_parameters_are_named(make, match):
@@ -70,3 +81,26 @@ def test_the_flat_limits_stay_allowed():
     """The papers' defaults sit on the boundaries: a = b = c = d = 0 (BLS), c = −1 (RVM), tol = 0."""
     assert BLSRegressor(a=0, b=0, c=0, d=0).fit(X, Y_REG).coef_[0] > 0.5
     assert RVMRegressor(c=-1, tol=0.0).fit(X, Y_REG).coef_[0] > 0.5
+
+
+@pytest.mark.parametrize("Est", [SMLRClassifier, SMLRCV])
+def test_smlr_takes_scikit_learns_random_state_values(Est):
+    """``random_state=None`` and a ``RandomState`` failed inside JAX; an int still gives the same fit."""
+    for state in (None, np.random.RandomState(0)):
+        assert Est(random_state=state).fit(X, Y_CLS).score(X, Y_CLS) > 0.8
+    a, b = Est(random_state=3).fit(X, Y_CLS), Est(random_state=3).fit(X, Y_CLS)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_flap_checks_and_keeps_its_fixed_noise_on_a_constant_target():
+    """The constant-y short-cut skipped the noise_var check and reported σ² = 1e-12 for a fixed 2.0."""
+    with pytest.raises(ValueError, match="noise_var must be"):
+        FLAPRegressor(noise_var=-1.0).fit(X, np.full(30, 2.0))
+    assert FLAPRegressor(noise_var=2.0).fit(X, np.full(30, 2.0)).noise_var_ == 2.0
+
+
+def test_bayesian_lasso_inference_data_is_a_copy():
+    bl = BayesianLassoRegressor(num_warmup=50, num_samples=50, num_chains=1, rhat_max=np.inf).fit(X, Y_REG)
+    idata = bl.to_inference_data()
+    idata.posterior.attrs["edited"] = True
+    assert "edited" not in bl.idata_.posterior.attrs
