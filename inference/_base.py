@@ -13,7 +13,7 @@ from sparsebayes.models.features import (GaussianKernelFeatures, LinearFeatures,
                                          fit_transform_validated, input_names, transform_validated)
 
 from ._lowrank import factor_kernel_design, gaussian_kernel_rows
-from ._validation import reject_constant_columns, validate_predict_data
+from ._validation import validate_predict_data
 
 
 def atomic_fit(fit):
@@ -65,8 +65,7 @@ def has_bias_column(feature_map):
 
 
 def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
-    """Reject constant columns of ``X``, fit the feature map on it; returns ``(map, design)``."""
-    reject_constant_columns(X)
+    """Fit the feature map on ``X``; returns ``(map, design)``."""
     fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
     return fm, np.asarray(fit_transform_validated(fm, X), dtype=np.float64)
 
@@ -103,7 +102,6 @@ def fit_design_or_factor(X, features, *, kernel_width=1.0, bias=True):
     fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
     if not isinstance(fm, GaussianKernelFeatures):
         return (*fit_feature_design(X, fm), None)
-    reject_constant_columns(X)
     n = X.shape[0]
     if n <= FORM_KERNEL_DESIGN_MAX_N:
         H = np.asarray(fit_transform_validated(fm, X), dtype=np.float64)

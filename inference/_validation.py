@@ -2,8 +2,9 @@
 
 scikit-learn's ``validate_data`` already rejects NaN/inf, empty data, wrong dimensions and
 non-numeric X with messages that name the problem; these helpers add what it does not
-check (regression targets that are strings, a constant column in a plain design, a single
-class) and keep the messages uniform across the suite.
+check (regression targets that are strings, a single class) and keep the messages uniform
+across the suite. A constant column is allowed, as in scikit-learn's estimators: in
+cross-validation a rare binary feature is constant on some training folds.
 """
 from __future__ import annotations
 
@@ -81,17 +82,3 @@ def check_sampler_counts(num_warmup, num_samples, num_chains):
     check_count("num_warmup", num_warmup, 0)
     check_count("num_samples", num_samples, 1)
     check_count("num_chains", num_chains, 1)
-
-
-def reject_constant_columns(X):
-    """Raise ``ValueError`` naming the columns of ``X`` that take a single value.
-
-    A constant input carries no information and, beside the bias column, makes the linear
-    and quadratic designs singular.
-    """
-    idx = np.flatnonzero(np.ptp(X, axis=0) == 0.0)
-    if idx.size:
-        raise ValueError(
-            f"X has constant column(s) {idx.tolist()}: a feature that takes a single value "
-            "carries no information; drop it before fitting"
-        )

@@ -23,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sparsebayes.models.adaptive import JEFFREYS_HYPERPRIOR_SITE
 
 from ._timing import compile_seconds
-from ._validation import check_sampler_counts
+from ._validation import check_count, check_number, check_sampler_counts
 
 
 #: The NUTS state fields kept as ``sample_stats`` (ArviZ names them diverging, n_steps,
@@ -82,6 +82,7 @@ def run_nuts(
     """
     import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
     check_sampler_counts(num_warmup, num_samples, num_chains)
+    _check_settings_and_data(target_accept_prob, max_tree_depth, model_args, model_kwargs)
     trace = _model_trace(model, model_args, model_kwargs)
     _reject_improper_posterior(trace)
     if chain_method is None:
@@ -124,6 +125,21 @@ def run_nuts(
     idata.posterior.attrs["n_divergences"] = n_div
     _warn_on_diagnostics(idata, n_div, rhat_max)
     return idata
+
+
+def _check_settings_and_data(target_accept_prob, max_tree_depth, model_args, model_kwargs):
+    """``ValueError`` for a target acceptance outside (0, 1), a tree depth below 1, or a numeric
+    array argument with NaN or infinity (NaN in ``y`` stopped NUTS with "Cannot find valid initial
+    parameters", and ``target_accept_prob=1.5`` was taken silently)."""
+    check_number("target_accept_prob", target_accept_prob, 0.0, strict=True)
+    if not target_accept_prob < 1.0:
+        raise ValueError(f"target_accept_prob must lie in (0, 1), got {target_accept_prob!r}")
+    check_count("max_tree_depth", max_tree_depth, 1)
+    named = [(f"model argument {i}", a) for i, a in enumerate(model_args)] + list(model_kwargs.items())
+    for name, value in named:
+        if _is_array(value) and np.issubdtype(np.asarray(value).dtype, np.number):
+            if not np.all(np.isfinite(np.asarray(value))):
+                raise ValueError(f"{name} contains NaN or infinity")
 
 
 class _NutsConfig(NamedTuple):

@@ -37,7 +37,6 @@ from sparsebayes.inference._validation import (
     check_flags,
     check_max_iter,
     check_number,
-    reject_constant_columns,
     validate_classification_data,
     validate_predict_data,
 )
@@ -195,7 +194,6 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         if y is not None and np.asarray(y).dtype == object:
             type_of_target(y, input_name="y", raise_unknown=True)  # "Unknown label type" error
         X, y_enc = validate_classification_data(self, X, y)
-        reject_constant_columns(X)
         self._training_digest = _digest(X)
         return X, y_enc
 

@@ -57,7 +57,6 @@ from ._validation import (
     check_flags,
     check_max_iter,
     check_number,
-    reject_constant_columns,
     validate_classification_data,
     validate_predict_data,
     validate_regression_data,
@@ -162,7 +161,6 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         self._check_params()
         X, y = validate_regression_data(self, X, y)
-        reject_constant_columns(X)
         self.feature_map_ = None if self.features is None else make_feature_map(
             self.features, kernel_width=self.kernel_width).fit(X)
         factor = self._low_rank_factor(X)

@@ -252,7 +252,6 @@ BAD_X = [
     (np.array([[0.0, np.nan], [1.0, 2.0], [2.0, 1.0]]), "NaN"),
     (np.array([[0.0, np.inf], [1.0, 2.0], [2.0, 1.0]]), "infinity"),
     (np.empty((0, 2)), "0 sample"),
-    (np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), "constant"),
     (np.array([["a", "b"], ["c", "d"], ["e", "f"]]), "string|float|number"),
 ]
 

@@ -6,6 +6,7 @@ from sklearn.preprocessing import PolynomialFeatures
 
 from sparsebayes.inference import (
     AdaptiveSparseRegressor,
+    BayesianLassoRegressor,
     BLSRegressor,
     FLAPRegressor,
     RVMClassifier,
@@ -135,3 +136,41 @@ def test_a_warning_made_an_error_fails_the_fit_and_leaves_nothing_fitted():
         with pytest.raises(ConvergenceWarning):
             est.fit(X, Y_REG)
     assert not [k for k in vars(est) if k.endswith("_")]
+
+
+@pytest.mark.parametrize("make, close", [
+    (AdaptiveSparseRegressor, True), (SparseProbitClassifier, True), (RVMRegressor, True), (BLSRegressor, True),
+    (FLAPRegressor, True), (RVMClassifier, True), (SMLRClassifier, False), (SMLRCV, False),
+    (lambda: BayesianLassoRegressor(num_warmup=200, num_samples=200, num_chains=1, rhat_max=np.inf), True),
+], ids=lambda m: getattr(m, "__name__", "BayesianLassoRegressor") if callable(m) else "")
+def test_a_constant_column_is_fitted_as_scikit_learn_does(make, close):
+    """A constant column was a ValueError, so cross-validation failed on a fold where a rare binary
+    feature is constant. It is allowed now, as in scikit-learn. A constant feature beside an
+    unpenalized or sparsely penalized bias (or centred away) changes the predictions little; SMLR
+    penalizes its bias like every weight, so a constant 3 is a cheaper bias there (and moves λ_max),
+    and its fit differs as a penalized-intercept logistic regression's would."""
+    est = make()
+    y = Y_CLS if hasattr(est, "predict_proba") else Y_REG
+    Xc = np.column_stack([X, np.full(len(X), 3.0)])
+    ref = make().fit(X, y)
+    fit = est.fit(Xc, y)
+    out = fit.predict_proba(Xc) if hasattr(est, "predict_proba") else fit.predict(Xc)
+    expected = ref.predict_proba(X) if hasattr(est, "predict_proba") else ref.predict(X)
+    assert np.all(np.isfinite(out))
+    if close:
+        np.testing.assert_allclose(out, expected, atol=0.1 * np.abs(expected).max())
+
+
+def test_cross_validation_runs_where_a_rare_feature_is_constant_on_a_training_fold():
+    from sklearn.model_selection import KFold, cross_val_score
+
+    rare = np.column_stack([X, np.arange(len(X)) < 3])  # constant on the second fold's training half
+    assert np.all(np.isfinite(cross_val_score(AdaptiveSparseRegressor(), rare, Y_REG, cv=KFold(2))))
+
+
+@pytest.mark.parametrize("Est", [AdaptiveSparseRegressor, RVMRegressor])
+def test_a_constant_input_leaves_a_kernel_fit_as_it_was(Est):
+    Xc = np.column_stack([X, np.full(len(X), 3.0)])
+    a = Est(features="kernel", kernel_width=1.5).fit(X, Y_REG)
+    b = Est(features="kernel", kernel_width=1.5).fit(Xc, Y_REG)
+    np.testing.assert_allclose(b.predict(Xc), a.predict(X), atol=1e-9)

@@ -162,3 +162,20 @@ def test_a_model_that_reads_an_array_argument_in_python_still_runs():
     as_float = run_nuts(model, X, y, scale=2.0, **kw)
     np.testing.assert_allclose(as_array.posterior["beta"].values, as_float.posterior["beta"].values, rtol=1e-6,
                                atol=1e-9)
+
+
+def test_bad_settings_and_non_finite_data_are_value_errors_before_sampling():
+    """NaN in y stopped NUTS with "Cannot find valid initial parameters"; target_accept_prob=1.5
+    was taken silently."""
+    import pytest
+
+    H = jnp.asarray(np.random.default_rng(0).normal(size=(20, 2)))
+    y = np.ones(20)
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="model argument 1 contains NaN or infinity"):
+        run_nuts(sparse_regression_model, H, jnp.asarray(y), num_warmup=5, num_samples=5, num_chains=1)
+    for kw, match in ((dict(target_accept_prob=1.5), "target_accept_prob must lie in"),
+                      (dict(target_accept_prob="x"), "target_accept_prob must be a finite number"),
+                      (dict(max_tree_depth=0), "max_tree_depth must be an integer of at least 1")):
+        with pytest.raises(ValueError, match=match):
+            run_nuts(sparse_regression_model, H, jnp.ones(20), num_warmup=5, num_samples=5, num_chains=1, **kw)

@@ -226,7 +226,6 @@ def test_cv_class_absent_from_training_folds_is_an_error():
         (np.arange(6.0).reshape(3, 2), [1, 1, 1], "single class"),
         (np.array([["a", "b"], ["c", "d"]]), [0, 1], "could not convert|numeric"),
         (np.arange(6.0).reshape(3, 2), [0.5, 1.2, 3.3], "class labels|continuous|Unknown label"),
-        (np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), [0, 1, 0], "constant column"),
     ],
 )
 def test_bad_input_raises_clear_value_error(X, y, match):

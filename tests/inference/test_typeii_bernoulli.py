@@ -230,7 +230,6 @@ def test_one_vs_rest_probabilities_and_string_labels():
     [
         (np.array([[0.0, np.nan], [1.0, 2.0], [2, 3]]), [0, 1, 0], "NaN"),
         (np.arange(6.0).reshape(3, 2), [1, 1, 1], "single class"),
-        (np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), [0, 1, 0], "constant column"),
         (np.ones((3, 2)), [0, 1], "inconsistent numbers of samples"),
     ],
 )
