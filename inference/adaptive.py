@@ -274,8 +274,9 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         (:func:`~sparsebayes.inference.em.laplace_covariance`): EM's fixed point is the mode of the
         probit model with the Gaussian prior ``N(0, τ̂)``. It is taken at the returned weights, which
         approach that mode as ``tol → 0`` (Pima at the default ``tol``: a Newton step to the mode is
-        under 0.01 sd; near separability the iterates are still growing, and so is the covariance). It holds ``τ̂`` fixed and pruned weights at zero, so it understates the posterior
-        spread; ``to_inference_data(draws=N)`` draws from it.
+        under 0.01 sd; near separability the iterates are still growing, and so is the covariance).
+        It holds ``τ̂`` fixed and pruned weights at zero, so it understates the posterior spread;
+        ``to_inference_data(draws=N)`` draws from it.
     """
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width=1.0, bias=True,

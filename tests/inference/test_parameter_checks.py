@@ -57,7 +57,8 @@ Y_CLS = (X[:, 0] > 0).astype(int)
         (lambda: BayesianLassoRegressor(rhat_max="x"), "rhat_max must be a number > 1"),
         (lambda: BayesianLassoRegressor(rhat_max=-1.0), "rhat_max must be a number > 1"),
         # non-numbers failed inside NumPy with a TypeError that named no parameter
-        (lambda: AdaptiveSparseRegressor(features="kernel", kernel_width="a"), "kernel width must be a finite number > 0"),
+        (lambda: AdaptiveSparseRegressor(features="kernel", kernel_width="a"),
+         "kernel width must be a finite number > 0"),
         (lambda: RVMClassifier(kernel_width=None), "kernel width must be a finite number > 0, got None"),
         (lambda: AdaptiveSparseRegressor(prior="laplace", gamma="a"), "gamma .* must be a finite number > 0"),
         (lambda: AdaptiveSparseRegressor(noise_var="a"), "noise_var .* must be a finite number > 0"),
