@@ -560,4 +560,10 @@ class SMLRCV(_MultinomialLogisticBase):
         bar.update()
         bar.close()
         self._set_fit(W, info, solver)
+        if self.n_nonzero_ == 0:
+            warnings.warn(
+                f"SMLRCV chose lam={self.lam_:.3g}, where every weight is zero and every class gets probability "
+                f"1/{m}: no λ on the grid beat that in cross-validation. With inputs in small units the grid "
+                "(from λ_max, set by the bias) may stop short of useful λ: standardize the inputs, or give lams",
+                UserWarning, stacklevel=2)
         return self

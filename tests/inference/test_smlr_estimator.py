@@ -358,3 +358,17 @@ def test_log_proba_and_decision_function_stay_in_log_space():
     assert d.shape == (int(np.sum(y != 2)),)
     np.testing.assert_array_equal(binary.predict(X[y != 2]), binary.classes_[(d > 0).astype(int)])
     np.testing.assert_allclose(scipy.special.expit(d), binary.predict_proba(X[y != 2])[:, 1], rtol=1e-10)
+
+
+def test_cv_that_chooses_the_all_zero_estimate_says_so():
+    """Inputs in units of 1e-5: the grid from λ_max (set by the penalized bias) stops four decades
+    down, every fold preferred the all-zero fit, and SMLRCV returned it (score 0.575) silently."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X @ [1.5, 0.0, -2.0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    with pytest.warns(UserWarning, match="every weight is zero"):
+        small = SMLRCV(cv=2).fit(X * 1e-5, y)
+    assert small.n_nonzero_ == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert SMLRCV(cv=2).fit(X, y).n_nonzero_ > 0
