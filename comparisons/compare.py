@@ -236,7 +236,7 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
 
     timings = {}
     t0 = time.perf_counter()
-    smlr = SMLRCV(penalty="l1", basis="linear", cv=5, random_state=seed, progress_bar=progress_bar).fit(Xtr, ytr)
+    smlr = SMLRCV(penalty="l1", features="linear", cv=5, random_state=seed, progress_bar=progress_bar).fit(Xtr, ytr)
     timings["smlr_cv_s"] = time.perf_counter() - t0
     classes = [str(c) for c in smlr.classes_]
     Htr, Hte = smlr.feature_map_.transform(Xtr), smlr.feature_map_.transform(Xte)

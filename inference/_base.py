@@ -40,8 +40,11 @@ def atomic_fit(fit):
     return wrapper
 
 
-def make_feature_map(features, *, kernel_width=1.0, bias=True):
-    """``"linear"``, ``"quadratic"``, ``"kernel"`` (Gaussian, width ``kernel_width``) or a transformer."""
+def make_feature_map(features, *, kernel_width=1.0, bias=True, allow_none=False):
+    """``"linear"``, ``"quadratic"``, ``"kernel"`` (Gaussian, width ``kernel_width``) or a transformer
+    (cloned); with ``allow_none``, ``None`` too (no map: returns ``None``, the raw inputs)."""
+    if features is None and allow_none:
+        return None
     if isinstance(features, str):
         if features == "linear":
             return LinearFeatures(bias=bias)
@@ -49,10 +52,10 @@ def make_feature_map(features, *, kernel_width=1.0, bias=True):
             return QuadraticFeatures(bias=bias)
         if features == "kernel":
             return GaussianKernelFeatures(width=kernel_width, bias=bias)
-        raise ValueError(f"features must be 'linear', 'quadratic', 'kernel' or a transformer, got {features!r}")
-    if hasattr(features, "fit") and hasattr(features, "transform"):
+    elif hasattr(features, "fit") and hasattr(features, "transform"):
         return clone(features)
-    raise ValueError(f"features must be 'linear', 'quadratic', 'kernel' or a transformer, got {features!r}")
+    allowed = "'linear', 'quadratic', 'kernel', None" if allow_none else "'linear', 'quadratic', 'kernel'"
+    raise ValueError(f"features must be {allowed} or a transformer, got {features!r}")
 
 
 def has_bias_column(feature_map):

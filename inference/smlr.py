@@ -52,7 +52,6 @@ from sparsebayes.models.multinomial import (
 )
 
 PENALTIES = ("l1", "l2", None)
-BASES = ("linear", "quadratic", "rbf", None)
 
 
 def visitation_seed(random_state):
@@ -73,19 +72,6 @@ def make_prior(penalty, lam):
         return FlatPrior()
     check_number("lam", lam, 0.0, strict=True)
     return LaplacePrior(float(lam)) if penalty == "l1" else GaussianPrior(float(lam))
-
-
-def make_basis(basis, kernel_width):
-    """Feature map for ``basis``: ``"linear"``/``"quadratic"`` (with bias), ``"rbf"`` (Gaussian
-    kernels, with bias), a transformer (cloned, e.g. scikit-learn's ``PolynomialFeatures``), or
-    ``None`` (raw X); built by the other estimators' :func:`make_feature_map`, whose ``"kernel"``
-    is the paper's RBF basis."""
-    if basis is None:
-        return None
-    known = basis in BASES if isinstance(basis, str) else hasattr(basis, "fit") and hasattr(basis, "transform")
-    if not known:
-        raise ValueError(f"basis must be one of {BASES} or a transformer, got {basis!r}")
-    return make_feature_map("kernel" if basis == "rbf" else basis, kernel_width=kernel_width)
 
 
 #: ``solver="auto"`` takes the Newton solver up to this many weights ``d(m−1)``; beyond, where
@@ -205,6 +191,10 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
                              "data the estimator was fitted on)")
         return X
 
+    def _feature_map(self, kernel_width):
+        """The unfitted map for ``features`` (``None``: raw X), by :func:`make_feature_map`."""
+        return make_feature_map(self.features, kernel_width=kernel_width, allow_none=True)
+
     def _design(self, X, *, fit):
         if self.feature_map_ is None:
             return X
@@ -286,9 +276,9 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         return L_inv.T @ L_inv
 
     def to_inference_data(self, X=None, *, draws=0, seed=0):
-        """The MAP estimate ``W`` (basis × class, reference column zero) as ArviZ ``InferenceData``; for
-        RMLR with the training inputs ``X`` and ``draws > 0``, draws of its Laplace
-        approximation (:meth:`laplace_covariance`) instead."""
+        """The MAP estimate ``W`` (dims ``basis`` × ``class``, reference column zero) as ArviZ
+        ``InferenceData``; for RMLR with the training inputs ``X`` and ``draws > 0``, draws of its
+        Laplace approximation (:meth:`laplace_covariance`) instead."""
         check_is_fitted(self)
         d = self.coef_.shape[0]
         coords = {"basis": basis_names(self, self.feature_map_, d), "class": [str(c) for c in self.classes_]}
@@ -312,7 +302,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         ``X, y`` must be the training data.  See :func:`sparsebayes.inference.smlr_bounds.error_bounds`.
         Both theorems take the prior (λ) and the basis as fixed before the data are seen: with λ
         chosen by cross-validation on the same data (:class:`SMLRCV`), or kernels centred on the
-        training points (``basis="rbf"``), the figures are indicative, not guarantees.
+        training points (``features="kernel"``), the figures are indicative, not guarantees.
         """
         from sparsebayes.inference.smlr_bounds import error_bounds
 
@@ -348,13 +338,13 @@ class SMLRClassifier(_MultinomialLogisticBase):
         over-relaxation), the block surrogate maximized by coordinate sweeps, or an MM step
         followed by a damped Newton step on its support (not in the paper; same optimum)
         (:mod:`sparsebayes.inference.bound`); ``"auto"``: :func:`choose_solver`.
-    basis : {"linear", "quadratic", "rbf", None} or transformer, default="linear"
+    features : {"linear", "quadratic", "kernel", None} or transformer, default="linear"
         ``h(x)``: inputs with a bias column, quadratic features, Gaussian kernels
         ``exp(−‖x−x'‖²/(2h²))`` on the training points (with a bias), raw ``X``, or any
         transformer (cloned; e.g. ``PolynomialFeatures(3)`` for the paper's polynomial basis).
         Every weight, the bias included, is penalized, as in the paper.
     kernel_width : float, default=1.0
-        ``h`` for ``basis="rbf"``.
+        ``h`` for ``features="kernel"``.
     tol : float, default=1e-6
         Stop when ``max|ΔW| / max|W| < tol``.
     max_iter : int, default=2000
@@ -376,12 +366,12 @@ class SMLRClassifier(_MultinomialLogisticBase):
     n_nonzero_, n_iter_, objective_, optimality_residual_, solver_, lam_
     """
 
-    def __init__(self, *, penalty="l1", lam=1.0, solver="auto", basis="linear", kernel_width=1.0,
+    def __init__(self, *, penalty="l1", lam=1.0, solver="auto", features="linear", kernel_width=1.0,
                  tol=1e-6, max_iter=2000, warm_start=False, random_state=0):
         self.penalty = penalty
         self.lam = lam
         self.solver = solver
-        self.basis = basis
+        self.features = features
         self.kernel_width = kernel_width
         self.tol = tol
         self.max_iter = max_iter
@@ -394,7 +384,7 @@ class SMLRClassifier(_MultinomialLogisticBase):
         make_prior(self.penalty, self.lam)
         old = (self.coef_, self.classes_) if self.warm_start and hasattr(self, "coef_") else None
         X, y_enc = self._validate(X, y)
-        self.feature_map_ = make_basis(self.basis, self.kernel_width)
+        self.feature_map_ = self._feature_map(self.kernel_width)
         Phi = self._design(X, fit=True)
         m = len(self.classes_)
         coef0 = None
@@ -424,7 +414,7 @@ class SMLRCV(_MultinomialLogisticBase):
 
     Parameters
     ----------
-    penalty, solver, basis, tol, max_iter, random_state : as :class:`SMLRClassifier`.
+    penalty, solver, features, tol, max_iter, random_state : as :class:`SMLRClassifier`.
     lams : array-like or None, default=None
         λ grid; ``None``: ``n_lams`` values log-spaced over ``[λ_max/10⁴, λ_max]``, where
         ``λ_max`` zeroes every SMLR weight (computed on the full data).
@@ -433,7 +423,7 @@ class SMLRCV(_MultinomialLogisticBase):
         Folds (stratified, shuffled with ``random_state``).
     kernel_width : float, default=1.0
     kernel_widths : array-like or None, default=None
-        Widths to choose from by CV (``basis="rbf"`` only); ``None`` keeps ``kernel_width``.
+        Widths to choose from by CV (``features="kernel"`` only); ``None`` keeps ``kernel_width``.
     tie_break : {"sparsest", "log_loss"}, default="sparsest"
         Among the (width, λ) pairs with the fewest held-out errors: ``"sparsest"`` takes the
         largest λ (then the lowest log-loss), the parsimonious choice for a sparse model;
@@ -450,7 +440,7 @@ class SMLRCV(_MultinomialLogisticBase):
     plus every fitted attribute of :class:`SMLRClassifier`.
     """
 
-    def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", basis="linear",
+    def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", features="linear",
                  kernel_width=1.0, kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
                  random_state=0, progress_bar=False):
         self.penalty = penalty
@@ -458,7 +448,7 @@ class SMLRCV(_MultinomialLogisticBase):
         self.n_lams = n_lams
         self.cv = cv
         self.solver = solver
-        self.basis = basis
+        self.features = features
         self.kernel_width = kernel_width
         self.kernel_widths = kernel_widths
         self.tie_break = tie_break
@@ -496,8 +486,8 @@ class SMLRCV(_MultinomialLogisticBase):
             grid = getattr(self, name)
             if grid is not None and (np.ndim(grid) != 1 or np.size(grid) == 0):
                 raise ValueError(f"{name} must be None or a non-empty list of numbers, got {grid!r}")
-        if self.kernel_widths is not None and not (isinstance(self.basis, str) and self.basis == "rbf"):
-            raise ValueError(f"kernel_widths apply to basis='rbf' only, got basis={self.basis!r}")
+        if self.kernel_widths is not None and not (isinstance(self.features, str) and self.features == "kernel"):
+            raise ValueError(f"kernel_widths apply to features='kernel' only, got features={self.features!r}")
         if self.tie_break not in ("sparsest", "log_loss"):
             raise ValueError(f"tie_break must be 'sparsest' or 'log_loss', got {self.tie_break!r}")
         X, y_enc = self._validate(X, y)
@@ -515,7 +505,7 @@ class SMLRCV(_MultinomialLogisticBase):
         n_grid = self.n_lams if self.lams is None else len(self.lams)
         bar = tqdm(total=len(widths) * len(folds) * n_grid + 1, desc="SMLRCV", disable=not self.progress_bar)
         for width in widths:
-            self.feature_map_ = make_basis(self.basis, width)
+            self.feature_map_ = self._feature_map(width)
             lams = self._grid(X, y_enc, m)
             grids.append(lams)
             err, loss = np.zeros(len(lams)), np.zeros(len(lams))
@@ -553,7 +543,7 @@ class SMLRCV(_MultinomialLogisticBase):
         w_best, l_best = np.unravel_index(order[0], self.cv_errors_.shape)
         self.kernel_width_ = widths[w_best]
         self.lam_ = float(grids[w_best][l_best])
-        self.feature_map_ = make_basis(self.basis, self.kernel_width_)
+        self.feature_map_ = self._feature_map(self.kernel_width_)
         Phi = self._design(X, fit=True)
         W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam_, solver=self.solver,
                                    tol=self.tol, max_iter=self.max_iter, seed=seed)

@@ -72,12 +72,12 @@ def _rvm(X_tr, y_tr, X_te, y_te, *, width):
             "not_converged": sum(issubclass(w.category, ConvergenceWarning) for w in caught)}
 
 
-def _mlr(penalty, X_tr, y_tr, X_te, y_te, *, basis, width, seed, n_lams=8):
+def _mlr(penalty, X_tr, y_tr, X_te, y_te, *, features, width, seed, n_lams=8):
     """SMLR (l1) or RMLR (l2) with λ by 3-fold CV; RMLR runs the block solver (eq. 10)."""
     solver = "block" if penalty == "l2" else "auto"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        clf = SMLRCV(penalty=penalty, basis=basis, kernel_width=width, cv=INNER_CV, n_lams=n_lams,
+        clf = SMLRCV(penalty=penalty, features=features, kernel_width=width, cv=INNER_CV, n_lams=n_lams,
                      solver=solver, tol=TOL, max_iter=MAX_ITER, random_state=seed).fit(X_tr, y_tr)
     n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
     W = clf.coef_[:, :-1]
@@ -113,7 +113,7 @@ def _table2(name, data, paper, reps, seed):
         widths.append(svm["width"])
         results = {"svm": svm, "rvm": _rvm(X_tr, y[tr], X_te, y[te], width=svm["width"])}
         for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
-            results[method] = _mlr(penalty, X_tr, y[tr], X_te, y[te], basis="rbf", width=svm["width"], seed=seed)
+            results[method] = _mlr(penalty, X_tr, y[tr], X_te, y[te], features="kernel", width=svm["width"], seed=seed)
             lams[method].append(results[method]["lam"])
             solvers[method].add(results[method]["solver"])
         for method, res in results.items():
@@ -195,13 +195,13 @@ def digits(reps, seed, out):
     tr0 = folds[0][0]
     X0 = _standardized(X[tr0], X[tr0])
     svm0 = _svm(X0, y[tr0], X0[:1], y[tr0][:1], seed)
-    for basis in ("linear", "rbf"):
-        width = svm0["width"] if basis == "rbf" else 1.0
+    for basis, features in (("linear", "linear"), ("rbf", "kernel")):  # the report's label, the keyword
+        width = svm0["width"] if features == "kernel" else 1.0
         chosen = {}
         for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                cv = SMLRCV(penalty=penalty, basis=basis, kernel_width=width, cv=3, n_lams=5,
+                cv = SMLRCV(penalty=penalty, features=features, kernel_width=width, cv=3, n_lams=5,
                             solver="block" if penalty == "l2" else "auto",
                             tol=1e-4, max_iter=500, random_state=seed).fit(X0, y[tr0])
             chosen[method] = cv.lam_
@@ -213,7 +213,7 @@ def digits(reps, seed, out):
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    clf = SMLRClassifier(penalty=penalty, lam=chosen[method], basis=basis, kernel_width=width,
+                    clf = SMLRClassifier(penalty=penalty, lam=chosen[method], features=features, kernel_width=width,
                                          solver="block" if penalty == "l2" else "auto",
                                          tol=1e-4, max_iter=1000).fit(X_tr, y[tr])
                 seconds += time.perf_counter() - t0
@@ -225,7 +225,7 @@ def digits(reps, seed, out):
             rows.append({"method": method, "basis": basis, "errors": errors, "error_rate": errors / n_test,
                          "n_nonzero": n_nonzero / len(folds), "n_basis": n_basis / len(folds),
                          "seconds_per_fit": seconds / len(folds)})
-        if basis == "rbf":
+        if features == "kernel":
             errors = 0
             for tr, te in folds:
                 svc = OneVsRestClassifier(SVC(kernel="rbf", gamma=1 / (2 * width**2), C=SVM_C[2]))
@@ -266,7 +266,7 @@ def highdim(reps, seed, out):
         for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                clf = SMLRCV(penalty=penalty, basis="linear", cv=5, n_lams=8, tol=TOL, max_iter=MAX_ITER,
+                clf = SMLRCV(penalty=penalty, features="linear", cv=5, n_lams=8, tol=TOL, max_iter=MAX_ITER,
                              solver="block" if penalty == "l2" else "auto", random_state=seed + r).fit(X_tr, y_tr)
             W = clf.coef_[1:, :-1]
             informative = np.any(W[:10] != 0, axis=1).sum()

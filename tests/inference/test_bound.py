@@ -230,12 +230,12 @@ def test_ml_block_step_climbs_on_a_rank_deficient_basis():
     """RBF basis of 40 points: ``S = XᵀX`` has an eigenvalue that rounding made −9e-15, which the
     pseudo-inverse of eq. 7 divided by, so the ML block iteration went downhill (−2.3 → −201.6, then
     NaN). Eigenvalues at rounding level now count as zero."""
-    from sparsebayes.inference.smlr import make_basis
+    from sparsebayes.inference._base import make_feature_map
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
-    Phi = make_basis("rbf", 1.0).fit_transform(X)
+    Phi = make_feature_map("kernel", kernel_width=1.0).fit_transform(X)
     prior = mm.FlatPrior()
     problem = bound.make_problem(Phi, y, 2, solver="block", prior=prior)
     assert float(np.min(problem.bound.gram_eigvals)) < 0  # the rounding this is about

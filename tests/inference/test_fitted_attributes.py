@@ -31,8 +31,8 @@ Y_CLS = (X[:, 0] ** 2 + X[:, 1] > 0.5).astype(int)
     FLAPRegressor(features="kernel", kernel_width=1.0, fit_intercept=False, estimate_noise=True,
                   lambda_update="profiled"),
     RVMClassifier(kernel_width=1.0),
-    SMLRClassifier(basis="rbf", kernel_width=1.0, lam=0.5),
-    SMLRCV(basis="rbf", kernel_width=1.0, cv=3, n_lams=4),
+    SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.5),
+    SMLRCV(features="kernel", kernel_width=1.0, cv=3, n_lams=4),
 ], ids=lambda est: type(est).__name__)
 def test_kernel_estimators_share_feature_map_and_relevance_indices(est):
     y = Y_CLS if hasattr(est, "predict_proba") else Y_REG
@@ -75,16 +75,16 @@ def test_a_kernel_transformer_gives_what_the_kernel_string_gives(make, bias):
 
 
 def test_smlr_takes_a_transformer_basis():
-    """``PolynomialFeatures(2)`` spans the columns of ``basis="quadratic"`` (bias, inputs, squares,
+    """``PolynomialFeatures(2)`` spans the columns of ``features="quadratic"`` (bias, inputs, squares,
     products; in another order): the same penalized problem, so the same objective and the
     same number of nonzero weights."""
-    quad = SMLRClassifier(basis="quadratic", lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
-    poly = SMLRClassifier(basis=PolynomialFeatures(2), lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
-    assert isinstance(poly.feature_map_, PolynomialFeatures) and poly.feature_map_ is not poly.basis
+    quad = SMLRClassifier(features="quadratic", lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
+    poly = SMLRClassifier(features=PolynomialFeatures(2), lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
+    assert isinstance(poly.feature_map_, PolynomialFeatures) and poly.feature_map_ is not poly.features
     np.testing.assert_allclose(poly.objective_, quad.objective_, rtol=1e-8)
     assert poly.n_nonzero_ == quad.n_nonzero_
     np.testing.assert_allclose(poly.predict_proba(X), quad.predict_proba(X), atol=1e-6)
-    names = poly.to_inference_data().posterior["coef"].coords["basis"].values.tolist()
+    names = poly.to_inference_data().posterior["coef"].coords["feature"].values.tolist()
     assert names == PolynomialFeatures(2).fit(X).get_feature_names_out(["x0", "x1"]).tolist()
 
 
@@ -94,7 +94,7 @@ def test_smlr_takes_a_transformer_basis():
     RVMRegressor(features="kernel", kernel_width=1.0, fit_intercept=False),
     BLSRegressor(),
     RVMClassifier(kernel_width=1.0),
-    SMLRClassifier(basis="rbf", kernel_width=1.0, lam=0.5),
+    SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.5),
     SMLRClassifier(lam=0.5, solver="block"),
 ], ids=lambda est: f"{type(est).__name__}-{getattr(est, 'solver', '')}")
 def test_every_engine_runs_in_float64_on_float32_input(est):
@@ -114,7 +114,7 @@ def test_every_engine_runs_in_float64_on_float32_input(est):
     SparseProbitClassifier(features="kernel", kernel_width=1.0, max_iter=2),
     RVMRegressor(features="kernel", kernel_width=1.0, max_iter=2),
     RVMClassifier(kernel_width=1.0, max_iter=2),
-    SMLRClassifier(basis="rbf", kernel_width=1.0, lam=0.01, max_iter=2),
+    SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.01, max_iter=2),
 ], ids=lambda est: type(est).__name__)
 def test_a_convergence_warning_names_the_line_that_called_fit(est):
     from sklearn.exceptions import ConvergenceWarning

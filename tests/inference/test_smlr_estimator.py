@@ -47,7 +47,7 @@ def test_labels_not_zero_based_give_same_fit():
 
 def test_rmlr_keeps_every_kernel_and_smlr_fewer():
     X, y = _three_blobs(60)
-    kw = dict(basis="rbf", kernel_width=1.0, lam=0.5, tol=1e-5, max_iter=3000)
+    kw = dict(features="kernel", kernel_width=1.0, lam=0.5, tol=1e-5, max_iter=3000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         smlr = SMLRClassifier(penalty="l1", **kw).fit(X, y)
@@ -137,6 +137,24 @@ def test_inference_data():
     assert idata.attrs["penalty"] == "l1"
 
 
+def test_features_kernel_is_the_gaussian_kernel_map_and_coef_has_a_basis_dim():
+    """``features="kernel"`` (the keyword of every estimator) fits as the ``GaussianKernelFeatures``
+    transformer of that width; ``coef``'s dims are (chain, draw, basis, class), as the other
+    estimators' with a feature map; the old ``"rbf"`` is refused with the allowed values named."""
+    from sparsebayes.models.features import GaussianKernelFeatures
+
+    X, y = _three_blobs(60)
+    by_name = SMLRClassifier(features="kernel", kernel_width=0.7, lam=0.5, tol=1e-10).fit(X, y)
+    by_map = SMLRClassifier(features=GaussianKernelFeatures(width=0.7), lam=0.5, tol=1e-10).fit(X, y)
+    assert isinstance(by_name.feature_map_, GaussianKernelFeatures) and by_name.feature_map_.width == 0.7
+    np.testing.assert_allclose(by_name.coef_, by_map.coef_, atol=1e-12)
+    assert by_name.to_inference_data().posterior["coef"].dims == ("chain", "draw", "basis", "class")
+    for Est in (SMLRClassifier, SMLRCV):
+        with pytest.raises(ValueError, match=r"features must be 'linear', 'quadratic', 'kernel', None or a "
+                                             r"transformer, got 'rbf'"):
+            Est(features="rbf").fit(X, y)
+
+
 def test_cv_picks_from_grid_and_refits():
     X, y = _three_blobs(90)
     cv = SMLRCV(lams=[0.01, 0.3, 3.0, 30.0], cv=3).fit(X, y)
@@ -199,8 +217,8 @@ def test_cv_scores_new_fold_sizes_without_compiling(programs_built):
 
 def test_cv_progress_bar_counts_every_fit_and_changes_nothing(capsys):
     X, y = _three_blobs(90)
-    quiet = SMLRCV(lams=[0.01, 0.3, 3.0], cv=3, kernel_widths=[0.5, 1.0], basis="rbf").fit(X, y)
-    shown = SMLRCV(lams=[0.01, 0.3, 3.0], cv=3, kernel_widths=[0.5, 1.0], basis="rbf", progress_bar=True).fit(X, y)
+    quiet = SMLRCV(lams=[0.01, 0.3, 3.0], cv=3, kernel_widths=[0.5, 1.0], features="kernel").fit(X, y)
+    shown = SMLRCV(lams=[0.01, 0.3, 3.0], cv=3, kernel_widths=[0.5, 1.0], features="kernel", progress_bar=True).fit(X, y)
     err = capsys.readouterr().err  # 2 widths × 3 folds × 3 λ, and the refit
     assert "SMLRCV" in err and "19/19" in err
     np.testing.assert_array_equal(shown.coef_, quiet.coef_)
@@ -235,7 +253,7 @@ def test_bad_input_raises_clear_value_error(X, y, match):
 
 @pytest.mark.parametrize("params,match", [({"penalty": "l3"}, "penalty"), ({"lam": -1.0}, "lam"),
                                           ({"lam": np.nan}, "lam"), ({"solver": "lbfgs"}, "solver"),
-                                          ({"basis": "poly"}, "basis")])
+                                          ({"features": "poly"}, "features")])
 def test_bad_parameters_raise(params, match):
     X, y = _three_blobs()
     with pytest.raises(ValueError, match=match):
@@ -265,7 +283,7 @@ def test_cv_tie_break_sparsest_takes_the_largest_lambda_among_fewest_errors():
 
 def test_cv_chooses_the_kernel_width_too():
     X, y = _three_blobs(90)
-    cv = SMLRCV(basis="rbf", kernel_widths=[0.3, 1.0, 3.0], n_lams=4, cv=3).fit(X, y)
+    cv = SMLRCV(features="kernel", kernel_widths=[0.3, 1.0, 3.0], n_lams=4, cv=3).fit(X, y)
     assert cv.cv_errors_.shape == (3, 4) and np.asarray(cv.lams_).shape == (3, 4)
     w = [0.3, 1.0, 3.0].index(cv.kernel_width_)
     l = int(np.flatnonzero(np.asarray(cv.lams_)[w] == cv.lam_)[0])
