@@ -8,7 +8,7 @@ from sparsebayes.comparisons.experiments import smlr as exp
 from sparsebayes.comparisons.registry import registry, run_experiment
 
 IDS = ["smlr-table2-crabs", "smlr-table2-iris", "smlr-table2-glass", "smlr-digits", "smlr-highdim",
-       "smlr-fig1-bounds", "smlr-scaling"]
+       "smlr-fig1-bounds", "smlr-scaling", "smlr-table2-sweep"]
 
 
 def test_ids_registered():
@@ -62,3 +62,29 @@ def test_table2_done_when(tmp_path, exp_id, max_errors, n_train):
     assert rows["smlr"]["n_kernels"] < rows["rmlr"]["n_kernels"]
     assert np.isfinite(rows["svm"]["errors"])
     assert rows["smlr"]["errors"] <= max_errors
+
+
+def test_table2_sweep_warm_path_equals_cold_fits_and_writes_the_grid(tmp_path, monkeypatch):
+    """The sweep's warm-started λ path gives each cold fit's test errors and kernel count (the MAP is
+    unique), and the experiment writes one row per (dataset, h, λ) and the heatmap."""
+    data = exp.datasets.iris()
+    splits = list(exp._splits("iris", data.X, data.y, 1, 0))[:2]
+    widths, lams = (1.0, 2.0), (0.03, 1.0)
+    errors, kernels, _ = exp._sweep_errors(data.X, data.y, splits, widths, lams, 0)
+    for i, width in enumerate(widths):
+        for j, lam in enumerate(lams):
+            e, k = 0, 0.0
+            for _, tr, te in splits:
+                scaler = exp.StandardScaler().fit(data.X[tr])
+                clf = exp.SMLRClassifier(penalty="l1", lam=lam, features="kernel", kernel_width=width, tol=exp.TOL,
+                                         max_iter=exp.MAX_ITER).fit(scaler.transform(data.X[tr]), data.y[tr])
+                e += int(np.sum(clf.predict(scaler.transform(data.X[te])) != data.y[te]))
+                k += np.count_nonzero(clf.coef_[1:, :-1]) / len(splits)
+            assert (errors[i, j], kernels[i, j]) == (e, k), (width, lam)
+    monkeypatch.setattr(exp, "SWEEP_WIDTHS", (2.0,))
+    monkeypatch.setattr(exp, "SWEEP_LAMS", (1.0, 0.3))
+    monkeypatch.setattr(exp, "SWEEP_TABLES", (("iris", "iris", 1),))
+    payload, result = run_experiment("smlr-table2-sweep", reps=1, seed=0, out=tmp_path)
+    assert [(r["kernel_width"], r["lam"]) for r in payload["rows"]] == [(2.0, 1.0), (2.0, 0.3)]
+    assert all(0 <= r["errors"] <= 150 for r in payload["rows"]) and payload["paper"][0]["errors"] == 1
+    assert (tmp_path / "smlr-table2-sweep.png").stat().st_size > 1000
