@@ -125,7 +125,9 @@ def choose_r_by_cv(datasets, grid, rule, *, n_folds=5, seed=0):
 
 def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilot, fig_levels, out, title,
                   fig_name, fixed_r=None, extra_methods=None):
-    """One row per (level, method): kernel count, RMSE vs the true ``f_of`` on ``x_test`` and at the training inputs.
+    """One row per (level, method): kernel count, RMSE vs the true ``f_of`` on ``x_test`` and at the
+    training inputs, and for each the mean paired difference from the RVM's on the same data sets,
+    with its standard error (``rmse_vs_rvm``, ``rmse_vs_rvm_se``; ``rmse_train_vs_rvm``, ...).
 
     ``extra_methods`` (``{name: rule}``) adds methods beside :data:`KERNEL_METHODS` (not in
     the figure); ``fixed_r`` (``{method: r}``) adds rows ``"method@r=..."`` fitted at that r
@@ -149,14 +151,16 @@ def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilo
             cv_curves.append(f"{name} " + "/".join(f"{v:.3f}" for v in cv_mse))
             runs.append((name, rule, r))
         runs += [(f"{name}@r={r:g}", methods[name], r) for name, r in (fixed_r or {}).items()]
+        level_rows, errors_of = [], {}
         for name, rule, r in runs:
             pred_all, nov, s2, active, conv = fit_kernel_batch(X, y, np.full(reps, r), rule, Xe)
             pred, pred_train = pred_all[:, :len(x_test)], pred_all[:, len(x_test):]
             rmse = np.sqrt(np.mean((pred - f_test) ** 2, axis=1))
             rmse_train = np.sqrt(np.mean((pred_train - f_train) ** 2, axis=1))
+            errors_of[name] = {"rmse": rmse, "rmse_train": rmse_train}
             sh = np.sqrt(s2)
             estimated = not isinstance(rule, FLAPRule)
-            rows.append({"method": name, key: level, "r": r, "n_kernels": nov.mean(), "n_kernels_sd": nov.std(ddof=1) if reps > 1 else 0.0,
+            level_rows.append({"method": name, key: level, "r": r, "n_kernels": nov.mean(), "n_kernels_sd": nov.std(ddof=1) if reps > 1 else 0.0,
                          "rmse": rmse.mean(), "rmse_sd": rmse.std(ddof=1) if reps > 1 else 0.0,
                          "rmse_train": rmse_train.mean(), "rmse_train_sd": rmse_train.std(ddof=1) if reps > 1 else 0.0,
                          "sigma_hat": sh.mean() if estimated else None,
@@ -164,6 +168,12 @@ def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilo
                          "converged": conv})
             if level in fig_levels and name in KERNEL_METHODS:
                 fig_fits[(level, name)] = (X[0, :, 0], y[0], pred[0], active[0, 1:], r)
+        for row in level_rows:  # paired on the same data sets: the difference's SE, not the two SDs
+            for metric, values in errors_of[row["method"]].items():
+                diff = values - errors_of["rvm"][metric]
+                row[f"{metric}_vs_rvm"] = diff.mean()
+                row[f"{metric}_vs_rvm_se"] = diff.std(ddof=1) / np.sqrt(reps) if reps > 1 else None
+        rows += level_rows
         notes.append(f"{key} = {level}: 5-fold CV MSE for r = {'/'.join(f'{g:g}' for g in grid)} (the least is "
                      f"used): {'; '.join(cv_curves)}")
     plots = [_figure(fig_fits, fig_levels, key, x_test[:, 0], f_test, out, title, fig_name)]
@@ -251,8 +261,9 @@ def table2_bump(reps, seed, out, n_pilot=10):
                                        "Fig. 2: bump", "bls-table2-bump-fig2.png", fixed_r=paper_widths,
                                        extra_methods=variances_fixed)
     for row in rows:  # the error at the samples is this table's RMSE
-        row["rmse_grid"], row["rmse_grid_sd"] = row.pop("rmse"), row.pop("rmse_sd")
-        row["rmse"], row["rmse_sd"] = row.pop("rmse_train"), row.pop("rmse_train_sd")
+        for stat in ("", "_sd", "_vs_rvm", "_vs_rvm_se"):
+            row[f"rmse_grid{stat}"] = row.pop(f"rmse{stat}")
+            row[f"rmse{stat}"] = row.pop(f"rmse_train{stat}")
     settings = {"n": 120, "n_test": 1000, "reps": reps, "seed": seed, "r_grid": grid.tolist(), "n_pilot_cv": n_pilot,
                 "signal": "Donoho-Johnstone bump scaled to sd 1, SNR = var(f)/sigma^2 (sigma = 1/sqrt(SNR))"}
     notes = notes + ["rmse is vs the true f at the 120 sampled inputs, rmse_grid on 1000 grid points; "

@@ -97,7 +97,10 @@ def _splits(name, X, y, reps, seed):
             yield r, tr, te
     else:
         for r in range(reps):
-            for tr, te in StratifiedKFold(10, shuffle=True, random_state=seed + r).split(X, y):
+            with warnings.catch_warnings():  # glass's smallest class has 9 < 10 members
+                warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+                folds = list(StratifiedKFold(10, shuffle=True, random_state=seed + r).split(X, y))
+            for tr, te in folds:
                 yield r, tr, te
 
 

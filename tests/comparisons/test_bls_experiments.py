@@ -97,6 +97,11 @@ def test_table2_smoke(tmp_path):
     assert len(res.rows) == 6 * 8  # 5 CV-chosen methods and 3 at the paper's widths, 6 SNR levels
     fixed = [r for r in res.rows if r["method"] == "rvm@r=100"]
     assert len(fixed) == 6 and all(r["r"] == 100.0 and r["rmse"] <= r["rmse_grid"] for r in fixed)
+    rvm = {r["snr"]: r for r in res.rows if r["method"] == "rvm"}
+    for r in res.rows:  # paired differences from the RVM on the same data sets, with their SE
+        for metric in ("rmse", "rmse_grid"):  # the table's RMSE (at the samples) and on the grid
+            np.testing.assert_allclose(r[f"{metric}_vs_rvm"], r[metric] - rvm[r["snr"]][metric], atol=1e-12)
+            assert r[f"{metric}_vs_rvm_se"] >= 0 and (r[f"{metric}_vs_rvm_se"] == 0) == (r["method"] == "rvm")
 
 
 # ----------------------------------------------------------------------------- Done-when (defaults)
