@@ -82,8 +82,7 @@ def test_table2_sweep_warm_path_equals_cold_fits_and_writes_the_grid(tmp_path, m
                 k += np.count_nonzero(clf.coef_[1:, :-1]) / len(splits)
             assert (errors[i, j], kernels[i, j]) == (e, k), (width, lam)
     monkeypatch.setattr(exp, "SWEEP_WIDTHS", (2.0,))
-    monkeypatch.setattr(exp, "SWEEP_LAMS", (1.0, 0.3))
-    monkeypatch.setattr(exp, "SWEEP_TABLES", (("iris", "iris", 1),))
+    monkeypatch.setattr(exp, "SWEEP_TABLES", (("iris", "iris", 1, (1.0, 0.3)),))
     payload, result = run_experiment("smlr-table2-sweep", reps=1, seed=0, out=tmp_path)
     assert [(r["kernel_width"], r["lam"]) for r in payload["rows"]] == [(2.0, 1.0), (2.0, 0.3)]
     assert all(0 <= r["errors"] <= 150 for r in payload["rows"]) and payload["paper"][0]["errors"] == 1
