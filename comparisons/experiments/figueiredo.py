@@ -149,15 +149,15 @@ def _plot_ripley(model, X, y, path, title):
     plt.close(fig)
 
 
-@experiment("figueiredo-table3-ripley", default_reps=20,
-            description="Ripley's synthetic data, 20 subsets of 100, h=0.5 (002 Table 1 / 000 Table 3)")
-@_one_blas_thread
 def _ripley_subsets(n, reps, seed):
     """Table 3's training sets: ``reps`` random 100-point subsets of synth.tr's ``n`` points."""
     rng = _rng(seed)
     return [rng.choice(n, 100, replace=False) for _ in range(reps)]
 
 
+@experiment("figueiredo-table3-ripley", default_reps=20,
+            description="Ripley's synthetic data, 20 subsets of 100, h=0.5 (002 Table 1 / 000 Table 3)")
+@_one_blas_thread
 def ripley(reps, seed, out):
     """Ripley's synthetic data: random 100-point subsets of synth.tr, tested on synth.te."""
     width = 0.5

@@ -84,7 +84,7 @@ def test_smlr_takes_a_transformer_basis():
     np.testing.assert_allclose(poly.objective_, quad.objective_, rtol=1e-8)
     assert poly.n_nonzero_ == quad.n_nonzero_
     np.testing.assert_allclose(poly.predict_proba(X), quad.predict_proba(X), atol=1e-6)
-    names = poly.to_inference_data().posterior["coef"].coords["feature"].values.tolist()
+    names = poly.to_inference_data().posterior["coef"].coords["basis"].values.tolist()
     assert names == PolynomialFeatures(2).fit(X).get_feature_names_out(["x0", "x1"]).tolist()
 
 
