@@ -68,18 +68,22 @@ def test_smoke_contract(tmp_path, exp_id, reps, methods, keys, metrics, has_pape
 
 
 def test_width_sweep_at_the_papers_width_repeats_each_tables_own_figure(tmp_path):
-    """The sweep runs the tables' own protocols: at the paper's h its rows equal the tables' EM rows
-    (crabs' first two splits, Pima's fixed split), and its nine widths are √2 steps around it."""
+    """The sweep runs the tables' own protocols: at the paper's h its EM and SVM rows, and its logistic
+    row, equal the tables' (crabs' first two splits, Pima's fixed split), and its nine widths are √2
+    steps around it."""
     sweep, result = _run("figueiredo-width-sweep", tmp_path / "sweep", 2)
     assert len(result.plots) == 1 and {r["dataset"] for r in sweep["paper"]} == {"ripley", "pima", "crabs", "glass"}
-    for exp_id, name in (("figueiredo-table4-crabs", "crabs"), ("figueiredo-table4-pima", "pima")):
-        table, _ = _run(exp_id, tmp_path / name, 2)
-        (ours,) = _ours(table)
-        rows = [r for r in sweep["rows"] if r["dataset"] == name]
-        widths = [r["kernel_width"] for r in rows]
-        assert np.allclose(np.diff(np.log2(widths)), 0.5) and 4.0 in widths
-        at_paper = next(r for r in rows if r["kernel_width"] == 4.0)
-        assert at_paper["errors"] == ours["errors"] and at_paper["n_kernels"] == ours["n_kernels"]
+    for exp_id, name, reps in (("figueiredo-table4-crabs", "crabs", 2), ("figueiredo-table4-pima", "pima", 1)):
+        table, _ = _run(exp_id, tmp_path / name, reps)  # the sweep caps Pima at its one split
+        for method in ("jeffreys-em", "svm"):
+            (ours,) = _ours(table, method)
+            rows = [r for r in sweep["rows"] if r["dataset"] == name and r["method"] == method]
+            widths = [r["kernel_width"] for r in rows]
+            assert np.allclose(np.diff(np.log2(widths)), 0.5) and 4.0 in widths
+            at_paper = next(r for r in rows if r["kernel_width"] == 4.0)
+            assert at_paper["errors"] == ours["errors"] and at_paper["n_kernels"] == ours["n_kernels"], method
+        (logistic,) = [r for r in sweep["rows"] if r["dataset"] == name and r["method"] == "logistic"]
+        assert logistic["errors"] == _ours(table, "logistic")[0]["errors"]
 
 
 def test_kernel_width_by_cv_sees_the_training_rows_alone_and_takes_the_least_validation_error():
