@@ -272,11 +272,12 @@ def wbc(reps, seed, out):
                    KERNELS_NOTE, SVM_NOTE, RVM_NOTE])
 
 
-def _glass_folds(data, random_state):
-    """Table 5's stratified 10-fold CV of forensic glass (its smallest class has 9 < 10 members)."""
+def _ten_folds(y, random_state):
+    """Stratified, shuffled 10-fold CV of the labels ``y`` (glass's Table 5, and SMLR's Table 2), quiet
+    about a class of fewer than 10 members (glass's smallest has 9)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-        return list(StratifiedKFold(10, shuffle=True, random_state=random_state).split(data.X, data.y))
+        return list(StratifiedKFold(10, shuffle=True, random_state=random_state).split(np.zeros(len(y)), y))
 
 
 @experiment("figueiredo-table5-glass", default_reps=1,
@@ -289,7 +290,7 @@ def glass(reps, seed, out):
     methods = ("jeffreys-em", "svm", "logistic")
     rows_per_rep = []
     for r in range(reps):
-        folds = _glass_folds(data, seed + r)
+        folds = _ten_folds(data.y, seed + r)
         per_fold = []
         for i, (tr, te) in enumerate(_progress(folds, f"glass 10-fold CV (rep {r + 1}/{reps})")):
             Xa, Xb = _standardize(data.X[tr], data.X[te])
@@ -336,7 +337,7 @@ def _protocol_parts(name, reps, seed):
     data = datasets.forensic_glass()
     parts = []
     for r in range(reps):
-        for tr, te in _glass_folds(data, seed + r):
+        for tr, te in _ten_folds(data.y, seed + r):
             Xa, Xb = _standardize(data.X[tr], data.X[te])
             parts.append((r, Xa, data.y[tr], Xb, data.y[te]))
     return parts

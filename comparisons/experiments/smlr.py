@@ -26,7 +26,7 @@ from sklearn.svm import SVC
 from tqdm.auto import tqdm
 
 from sparsebayes.comparisons import datasets
-from sparsebayes.comparisons.experiments.figueiredo import RVM_CRABS_NOTE, _plt
+from sparsebayes.comparisons.experiments.figueiredo import RVM_CRABS_NOTE, _plt, _ten_folds
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
 from sparsebayes.inference.typeii_estimators import RVMClassifier
@@ -63,24 +63,28 @@ def _svm(X_tr, y_tr, X_te, y_te, seed):
             "n_basis": int(len(np.unique(np.concatenate(sv)))), "width": width}
 
 
-def _rvm(X_tr, y_tr, X_te, y_te, *, width):
-    """One-vs-rest Bernoulli RVM with the SVM's kernel width (the paper's RVM column)."""
+def _fit_counting_warnings(estimator, X, y):
+    """``estimator.fit(X, y)`` and the number of ``ConvergenceWarning``s it raised (its own fits and
+    any inner ones), none of them shown."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        clf = RVMClassifier(kernel_width=width).fit(X_tr, y_tr)
+        estimator.fit(X, y)
+    return estimator, sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def _rvm(X_tr, y_tr, X_te, y_te, *, width):
+    """One-vs-rest Bernoulli RVM with the SVM's kernel width (the paper's RVM column)."""
+    clf, n_warn = _fit_counting_warnings(RVMClassifier(kernel_width=width), X_tr, y_tr)
     return {"errors": int(np.sum(clf.predict(X_te) != y_te)), "n_kernels": int(np.count_nonzero(clf.coef_)),
-            "n_basis": clf.n_kernels_,
-            "not_converged": sum(issubclass(w.category, ConvergenceWarning) for w in caught)}
+            "n_basis": clf.n_kernels_, "not_converged": n_warn}
 
 
 def _mlr(penalty, X_tr, y_tr, X_te, y_te, *, features, width, seed, n_lams=8):
     """SMLR (l1) or RMLR (l2) with λ by 3-fold CV; RMLR runs the block solver (eq. 10)."""
     solver = "block" if penalty == "l2" else "auto"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        clf = SMLRCV(penalty=penalty, features=features, kernel_width=width, cv=INNER_CV, n_lams=n_lams,
-                     solver=solver, tol=TOL, max_iter=MAX_ITER, random_state=seed).fit(X_tr, y_tr)
-    n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    clf, n_warn = _fit_counting_warnings(SMLRCV(penalty=penalty, features=features, kernel_width=width, cv=INNER_CV,
+                                                n_lams=n_lams, solver=solver, tol=TOL, max_iter=MAX_ITER,
+                                                random_state=seed), X_tr, y_tr)
     W = clf.coef_[:, :-1]
     kernel_rows = slice(1, None)  # row 0 is the bias
     return {"errors": int(np.sum(clf.predict(X_te) != y_te)), "solver": clf.solver_,
@@ -97,10 +101,7 @@ def _splits(name, X, y, reps, seed):
             yield r, tr, te
     else:
         for r in range(reps):
-            with warnings.catch_warnings():  # glass's smallest class has 9 < 10 members
-                warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-                folds = list(StratifiedKFold(10, shuffle=True, random_state=seed + r).split(X, y))
-            for tr, te in folds:
+            for tr, te in _ten_folds(y, seed + r):
                 yield r, tr, te
 
 
@@ -198,10 +199,7 @@ def _sweep_errors(X, y, splits, widths, lams, seed):
             clf = SMLRClassifier(penalty="l1", features="kernel", kernel_width=width, tol=TOL, max_iter=MAX_ITER,
                                  warm_start=True, random_state=seed)
             for j in order:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", ConvergenceWarning)
-                    clf.set_params(lam=lams[j]).fit(X_tr, y[tr])
-                n_warn += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+                n_warn += _fit_counting_warnings(clf.set_params(lam=lams[j]), X_tr, y[tr])[1]
                 errors[i, j] += int(np.sum(clf.predict(X_te) != y[te]))
                 kernels[i, j] += np.count_nonzero(clf.coef_[1:, :-1]) / len(splits)
     return errors, kernels, n_warn
