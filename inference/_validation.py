@@ -1,4 +1,5 @@
-"""Input checks shared by every estimator: bad input is a clear ``ValueError``.
+"""Input checks shared by every estimator and the functional entry points (``run_gibbs``,
+``run_nuts``, :func:`check_data`): bad input is a clear ``ValueError``.
 
 scikit-learn's ``validate_data`` already rejects NaN/inf, empty data, wrong dimensions and
 non-numeric X with messages that name the problem; these helpers add what it does not
@@ -15,10 +16,11 @@ from sklearn.utils.validation import validate_data
 from sparsebayes.models._checks import check_number  # noqa: F401  (re-exported for the estimators)
 
 
-def validate_regression_data(estimator, X, y):
-    """Float64 ``X`` (n, d) and ``y`` (n,) for a regressor; raises ``ValueError`` naming the problem."""
+def numeric_targets(y):
+    """``y`` as a NumPy array, strings of numbers converted to float64; ``ValueError`` for
+    non-numeric labels (a regressor cannot take categories)."""
     y_arr = np.asarray(y)
-    if y_arr.dtype.kind in "OUSb" and y_arr.dtype.kind != "b":
+    if y_arr.dtype.kind in "OUS":
         try:
             y_arr = y_arr.astype(np.float64)
         except (TypeError, ValueError):
@@ -26,6 +28,12 @@ def validate_regression_data(estimator, X, y):
                 "regression targets must be numeric; got non-numeric labels "
                 f"(dtype {y_arr.dtype}). Use a classifier for categorical targets."
             ) from None
+    return y_arr
+
+
+def validate_regression_data(estimator, X, y):
+    """Float64 ``X`` (n, d) and ``y`` (n,) for a regressor; raises ``ValueError`` naming the problem."""
+    y_arr = numeric_targets(y)
     X, y_arr = validate_data(
         estimator, X, y_arr, dtype=np.float64, y_numeric=True, ensure_min_samples=2
     )
@@ -82,3 +90,70 @@ def check_sampler_counts(num_warmup, num_samples, num_chains):
     check_count("num_warmup", num_warmup, 0)
     check_count("num_samples", num_samples, 1)
     check_count("num_chains", num_chains, 1)
+
+
+def as_numeric_array(value, name, *, keep_integers=False):
+    """``value`` (a NumPy or JAX array, a pandas object, a list) as a NumPy array: float64, or with
+    ``keep_integers`` its own dtype when it holds integers or booleans (class labels, counts).
+    ``ValueError`` naming ``name`` for non-numeric values. Converting up front is what lets pandas
+    input through JAX: a DataFrame reached the sampler as an object that tracing cannot convert."""
+    arr = np.asarray(value)
+    if keep_integers and arr.dtype.kind in "iub":
+        return arr
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must be real-valued, got complex values (dtype {arr.dtype})")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric, got values of dtype {arr.dtype}") from None
+
+
+def check_finite(arr, name):
+    """Raise ``ValueError`` if the numeric array ``arr`` holds NaN or infinity (one NaN in the data
+    makes every draw of a sampler NaN)."""
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity")
+
+
+def check_data(X, y=None, *, min_samples=1, x_ndim=2, y_ndim=1, names=("X", "y"), keep_integer_targets=False):
+    """The functional entry points' data check (``run_gibbs``, ``run_nuts``), the counterpart of
+    :func:`validate_regression_data` for callers without an estimator.
+
+    Returns ``X`` as a float64 array of ``x_ndim`` dimensions, with at least ``min_samples`` rows
+    and one column, and ``y`` (or ``None``) as a numeric array of ``y_ndim`` dimensions and as
+    many rows (an ``ndim`` of ``None``: any number, at least one); float64, or integer labels
+    kept as they are with ``keep_integer_targets``. ``ValueError`` naming the problem:
+    non-numeric values, NaN or infinity, wrong dimensions, too few rows, no columns, lengths that
+    differ.
+    """
+    x_name, y_name = names
+    X = as_numeric_array(X, x_name)
+    _check_ndim(X, x_name, x_ndim, "samples × features")
+    if X.shape[0] < min_samples:
+        raise ValueError(f"{x_name} has {X.shape[0]} rows (samples); at least {min_samples} are needed")
+    if X.ndim == 2 and X.shape[1] == 0:
+        raise ValueError(f"{x_name} has no columns (features)")
+    check_finite(X, x_name)
+    if y is None:
+        return X, None
+    y = as_numeric_array(y if keep_integer_targets else numeric_targets(y), y_name,
+                         keep_integers=keep_integer_targets)
+    _check_ndim(y, y_name, y_ndim, f"one target per row of {x_name}")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"{x_name} and {y_name} have different numbers of samples: {X.shape[0]} rows of "
+                         f"{x_name}, {y.shape[0]} values of {y_name}")
+    check_finite(y, y_name)
+    return X, y
+
+
+def _check_ndim(arr, name, ndim, meaning):
+    """Raise ``ValueError`` unless ``arr`` has ``ndim`` dimensions (``None``: at least one)."""
+    if (arr.ndim != ndim) if ndim is not None else arr.ndim < 1:
+        want = f"a {ndim}-D array ({meaning})" if ndim is not None else "an array of at least 1 dimension"
+        raise ValueError(f"{name} must be {want}, got shape {arr.shape}")
+
+
+def feature_labels(X):
+    """A DataFrame's column names as an array (to label the weights' dim), else ``None``."""
+    columns = getattr(X, "columns", None)
+    return None if columns is None else np.asarray(columns)

@@ -23,7 +23,8 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from .gibbs import run_gibbs
+from ._warnings import warn_degenerate
+from .gibbs import checked_hyper, run_gibbs
 from .nuts import run_nuts
 
 
@@ -40,6 +41,12 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         funnel where NUTS on the mixture diverges).
     lam2_shape, lam2_rate : float
         ``λ² ~ Gamma(r, δ)``; defaults (1, 1.78) are Park & Casella's for the diabetes data.
+        ``λ`` has the units of ``X`` (``β_j``'s prior scale is ``σ/λ``), so ``δ`` has those of
+        ``1/X²``: the model is not equivariant in the units of ``X``. Columns ``s`` times the
+        scale ``δ`` was set for want ``δ/s²``; with ``δ`` far too small for ``X``'s units
+        (``X`` in tiny units) the posterior shrinks every coefficient to about zero, and ``fit``
+        says so in a :class:`~sparsebayes.inference._warnings.DegenerateFitWarning`
+        (:func:`_warn_if_shrunk_to_zero`). Standardize ``X`` or set ``δ`` for its units.
     c, d : float
         ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}``; 0, 0 is ``1/σ²``.
     num_warmup, num_samples, num_chains, seed : int
@@ -90,8 +97,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         if not self.credible_level < 1.0:
             raise ValueError(f"credible_level must lie in (0, 1), got {self.credible_level!r}")
         check_count("seed", self.seed, 0)
-        for name in ("lam2_shape", "lam2_rate", "c", "d"):  # Gamma / inverse-Gamma parameters; 0 is the flat limit
-            check_number(name, getattr(self, name), 0.0)
+        checked_hyper(self.lam2_shape, self.lam2_rate, self.c, self.d)  # Gamma / inverse-Gamma; 0 is the flat limit
         r = self.rhat_max  # checked before the sampling, not after it; inf turns the check off
         if not (isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, bool) and r > 1):
             raise ValueError(f"rhat_max must be a number > 1 (inf: no check), got {r!r}")
@@ -128,6 +134,7 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         self.intercept_ = self.y_mean_ - float(self.x_mean_ @ self.coef_mean_)
         self.intercept_var_ = float(self.noise_var_draws_.mean()) / X.shape[0]
         self.n_iter_ = int(self.num_samples)
+        _warn_if_shrunk_to_zero(self, Xc, yc)
         self.rhat_ = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
             self.rhat_ = float(np.max(az.rhat(idata, var_names=["beta"])["beta"].values))
@@ -165,3 +172,40 @@ class BayesianLassoRegressor(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.non_deterministic = False
         return tags
+
+
+#: The shrinkage check's thresholds: least squares must find a linear signal at this F-test
+#: p-value, and the posterior mean keep less than this share of the variance it explains.
+SIGNAL_P_VALUE = 1e-3
+KEPT_SHARE = 0.01
+
+
+def _warn_if_shrunk_to_zero(estimator, Xc, yc):
+    """``DegenerateFitWarning`` when the data hold a clear linear signal that the posterior has
+    shrunk away: least squares explains a share ``R²_ls`` of the (centred) training variance at
+    an F-test p-value below :data:`SIGNAL_P_VALUE`, and the posterior mean ``x̃ᵀE[β]`` less than
+    :data:`KEPT_SHARE` of it.
+
+    With ``X`` in tiny units (``X · 1e-8``) the λ² prior, whose rate has the units of ``1/X²``
+    (class docstring), holds ``λ`` far above what the data's units need, and the posterior is the
+    prior's point mass at ``β ≈ 0``: training R² 1e-10, chains mixed. A real absence of signal
+    fails the F-test and gives no warning. Needs ``n − 1 > p`` (residual degrees of freedom)."""
+    from scipy.special import fdtrc
+
+    n, p = Xc.shape
+    df = n - 1 - p  # the intercept is integrated out: n − 1 degrees of freedom
+    total = float(yc @ yc)
+    if df < 1 or total == 0.0:
+        return
+    ls = np.linalg.lstsq(Xc, yc, rcond=None)[0]
+    r2_ls = 1.0 - float(np.sum((yc - Xc @ ls) ** 2)) / total
+    r2_post = 1.0 - float(np.sum((yc - Xc @ estimator.coef_mean_) ** 2)) / total
+    p_value = float(fdtrc(p, df, (r2_ls / p) / max(1.0 - r2_ls, np.finfo(float).tiny) * df))
+    if p_value < SIGNAL_P_VALUE and r2_post < KEPT_SHARE * r2_ls:
+        warn_degenerate(
+            estimator,
+            f"the posterior mean explains R² = {r2_post:.2g} of the training data where least squares explains "
+            f"{r2_ls:.2g} (F-test p = {p_value:.1g}): the λ² prior has shrunk every coefficient to about zero",
+            "standardize X: λ has the units of X and lam2_rate those of 1/X², so X in small units needs a "
+            "larger lam2_rate (δ/s² for columns s times the scale δ was set for)",
+        )

@@ -27,7 +27,8 @@ from jax.scipy.linalg import cho_solve
 from tqdm.auto import tqdm
 
 from ._shapes import bucket, pad_to
-from ._validation import check_sampler_counts
+from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
+                          feature_labels)
 
 
 def michael_root(mean, shape, w):
@@ -62,6 +63,18 @@ class Hyper(NamedTuple):
     lam2_rate: float = 1.78
     c: float = 0.0
     d: float = 0.0
+
+
+def checked_hyper(lam2_shape, lam2_rate, c, d):
+    """:class:`Hyper` of float64 numbers, each checked finite and ``≥ 0`` (``ValueError`` naming it).
+
+    ``0`` is each prior's flat limit and keeps every full conditional proper (``λ² | ·`` has shape
+    ``p + r ≥ 1``, ``σ² | ·`` shape ``(n − 1)/2 + p/2 + c > 0``); a negative rate made ``λ²``
+    draws negative, and a negative ``d`` a negative ``σ²``."""
+    values = {"lam2_shape": lam2_shape, "lam2_rate": lam2_rate, "c": c, "d": d}
+    for name, value in values.items():
+        check_number(name, value, 0.0)
+    return Hyper(*(float(v) for v in values.values()))
 
 
 class SweepVariates(NamedTuple):
@@ -304,18 +317,25 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     compiled calls with a tqdm bar between them (long runs of wide problems are cut into calls
     anyway, to bound the variates held at once); the draws are the same however the sweeps are
     cut (:func:`variate_streams`).
+
+    ``X`` (n, p) and ``y`` (n,) may be NumPy arrays, pandas objects or lists; they are checked
+    and converted to float64 first (:func:`~sparsebayes.inference._validation.check_data`), and
+    the hyperparameters must be finite and ``≥ 0`` (:func:`checked_hyper`): bad input is a
+    ``ValueError`` naming the problem. A DataFrame's column names label the ``feature`` dim
+    (``coords`` given for it wins).
     """
     import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
     check_sampler_counts(num_warmup, num_samples, num_chains)
-    X = np.asarray(X, np.float64)
-    y = np.asarray(y, np.float64)
+    check_count("seed", seed, 0)
+    hyper = checked_hyper(lam2_shape, lam2_rate, c, d)
+    features = feature_labels(X)
+    X, y = check_data(X, y, min_samples=2)  # pandas and lists too; n ≥ 2: the intercept takes one degree of freedom
     n, p = X.shape
     streams = variate_streams(seed)
     state = _initial_state(X, y, num_chains, streams[0])
     # zero rows up to a shared size, so a new n mostly reuses the compiled sampler (gibbs_step)
     rows = bucket(n, per_octave=4)
     data = _sweep_data(pad_to(X, (rows, p)), pad_to(y, (rows,)))  # set up once (QR), before the timing
-    hyper = Hyper(float(lam2_shape), float(lam2_rate), float(c), float(d))
     use_cholesky = n >= p
     total = num_warmup + num_samples
     lengths = _chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar))
@@ -343,7 +363,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
                   "log_likelihood": {"y": gaussian_log_likelihood(posterior["beta"], posterior["noise_var"], X, y)}}
     idata = az.from_dict(
         posterior=posterior,
-        coords={"feature": np.arange(p), **(coords or {})},
+        coords={"feature": np.arange(p) if features is None else features, **(coords or {})},
         dims={"beta": ["feature"], "tau2": ["feature"], "y": ["obs"]},
         **groups,
     )
@@ -400,7 +420,8 @@ def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0):
     Returns the means (B, p) and, per data set, the number of refused sweeps
     (:func:`guarded_gibbs_step`).
     """
-    Xs, ys = np.asarray(Xs, np.float64), np.asarray(ys, np.float64)
+    Xs, ys = _checked_batch(Xs, ys, num_warmup, num_samples)
+    hyper = checked_hyper(*hyper)
     B, n, p = Xs.shape
     use_cholesky = n >= p
     streams = variate_streams(seed)
@@ -415,3 +436,18 @@ def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0):
         refused += np.asarray(bad)
         done += m
     return np.asarray(sums) / num_samples, refused
+
+
+def _checked_batch(Xs, ys, num_warmup, num_samples):
+    """Float64 ``Xs`` (B, n, p) and ``ys`` (B, n) for :func:`posterior_mean_batch`, finite and of
+    matching shapes, with counts a sampler can run; ``ValueError`` naming the problem."""
+    check_sampler_counts(num_warmup, num_samples, 1)
+    Xs, ys = as_numeric_array(Xs, "Xs"), as_numeric_array(ys, "ys")
+    if Xs.ndim != 3 or min(Xs.shape) < 1 or Xs.shape[1] < 2:
+        raise ValueError(f"Xs must be a 3-D array (data sets × samples × features) with at least 2 samples, "
+                         f"got shape {Xs.shape}")
+    if ys.shape != Xs.shape[:2]:
+        raise ValueError(f"ys must have shape {Xs.shape[:2]} (data sets × samples) to match Xs, got {ys.shape}")
+    check_finite(Xs, "Xs")
+    check_finite(ys, "ys")
+    return Xs, ys

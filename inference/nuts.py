@@ -7,6 +7,7 @@ whose chains have not mixed (R-hat), says so in a warning.
 """
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from functools import partial
@@ -23,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sparsebayes.models.adaptive import JEFFREYS_HYPERPRIOR_SITE
 
 from ._timing import compile_seconds
-from ._validation import check_count, check_number, check_sampler_counts
+from ._validation import as_numeric_array, check_count, check_data, check_number, check_sampler_counts, feature_labels
 
 
 #: The NUTS state fields kept as ``sample_stats`` (ArviZ names them diverging, n_steps,
@@ -79,12 +80,27 @@ def run_nuts(
         ``sampling_seconds − compile_seconds`` is the sampler's own time; ``n_divergences``.
         A progress bar slows the run (NumPyro then steps the chain from Python): time with
         ``progress_bar=False``.
+
+    Notes
+    -----
+    pandas objects among the model's arguments, and lists among its positional arguments and
+    ``y``, become NumPy arrays first (float64; integers and booleans, class labels, keep their
+    dtype), so they reach JAX as arrays. With ``dims`` left to ArviZ (inferred from the model's
+    plates), a DataFrame first argument's column names label the dim of the plates of that
+    size (a model's weights: ``features`` of :func:`~sparsebayes.models.bayesian_lasso.bayesian_lasso`).
+    Bad data is a ``ValueError`` naming the problem (:func:`_check_design_and_targets`).
     """
     import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
     check_sampler_counts(num_warmup, num_samples, num_chains)
+    check_count("seed", seed, 0)
+    features = feature_labels(model_args[0]) if model_args else None
+    model_args, model_kwargs = _as_arrays(model_args, model_kwargs)
     _check_settings_and_data(target_accept_prob, max_tree_depth, model_args, model_kwargs)
+    _check_design_and_targets(model, model_args, model_kwargs)
     trace = _model_trace(model, model_args, model_kwargs)
     _reject_improper_posterior(trace)
+    if dims is None and features is not None:
+        coords = {**_column_coords(trace, features), **(coords or {})}
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains else "sequential"
     config = _NutsConfig(model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth),
@@ -140,6 +156,50 @@ def _check_settings_and_data(target_accept_prob, max_tree_depth, model_args, mod
         if _is_array(value) and np.issubdtype(np.asarray(value).dtype, np.number):
             if not np.all(np.isfinite(np.asarray(value))):
                 raise ValueError(f"{name} contains NaN or infinity")
+
+
+def _is_table_or_list(value):
+    """A pandas object (``DataFrame``, ``Series``) or a list: data that JAX cannot trace as it is."""
+    return isinstance(value, list) or type(value).__module__.partition(".")[0] == "pandas"
+
+
+def _as_arrays(model_args, model_kwargs):
+    """pandas objects and lists as NumPy arrays (:func:`~sparsebayes.inference._validation.as_numeric_array`):
+    among the positional arguments and ``y``, pandas objects and lists; among the other keyword
+    arguments only pandas objects (a list or tuple there is a setting, e.g. ``gamma_prior``)."""
+    def convert(name, value, lists):
+        if _is_table_or_list(value) and (lists or not isinstance(value, list)):
+            return as_numeric_array(value, name, keep_integers=True)
+        return value
+
+    args = tuple(convert(f"model argument {i}", a, True) for i, a in enumerate(model_args))
+    kwargs = {k: convert(k, v, k == "y") for k, v in model_kwargs.items()}
+    return args, kwargs
+
+
+def _check_design_and_targets(model, model_args, model_kwargs):
+    """For a model called as ``model(X, y, …)`` (every model of :mod:`sparsebayes.models`): ``X``
+    non-empty with rows matching ``y``'s (:func:`~sparsebayes.inference._validation.check_data`);
+    ``X`` 2-D and ``y`` 1-D for the models of :mod:`sparsebayes.models`, which take a design matrix. Mismatched
+    lengths reached the sampler and failed there with "Incompatible shapes for broadcasting"."""
+    try:
+        signature = inspect.signature(model)
+        params, bound = list(signature.parameters), signature.bind_partial(*model_args, **model_kwargs).arguments
+    except (TypeError, ValueError):  # no signature, or arguments it does not take: the model will say
+        return
+    if len(params) < 2 or params[1] != "y" or not _is_array(bound.get(params[0])):
+        return
+    y = bound.get("y")
+    ours = getattr(model, "__module__", "").startswith("sparsebayes.models")
+    check_data(bound[params[0]], y if _is_array(y) else None, x_ndim=2 if ours else None, y_ndim=1 if ours else None,
+               keep_integer_targets=True, names=(params[0], "y"))
+
+
+def _column_coords(trace, columns):
+    """``{plate: columns}`` for each plate of the model's latent sites that has one entry per column."""
+    plates = {frame.name for site in trace.values() if site["type"] == "sample" and not site["is_observed"]
+              for frame in site["cond_indep_stack"] if frame.size == len(columns)}
+    return {name: columns for name in plates}
 
 
 class _NutsConfig(NamedTuple):

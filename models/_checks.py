@@ -13,3 +13,17 @@ def check_number(name, value, least=0.0, *, strict=False):
           and np.isfinite(value) and (value > least if strict else value >= least))
     if not ok:
         raise ValueError(f"{name} must be a finite number {'>' if strict else '≥'} {least:g}, got {value!r}")
+
+
+def check_design(X, y=None, name="X"):
+    """Raise ``ValueError`` unless ``X`` is a 2-D design matrix (``(n, d)``, ``n, d ≥ 1``) and ``y``
+    (if given) a 1-D target with ``n`` entries; ``name`` is ``X``'s name in the message. Shapes
+    only, so it holds under JAX tracing inside a NumPyro model, where a mismatch failed with
+    "Incompatible shapes for broadcasting"."""
+    shape = getattr(X, "shape", None)
+    if shape is None or len(shape) != 2 or min(shape) < 1:
+        raise ValueError(f"{name} must be a 2-D array (samples × features) with at least one of each, "
+                         f"got shape {shape}")
+    if y is not None and tuple(getattr(y, "shape", ())) != shape[:1]:
+        raise ValueError(f"y must be a 1-D array with one target per row of {name} ({shape[0]}), "
+                         f"got shape {getattr(y, 'shape', None)}")

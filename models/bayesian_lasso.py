@@ -24,20 +24,26 @@ import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 
+from ._checks import check_design, check_number
 from .priors import variance_of_precision
 
 SURROGATE_EPS = 1e-3
 
 
-def _proper(shape, rate, eps):
-    """Replace an improper ``0`` hyperparameter by ``eps``; returns (shape, rate, used)."""
+def _proper(shape, rate, eps, names):
+    """Replace an improper ``0`` hyperparameter by ``eps``; returns (shape, rate, used).
+
+    ``names``: the pair's parameter names, for the ``ValueError`` a negative or non-finite one
+    raises (a negative rate was taken for an improper 0 and replaced without a word)."""
+    for name, value in zip(names, (shape, rate)):
+        check_number(name, value, 0.0)
     used = (shape <= 0) or (rate <= 0)
     return (shape if shape > 0 else eps), (rate if rate > 0 else eps), used
 
 
-def _gamma_site(name, shape, rate, eps):
+def _gamma_site(name, shape, rate, eps, names):
     """``name ~ Gamma(shape, rate)``, an improper ``0`` replaced by ``eps``; returns (value, used)."""
-    shape, rate, used = _proper(shape, rate, eps)
+    shape, rate, used = _proper(shape, rate, eps, names)
     return numpyro.sample(name, dist.Gamma(shape, rate)), used
 
 
@@ -46,11 +52,11 @@ def _noise_var_site(c, d, eps):
 
     Returns (value, used): ``used`` says an improper half-specified pair was replaced by ``eps``.
     """
-    if c == 0 and d == 0:
+    if c == 0 and d == 0:  # exactly 0: anything else is checked by _proper
         noise_var = numpyro.sample("noise_var", dist.ImproperUniform(dist.constraints.positive, (), ()))
         numpyro.factor("noise_var_jeffreys", -jnp.log(noise_var))
         return noise_var, False
-    c, d, used = _proper(c, d, eps)
+    c, d, used = _proper(c, d, eps, ("c", "d"))
     return numpyro.sample("noise_var", dist.InverseGamma(c, d)), used
 
 
@@ -83,7 +89,9 @@ def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, s
     """Park & Casella (2008) Bayesian Lasso for centred ``y`` and centred ``X``.
 
     ``β | σ², τ² ~ N(0, σ² diag(τ²))``, ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)``
-    (defaults r = 1, δ = 1.78, Park & Casella's choice for the diabetes data),
+    (defaults r = 1, δ = 1.78, Park & Casella's choice for the diabetes data; ``λ`` has the units
+    of ``X``, as ``β_j``'s prior scale is ``σ/λ``, so ``δ`` suits one scale of ``X`` only: columns
+    ``s`` times larger want ``δ/s²``),
     ``σ² ~ InvGamma(c, d)`` with ``c = d = 0`` the ``1/σ²`` prior. The intercept has a flat
     prior and is integrated out, as in Park & Casella (Sec. 2): the centred data then carry
     ``n − 1`` degrees of freedom, ``p(y_c | β, σ²) ∝ (σ²)^{−(n−1)/2} exp(−‖y_c − X_cβ‖²/(2σ²))``,
@@ -97,7 +105,8 @@ def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, s
     Laplace prior of Park & Casella), the same posterior over β, σ² and λ², which NUTS samples
     without the divergences of the scale mixture's funnel.
     """
-    lam2, used_lam = _gamma_site("lam2", lam2_shape, lam2_rate, surrogate_eps)
+    check_design(X, y)
+    lam2, used_lam = _gamma_site("lam2", lam2_shape, lam2_rate, surrogate_eps, ("lam2_shape", "lam2_rate"))
     noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
     _label_surrogate(used_lam or used_noise, surrogate_eps)
     beta = _exponential_scale_mixture("features", X.shape[1], "tau2", "beta", lam2, noise_var, marginal)
@@ -111,7 +120,8 @@ def bls_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGAT
     The same hierarchy as :func:`bayesian_lasso` with a Gamma prior on ``λ`` instead of ``λ²``;
     ``marginal=True``: ``τ`` integrated out, ``w_i | σ², λ ~ Laplace(0, σ/√λ)``.
     """
-    lam, used_lam = _gamma_site("lam", a, b, surrogate_eps)
+    check_design(Phi, y, "Phi")
+    lam, used_lam = _gamma_site("lam", a, b, surrogate_eps, ("a", "b"))
     noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
     _label_surrogate(used_lam or used_noise, surrogate_eps)
     w = _exponential_scale_mixture("basis", Phi.shape[1], "tau", "w", lam, noise_var, marginal)
@@ -120,7 +130,8 @@ def bls_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGAT
 
 def rvm_model(Phi, y=None, *, a=0.0, b=0.0, c=0.0, d=0.0, surrogate_eps=SURROGATE_EPS):
     """Tipping's RVM: ``w_i ~ N(0, α_i⁻¹)``, ``α_i ~ Gamma(a, b)`` (004 Sec. 2.5), ``σ² ~ InvGamma(c, d)``."""
-    a, b, used_alpha = _proper(a, b, surrogate_eps)
+    check_design(Phi, y, "Phi")
+    a, b, used_alpha = _proper(a, b, surrogate_eps, ("a", "b"))
     noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
     _label_surrogate(used_alpha or used_noise, surrogate_eps)
     with numpyro.plate("basis", Phi.shape[1]):
@@ -136,8 +147,9 @@ def rvm_classifier_model(Phi, y=None, *, prior_var=None, a=0.0, b=0.0, surrogate
     :class:`~sparsebayes.inference.RVMClassifier`): the weights' posterior at those fixed
     variances, which the classifier's Laplace approximation ``N(w*, Σ)`` stands in for.
     """
+    check_design(Phi, y, "Phi")
     if prior_var is None:
-        a, b, used = _proper(a, b, surrogate_eps)
+        a, b, used = _proper(a, b, surrogate_eps, ("a", "b"))
         _label_surrogate(used, surrogate_eps)
     with numpyro.plate("basis", Phi.shape[1]):
         if prior_var is None:
@@ -152,7 +164,8 @@ def flap_model(Phi, y=None, *, a=0.0, b=0.0, noise_var=None, c=0.0, d=0.0, surro
 
     ``noise_var`` given: FLAP with the noise fixed; ``None``: FLAPσ with ``σ² ~ InvGamma(c, d)``.
     """
-    lam, used = _gamma_site("lam", a, b, surrogate_eps)
+    check_design(Phi, y, "Phi")
+    lam, used = _gamma_site("lam", a, b, surrogate_eps, ("a", "b"))
     if noise_var is None:
         noise_var, used_noise = _noise_var_site(c, d, surrogate_eps)
         used = used or used_noise
