@@ -8,10 +8,8 @@ al. (2005) with the last class as reference (eq. 1),
     max_W  ℓ(W)                  (penalty=None: ML, Sec. 3.2)
 
 on a basis ``h(x)`` (linear, quadratic or Gaussian kernels centred on the training points,
-from :mod:`sparsebayes.models.features`).  :class:`SMLRCV` picks λ (and, when asked, the
-kernel width) by stratified K-fold cross-validation, warm-starting along the λ grid and
-across folds (the paper's footnote 7: weights of basis functions shared with the previous
-fit start at its estimate, new ones at zero).
+from :mod:`sparsebayes.models.features`).  :class:`SMLRCV` (:mod:`sparsebayes.inference.
+smlr_cv`, re-exported here) picks λ, and the kernel width, by cross-validation.
 """
 from __future__ import annotations
 
@@ -23,23 +21,22 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
 from sparsebayes.inference import bound
-from sparsebayes.inference._base import atomic_fit, basis_names, make_feature_map
+from sparsebayes.inference._base import atomic_fit, basis_names, has_bias_column, make_feature_map
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference._validation import (
-    check_count,
     check_flags,
     check_max_iter,
     check_number,
     validate_classification_data,
     validate_predict_data,
 )
+from sparsebayes.inference._warnings import warn_degenerate
+from sparsebayes.inference.smlr_scale import UNIT_RANGE, bias_scale, lambda_max, scale_bias_row  # noqa: F401
 from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estimate_idata
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
 from sparsebayes.models.multinomial import (
@@ -58,7 +55,7 @@ def visitation_seed(random_state):
     """The int that seeds the component-wise visitation schedule (Sec. 3.5): an int as given (fits
     stay reproducible); ``None`` or a ``RandomState``, a draw from scikit-learn's
     ``check_random_state`` (``None``: a fresh schedule each fit), as scikit-learn's estimators take
-    ``random_state``. Before, both failed inside JAX."""
+    ``random_state``."""
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_)):
         return int(random_state)
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
@@ -74,18 +71,15 @@ def make_prior(penalty, lam):
     return LaplacePrior(float(lam)) if penalty == "l1" else GaussianPrior(float(lam))
 
 
-#: ``solver="auto"`` takes the Newton solver up to this many weights ``d(m−1)``; beyond, where
-#: it is untimed, surrogate-cd (n = 10,000, d = 500, m = 10: 0.81 s, 10× faster than glmnet).
+#: ``solver="auto"`` takes the Newton solver up to this many weights ``d(m−1)``, surrogate-cd beyond.
 NEWTON_MAX_WEIGHTS = 1024
 
 
 def choose_solver(solver, n_samples, n_basis, n_classes):
     """``"auto"``: block when ``n > (dm)²`` (the paper's Sec. 5 rule); otherwise, where the paper
     takes component-wise, Newton up to :data:`NEWTON_MAX_WEIGHTS` weights and surrogate-cd
-    beyond. All reach the same optimum; surrogate-cd was 2–150× faster than component-wise in
-    every case we timed; on the kernel bases of crabs, iris and glass Newton reaches the MAP
-    (residual 1e-10 or below) 4–40× sooner than surrogate-cd reaches tol 1e-6 (residual 1e-5 to 1e-3,
-    up to 5e-3 short of the optimum at small λ)."""
+    beyond. All reach the same optimum; on kernel bases Newton reaches the MAP (residual 1e-10 or
+    below) where surrogate-cd stops at tol 1e-6 short of it (residual 1e-5 to 1e-3)."""
     if solver == "auto":
         if n_samples > (n_basis * n_classes) ** 2:
             return "block"
@@ -95,21 +89,6 @@ def choose_solver(solver, n_samples, n_basis, n_classes):
     return solver
 
 
-def lambda_max(Phi, y_enc, n_classes):
-    """Smallest λ at which the SMLR estimate is all zeros: ``max_k |g_k(0)|`` (eq. 15). At
-    ``W = 0`` every class has probability ``1/m``, so eq. 9 gives ``g(0) = Φᵀ(Y' − 1/m)``
-    (NumPy: no compilation for each new number of training points).
-
-    Rounded up by twice the error bound of summing the n terms, ``n ε Σ_i |Φ_ik||y'_i − 1/m|``:
-    the engine sums the same gradient in another order, and at a λ_max below its own value by
-    an ulp its estimate kept a weight of 1e-16 instead of none.
-    """
-    Y1 = (np.asarray(y_enc)[:, None] == np.arange(n_classes - 1)[None, :]).astype(np.float64)
-    R = Y1 - 1.0 / n_classes
-    slack = 2.0 * Phi.shape[0] * np.finfo(np.float64).eps * (np.abs(Phi).T @ np.abs(R))
-    return float(np.max(np.abs(Phi.T @ R) + slack))
-
-
 def reference_logits(Phi, W):
     """``[ΦW, 0]``: eq. 1's linear predictors with the reference class's fixed at zero (NumPy)."""
     return np.hstack([Phi @ W, np.zeros((Phi.shape[0], 1))])
@@ -117,7 +96,7 @@ def reference_logits(Phi, W):
 
 def log_softmax(logits):
     """Log class probabilities from logits, row-wise: finite where the probabilities underflow
-    (``logits − max − log Σ exp(logits − max)``; SciPy's ``logsumexp`` took 62 µs to NumPy's 7)."""
+    (``logits − max − log Σ exp(logits − max)``)."""
     top = np.max(logits, axis=1, keepdims=True)
     return logits - top - np.log(np.sum(np.exp(logits - top), axis=1, keepdims=True))
 
@@ -148,6 +127,13 @@ def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed
             cache[key] = problem
     state, info = bound.run(problem, prior, solver=solver, coef0=coef0, tol=tol,
                             max_iter=max_iter, seed=seed)
+    if solver == "block" and not np.all(np.isfinite(state.coef)):
+        # eq. 13's system λI − ΥBΥ is lost to rounding where λ is tiny against |w|·ΦᵀΦ
+        warnings.warn(f"the block solver broke down (non-finite weights) at lam={lam:.3g}, tiny against this "
+                      "design's scale; refitted by solver='surrogate-cd' (standardizing X avoids it)",
+                      ConvergenceWarning, stacklevel=2)
+        return fit_coef(Phi, y_enc, n_classes, penalty=penalty, lam=lam, solver="surrogate-cd", tol=tol,
+                        max_iter=max_iter, seed=seed, coef0=coef0 if coef0 is None else coef0[:d], cache=cache)
     info = info._replace(objective=np.asarray(info.objective) + (n_pad - n) * np.log(n_classes))
     return np.asarray(state.coef)[:d], info, solver
 
@@ -173,6 +159,12 @@ def _digest(X):
 class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
 
+    def _clear_fitted(self):
+        """Delete every fitted attribute (names ending in ``_``): none survives a refit with other
+        parameters (a kernel fit's ``relevance_indices_`` after a linear refit)."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+
     def _validate(self, X, y):
         check_flags(self)
         check_number("tol", self.tol, 0.0, strict=True)
@@ -196,13 +188,45 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         return make_feature_map(self.features, kernel_width=kernel_width, allow_none=True)
 
     def _design(self, X, *, fit):
+        """``h(X)``: the design in the units of ``coef_`` (bias column of ones)."""
         if self.feature_map_ is None:
             return X
         return fit_transform_validated(self.feature_map_, X) if fit else transform_validated(self.feature_map_, X)
 
+    def _fit_penalized_design(self, X):
+        """Fit the feature map on ``X``, fix ``bias_scale_`` (:func:`bias_scale`) on its design, and
+        return the design of the penalized problem (bias column at ``bias_scale_``)."""
+        Phi = np.asarray(self._design(X, fit=True), dtype=np.float64)
+        self.bias_scale_ = bias_scale(self.feature_map_, Phi)
+        return scale_bias_row(Phi.T, self.bias_scale_).T
+
+    def _penalized_design(self, X, *, fit):
+        """``h(X)`` with the bias column at the ``bias_scale_`` already fixed (the design the weights
+        of the penalized problem multiply); ``fit`` refits the map (a CV fold's kernels)."""
+        return scale_bias_row(np.asarray(self._design(X, fit=fit), dtype=np.float64).T, self.bias_scale_).T
+
+    def _penalized_coef(self):
+        """``coef_``'s ``W`` in the penalized problem's units: the bias row divided by ``bias_scale_``."""
+        return scale_bias_row(self.coef_[:, :-1], 1.0 / self.bias_scale_)
+
+    def _warn_if_constant(self, Phi, y_enc, change):
+        """:class:`DegenerateFitWarning` when every weight of an input is zero (SMLR): the classifier
+        then ignores ``X``. ``Phi`` is the penalized design (for λ_max); ``change(lam_max)`` says
+        what to do."""
+        inputs = self.coef_[1:] if has_bias_column(self.feature_map_) else self.coef_
+        if self.penalty != "l1" or np.any(inputs != 0):
+            return
+        top, label = lambda_max(Phi, y_enc, len(self.classes_)), np.asarray(self.classes_[np.argmax(self.coef_[0])])
+        warn_degenerate(self, (
+            f"every weight is zero at lam={self.lam_:.3g}, at or above λ_max={top:.3g} for these data (the λ that "
+            f"zeroes every weight; it grows with the units of X): every class gets probability 1/{len(self.classes_)}"
+            if self.n_nonzero_ == 0 else f"every input's weight is zero at lam={self.lam_:.3g} (λ_max={top:.3g} for "
+            f"these data), only the bias is not: a constant classifier that predicts {label.item()!r}"), change(top))
+
     def _set_fit(self, W, info, solver):
+        """Fitted attributes from the penalized problem's ``W`` (bias row in its units)."""
         d = W.shape[0]
-        self.coef_ = np.hstack([W, np.zeros((d, 1))])
+        self.coef_ = np.hstack([scale_bias_row(W, self.bias_scale_), np.zeros((d, 1))])
         self.n_iter_ = int(info.n_iter)
         self.objective_ = float(info.objective)
         self.optimality_residual_ = float(info.residual)
@@ -271,7 +295,9 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
                              "not differentiable at its sparse mode, and without a prior the Hessian can be singular")
         Phi = self._design(self._training_inputs(X, "the Hessian"), fit=False)
         W = self.coef_[:, :-1]
-        precision = self.lam_ * np.eye(W.size) - np.asarray(hessian(jnp.asarray(W), jnp.asarray(Phi)))
+        # the prior's precision λ, on the intercept b = c·w_c (penalty λ w_c²/2) λ/c², c = bias_scale_
+        prior = np.asarray(flatten(scale_bias_row(np.full(W.shape, self.lam_), self.bias_scale_ ** -2.0)))
+        precision = np.diag(prior) - np.asarray(hessian(jnp.asarray(W), jnp.asarray(Phi)))
         L_inv = scipy.linalg.solve_triangular(np.linalg.cholesky(precision), np.eye(W.size), lower=True)
         return L_inv.T @ L_inv
 
@@ -283,7 +309,7 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         d = self.coef_.shape[0]
         coords = {"basis": basis_names(self, self.feature_map_, d), "class": [str(c) for c in self.classes_]}
         attrs = {"penalty": str(self.penalty), "lam": float(self.lam_), "objective": self.objective_,
-                 "optimality_residual": self.optimality_residual_}
+                 "optimality_residual": self.optimality_residual_, "bias_scale": self.bias_scale_}
         if draws:
             if X is None:
                 raise ValueError("Laplace draws need the training inputs X (the Hessian is taken on them)")
@@ -315,7 +341,8 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
             raise ValueError("y holds labels the classifier was not trained on")
         # the paper's ±1 labels for sign(wᵀx): +1 is classes_[0], the class w models
         signs = np.where(y == self.classes_[0], 1.0, -1.0)
-        return error_bounds(self.coef_[:, 0], self._design(X, fit=False), signs, lam=self.lam_,
+        # the theorems' ‖w‖₁ is the penalized one: the penalized problem's weights on its design
+        return error_bounds(self._penalized_coef()[:, 0], self._penalized_design(X, fit=False), signs, lam=self.lam_,
                             delta=delta, n_draws=n_draws, seed=seed)
 
     def __sklearn_tags__(self):
@@ -332,7 +359,13 @@ class SMLRClassifier(_MultinomialLogisticBase):
     penalty : {"l1", "l2", None}, default="l1"
         Laplace prior (SMLR, eq. 3), Gaussian prior (RMLR, Sec. 3.3) or none (ML).
     lam : float, default=1.0
-        ``λ``: the Laplace parameter, or the Gaussian prior's inverse variance.
+        ``λ``: the Laplace parameter, or the Gaussian prior's inverse variance. Its size is
+        relative to the units of ``h(x)``: above ``λ_max`` (:func:`lambda_max`) every SMLR weight is
+        zero, and the fit warns (:class:`~sparsebayes.inference._warnings.DegenerateFitWarning`).
+    lam_relative : bool, default=False
+        Take ``lam`` as a fraction of ``λ_max`` of the training data (SMLR only): ``λ = lam · λ_max``,
+        in ``lam_``. ``lam=0.01, lam_relative=True`` keeps the same penalty whatever the units of X;
+        the default takes ``lam`` as the number ``λ``.
     solver : {"auto", "newton", "surrogate-cd", "componentwise", "block"}, default="auto"
         Component-wise updates (eqs. 15–16), the block update (eqs. 7, 10, 13 with
         over-relaxation), the block surrogate maximized by coordinate sweeps, or an MM step
@@ -342,7 +375,9 @@ class SMLRClassifier(_MultinomialLogisticBase):
         ``h(x)``: inputs with a bias column, quadratic features, Gaussian kernels
         ``exp(−‖x−x'‖²/(2h²))`` on the training points (with a bias), raw ``X``, or any
         transformer (cloned; e.g. ``PolynomialFeatures(3)`` for the paper's polynomial basis).
-        Every weight, the bias included, is penalized, as in the paper.
+        Every weight, the bias included, is penalized, as in the paper; for the linear and quadratic
+        maps the bias column is ``bias_scale_`` (a power of two; 1 for inputs within a factor 8 of unit
+        size), so that the penalty on the intercept follows the units of X (:func:`bias_scale`).
     kernel_width : float, default=1.0
         ``h`` for ``features="kernel"``.
     tol : float, default=1e-6
@@ -363,13 +398,22 @@ class SMLRClassifier(_MultinomialLogisticBase):
     feature_map_ : transformer or None
     support_, retained_basis_ : basis functions with a nonzero weight in some class.
     relevance_indices_ : training points whose kernels are retained (Gaussian kernel bases only).
+    bias_scale_ : float
+        The bias column's value in the penalized problem: the intercept ``b`` is penalized as
+        ``λ|b|/bias_scale_`` (``objective_`` and ``optimality_residual_`` are that problem's; its
+        NumPyro twin is the model on the design with the bias column times ``bias_scale_``).
     n_nonzero_, n_iter_, objective_, optimality_residual_, solver_, lam_
+
+    A fit sets or deletes every fitted attribute; a fit that fails (bad input, or a warning
+    turned into an error) leaves the estimator unfitted, the previous model lost, as in
+    scikit-learn.
     """
 
-    def __init__(self, *, penalty="l1", lam=1.0, solver="auto", features="linear", kernel_width=1.0,
+    def __init__(self, *, penalty="l1", lam=1.0, lam_relative=False, solver="auto", features="linear", kernel_width=1.0,
                  tol=1e-6, max_iter=2000, warm_start=False, random_state=0):
         self.penalty = penalty
         self.lam = lam
+        self.lam_relative = lam_relative
         self.solver = solver
         self.features = features
         self.kernel_width = kernel_width
@@ -382,19 +426,29 @@ class SMLRClassifier(_MultinomialLogisticBase):
     def fit(self, X, y):
         """Fit the MAP estimate; raises ``ValueError`` on bad input."""
         make_prior(self.penalty, self.lam)
+        if not isinstance(self.lam_relative, (bool, np.bool_)):
+            raise ValueError(f"lam_relative must be True or False, got {self.lam_relative!r}")
+        if self.lam_relative and self.penalty != "l1":
+            raise ValueError(f"lam_relative=True takes lam as a fraction of SMLR's λ_max: penalty must be 'l1', "
+                             f"got {self.penalty!r}")
         old = (self.coef_, self.classes_) if self.warm_start and hasattr(self, "coef_") else None
+        self._clear_fitted()
         X, y_enc = self._validate(X, y)
         self.feature_map_ = self._feature_map(self.kernel_width)
-        Phi = self._design(X, fit=True)
+        Phi = self._fit_penalized_design(X)
         m = len(self.classes_)
         coef0 = None
         if old is not None and old[0].shape == (Phi.shape[1], m) and np.array_equal(old[1], self.classes_):
-            coef0 = old[0][:, :-1]
-        W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam, solver=self.solver,
+            coef0 = scale_bias_row(old[0][:, :-1], 1.0 / self.bias_scale_)
+        lam = float(self.lam) * (lambda_max(Phi, y_enc, m) if self.lam_relative else 1.0)
+        W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=lam, solver=self.solver,
                                    tol=self.tol, max_iter=self.max_iter, seed=visitation_seed(self.random_state),
                                    coef0=coef0)
-        self.lam_ = float(self.lam) if self.penalty is not None else 0.0
+        self.lam_ = lam if self.penalty is not None else 0.0
         self._set_fit(W, info, solver)
+        self._warn_if_constant(Phi, y_enc, lambda top: (
+            f"standardize X (e.g. StandardScaler), or pass lam well below λ_max={top:.3g} (lam_relative=True "
+            "takes lam as a fraction of λ_max, e.g. lam=0.01)"))
         if self.penalty is None and separates(W, Phi, y_enc):
             warnings.warn(
                 "the classes are separable in the basis: the maximum-likelihood weights do not exist "
@@ -403,157 +457,4 @@ class SMLRClassifier(_MultinomialLogisticBase):
         return self
 
 
-class SMLRCV(_MultinomialLogisticBase):
-    """SMLR/RMLR with λ (and optionally the kernel width) chosen by stratified K-fold CV.
-
-    For every width, each fold runs the λ grid from the largest value down, each fit
-    warm-started at the previous λ's estimate, and the first λ of a fold warm-started at
-    the previous fold's estimate (basis functions are matched by identity: a kernel is its
-    training point).  The criterion is the number of misclassified held-out points; ties are
-    broken by ``tie_break``.  The final model is refitted on all data.
-
-    Parameters
-    ----------
-    penalty, solver, features, tol, max_iter, random_state : as :class:`SMLRClassifier`.
-    lams : array-like or None, default=None
-        λ grid; ``None``: ``n_lams`` values log-spaced over ``[λ_max/10⁴, λ_max]``, where
-        ``λ_max`` zeroes every SMLR weight (computed on the full data).
-    n_lams : int, default=12
-    cv : int, default=5
-        Folds (stratified, shuffled with ``random_state``).
-    kernel_width : float, default=1.0
-    kernel_widths : array-like or None, default=None
-        Widths to choose from by CV (``features="kernel"`` only); ``None`` keeps ``kernel_width``.
-    tie_break : {"sparsest", "log_loss"}, default="sparsest"
-        Among the (width, λ) pairs with the fewest held-out errors: ``"sparsest"`` takes the
-        largest λ (then the lowest log-loss), the parsimonious choice for a sparse model;
-        ``"log_loss"`` takes the lowest held-out log-loss. Held-out error counts on small data
-        tie often, and the log-loss then favours the least penalized fit, which keeps every
-        kernel.
-
-    Attributes
-    ----------
-    lam_, kernel_width_ : the chosen values
-    lams_ : ndarray, the grid (descending)
-    cv_errors_ : ndarray (n_widths, n_lams), held-out misclassifications summed over folds
-    cv_log_loss_ : ndarray (n_widths, n_lams)
-    plus every fitted attribute of :class:`SMLRClassifier`.
-    """
-
-    def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", features="linear",
-                 kernel_width=1.0, kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
-                 random_state=0, progress_bar=False):
-        self.penalty = penalty
-        self.lams = lams
-        self.n_lams = n_lams
-        self.cv = cv
-        self.solver = solver
-        self.features = features
-        self.kernel_width = kernel_width
-        self.kernel_widths = kernel_widths
-        self.tie_break = tie_break
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.progress_bar = progress_bar
-
-    def _basis_ids(self, train_idx, n_basis):
-        """Identity of each basis column: kernels are their training points, bias is id 0."""
-        if isinstance(self.feature_map_, GaussianKernelFeatures):
-            return np.concatenate([[0], 1 + train_idx]) if self.feature_map_.bias else train_idx
-        return np.arange(n_basis)
-
-    def _grid(self, X, y_enc, m):
-        if self.lams is not None:
-            lams = np.sort(np.asarray(self.lams, dtype=np.float64))[::-1]
-            if lams.size == 0 or not np.all(np.isfinite(lams) & (lams > 0)):
-                raise ValueError("lams must be a non-empty list of positive finite numbers")
-            return lams
-        Phi = self._design(X, fit=True)
-        top = lambda_max(Phi, y_enc, m)
-        return top * np.logspace(0, -4, self.n_lams)
-
-    @atomic_fit
-    def fit(self, X, y):
-        """Cross-validate λ (and the width), then refit on all data."""
-        if self.penalty is None:
-            raise ValueError("SMLRCV chooses λ: penalty must be 'l1' or 'l2'")
-        make_prior(self.penalty, 1.0)
-        check_count("cv", self.cv, 2)
-        if self.lams is None:
-            check_count("n_lams", self.n_lams, 1)
-        for name in ("lams", "kernel_widths"):
-            grid = getattr(self, name)
-            if grid is not None and (np.ndim(grid) != 1 or np.size(grid) == 0):
-                raise ValueError(f"{name} must be None or a non-empty list of numbers, got {grid!r}")
-        if self.kernel_widths is not None and not (isinstance(self.features, str) and self.features == "kernel"):
-            raise ValueError(f"kernel_widths apply to features='kernel' only, got features={self.features!r}")
-        if self.tie_break not in ("sparsest", "log_loss"):
-            raise ValueError(f"tie_break must be 'sparsest' or 'log_loss', got {self.tie_break!r}")
-        X, y_enc = self._validate(X, y)
-        m = len(self.classes_)
-        counts = np.bincount(y_enc, minlength=m)
-        if counts.min() < self.cv:
-            raise ValueError(
-                f"class {np.asarray(self.classes_[counts.argmin()]).item()!r} has {counts.min()} samples, fewer than "
-                f"cv={self.cv} folds: it would be absent from some training folds"
-            )
-        widths = [self.kernel_width] if self.kernel_widths is None else list(self.kernel_widths)
-        folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state).split(X, y_enc))
-        seed = visitation_seed(self.random_state)
-        errors, losses, grids = [], [], []
-        n_grid = self.n_lams if self.lams is None else len(self.lams)
-        bar = tqdm(total=len(widths) * len(folds) * n_grid + 1, desc="SMLRCV", disable=not self.progress_bar)
-        for width in widths:
-            self.feature_map_ = self._feature_map(width)
-            lams = self._grid(X, y_enc, m)
-            grids.append(lams)
-            err, loss = np.zeros(len(lams)), np.zeros(len(lams))
-            memory = None  # first-λ estimate per basis id, carried across folds
-            for train, test in folds:
-                if len(np.unique(y_enc[train])) < m:
-                    missing = sorted(set(range(m)) - set(np.unique(y_enc[train])))
-                    raise ValueError(f"class(es) {self.classes_[missing].tolist()} absent from the training labels of a fold")
-                Phi_tr = self._design(X[train], fit=True)
-                Phi_te = self._design(X[test], fit=False)
-                ids = self._basis_ids(train, Phi_tr.shape[1])
-                if memory is None:
-                    n_ids = X.shape[0] + 1 if isinstance(self.feature_map_, GaussianKernelFeatures) else Phi_tr.shape[1]
-                    memory = np.zeros((n_ids, m - 1))
-                coef = memory[ids]
-                cache = {}
-                for i, lam in enumerate(lams):
-                    coef, _, _ = fit_coef(Phi_tr, y_enc[train], m, penalty=self.penalty, lam=lam,
-                                          solver=self.solver, tol=self.tol, max_iter=self.max_iter,
-                                          seed=seed, coef0=coef, cache=cache)
-                    if i == 0:
-                        memory[ids] = coef
-                    log_p = log_softmax(reference_logits(Phi_te, coef))
-                    err[i] += np.sum(log_p.argmax(1) != y_enc[test])
-                    loss[i] -= np.sum(log_p[np.arange(len(test)), y_enc[test]])
-                    bar.update()
-            errors.append(err)
-            losses.append(loss)
-        self.cv_errors_, self.cv_log_loss_ = np.array(errors), np.array(losses) / X.shape[0]
-        self.lams_ = grids[0] if len(grids) == 1 else np.array(grids)
-        keys = (self.cv_log_loss_.ravel(), self.cv_errors_.ravel())
-        if self.tie_break == "sparsest":
-            keys = (keys[0], -np.array(grids).ravel(), keys[1])
-        order = np.lexsort(keys)
-        w_best, l_best = np.unravel_index(order[0], self.cv_errors_.shape)
-        self.kernel_width_ = widths[w_best]
-        self.lam_ = float(grids[w_best][l_best])
-        self.feature_map_ = self._feature_map(self.kernel_width_)
-        Phi = self._design(X, fit=True)
-        W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam_, solver=self.solver,
-                                   tol=self.tol, max_iter=self.max_iter, seed=seed)
-        bar.update()
-        bar.close()
-        self._set_fit(W, info, solver)
-        if self.n_nonzero_ == 0:
-            warnings.warn(
-                f"SMLRCV chose lam={self.lam_:.3g}, where every weight is zero and every class gets probability "
-                f"1/{m}: no λ on the grid beat that in cross-validation. With inputs in small units the grid "
-                "(from λ_max, set by the bias) may stop short of useful λ: standardize the inputs, or give lams",
-                UserWarning, stacklevel=2)
-        return self
+from sparsebayes.inference.smlr_cv import SMLRCV  # noqa: E402  (re-exported: it builds on the classes above)
