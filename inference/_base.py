@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.features import (GaussianKernelFeatures, LinearFeatures, QuadraticFeatures,
                                          fit_transform_validated, input_names, transform_validated)
 
-from ._lowrank import factor_kernel_design, gaussian_kernel_rows
+from ._lowrank import factor_kernel_design, kernel_feature_rows
 from ._validation import validate_predict_data
 
 
@@ -40,16 +40,19 @@ def atomic_fit(fit):
     return wrapper
 
 
-def make_feature_map(features, *, kernel_width=1.0, bias=True, allow_none=False):
-    """``"linear"``, ``"quadratic"``, ``"kernel"`` (Gaussian, width ``kernel_width``) or a transformer
-    (cloned); with ``allow_none``, ``None`` too (no map: returns ``None``, the raw inputs)."""
+def make_feature_map(features, *, kernel_width=1.0, bias=True, allow_none=False, center=False, scale=False):
+    """``"linear"``, ``"quadratic"``, ``"kernel"`` (Gaussian, width ``kernel_width``: a number or
+    ``"scale"``) or a transformer (cloned); with ``allow_none``, ``None`` too (no map: returns
+    ``None``, the raw inputs). ``center`` / ``scale`` standardize the inputs of the linear and
+    quadratic maps (:class:`~sparsebayes.models.features.LinearFeatures`); kernels are
+    translation-invariant and their width sets the scale, so they take neither."""
     if features is None and allow_none:
         return None
     if isinstance(features, str):
         if features == "linear":
-            return LinearFeatures(bias=bias)
+            return LinearFeatures(bias=bias, center=center, scale=scale)
         if features == "quadratic":
-            return QuadraticFeatures(bias=bias)
+            return QuadraticFeatures(bias=bias, center=center, scale=scale)
         if features == "kernel":
             return GaussianKernelFeatures(width=kernel_width, bias=bias)
     elif hasattr(features, "fit") and hasattr(features, "transform"):
@@ -67,9 +70,18 @@ def has_bias_column(feature_map):
     return isinstance(feature_map, (LinearFeatures, QuadraticFeatures, GaussianKernelFeatures)) and bool(feature_map.bias)
 
 
-def fit_feature_design(X, features, *, kernel_width=1.0, bias=True):
-    """Fit the feature map on ``X``; returns ``(map, design)``."""
-    fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
+def raw_weights(feature_map, beta):
+    """``beta`` (..., n_columns) on a fitted map's columns, as weights of the raw terms its
+    ``get_feature_names_out`` names: the map's ``raw_weights`` (linear and quadratic maps on
+    standardized inputs, :class:`~sparsebayes.models.features.LinearFeatures`), else ``beta``."""
+    convert = getattr(feature_map, "raw_weights", None)
+    return np.asarray(beta, dtype=np.float64) if convert is None else convert(beta)
+
+
+def fit_feature_design(X, features, **map_kw):
+    """Fit the feature map (:func:`make_feature_map` of ``features`` and ``map_kw``) on ``X``;
+    returns ``(map, design)``."""
+    fm = make_feature_map(features, **map_kw)
     return fm, np.asarray(fit_transform_validated(fm, X), dtype=np.float64)
 
 
@@ -97,12 +109,12 @@ def basis_names(estimator, feature_map, width):
 FORM_KERNEL_DESIGN_MAX_N = 300
 
 
-def fit_design_or_factor(X, features, *, kernel_width=1.0, bias=True):
+def fit_design_or_factor(X, features, **map_kw):
     """``(map, H, factor)``: Gaussian kernel features of low numerical rank give the
     :class:`~sparsebayes.inference._lowrank.DesignFactor` of their design and ``H = None``
-    (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`); otherwise ``factor`` is
-    ``None`` and ``H`` is :func:`fit_feature_design`'s."""
-    fm = make_feature_map(features, kernel_width=kernel_width, bias=bias)
+    (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`; the kernel at the map's
+    resolved ``width_``); otherwise ``factor`` is ``None`` and ``H`` is :func:`fit_feature_design`'s."""
+    fm = make_feature_map(features, **map_kw)
     if not isinstance(fm, GaussianKernelFeatures):
         return (*fit_feature_design(X, fm), None)
     n = X.shape[0]
@@ -112,7 +124,7 @@ def fit_design_or_factor(X, features, *, kernel_width=1.0, bias=True):
         factor = factor_kernel_design(K.__getitem__, np.diagonal(K), bias=fm.bias)
     else:
         fm.fit(X)
-        factor = factor_kernel_design(gaussian_kernel_rows(X, fm.width), np.ones(n), bias=fm.bias)
+        factor = factor_kernel_design(kernel_feature_rows(fm, X), np.ones(n), bias=fm.bias)
         H = None if factor is not None else np.asarray(transform_validated(fm, X), dtype=np.float64)
     return (fm, None, factor) if factor is not None else (fm, H, None)
 

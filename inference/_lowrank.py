@@ -115,6 +115,14 @@ def gaussian_kernel_rows(X, width):
     return lambda i: gaussian_kernel(X[i:i + 1], X, width)[0]
 
 
+def kernel_feature_rows(feature_map, X):
+    """``row(i)`` of the kernel block of a :class:`~sparsebayes.models.features.GaussianKernelFeatures`
+    fitted on ``X`` (its ``kernel``: the resolved ``width_`` and the ``offset_`` its distances are
+    taken from), computed on demand, for :func:`factor_kernel_design`."""
+    X = np.asarray(X, dtype=np.float64)
+    return lambda i: feature_map.kernel(X[i:i + 1])[0]
+
+
 def centre_rows(factor):
     """The factor of the column-centred design ``(I − 11ᵀ/n) QH̃ = Q₂(R₂H̃)``, ``Q − 1 q̄ᵀ = Q₂R₂``."""
     Q2, R2 = np.linalg.qr(factor.basis - factor.basis.mean(axis=0))

@@ -266,7 +266,9 @@ class RidgeStart:
     small units) would start every weight near 0, from where Jeffreys EM prunes them all.
     Computed as the ``εI`` ridge on the columns scaled to norm 1 where they are shorter.
 
-    ``gram``, if given, is ``HᵀH`` (not modified).
+    ``gram``, if given, is ``HᵀH`` (not modified). A design whose regularized Gram matrix is not
+    positive definite in float64 (columns collinear to rounding) raises ``ValueError``: EM from
+    any start on it loses the weights to rounding.
     """
 
     def __init__(self, H, eps=1e-6, gram=None):
@@ -285,7 +287,13 @@ class RidgeStart:
         else:
             A = H.T @ H if gram is None else gram.copy()
         A[np.diag_indices(A.shape[0])] += eps
-        self.cho = scipy.linalg.cho_factor(A, lower=True)
+        try:
+            self.cho = scipy.linalg.cho_factor(A, lower=True)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                "the design's columns are numerically collinear: the ridge start's HᵀH + εI is not positive "
+                "definite in float64 (inputs with a large common offset beside a bias column do this); centre the "
+                "inputs (the EM estimators' standardize=True does) or drop the collinear columns") from None
 
     def __call__(self, y0):
         if self.dual:

@@ -12,6 +12,13 @@ Figueiredo (2003, Sec. 3.1; 002 Sec. 2) writes every model as ``u(x, β) = βᵀ
 
 Column 0 is the bias whenever ``bias=True``; a fitted model names its "relevance"
 training points through :meth:`GaussianKernelFeatures.centers_for`.
+
+Linear and quadratic maps can act on standardized inputs, ``z = (x − mean_) / scale_``
+(``center``, ``scale``), as scikit-learn's linear models centre: the bias is then the value at the
+training mean, and a fit does not depend on where the origin of ``x`` lies (nor, for a
+scale-free prior, on its units).
+:meth:`~_PolynomialMap.raw_weights` re-expresses weights on those columns as weights on the
+terms of the raw ``x`` that :meth:`get_feature_names_out` names.
 """
 from __future__ import annotations
 
@@ -116,52 +123,154 @@ def transform_validated(feature_map, X):
     return feature_map._transform_checked(X)
 
 
-class LinearFeatures(_FeatureMap):
+class _PolynomialMap(_FeatureMap):
+    """Terms of degree at most 2 in the inputs, optionally standardized: ``z = (x − mean_) / scale_``.
+
+    ``center`` subtracts the training mean (the bias then carries the value at the mean; it needs
+    ``bias=True``, which absorbs the shift); ``scale`` divides by the training SD (1 for a constant
+    input). Both are off by default: the map is then the paper's on the raw ``x``. A subclass gives
+    ``_pairs()``, the ``(i, j)`` of its products ``z_i z_j`` (none for linear).
+    """
+
+    def _check_params(self):
+        for name in ("center", "scale"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.center and not self.bias:
+            raise ValueError("center=True needs bias=True: the bias column carries the value at the training mean")
+
+    def _fit_inputs(self, X):
+        """Set ``mean_`` and ``scale_`` (zeros and ones where ``center`` / ``scale`` are off)."""
+        d = X.shape[1]
+        self.mean_ = X.mean(axis=0) if self.center else np.zeros(d)
+        sd = X.std(axis=0) if self.scale else np.ones(d)
+        self.scale_ = np.where(sd > 0, sd, 1.0)
+
+    def _inputs(self, X):
+        """``(X − mean_) / scale_``; ``X`` itself when neither is set."""
+        return (X - self.mean_) / self.scale_ if (self.center or self.scale) else X
+
+    def _raw_matrix(self):
+        """``A`` with ``h(x) = Aᵀ h_raw(x)``: column ``k`` holds the raw terms' coefficients of column
+        ``k`` of this map. With ``z_i = (x_i − m_i)/s_i``: ``z_i = x_i/s_i − m_i/s_i`` and
+        ``z_i z_j = (x_i x_j − m_j x_i − m_i x_j + m_i m_j)/(s_i s_j)`` (a square collects both middle
+        terms; ``m = 0`` without ``center``)."""
+        m, s, off = self.mean_, self.scale_, int(self.bias)
+        d = m.size
+        A = np.zeros((self.n_output_features_, self.n_output_features_))
+        lin = off + np.arange(d)
+        A[lin, lin] = 1.0 / s
+        if self.bias:
+            A[0, 0] = 1.0
+            A[0, lin] = -m / s
+        for k, (i, j) in enumerate(self._pairs(), start=off + d):
+            c = 1.0 / (s[i] * s[j])
+            A[k, k] = c
+            A[off + i, k] -= m[j] * c
+            A[off + j, k] -= m[i] * c
+            if self.bias:
+                A[0, k] += m[i] * m[j] * c
+        return A
+
+    def raw_weights(self, beta):
+        """Weights on the raw terms (``1, x_i, x_i x_j``, as :meth:`get_feature_names_out` names them)
+        of the function ``h(x)ᵀβ`` that ``beta`` (..., n_output_features_) gives on this map's columns:
+        ``h(x)ᵀβ = h_raw(x)ᵀ raw_weights(β)``. ``beta`` itself when the inputs are not standardized."""
+        check_is_fitted(self)
+        beta = np.asarray(beta, dtype=np.float64)
+        if not (self.center or self.scale):
+            return beta.copy()
+        return beta @ self._raw_matrix().T
+
+
+class LinearFeatures(_PolynomialMap):
     """``h(x) = [1, x_1, ..., x_d]`` (002 Sec. 2, "linear classifiers").
 
     Parameters
     ----------
     bias : bool, default=True
         Prepend a column of ones.
+    center, scale : bool, default=False
+        Standardize the inputs first (:class:`_PolynomialMap`): ``h(x) = [1, z]``, ``z = (x − mean_)/scale_``.
     """
 
-    def __init__(self, *, bias=True):
+    def __init__(self, *, bias=True, center=False, scale=False):
         self.bias = bias
+        self.center = center
+        self.scale = scale
 
     def _fit_checked(self, X):
+        self._fit_inputs(X)
         self.n_output_features_ = X.shape[1] + int(self.bias)
 
     def _transform_checked(self, X):
-        return self._with_bias(X)
+        return self._with_bias(self._inputs(X))
+
+    def _pairs(self):
+        return np.zeros((0, 2), dtype=int)
 
     def _names_checked(self, names):
         return names
 
 
-class QuadraticFeatures(_FeatureMap):
+class QuadraticFeatures(_PolynomialMap):
     """Linear terms, squares and pairwise products: ``d + d(d+1)/2`` features (000 Sec. 5.2.1).
 
     Parameters
     ----------
     bias : bool, default=True
         Prepend a column of ones.
+    center, scale : bool, default=False
+        Form the terms of the standardized inputs ``z = (x − mean_)/scale_`` (:class:`_PolynomialMap`).
     """
 
-    def __init__(self, *, bias=True):
+    def __init__(self, *, bias=True, center=False, scale=False):
         self.bias = bias
+        self.center = center
+        self.scale = scale
 
     def _fit_checked(self, X):
+        self._fit_inputs(X)
         d = X.shape[1]
         self.pairs_ = np.array(np.triu_indices(d)).T  # (i, j), i <= j: squares and products
         self.n_output_features_ = d + len(self.pairs_) + int(self.bias)
 
     def _transform_checked(self, X):
-        quad = X[:, self.pairs_[:, 0]] * X[:, self.pairs_[:, 1]]
-        return self._with_bias(np.hstack([X, quad]))
+        Z = self._inputs(X)
+        quad = Z[:, self.pairs_[:, 0]] * Z[:, self.pairs_[:, 1]]
+        return self._with_bias(np.hstack([Z, quad]))
+
+    def _pairs(self):
+        return self.pairs_
 
     def _names_checked(self, names):
         """``a``, then ``a^2`` for squares and ``a b`` for products (scikit-learn's spelling)."""
         return names + [f"{names[i]}^2" if i == j else f"{names[i]} {names[j]}" for i, j in self.pairs_]
+
+
+#: The kernel's distances are taken from the training mean (``GaussianKernelFeatures.offset_``)
+#: when that mean lies more than this many root-mean-square spreads from the origin. The kernel
+#: is translation-invariant, so this changes only rounding: ``‖x‖² + ‖c‖² − 2xᵀc`` loses about
+#: ``2 log2(‖mean‖ / spread)`` bits (at an offset of 1e8 on unit-spread inputs, every one), and
+#: beyond 10 spreads it loses over six of them; nearer the origin the distances are computed as
+#: they are, so fits on such data do not change by a rounding.
+KERNEL_SHIFT_RATIO = 10.0
+
+
+def scale_width(X):
+    """The width ``h`` of scikit-learn's ``gamma="scale"``: its kernel ``exp(−γ‖x − x'‖²)`` with
+    ``γ = 1/(d · var(X))`` (``var`` over all entries of the n × d ``X``) is ours,
+    ``exp(−‖x − x'‖²/(2h²))``, with ``h = √(d · var(X) / 2)``; constant ``X`` gets its ``γ = 1``."""
+    var = float(np.var(X))
+    return float(np.sqrt(X.shape[1] * var / 2.0)) if var != 0 else float(np.sqrt(0.5))
+
+
+def kernel_offset(X):
+    """The point distances are measured from: the mean of ``X`` when it lies more than
+    :data:`KERNEL_SHIFT_RATIO` root-mean-square spreads from the origin, else the origin."""
+    mean = X.mean(axis=0)
+    spread2 = float(np.mean(np.sum((X - mean) ** 2, axis=1)))
+    return mean if float(mean @ mean) > KERNEL_SHIFT_RATIO**2 * spread2 else np.zeros_like(mean)
 
 
 class GaussianKernelFeatures(_FeatureMap):
@@ -171,10 +280,20 @@ class GaussianKernelFeatures(_FeatureMap):
 
     Parameters
     ----------
-    width : float, default=1.0
-        The kernel width ``h``.
+    width : float or "scale", default=1.0
+        The kernel width ``h``; ``"scale"`` takes it from the training inputs at fit, the width of
+        scikit-learn's ``SVC(gamma="scale")`` (:func:`scale_width`).
     bias : bool, default=True
         Prepend a column of ones.
+
+    Attributes
+    ----------
+    width_ : float
+        The width in use (``width``, or the one ``"scale"`` resolved to).
+    offset_ : ndarray (d,)
+        The point distances are computed from (:func:`kernel_offset`): it changes their rounding only.
+    centers_ : ndarray (n, d)
+        The training points.
     """
 
     def __init__(self, *, width=1.0, bias=True):
@@ -187,14 +306,27 @@ class GaussianKernelFeatures(_FeatureMap):
         return cls(width=1.0 / (np.sqrt(2.0) * r), bias=bias)
 
     def _check_params(self):
+        if isinstance(self.width, str):
+            if self.width != "scale":
+                raise ValueError(f"kernel width must be a finite number > 0 or 'scale', got {self.width!r}")
+            return
         check_number("kernel width", self.width, 0.0, strict=True)
 
     def _fit_checked(self, X):
+        self.width_ = scale_width(X) if isinstance(self.width, str) else self.width
+        self.offset_ = kernel_offset(X)
         self.centers_ = X.copy()
         self.n_output_features_ = X.shape[0] + int(self.bias)
 
+    def kernel(self, X):
+        """The kernel block ``K(X, centers_)`` at ``width_``, distances taken from ``offset_``."""
+        check_is_fitted(self)
+        if not self.offset_.any():
+            return gaussian_kernel(X, self.centers_, self.width_)
+        return gaussian_kernel(X - self.offset_, self.centers_ - self.offset_, self.width_)
+
     def _transform_checked(self, X):
-        return self._with_bias(gaussian_kernel(X, self.centers_, self.width))
+        return self._with_bias(self.kernel(X))
 
     def _names_checked(self, names):
         """``kernel_i``: the kernel centred on training point ``i``."""

@@ -1,4 +1,4 @@
-"""API of the adaptive-sparseness estimators: sklearn checks, bad input, InferenceData, warnings."""
+"""API of the adaptive-sparseness estimators: bad input, InferenceData, warnings (the sklearn checks: tests/test_estimator_checks.py)."""
 import warnings
 
 import arviz as az
@@ -6,18 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sparsebayes.comparisons.synthetic import sinc, two_gaussians
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-
-
-@parametrize_with_checks([
-    AdaptiveSparseRegressor(), AdaptiveSparseRegressor(prior="laplace", gamma=2.0),
-    SparseProbitClassifier(), SparseProbitClassifier(prior="laplace"),
-])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _blobs(k=3, n=90, seed=0):

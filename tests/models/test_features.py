@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sparsebayes.models import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures, gaussian_kernel
 
@@ -40,11 +39,6 @@ def test_kernel_features_name_their_centres():
 def test_bad_width_is_a_value_error():
     with pytest.raises(ValueError, match="width"):
         GaussianKernelFeatures(width=0.0).fit(np.ones((3, 2)))
-
-
-@parametrize_with_checks([LinearFeatures(), QuadraticFeatures(), GaussianKernelFeatures()])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_feature_names_follow_the_columns_the_maps_compute():
