@@ -94,6 +94,7 @@ class TypeIIState(NamedTuple):
     last_gain: jax.Array
     recent: jax.Array         # (CYCLE_MEMORY,) L after each of the last steps, newest first (NaN before)
     cycled: jax.Array         # stopped on a cycle of moves, at the cycle's best L (:func:`note_cycle`)
+    n_moves: jax.Array        # steps that added, re-estimated or deleted a basis (0: the fit never left its start)
 
 
 def make_data(Phi, y, n_obs=None, basis_mask=None, yy=None):
@@ -394,6 +395,7 @@ def init(data, rule, noise_var, capacity, inverse=spd_inverse_lapack):
         last_gain=jnp.asarray(jnp.inf),
         recent=jnp.full(CYCLE_MEMORY, jnp.nan),
         cycled=jnp.zeros((), bool),
+        n_moves=jnp.zeros((), jnp.int32),
     )
     state = _recompute(data, state, state.var, noise_var, inverse)
     state = state._replace(lam=rule.update_lambda(jnp.sum(state.var), noise_var, 1))
@@ -504,6 +506,7 @@ def finish_move(data, state, rule, move, *, tol=1e-9):
     return state._replace(
         objective=objective(data, state, rule),
         n_iter=state.n_iter + 1,
+        n_moves=state.n_moves + (move.kind < 2).astype(jnp.int32),
         converged=jnp.zeros((), bool),
         capacity_hit=state.capacity_hit | (move.blocked > jnp.maximum(move.gain, tol)),
         last_gain=move.gain,

@@ -333,6 +333,16 @@ def _finish(state, best, since, extra_rows, patience):
                         converged=state.converged, stalled=stalled, capacity_hit=state.capacity_hit)
 
 
+def stopped_at_start(state):
+    """Whether the fit stopped at its start: its first step found no move gaining more than ``tol``
+    (``converged`` is set by the step that finds no move, and ends the run, so that step was the
+    first when ``n_iter`` is 1). The start is one basis function chosen by its projection on the
+    smoothed logits (:func:`init`), not by the evidence, and no search followed: the estimator
+    reports such a fit as not converged (raw linear features on ``X + 10``: every column looks like
+    the bias, none raises the evidence, and the fit is a constant classifier)."""
+    return bool(state.converged) and int(state.n_iter) == 1
+
+
 def coefficients(state, n_basis):
     """The mode over the ``n_basis`` candidates (zeros where pruned), as a NumPy array."""
     slots = np.asarray(state.basis_of_slot)

@@ -17,18 +17,27 @@ Fitted attributes: ``coef_`` (weights over the design columns, 0 where pruned), 
 kernel columns; for a plain design the kept column indices), ``sigma_`` (posterior
 covariance of the kept weights), ``noise_var_``, ``intercept_var_`` (with ``fit_intercept``,
 the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``lambda_``,
-``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_``, ``cycled_``
-(004 Algorithm 1 went round a cycle of moves; the fit stopped at the cycle's best ``L``, see
-:func:`sparsebayes.inference.typeii.note_cycle`).
+``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_`` (no move gains
+more than ``tol``, reached after at least one move: a fit that never left its start is not
+converged), ``cycled_`` (004 Algorithm 1 went round a cycle of moves; the fit stopped at the
+cycle's best ``L``, see :func:`sparsebayes.inference.typeii.note_cycle`).
+
+Degenerate fits: the empty model (every basis function pruned; ``objective_`` NaN) and a fit that
+never left its start give a :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` that
+says what to change. Without an intercept the usual cause is uncentred inputs: on ``X + 100``
+every column is nearly the constant direction and only their differences carry the signal, so no
+single add raises the evidence (with the collinearity guard ``align_max`` off too) and the search
+ends where it began; the start, Tipping & Faul's column of largest ``(φ_iᵀy)²/‖φ_i‖²``, is then
+no better than any other. Centring (``fit_intercept=True``) removes the cause.
+
+The Bernoulli RVM, :class:`~sparsebayes.inference.rvm_classifier.RVMClassifier`, is re-exported here.
 """
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
-from scipy.special import log_expit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
@@ -41,27 +50,22 @@ from sparsebayes.models.typeii_rules import (
     with_noise_update,
 )
 
-from . import typeii, typeii_bernoulli
-from ._base import (
-    OneVsAllLinkClassifier,
-    atomic_fit,
-    basis_names,
-    fit_feature_design,
-    has_bias_column,
-    make_feature_map,
-)
-from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, gaussian_kernel_rows
+from . import typeii
+from ._base import atomic_fit, basis_names, make_feature_map
+from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, kernel_feature_rows
 from ._shapes import bucket, pad_to
 from ._validation import (
     check_count,
     check_flags,
     check_max_iter,
     check_number,
-    validate_classification_data,
     validate_predict_data,
     validate_regression_data,
 )
+from ._warnings import warn_degenerate
+from .typeii_warnings import warn_after_fit
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
+from .rvm_classifier import RVMClassifier  # noqa: F401  (re-exported: it lived here)
 
 
 #: The type-II regressors try the factored kernel design only above this many training points:
@@ -99,11 +103,6 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
 
 
-#: A fitted σ² at most this fraction of mean(y²) (the engine's floor is 1e-12 of it) means the fit
-#: interpolates: a warning says so.
-NOISE_COLLAPSE = 1e-9
-
-
 class _TypeIIRegressor(RegressorMixin, BaseEstimator):
     """Shared fit/predict over :func:`sparsebayes.inference.typeii.fit`; subclasses give ``_rule``."""
 
@@ -130,7 +129,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         if not (self.low_rank and isinstance(fm, GaussianKernelFeatures) and X.shape[0] > LOW_RANK_MIN_N):
             return None
         keep_bias = fm.bias and not self.fit_intercept
-        factor = factor_kernel_design(gaussian_kernel_rows(X, fm.width), np.ones(X.shape[0]), bias=keep_bias)
+        factor = factor_kernel_design(kernel_feature_rows(fm, X), np.ones(X.shape[0]), bias=keep_bias)
         if factor is None:
             return None
         if not self.fit_intercept:
@@ -176,21 +175,40 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         m = self.design_offset_.size
         # the flat intercept integrated out: the evidence of the centred data, N − 1 dimensions
         n_obs = y.size - 1 if self.fit_intercept else y.size
-        # nothing to explain (a centred constant y is constant up to rounding; without an intercept only
-        # y = 0 is): the empty model (all weights pruned), no engine run
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
         rule = self._rule()
         fixed_noise = noise0 if type(rule).noise_mode == "fixed" else None
-        if (np.all(y_c == y_c[0]) and (self.fit_intercept or y_c[0] == 0)) or (factor is None and not np.any(Phi_c)):
+        # nothing to explain (a centred constant y is constant up to rounding; without an intercept only
+        # y = 0 is), or nothing to explain it with: the empty model (all weights pruned), no engine run
+        if np.all(y_c == y_c[0]) and (self.fit_intercept or y_c[0] == 0):
             self._set_empty(m, y_c, n_obs, fixed_noise)
+            warn_degenerate(self, "y is constant: the fit is the empty model, which predicts it",
+                            "nothing to fit; check the target", stacklevel=4)
+            return self
+        if factor is None and not np.any(Phi_c):
+            self._set_empty(m, y_c, n_obs, fixed_noise)
+            warn_degenerate(self, "every design column is zero" + (" once centred" if self.fit_intercept else "")
+                            + ": the fit is the empty model", "give features that vary over the data", stacklevel=4)
             return self
         state = fit_design(Phi_c, y_c, rule, noise0, max_iter=self.max_iter, tol=self.tol,
                            noise_every=self.noise_every, max_active=self.max_active, factor=factor, n_obs=n_obs)
+        self._set_from_state(state, rule, y_c, n_obs, fixed_noise)
+        warn_after_fit(self, state, rule, y_c)
+        return self
+
+    def _set_from_state(self, state, rule, y_c, n_obs, fixed_noise):
+        """The fitted attributes from the engine's final state. ``converged_`` holds when the engine
+        stopped because no move gained more than ``tol`` *after* moving at least once: a fit that
+        never left its start (one basis function, chosen by its projection on ``y``, not by the
+        evidence) searched nothing and is not reported as converged."""
+        m = self.design_offset_.size
+        moved = int(state.n_moves) > 0
         if bool(typeii.last_basis_pruned(state, rule)):
             # the engine keeps its last basis whatever the rule says (typeii.last_basis_pruned): the rule prunes it
             self._set_empty(m, y_c, n_obs, fixed_noise)
-            self.n_iter_, self.converged_, self.cycled_ = int(state.n_iter), bool(state.converged), bool(state.cycled)
-            return self
+            self.n_iter_, self.cycled_ = int(state.n_iter), bool(state.cycled)
+            self.converged_ = bool(state.converged) and moved
+            return
         active_slots = np.asarray(state.basis_of_slot) >= 0
         idx = np.asarray(state.basis_of_slot)[active_slots]
         order = np.argsort(idx)
@@ -202,32 +220,14 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self.active_[idx] = True
         self.sigma_ = np.asarray(state.Sigma)[np.ix_(active_slots, active_slots)][np.ix_(order, order)]
         self.noise_var_ = float(state.noise_var)
-        self.intercept_var_ = self.noise_var_ / y.size if self.fit_intercept else 0.0
+        self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
         self.lambda_ = float(state.lam)
         self.objective_ = float(state.objective)
         self.n_iter_ = int(state.n_iter)
-        self.converged_ = bool(state.converged)
+        self.converged_ = bool(state.converged) and moved
         self.cycled_ = bool(state.cycled)
         self.intercept_ = self.y_offset_ - float(self.design_offset_ @ coef)
         self._set_relevance()
-        if type(rule).noise_mode != "fixed" and self.noise_var_ <= NOISE_COLLAPSE * float(np.mean(y_c**2)):
-            warnings.warn(
-                f"the estimated noise variance collapsed to {self.noise_var_:.3g} ({self.noise_var_ / np.mean(y_c**2):.2g} "
-                f"of mean(y²)): the fit interpolates the training data with {int(self.active_.sum())} basis functions "
-                f"for {y.size} points, and its predictive sds are not to be trusted; fix the noise variance, or use "
-                "fewer basis functions than points", UserWarning, stacklevel=2)
-        profiled_hint = ("" if rule.profile_lambda or not hasattr(self, "lambda_update") else
-                         "; lambda_update='profiled' moves by an ascent of L and converges")
-        if self.cycled_:
-            warnings.warn(
-                f"{type(self).__name__} went round a cycle of moves and stopped after {self.n_iter_} steps at the "
-                "cycle's largest evidence: Helgøy & Li's Algorithm 1 scores each move at the current lambda, "
-                f"is not an ascent of their eq. 13 and need not settle{profiled_hint}", ConvergenceWarning)
-        elif not self.converged_:
-            warnings.warn(
-                f"{type(self).__name__} did not converge in max_iter={self.max_iter} steps "
-                f"(last gain {float(state.last_gain):.3g}); increase max_iter{profiled_hint}", ConvergenceWarning)
-        return self
 
     def _set_empty(self, m, y_c, n_obs, fixed_noise=None):
         """The empty model: no weight, ``σ² = y_cᵀy_c / n_obs`` (its maximum-likelihood noise) or the
@@ -484,100 +484,3 @@ class FLAPRegressor(_TypeIIRegressor):
                 f"({self.noise_var_:.3g}; Babacan et al.'s setting, not an estimate), so the predictive sd is "
                 "not calibrated; use estimate_noise=True (FLAPσ) or give noise_var", UserWarning, stacklevel=2)
         return out
-
-
-class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
-    """Relevance vector classifier: Bernoulli-logistic RVM by sequential type-II ML (Laplace approximation).
-
-    ``P(y = 1 | x) = σ(wᵀh(x))``, ``w_i ~ N(0, α_i⁻¹)``, flat hyperpriors (Tipping 2001;
-    Tipping & Faul 2003); engine :mod:`sparsebayes.inference.typeii_bernoulli`. For ``k > 2``
-    classes, ``k`` one-vs-rest classifiers whose ``σ(w_cᵀh(x))`` are normalized into class
-    probabilities (the paper's RVM columns are one-vs-all).
-
-    Parameters
-    ----------
-    features : {"kernel", "linear", "quadratic"} or transformer
-        The basis ``h(x)``, as for :class:`SparseProbitClassifier` (default: Gaussian kernels
-        ``exp(−‖x − x'‖²/(2h²))`` on the training points, with a bias).
-    kernel_width, bias : float, bool
-    max_iter, tol : int, float
-        Engine steps and the smallest gain in the approximate log evidence that counts as a move.
-
-    Attributes
-    ----------
-    classes_, beta_ (n_classifiers, n_basis: the mode, zeros where pruned), active_ (same shape,
-    bool), coef_ / intercept_ (``beta_`` without / with only the bias column, as for
-    :class:`SparseProbitClassifier`), relevance_indices_ (columns of ``coef_`` kept by any
-    classifier: training points for kernel features), n_kernels_ (their number), objective_
-    (Laplace-approximate log evidence per classifier), prior_var_ (``1/α``, 0 where pruned),
-    laplace_cov_ (per classifier, ``Σ`` over its active basis functions), n_iter_, converged_,
-    stalled_ (stopped on a
-    cycle, best state kept: see :mod:`sparsebayes.inference.typeii_bernoulli`).
-    """
-
-    def __init__(self, *, features="kernel", kernel_width=1.0, bias=True, max_iter=1000, tol=1e-6):
-        self.features = features
-        self.kernel_width = kernel_width
-        self.bias = bias
-        self.max_iter = max_iter
-        self.tol = tol
-
-    @atomic_fit
-    def fit(self, X, y):
-        check_flags(self)
-        check_max_iter(self.max_iter)
-        check_number("tol", self.tol, 0.0)
-        X, y_enc = validate_classification_data(self, X, y)
-        self.feature_map_, Phi = fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias)
-        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
-        mask = np.any(Phi != 0, axis=0)
-        states = [typeii_bernoulli.fit(Phi, t.astype(np.float64), mask, max_iter=int(self.max_iter), tol=self.tol)
-                  for t in targets]
-        self.beta_ = np.array([np.asarray(typeii_bernoulli.coefficients(s, Phi.shape[1])) for s in states])
-        self.active_ = np.array([np.asarray(s.var) > 0 for s in states])
-        has_bias = has_bias_column(self.feature_map_)
-        self.coef_ = self.beta_[:, 1:] if has_bias else self.beta_
-        self.intercept_ = self.beta_[:, 0] if has_bias else np.zeros(len(states))
-        self.prior_var_ = np.array([np.asarray(s.var) for s in states])
-        self.laplace_cov_ = [np.asarray(typeii_bernoulli.posterior_covariance(Phi, s)) for s in states]
-        self.objective_ = np.array([float(s.objective) for s in states])
-        self.n_iter_ = np.array([int(s.n_iter) for s in states])
-        self.converged_ = np.array([bool(s.converged) for s in states])
-        self.stalled_ = np.array([bool(s.stalled) for s in states])
-        self.relevance_indices_ = np.flatnonzero(np.any(self.coef_ != 0, axis=0))
-        self.n_kernels_ = int(self.relevance_indices_.size)
-        if np.any(self.stalled_):
-            warnings.warn(f"RVMClassifier: {int(self.stalled_.sum())} of {len(states)} fits stopped on a cycle of "
-                          "moves that did not raise the Laplace evidence (near-separable classes); the best state "
-                          "visited is kept", ConvergenceWarning)
-        if not np.all(self.converged_ | self.stalled_):
-            warnings.warn(f"RVMClassifier did not converge in max_iter={self.max_iter} steps; increase max_iter",
-                          ConvergenceWarning)
-        return self
-
-    def _log_link(self, eta):
-        """``log σ(η)``, the logistic link."""
-        return log_expit(eta)
-
-    def to_inference_data(self, *, draws=0, seed=0):
-        """ArviZ ``InferenceData``: the mode weights per classifier (one chain, one draw), or with
-        ``draws > 0`` draws of the Laplace posterior ``N(w*, Σ)`` at the fitted α (zeros
-        off the active set)."""
-        check_is_fitted(self, "coef_")
-        cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
-        coords = {"classifier": cls, "basis": basis_names(self, self.feature_map_, self.beta_.shape[1])}
-        dims = {"beta": ["classifier", "basis"]}
-        if draws:
-            per_class = zip(self.beta_, self.prior_var_, self.laplace_cov_)
-            beta = np.stack([gaussian_draws(beta, cov, n_draws=draws, seed=None if seed is None else [seed, c],
-                                            active=var > 0)
-                             for c, (beta, var, cov) in enumerate(per_class)], axis=2)
-            return draws_idata({"beta": beta}, method="rvm-bernoulli-laplace", coords=coords, dims=dims,
-                               attrs={"objective": self.objective_.tolist()})
-        return point_estimate_idata({"beta": self.beta_}, method="rvm-bernoulli-typeii", coords=coords, dims=dims,
-                                    attrs={"objective": self.objective_.tolist()})
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags

@@ -10,18 +10,12 @@ import numpy as np
 import pytest
 import scipy.optimize
 from scipy.special import expit, log_expit
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sparsebayes.comparisons import datasets
 from sparsebayes.inference import RVMClassifier, typeii_bernoulli
 from sparsebayes.models.features import GaussianKernelFeatures
 
 RIPLEY_WIDTH = 0.5 / np.sqrt(2)  # Tipping's exp(-|x-x'|^2 / r^2), r = 0.5
-
-
-@parametrize_with_checks([RVMClassifier()])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _ripley_subset(seed, n=100):

@@ -3,23 +3,11 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sparsebayes.comparisons.synthetic import sinc
 from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.models.features import GaussianKernelFeatures
-
-
-@parametrize_with_checks([BLSRegressor(), RVMRegressor(), FLAPRegressor(estimate_noise=True), FLAPRegressor()])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
-
-
-# in the fast suite since the Gibbs sweeps compile once per shape (33 s in one process; 2.5 min before)
-@parametrize_with_checks([BayesianLassoRegressor(num_warmup=50, num_samples=100, num_chains=2, rhat_max=np.inf)])
-def test_bayesian_lasso_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _sinc(n=60, sigma=0.1, seed=0):
@@ -261,7 +249,7 @@ def test_the_last_basis_the_rule_prunes_leaves_the_empty_model(Est):
     x = rng.standard_normal((40, 1))
     y = rng.standard_normal(40)
     m = Est().fit(x, y)
-    assert not m.active_.any() and np.all(m.coef_ == 0) and m.converged_ and m.n_iter_ > 0
+    assert not m.active_.any() and np.all(m.coef_ == 0) and not m.converged_ and m.n_iter_ > 0  # never left its start (issue 30)
     yc = y - y.mean()
     assert m.noise_var_ == pytest.approx(yc @ yc / 39, rel=1e-12)
     np.testing.assert_allclose(m.predict(x), y.mean())

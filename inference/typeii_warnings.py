@@ -1,0 +1,75 @@
+"""What the type-II estimators say after a fit: degenerate fits (:func:`warn_degenerate`), a
+collapsed noise variance, a cycle of moves, ``max_iter``. Shared by the regressors
+(:mod:`sparsebayes.inference.typeii_estimators`) and the Bernoulli RVM
+(:mod:`sparsebayes.inference.rvm_classifier`), so the advice reads the same in both.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from sparsebayes.models.features import GaussianKernelFeatures
+
+from ._warnings import warn_degenerate
+
+#: A fitted σ² at most this fraction of mean(y²) (the engine's floor is 1e-12 of it) means the fit
+#: interpolates: a warning says so.
+NOISE_COLLAPSE = 1e-9
+
+
+def scale_advice(feature_map, target="y"):
+    """What to change when no basis function explains ``target``: the Gaussian kernels' width
+    against the data's scale, or the inputs' scale and the features otherwise. (The width is not
+    formatted: it may be a number or a string such as ``"scale"``.)"""
+    if isinstance(feature_map, GaussianKernelFeatures):
+        return ("the Gaussian kernels' width (kernel_width, in the units of X) may not suit the data's scale: "
+                "standardize X, or use kernel_width='scale'")
+    return f"if {target} should depend on X, standardize X or choose other features"
+
+
+def regressor_advice(estimator):
+    """What to change after a degenerate regression fit, by whether it has an intercept."""
+    if not estimator.fit_intercept:
+        return ("without an intercept the columns must explain y through the origin: centre X and y, or use "
+                "fit_intercept=True (uncentred columns that explain y only together, e.g. X + c, are never added "
+                "one at a time)")
+    return "no basis function explains y beyond its mean; " + scale_advice(estimator.feature_map_)
+
+
+def warn_after_fit(estimator, state, rule, y_c):
+    """A fitted regressor's warnings, from the engine's final ``state`` (:mod:`.typeii`): a degenerate
+    fit (the empty model, a NaN objective, a fit that never left its start) as a
+    :class:`~sparsebayes.inference._warnings.DegenerateFitWarning`; else a collapsed σ², a cycle or
+    ``max_iter``. Each says what happened and what to change."""
+    est = estimator
+    if not est.active_.any() or not np.isfinite(est.objective_):
+        predicts = "the mean of y" if est.fit_intercept else "0"
+        warn_degenerate(est, f"every basis function was pruned: the fit is the empty model, which predicts "
+                        f"{predicts} (objective_ is NaN)", regressor_advice(est), stacklevel=5)
+        return
+    if int(state.n_moves) == 0:
+        warn_degenerate(est, "no move raised the objective from the starting model (the one basis function best "
+                        "aligned with y), so the fit stopped there (converged_ is False)", regressor_advice(est),
+                        stacklevel=5)
+        return
+    if type(rule).noise_mode != "fixed" and est.noise_var_ <= NOISE_COLLAPSE * float(np.mean(y_c**2)):
+        warnings.warn(
+            f"the estimated noise variance collapsed to {est.noise_var_:.3g} ({est.noise_var_ / np.mean(y_c**2):.2g} "
+            f"of mean(y²)): the fit interpolates the training data with {int(est.active_.sum())} basis functions "
+            f"for {y_c.size} points, and its predictive sds are not to be trusted; fix the noise variance, or use "
+            "fewer basis functions than points", UserWarning, stacklevel=4)
+    profiled_hint = ("" if rule.profile_lambda or not hasattr(est, "lambda_update") else
+                     "; lambda_update='profiled' moves by an ascent of L and converges")
+    name = type(est).__name__
+    if est.cycled_:
+        warnings.warn(
+            f"{name} went round a cycle of moves and stopped after {est.n_iter_} steps at the "
+            "cycle's largest evidence: Helgøy & Li's Algorithm 1 scores each move at the current lambda, "
+            f"is not an ascent of their eq. 13 and need not settle{profiled_hint}", ConvergenceWarning, stacklevel=4)
+    elif not est.converged_:
+        warnings.warn(
+            f"{name} did not converge in max_iter={est.max_iter} steps "
+            f"(last gain {float(state.last_gain):.3g}); increase max_iter{profiled_hint}", ConvergenceWarning,
+            stacklevel=4)
