@@ -1,0 +1,56 @@
+"""scikit-learn's estimator checks over every estimator of the package, with no expected failures.
+
+One ``parametrize_with_checks`` over every estimator :mod:`sparsebayes.inference` exports (in the
+configurations the per-module tests used to check: both adaptive priors, FLAP with its noise
+fixed and estimated) and the feature maps of :mod:`sparsebayes.models.features`. Nothing is
+excluded, nothing is expected to fail, and no warning is silenced: a check that fails is a bug
+of the estimator. (These checks used to be spread over the estimators' test modules; the SMLR
+ones ran with ``ConvergenceWarning`` ignored.)
+
+The Bayesian Lasso's chains are short (its Gibbs sweeps compile once per shape) and its R-hat
+check is off: the checks fit on data too small for R-hat to mean anything.
+"""
+import numpy as np
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import sparsebayes.inference as inference
+from sparsebayes.inference import (
+    SMLRCV,
+    AdaptiveSparseRegressor,
+    BayesianLassoRegressor,
+    BLSRegressor,
+    FLAPRegressor,
+    RVMClassifier,
+    RVMRegressor,
+    SMLRClassifier,
+    SparseProbitClassifier,
+)
+from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
+
+ESTIMATORS = [
+    AdaptiveSparseRegressor(),
+    AdaptiveSparseRegressor(prior="laplace", gamma=2.0),
+    SparseProbitClassifier(),
+    SparseProbitClassifier(prior="laplace"),
+    RVMRegressor(),
+    BLSRegressor(),
+    FLAPRegressor(),
+    FLAPRegressor(estimate_noise=True),
+    RVMClassifier(),
+    SMLRClassifier(),
+    SMLRCV(cv=3, n_lams=4),
+    BayesianLassoRegressor(num_warmup=50, num_samples=100, num_chains=2, rhat_max=np.inf),
+    LinearFeatures(),
+    QuadraticFeatures(),
+    GaussianKernelFeatures(),
+]
+
+
+def test_every_exported_estimator_is_checked():
+    exported = {name for name in inference.__all__ if isinstance(getattr(inference, name), type)}
+    assert exported <= {type(est).__name__ for est in ESTIMATORS}
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
