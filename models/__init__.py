@@ -7,9 +7,11 @@ __all__ = ["GaussianKernelFeatures", "LinearFeatures", "QuadraticFeatures", "gau
 
 from .adaptive import sparse_probit_model, sparse_regression_model
 from .likelihoods import GaussianLikelihood, ProbitLikelihood
-from .priors import JeffreysPrior, LaplacePrior, make_prior
+from .horseshoe import HorseshoePrior
+from .priors import HIERARCHIES, JeffreysPrior, LaplacePrior, make_prior, register_hierarchy, require
 
 __all__ += [
-    "GaussianLikelihood", "JeffreysPrior", "LaplacePrior", "ProbitLikelihood", "make_prior",
+    "GaussianLikelihood", "HIERARCHIES", "HorseshoePrior", "JeffreysPrior", "LaplacePrior", "ProbitLikelihood",
+    "make_prior", "register_hierarchy", "require",
     "sparse_probit_model", "sparse_regression_model",
 ]

@@ -6,7 +6,8 @@ Probit (002 Sec. 2): ``z = Hβ + w``, ``w ~ N(0, 1)``, ``y = 1[z ≥ 0]``. By de
 stability; ``latent=True`` keeps ``z`` as a sampled site (the data-augmentation form that the
 EM's E-step, 002 eq. 6, takes the expectation of).
 
-Hyperpriors on τ_i:
+Hyperpriors on τ_i (or ``prior=`` a hierarchy object of :mod:`sparsebayes.models.priors`, e.g.
+:class:`~sparsebayes.models.horseshoe.HorseshoePrior`, whose ``sample_beta`` is the statement):
 
 * ``"laplace"``: ``τ_i ~ Exp(rate γ/2)`` (002 eq. 10); γ fixed, or ``γ ~ Gamma(a, b)`` when
   ``gamma_prior=(a, b)`` (a hyperprior the papers do not use; it lets NUTS learn γ).
@@ -27,7 +28,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import log_ndtr
 from numpyro.distributions import constraints
 
-from .priors import variance_of_precision
+from .priors import is_hierarchy, require, variance_of_precision
 
 
 #: The factor site of the improper Jeffreys hyperprior: a model that has it has no posterior to
@@ -53,6 +54,11 @@ def _tau(p, prior, gamma, gamma_prior, surrogate_eps):
 
 def _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal):
     p = H.shape[1]
+    if is_hierarchy(prior):  # a hierarchy object owns its sampling statement
+        if marginal or gamma_prior is not None or surrogate_eps is not None:
+            raise ValueError("marginal, gamma_prior and surrogate_eps apply to the prior names 'laplace' and "
+                             "'jeffreys'; a hierarchy object carries its own settings")
+        return require(prior, "nuts").sample_beta(p)
     if marginal:
         if prior != "laplace":
             raise ValueError("marginal=True is the Laplace marginal; the Jeffreys marginal is improper")
