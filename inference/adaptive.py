@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, scale_width, transform_validated
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
-from sparsebayes.models.priors import make_prior
+from sparsebayes.models.priors import hierarchy_name, make_prior, require
 
 from ._base import (
     OneVsAllLinkClassifier,
@@ -78,6 +78,14 @@ def _kernel_width_hint(fm):
             "use kernel_width='scale', or standardize X")
 
 
+def _conditioned_on(prior):
+    """What the Gaussian draws at an EM fit hold fixed: the final E-step's prior variances
+    ``1/E[1/v_i | β_i]`` (``β_i²`` for Jeffreys, where that is the plug-in itself)."""
+    if hierarchy_name(prior) == "jeffreys":
+        return "plug-in tau_i = beta_i^2"
+    return "tau_i = 1/E[1/tau_i | beta_i]"
+
+
 def _warn_if_collinear(estimator, H):
     """``DegenerateFitWarning`` when a linear or quadratic design (not wider than it is tall) has
     numerically dependent columns (duplicated inputs, an exact linear relation): the sparse MAP is
@@ -103,13 +111,13 @@ class _AdaptiveSparseBase(BaseEstimator):
             raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
         check_number("tol", self.tol, 0.0, strict=True)
         check_max_iter(self.max_iter)
-        return make_prior(self.prior, self.gamma)
+        return require(make_prior(self.prior, self.gamma), "em")
 
     def _design(self, X):
         """``(feature map, H, factor)``: with ``low_rank``, ``factor`` is the :class:`DesignFactor` of a
         low-rank kernel design and ``H`` is ``None``; otherwise ``factor`` is ``None``. Sets ``design_rank_``."""
         kw = dict(kernel_width=self.kernel_width, bias=self.bias, center=bool(self.standardize and self.bias),
-                  scale=bool(self.standardize and self.prior == "jeffreys"))
+                  scale=bool(self.standardize and getattr(make_prior(self.prior, self.gamma), "scale_free", False)))
         if self.low_rank:
             fm, H, factor = fit_design_or_factor(X, self.features, **kw)
         else:
@@ -176,9 +184,11 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
 
     Parameters
     ----------
-    prior : {"jeffreys", "laplace"}, default="jeffreys"
-        Hyperprior on the variances τ_i: parameter-free Jeffreys ``p(τ) ∝ 1/τ``, or the
-        exponential with rate γ/2 (a Laplacian ``√γ ‖β‖₁`` penalty).
+    prior : {"jeffreys", "laplace", "horseshoe"} or a hierarchy object, default="jeffreys"
+        Hyperprior on the variances τ_i: parameter-free Jeffreys ``p(τ) ∝ 1/τ``, the
+        exponential with rate γ/2 (a Laplacian ``√γ ‖β‖₁`` penalty), or any registered hierarchy
+        with an EM E-step (:data:`sparsebayes.models.priors.HIERARCHIES`), given by name (its
+        defaults) or as an object such as ``HorseshoePrior(tau=0.1)``.
     gamma : float, default=1.0
         Laplace hyperparameter γ (ignored by Jeffreys).
     features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
@@ -190,7 +200,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         ``bias=True``, gives ``intercept_``.
     kernel_width : float or "scale", default="scale"
         ``h`` in ``exp(-‖x − x'‖² / (2h²))``; ``"scale"`` takes it from the training inputs,
-        ``h = √(d · var(X) / 2)``, the width of scikit-learn's ``SVC(gamma="scale")``
+        ``h = √(Σ_j var(x_j) / 2)``, the width of scikit-learn's ``SVC(gamma="scale")`` on centred columns
         (``feature_map_.width_`` holds the one in use).
     bias : bool, default=True
         Include a constant basis function (weighted, and penalized, like the others as in
@@ -329,12 +339,12 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         if draws:
             active, _, cov = self.gaussian_conditional()
             beta = gaussian_draws(self.beta_, cov, n_draws=draws, seed=seed, active=active)
-            given = "tau_i = 1/E[1/tau_i | beta_i]" if self.prior == "laplace" else "plug-in tau_i = beta_i^2"
+            given = _conditioned_on(self.prior)
             return draws_idata({"beta": beta}, method="em-gaussian-conditional", coords=coords, dims=dims,
-                               attrs={"prior": self.prior,
+                               attrs={"prior": hierarchy_name(self.prior),
                                       "conditional_on": f"{given}, noise_var = {self.noise_var_:.6g}"})
         return point_estimate_idata({"beta": self.beta_, "noise_var": self.noise_var_},
-                                    method=f"em-{self.prior}", coords=coords, dims=dims)
+                                    method=f"em-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
 
 
 class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveSparseBase):
@@ -441,7 +451,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             beta = np.stack([gaussian_draws(b, cov, n_draws=draws, seed=None if seed is None else [seed, c],
                                            active=np.flatnonzero(b))
                              for c, (b, cov) in enumerate(zip(self.beta_, self.laplace_cov_))], axis=2)
-            given = "tau_i = 1/E[1/tau_i | beta_i]" if self.prior == "laplace" else "plug-in tau_i = beta_i^2"
-            return draws_idata({"beta": beta}, method=f"em-probit-{self.prior}-laplace", coords=coords, dims=dims,
-                               attrs={"prior": self.prior, "conditional_on": given})
-        return point_estimate_idata({"beta": self.beta_}, method=f"em-probit-{self.prior}", coords=coords, dims=dims)
+            given = _conditioned_on(self.prior)
+            return draws_idata({"beta": beta}, method=f"em-probit-{hierarchy_name(self.prior)}-laplace", coords=coords, dims=dims,
+                               attrs={"prior": hierarchy_name(self.prior), "conditional_on": given})
+        return point_estimate_idata({"beta": self.beta_}, method=f"em-probit-{hierarchy_name(self.prior)}", coords=coords, dims=dims)

@@ -58,11 +58,13 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
     features : {"kernel", "linear", "quadratic"} or transformer
         The basis ``h(x)``, as for :class:`SparseProbitClassifier` (default: Gaussian kernels
         ``exp(−‖x − x'‖²/(2h²))`` on the training points, with a bias). ``"linear"`` and
-        ``"quadratic"`` with ``bias=True`` act on the inputs centred at their training mean (the
-        module says why); a transformer is used as it is.
-    kernel_width, bias : float or str, bool
-        The kernel width ``h`` (in the units of ``X``; see the feature map for the values it
-        takes) and whether ``h(x)`` has a constant column.
+        ``"quadratic"`` with ``bias=True`` act on the inputs standardized at their training mean and
+        sd (the model's flat hyperpriors make it scale-free); a transformer is used as it is.
+    kernel_width : float or "scale", default="scale"
+        The kernel width ``h`` in the units of ``X``; ``"scale"`` takes it from the training inputs,
+        ``h = √(Σ_j var(x_j) / 2)`` (scikit-learn's ``SVC(gamma="scale")``).
+    bias : bool, default=True
+        Whether ``h(x)`` has a constant column.
     max_iter, tol : int, float
         Engine steps and the smallest gain in the approximate log evidence that counts as a move.
 
@@ -79,7 +81,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
     cycle, best state kept: see :mod:`sparsebayes.inference.typeii_bernoulli`).
     """
 
-    def __init__(self, *, features="kernel", kernel_width=1.0, bias=True, max_iter=1000, tol=1e-6):
+    def __init__(self, *, features="kernel", kernel_width="scale", bias=True, max_iter=1000, tol=1e-6):
         self.features = features
         self.kernel_width = kernel_width
         self.bias = bias

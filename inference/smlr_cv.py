@@ -61,7 +61,10 @@ class SMLRCV(_MultinomialLogisticBase):
     cv : int, default=5
         Folds (stratified, shuffled with ``random_state``); fewer, with a warning, when a class
         has fewer members (:func:`n_folds`), so that every class is in every training part.
-    kernel_width : float, default=1.0
+    kernel_width : float or "scale", default="scale"
+        ``h`` for ``features="kernel"``; ``"scale"`` takes it from the training inputs,
+        ``h = √(Σ_j var(x_j) / 2)`` (scikit-learn's ``SVC(gamma="scale")`` on centred columns);
+        ``feature_map_.width_`` holds the one in use.
     kernel_widths : array-like or None, default=None
         Widths to choose from by CV (``features="kernel"`` only); ``None`` keeps ``kernel_width``.
     tie_break : {"sparsest", "log_loss"}, default="sparsest"
@@ -85,7 +88,7 @@ class SMLRCV(_MultinomialLogisticBase):
     """
 
     def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", features="linear",
-                 kernel_width=1.0, kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
+                 kernel_width="scale", kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
                  random_state=0, progress_bar=False):
         self.penalty = penalty
         self.lams = lams

@@ -310,8 +310,11 @@ class RVMRegressor(_TypeIIRegressor):
         :class:`AdaptiveSparseRegressor` and :class:`RVMClassifier`, with a bias column (centred
         away, and so never selected, when ``fit_intercept=True``); a transformer such as
         ``GaussianKernelFeatures.from_helgoy_li(r)`` is cloned and fitted.
-    kernel_width : float
+    kernel_width : float or "scale", default="scale"
         Width ``h`` of ``features="kernel"`` (``exp(−‖x − x'‖²/(2h²))``); unused otherwise.
+        ``"scale"`` takes it from the training inputs,
+        ``h = √(Σ_j var(x_j) / 2)`` (scikit-learn's ``SVC(gamma="scale")`` on centred columns);
+        ``feature_map_.width_`` holds the one in use.
     fit_intercept : bool
         Centre the design and ``y`` (unpenalised intercept).
     c, d : float
@@ -331,7 +334,7 @@ class RVMRegressor(_TypeIIRegressor):
 
     _method = "rvm-typeii"
 
-    def __init__(self, *, features=None, kernel_width=1.0, fit_intercept=True, c=-1.0, d=0.0, max_iter=2000,
+    def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, c=-1.0, d=0.0, max_iter=2000,
                  tol=1e-9, noise_every=5, max_active=None, low_rank=True):
         self.features = features
         self.kernel_width = kernel_width
@@ -380,7 +383,7 @@ class BLSRegressor(_TypeIIRegressor):
 
     _method = "bls-typeii"
 
-    def __init__(self, *, features=None, kernel_width=1.0, fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
+    def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
                  lambda_update="algorithm1", noise_update="eq18", max_iter=2000, tol=1e-5, noise_every=1,
                  max_active=None, low_rank=True):
         self.features = features
@@ -438,7 +441,7 @@ class FLAPRegressor(_TypeIIRegressor):
 
     _method = "flap-typeii"
 
-    def __init__(self, *, features=None, kernel_width=1.0, fit_intercept=True, estimate_noise=False,
+    def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, estimate_noise=False,
                  noise_var=None, a=0.0, b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5,
                  noise_every=1, max_active=None, low_rank=True):
         self.features = features

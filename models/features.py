@@ -258,11 +258,17 @@ KERNEL_SHIFT_RATIO = 10.0
 
 
 def scale_width(X):
-    """The width ``h`` of scikit-learn's ``gamma="scale"``: its kernel ``exp(−γ‖x − x'‖²)`` with
-    ``γ = 1/(d · var(X))`` (``var`` over all entries of the n × d ``X``) is ours,
-    ``exp(−‖x − x'‖²/(2h²))``, with ``h = √(d · var(X) / 2)``; constant ``X`` gets its ``γ = 1``."""
-    var = float(np.var(X))
-    return float(np.sqrt(X.shape[1] * var / 2.0)) if var != 0 else float(np.sqrt(0.5))
+    """The width ``h = √(Σ_j var(x_j) / 2)``: half the mean squared distance between two training
+    points is ``h²``, so the kernel ``exp(−‖x − x'‖²/(2h²))`` sits at ``e^{−1}`` for a typical pair.
+
+    On column-centred data this is scikit-learn's ``gamma="scale"`` (its ``exp(−γ‖x − x'‖²)`` with
+    ``γ = 1/(d · var(X))``, ``var`` over all entries): ``d · var(X) = Σ_j var(x_j)`` there. It
+    differs where the columns' means differ: scikit-learn's ``var(X)`` counts the spread of the
+    means, so a column shifted by a constant, or a constant column, changes its width, while the
+    distances between points do not change; the per-column sum keeps the width (and so the fit)
+    unchanged by per-column offsets. Constant ``X`` gets ``γ = 1`` (``h = √½``), as there."""
+    total = float(np.sum(np.var(X, axis=0)))
+    return float(np.sqrt(total / 2.0)) if total != 0 else float(np.sqrt(0.5))
 
 
 def kernel_offset(X):

@@ -96,6 +96,8 @@ class JeffreysPrior(NamedTuple):
 
     #: The registry name.
     name = "jeffreys"
+    #: No parameter with units: the MAP is equivariant under a rescaling of each column.
+    scale_free = True
 
     def log_mixing_density(self, v):
         """``log p(τ_i = v) = −log v`` up to the (infinite) normalizer: improper."""
@@ -204,3 +206,7 @@ def variance_of_precision(precision):
 
 register_hierarchy(LaplacePrior)
 register_hierarchy(JeffreysPrior)
+
+# The built-in hierarchies defined in their own modules register on import; importing them here
+# makes every registered name reachable from make_prior however the package was imported.
+from sparsebayes.models import horseshoe as _horseshoe  # noqa: E402,F401

@@ -79,6 +79,13 @@ def test_a_wrong_e_step_is_caught():
         def em_scale(self, beta):  # the weight of ν + 2, not ν + 1
             return jnp.sqrt((self.df + beta**2) / (self.df + 2.0))
 
+    class WrongTwin(StudentTPrior):
+        def sample_beta(self, p, name="beta"):  # β drawn 10 % too wide
+            v = numpyro.sample("v", dist.InverseGamma(self.df / 2.0, self.df / 2.0).expand([p]).to_event(1))
+            return numpyro.sample(name, dist.Normal(0.0, 1.1 * jnp.sqrt(v)).to_event(1))
+
+    with pytest.raises(AssertionError, match="twin's draws"):
+        dict(hierarchy_checks(WrongTwin()))["twin_draws_marginal"]()
     checks = dict(hierarchy_checks(Wrong()))
     with pytest.raises(AssertionError, match="E\\[1/v"):
         checks["e_step_quadrature"]()

@@ -62,3 +62,22 @@ def test_em_keeps_every_weight_the_posterior_puts_far_from_zero(diabetes, poster
 def test_type2_and_a_wrong_engine_refuse_the_horseshoe_by_name():
     with pytest.raises(ValueError, match="HorseshoePrior has no type-II update"):
         require(HorseshoePrior(), "type2")
+
+
+def test_the_estimators_take_the_horseshoe_by_name_or_object(diabetes):
+    from sklearn.base import clone
+
+    from sparsebayes.inference import AdaptiveSparseRegressor
+
+    X, y = diabetes
+    by_name = AdaptiveSparseRegressor(prior="horseshoe", tol=1e-8, max_iter=5000).fit(X, y)
+    by_object = clone(AdaptiveSparseRegressor(prior=HorseshoePrior(1.0), tol=1e-8, max_iter=5000)).fit(X, y)
+    np.testing.assert_array_equal(by_name.coef_, by_object.coef_)
+    # the design is centred and y has mean 0, so the penalized bias is pruned and the slopes are the
+    # engine's fit on the raw columns
+    em = fit_em(X, y, HorseshoePrior(1.0), GaussianLikelihood(), tol=1e-8, max_iter=5000)
+    np.testing.assert_allclose(by_name.coef_, em.beta, atol=1e-6)
+    idata = by_name.to_inference_data()
+    assert idata.posterior.attrs["inference"] == "em-horseshoe"
+    with pytest.raises(ValueError, match="prior must be one of"):
+        AdaptiveSparseRegressor(prior="horse").fit(X, y)

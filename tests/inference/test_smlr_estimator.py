@@ -77,6 +77,18 @@ def test_auto_solver_is_the_one_that_ran():
     assert SMLRClassifier(lam=1.0, solver="auto").fit(X, y).solver_ == "newton"
 
 
+@pytest.mark.parametrize("backend", ["gpu", "cuda", "tpu"])
+def test_auto_takes_the_dense_block_solver_on_an_accelerator(backend, monkeypatch):
+    from sparsebayes.inference import smlr
+
+    for n, d, m in [(81, 3, 3), (100, 513, 3), (100_000, 500, 10)]:  # Newton / surrogate-cd on a CPU
+        assert smlr.choose_solver("auto", n, d, m, backend=backend) == "block"
+        assert smlr.choose_solver("auto", n, d, m, backend="cpu") != "block"
+    monkeypatch.setattr(smlr.jax, "default_backend", lambda: backend)  # the backend stubbed
+    X, y = _three_blobs(30)
+    assert SMLRClassifier(lam=1.0, solver="auto").fit(X, y).solver_ == "block"
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 5])
 def test_block_at_default_tol_sets_the_same_zeros_as_componentwise(seed):
     """Eq. 13 alone only shrinks weights towards zero; the block solver must still end with exact zeros."""

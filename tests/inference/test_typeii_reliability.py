@@ -67,17 +67,19 @@ def test_rvm_classifier_that_predicts_one_class_warns_with_what_to_change():
 
 
 def test_rvm_classifier_whose_kernels_reach_no_other_point_warns():
-    """Inputs in the hundreds at the default width ``h = 1`` (as raw breast-cancer data: every
-    training point right, the majority class for anything new): each kept kernel is ≈ 0 at every
-    other training point, a lookup table of training points. Not constant on its training data, so
-    only this check catches it; the same data standardized fit without the warning."""
+    """Inputs in the hundreds at a width ``h = 1`` (as raw breast-cancer data at the old default
+    width: every training point right, the majority class for anything new): each kept kernel is ≈ 0
+    at every other training point, a lookup table of training points. Not constant on its training
+    data, so only this check catches it; the same data standardized, and the same raw data at the
+    default ``kernel_width="scale"``, fit without the warning."""
     X, y = make_classification(60, 4, n_informative=3, n_redundant=0, weights=[0.7], random_state=0)
     with pytest.warns(DegenerateFitWarning, match="kernels is below 0.001 at every other training point.*'scale'"):
-        clf = RVMClassifier().fit(X * 100.0, y)
+        clf = RVMClassifier(kernel_width=1.0).fit(X * 100.0, y)
     assert clf.score(X * 100.0, y) == 1.0 and clf.n_kernels_ > 0
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateFitWarning)
-        RVMClassifier().fit(X, y)
+        RVMClassifier(kernel_width=1.0).fit(X, y)
+        RVMClassifier().fit(X * 100.0, y)
 
 
 def _uncentred_regression(offset=100.0):

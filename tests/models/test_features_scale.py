@@ -15,9 +15,12 @@ def _data(seed=0, n=40, d=3):
     return rng.normal(size=(n, d)) * [1.0, 3.0, 0.2] + [1.0, -2.0, 5.0]
 
 
-def test_scale_width_is_sklearns_gamma_scale():
-    """exp(−γ‖x − x'‖²) with γ = 1/(d · X.var()) is exp(−‖x − x'‖²/(2h²)) at h = √(d · X.var()/2)."""
+def test_scale_width_is_sklearns_gamma_scale_on_centred_columns():
+    """exp(−γ‖x − x'‖²) with γ = 1/(d · X.var()) is exp(−‖x − x'‖²/(2h²)) at h = √(d · X.var()/2)
+    when the columns are centred (there d · X.var() = Σ_j var(x_j), our definition)."""
     X, Xt = _data(0), _data(1, n=15)
+    Xt = Xt - X.mean(axis=0)
+    X = X - X.mean(axis=0)
     fm = GaussianKernelFeatures(width="scale", bias=False).fit(X)
     gamma = 1.0 / (X.shape[1] * X.var())
     np.testing.assert_allclose(fm.transform(X), rbf_kernel(X, gamma=gamma), rtol=1e-12)
@@ -26,6 +29,18 @@ def test_scale_width_is_sklearns_gamma_scale():
     np.testing.assert_allclose(1.0 / (2.0 * fm.width_**2), svc._gamma, rtol=1e-12)
     const = GaussianKernelFeatures(width="scale").fit(np.ones((4, 2)))
     assert const.width_ == pytest.approx(np.sqrt(0.5))  # sklearn's γ = 1 for X.var() = 0
+
+
+def test_scale_width_ignores_per_column_offsets_and_constant_columns():
+    """Distances between points do not see per-column offsets or a constant column; neither does the
+    width (scikit-learn's global ``X.var()`` does: its γ moves by a factor of 16 here)."""
+    X = _data(0)
+    base = GaussianKernelFeatures(width="scale").fit(X)
+    shifted = GaussianKernelFeatures(width="scale").fit(X + [100.0, -3.0, 7.0])
+    padded = GaussianKernelFeatures(width="scale").fit(np.column_stack([X, np.full(len(X), 3.0)]))
+    assert shifted.width_ == pytest.approx(base.width_, rel=1e-12)
+    assert padded.width_ == pytest.approx(base.width_, rel=1e-12)
+    assert (X + [100.0, -3.0, 7.0]).var() * 3 > 16 * base.width_**2 * 2
 
 
 def test_numeric_widths_are_unchanged_and_other_strings_rejected():
@@ -50,7 +65,7 @@ def test_estimators_default_to_the_scale_width_on_both_design_paths():
     fm, H, factor = fit_design_or_factor(X, "kernel", kernel_width="scale")
     assert H is None and factor is not None
     K = make_feature_map("kernel", kernel_width="scale").fit(X).transform(X)
-    assert fm.width_ == pytest.approx(np.sqrt(X.var() / 2))
+    assert fm.width_ == pytest.approx(np.sqrt(X[:, 0].var() / 2))
     np.testing.assert_allclose(factor.basis @ factor.design, K, atol=400 * 1e-13)
     dense = AdaptiveSparseRegressor(features="kernel", prior="laplace", low_rank=False).fit(X, y)
     low = AdaptiveSparseRegressor(features="kernel", prior="laplace").fit(X, y)

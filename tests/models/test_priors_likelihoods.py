@@ -114,7 +114,7 @@ def test_gaussian_noise_update_is_mean_squared_residual():
 
 
 def test_make_prior_rejects_unknown_and_bad_gamma():
-    with pytest.raises(ValueError, match="prior"):
-        make_prior("horseshoe")
+    with pytest.raises(ValueError, match="prior must be one of"):
+        make_prior("horse-shoe")
     with pytest.raises(ValueError, match="gamma"):
         make_prior("laplace", -1.0)
