@@ -43,3 +43,34 @@ def test_the_default_directory_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("SPARSEBAYES_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert sparsebayes.default_compilation_cache_dir() == str(tmp_path / "xdg" / "sparsebayes" / "jax")
+
+
+SWITCH = """
+import jax
+before = jax.config.jax_compilation_cache_dir
+import sparsebayes
+print(repr(before), repr(jax.config.jax_compilation_cache_dir))
+"""
+
+
+def _switch(value, cache_dir):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "SPARSEBAYES_"))}
+    env["SPARSEBAYES_CACHE_DIR"] = str(cache_dir)
+    if value is not None:
+        env["SPARSEBAYES_COMPILATION_CACHE"] = value
+    done = subprocess.run([sys.executable, "-c", SWITCH], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return [eval(s) for s in done.stdout.split()]
+
+
+def test_the_environment_switch_enables_the_cache_at_import(tmp_path):
+    for value in ("1", "on", "TRUE"):
+        before, after = _switch(value, tmp_path / value)
+        assert before is None and after == str(tmp_path / value) and (tmp_path / value).is_dir()
+
+
+def test_without_the_switch_the_cache_setting_is_untouched(tmp_path):
+    for value in (None, "0", ""):
+        before, after = _switch(value, tmp_path / "unused")
+        assert before is None and after is None
+    assert not (tmp_path / "unused").exists()

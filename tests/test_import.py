@@ -11,3 +11,30 @@ def test_importing_the_package_and_its_cli_leaves_arviz_unloaded_until_used():
             "assert 'arviz' in sys.modules and idata.posterior['beta'].shape == (1, 1, 2)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_importing_the_subpackages_defers_the_estimators_and_samplers():
+    code = ("import sys, sparsebayes, sparsebayes.inference, sparsebayes.models; "
+            "heavy = [m for m in ('sklearn', 'numpyro', 'numpyro.infer', 'matplotlib', 'arviz', "
+            "'sparsebayes.inference.typeii_estimators', 'sparsebayes.inference.adaptive') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_public_name_and_submodule_is_reachable_as_before():
+    import sparsebayes
+    import sparsebayes.inference as inference
+    import sparsebayes.models as models
+    from sparsebayes.inference import RVMRegressor, typeii  # noqa: F401  (a name and a submodule)
+    from sparsebayes.inference.typeii_estimators import RVMRegressor as defined
+
+    assert RVMRegressor is defined is inference.RVMRegressor
+    for package in (inference, models):
+        assert set(package.__all__) <= set(dir(package))
+        for name in package.__all__:
+            assert getattr(package, name) is not None
+    assert inference.bound.__name__ == "sparsebayes.inference.bound"  # attribute access loads a submodule
+    assert sparsebayes.comparisons.__name__ == "sparsebayes.comparisons"
+    for package, name in ((inference, "no_such_name"), (models, "no_such_name"), (sparsebayes, "no_such_name")):
+        assert not hasattr(package, name)
