@@ -1,0 +1,273 @@
+"""``sparsebayes.compare(est, X, y)``: a sparse estimate beside the posterior of the same model, on any data.
+
+The estimator is fitted (a clone, when it is not fitted yet) and the posterior of its own model is
+sampled on its own design (:func:`sparsebayes.inference.twin_posterior.sample_posterior`). The
+result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in which
+
+* ``posterior``, ``sample_stats``, ``log_likelihood``, ``observed_data`` and
+  ``posterior_predictive`` are the first sampler's (MCMC draws only, so ``az.summary``, ``az.loo``
+  and ``az.plot_ppc`` read them as they read any sampler's output);
+* the group ``point_estimate`` holds the estimator's point estimate with the same variable name
+  (``beta``), dim (``basis``) and coords, as one chain of one draw marked ``point_estimate = 1``.
+  It is a group of its own, not ``posterior``, so that no ArviZ function takes one point for a
+  sample; :attr:`Comparison.point_idata` gives it back as an ``InferenceData`` whose ``posterior``
+  it is, for ``az.plot_forest([cmp.point_idata, cmp.idata])``;
+* a second sampler's draws are in the groups ``posterior_<sampler>`` (``samples`` keeps each
+  sampler's whole ``InferenceData``).
+
+``summary()`` tabulates per weight the point estimate, each sampler's median and 90 % interval, the
+posterior mass ``P(|β_i| < c)`` beside the prior's, and R-hat / ESS; ``diagnostics()`` the
+sampler's health with a warning per failed check; ``plot()`` a forest plot; ``save(dir)`` a
+self-contained report. Nothing here touches matplotlib's global state (figures are
+``matplotlib.figure.Figure`` objects, never pyplot's).
+"""
+from __future__ import annotations
+
+import base64
+import io
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+#: Thresholds of :meth:`Comparison.diagnostics` (Vehtari et al. 2021 for R-hat and ESS; BFMI
+#: below 0.3 flags poorly explored energy, Betancourt 2016).
+RHAT_MAX, ESS_MIN, BFMI_MIN = 1.01, 400, 0.3
+#: ``c`` of ``P(|β| < c)`` by default: this fraction of the sd of the posterior medians' magnitudes.
+NEAR_ZERO_FRACTION = 0.1
+#: The interval of :meth:`Comparison.summary` and the plot: 5 % and 95 % quantiles.
+QUANTILES = (0.05, 0.95)
+POINT_GROUP = "point_estimate"
+
+
+def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
+            progress_bar=None, surrogate_eps=None, target_accept_prob=0.8, prior_draws=4000):
+    """Fit ``estimator`` (a clone, if it is not fitted) and sample the posterior of its model on ``(X, y)``.
+
+    Parameters
+    ----------
+    estimator : AdaptiveSparseRegressor, SparseProbitClassifier (two classes) or BayesianLassoRegressor
+        With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys only with
+        ``surrogate_eps`` (its posterior is improper: the draws are then of the labelled surrogate).
+    X : array (n, d) or pandas DataFrame
+        Inputs; a DataFrame's columns name the weights.
+    y : array (n,)
+        Targets (class labels for the classifier).
+    samplers : tuple of {"nuts", "gibbs"}
+        ``"gibbs"`` for the Bayesian Lasso only. The first one fills ``idata.posterior``.
+    num_warmup, num_samples, num_chains, seed, target_accept_prob
+        Sampler settings (per sampler).
+    progress_bar : bool or None
+        A progress bar per run; ``None`` or ``False``: none (and the compiled, faster path).
+    surrogate_eps : float or None
+        For the Jeffreys prior: sample ``1/τ_i ~ Gamma(ε, ε)`` instead.
+    prior_draws : int
+        Draws of ``β`` from the prior, for the prior's ``P(|β| < c)``.
+
+    Returns
+    -------
+    Comparison
+    """
+    import arviz as az
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from sparsebayes.inference.twin_posterior import (
+        SUPPORTED,
+        point_estimate_dataset,
+        prior_beta_draws,
+        sample_posterior,
+        twin,
+    )
+    if not isinstance(estimator, SUPPORTED):
+        raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; "
+                         f"got {type(estimator).__name__}")
+    if isinstance(samplers, str) or not samplers or len(set(samplers)) != len(samplers):
+        raise ValueError(f"samplers must be a non-empty tuple of distinct names such as ('nuts',), got {samplers!r}")
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        estimator = clone(estimator).fit(X, y)
+    t = twin(estimator, X, y, surrogate_eps=surrogate_eps)  # checks prior and data before any sampling
+    settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
+                    progress_bar=bool(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob)
+    samples = {s: sample_posterior(estimator, X, y, s, **settings) for s in samplers}
+    point = point_estimate_dataset(estimator, t.names)
+    idata = samples[samplers[0]].copy()
+    with warnings.catch_warnings():  # ArviZ warns that these groups are not in its schema; they are ours
+        warnings.simplefilter("ignore", UserWarning)
+        idata.add_groups({POINT_GROUP: point})
+        for s in samplers[1:]:
+            idata.add_groups({f"posterior_{s}": samples[s].posterior})
+    noise = np.median(idata.posterior["noise_var"].values) if "noise_var" in idata.posterior else 1.0
+    prior = prior_beta_draws(estimator, X, y, num_draws=prior_draws, seed=seed, surrogate_eps=surrogate_eps,
+                             noise_var=noise)
+    return Comparison(estimator=estimator, idata=idata, samples=samples, names=list(t.names), design=t.H,
+                      prior_beta=prior, az=az)
+
+
+#: ``sparsebayes.comparisons.compare_estimator``: the same function under a name that does not clash
+#: with the submodule :mod:`sparsebayes.comparisons.compare`.
+compare_estimator = compare
+
+
+@dataclass
+class Comparison:
+    """A fitted estimator's point estimate beside the posterior of its model (module docstring).
+
+    Attributes
+    ----------
+    estimator : the fitted estimator; idata : the one ``InferenceData``; samples : sampler name ->
+    its ``InferenceData``; names : the weights' names (``basis`` coords); design : the design the
+    samplers ran on (``feature_map_.transform(X)``; centred ``X`` for the Bayesian Lasso);
+    prior_beta : draws (m, p) of β from the prior.
+    """
+
+    estimator: object
+    idata: object
+    samples: dict
+    names: list
+    design: np.ndarray
+    prior_beta: np.ndarray
+    az: object = field(repr=False)
+
+    @property
+    def point(self):
+        """The point estimate's ``beta`` as a 1-D array in ``names`` order."""
+        return np.asarray(getattr(self.idata, POINT_GROUP)["beta"].values).reshape(-1)
+
+    @property
+    def point_idata(self):
+        """The point estimate as an ``InferenceData`` whose ``posterior`` is it (attrs ``point_estimate = 1``)."""
+        ds = getattr(self.idata, POINT_GROUP)
+        idata = self.az.InferenceData(posterior=ds.copy())
+        idata.attrs.update(ds.attrs)
+        return idata
+
+    def _beta(self, sampler):
+        beta = self.samples[sampler].posterior["beta"].transpose("chain", "draw", "basis")
+        return np.asarray(beta.values).reshape(-1, len(self.names))
+
+    def near_zero(self):
+        """``c`` of ``P(|β| < c)``: :data:`NEAR_ZERO_FRACTION` × the sd of the first sampler's posterior
+        medians' magnitudes (the scale on which the weights differ)."""
+        first = next(iter(self.samples))
+        return float(NEAR_ZERO_FRACTION * np.std(np.abs(np.median(self._beta(first), axis=0))))
+
+    def summary(self, near_zero=None):
+        """``pandas.DataFrame``, one row per weight (index ``basis``).
+
+        Columns: ``point`` and ``point_is_zero``; per sampler ``s``: ``s_median``, ``s_q05``, ``s_q95``,
+        ``s_interval_covers_zero`` (the 90 % interval), ``s_p_near_zero`` (``P(|β| < c | y)``),
+        ``s_r_hat``, ``s_ess_bulk``, ``s_ess_tail``; and ``prior_p_near_zero`` (``P(|β| < c)``
+        under the prior). ``near_zero`` is ``c`` (default :meth:`near_zero`); ``attrs["near_zero"]`` keeps it.
+        """
+        import pandas as pd
+        c = self.near_zero() if near_zero is None else float(near_zero)
+        if not (np.isfinite(c) and c >= 0):
+            raise ValueError(f"near_zero must be a finite number >= 0, got {near_zero!r}")
+        table = {"point": self.point, "point_is_zero": self.point == 0}
+        for s, idata in self.samples.items():
+            beta = self._beta(s)
+            lo, hi = np.quantile(beta, QUANTILES, axis=0)
+            table.update({f"{s}_median": np.median(beta, axis=0), f"{s}_q05": lo, f"{s}_q95": hi,
+                          f"{s}_interval_covers_zero": (lo <= 0) & (hi >= 0),
+                          f"{s}_p_near_zero": np.mean(np.abs(beta) < c, axis=0)})
+            for stat, values in self._mixing(idata).items():
+                table[f"{s}_{stat}"] = values
+        table["prior_p_near_zero"] = np.mean(np.abs(self.prior_beta) < c, axis=0)
+        df = pd.DataFrame(table, index=pd.Index(self.names, name="basis"))
+        df.attrs["near_zero"] = c
+        return df
+
+    def _mixing(self, idata):
+        """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
+        az, out = self.az, {}
+        for name, fn in (("r_hat", lambda: az.rhat(idata, var_names=["beta"])),
+                         ("ess_bulk", lambda: az.ess(idata, var_names=["beta"], method="bulk")),
+                         ("ess_tail", lambda: az.ess(idata, var_names=["beta"], method="tail"))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                out[name] = np.asarray(fn()["beta"].transpose("basis").values, dtype=np.float64)
+        return out
+
+    def diagnostics(self):
+        """Per sampler: ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min`` (over every sampled variable),
+        ``divergences``, ``bfmi_min`` (NaN without energies, e.g. Gibbs), ``ess_bulk_per_second`` (the
+        smallest bulk ESS over the sampler's own seconds, compile excluded where known) and
+        ``warnings``, one string per failed check (R-hat > 1.01, ESS < 400, a divergence, BFMI < 0.3).
+        Returns ``{sampler: dict}`` (``pandas.DataFrame(cmp.diagnostics()).T`` is a table)."""
+        return {s: self._diagnose(s, idata) for s, idata in self.samples.items()}
+
+    def _diagnose(self, sampler, idata):
+        az, post = self.az, idata.posterior
+
+        def extreme(ds, fn):
+            vals = np.concatenate([np.ravel(v.values) for v in ds.data_vars.values()] or [np.array([np.nan])])
+            vals = vals[np.isfinite(vals)]
+            return float(fn(vals)) if vals.size else float("nan")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r_hat = extreme(az.rhat(idata), np.max) if post.sizes["chain"] > 1 else float("nan")
+            bulk, tail = (extreme(az.ess(idata, method=m), np.min) for m in ("bulk", "tail"))
+        stats = getattr(idata, "sample_stats", None)
+        div = int(stats["diverging"].values.sum()) if stats is not None and "diverging" in stats else 0
+        bfmi = float(np.min(az.bfmi(idata))) if stats is not None and "energy" in stats else float("nan")
+        seconds = post.attrs.get("sampling_seconds", np.nan) - post.attrs.get("compile_seconds", 0.0)
+        out = dict(r_hat_max=r_hat, ess_bulk_min=bulk, ess_tail_min=tail, divergences=div, bfmi_min=bfmi,
+                   ess_bulk_per_second=bulk / seconds if seconds > 0 else float("nan"))
+        found = []
+        if r_hat > RHAT_MAX:
+            found.append(f"{sampler}: max R-hat {r_hat:.3f} > {RHAT_MAX}: the chains have not mixed; sample longer")
+        for kind, ess in (("bulk", bulk), ("tail", tail)):
+            if ess < ESS_MIN:
+                found.append(f"{sampler}: min {kind} ESS {ess:.0f} < {ESS_MIN}: too few effective draws for stable "
+                             "intervals; raise num_samples or num_chains")
+        if div:
+            found.append(f"{sampler}: {div} divergent transitions: the draws may be biased; raise target_accept_prob")
+        if bfmi < BFMI_MIN:
+            found.append(f"{sampler}: BFMI {bfmi:.2f} < {BFMI_MIN}: the energy is poorly explored (heavy tails or a "
+                         "funnel)")
+        out["warnings"] = found
+        return out
+
+    def plot(self, near_zero=None):
+        """A forest plot (``matplotlib.figure.Figure``, not registered with pyplot): per weight, each
+        sampler's median and 90 % interval, the point estimate as a cross, and the ``±c`` band of
+        ``P(|β| < c)`` shaded."""
+        from matplotlib.figure import Figure
+        table = self.summary(near_zero)
+        samplers, p = list(self.samples), len(self.names)
+        fig = Figure(figsize=(6.5, 1.2 + 0.38 * p * max(1, len(samplers)) ** 0.5), layout="constrained")
+        ax = fig.add_subplot()
+        rows = np.arange(p)[::-1].astype(float)
+        offsets = np.linspace(-0.15, 0.15, len(samplers)) if len(samplers) > 1 else [0.0]
+        for k, (s, off) in enumerate(zip(samplers, offsets)):
+            ax.hlines(rows + off, table[f"{s}_q05"], table[f"{s}_q95"], color=f"C{k}", lw=2)
+            ax.plot(table[f"{s}_median"], rows + off, "o", color=f"C{k}", ms=4, label=f"{s}: median, 90 % interval")
+        ax.plot(table["point"], rows, "x", color="black", ms=7, mew=2, label="point estimate")
+        c = table.attrs["near_zero"]
+        ax.axvspan(-c, c, color="0.9", zorder=0, label=f"|β| < {c:.3g}")
+        ax.axvline(0.0, color="0.5", lw=0.8)
+        ax.set_yticks(rows, self.names)
+        ax.set_xlabel("weight (β, on the model's basis)")
+        ax.set_title(f"{type(self.estimator).__name__}: point estimate and posterior")
+        ax.legend(loc="best", fontsize="small")
+        return fig
+
+    def save(self, directory):
+        """Write ``report.md``, ``report.html`` (the forest plot embedded as base64 PNG: one file that
+        opens anywhere), ``forest.png`` and ``draws.nc`` (``idata`` as NetCDF) into ``directory``
+        (created if needed). Returns the ``Path`` of the directory."""
+        from .compare_any_report import write_report
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        buf = io.BytesIO()
+        self.plot().savefig(buf, format="png", dpi=110)
+        png = buf.getvalue()
+        (out / "forest.png").write_bytes(png)
+        self.idata.to_netcdf(str(out / "draws.nc"))
+        write_report(out, self, self.summary(), self.diagnostics(), base64.b64encode(png).decode("ascii"))
+        return out

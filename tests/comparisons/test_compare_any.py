@@ -1,0 +1,220 @@
+"""``sparsebayes.compare(est, X, y)`` on a user's own table: one naming scheme, the groups ArviZ
+needs, the report files, the exact point estimate, and the sampled model being the estimator's."""
+import os
+
+import arviz as az
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+from scipy.special import log_ndtr
+from sklearn.linear_model import LinearRegression
+from sklearn.utils.validation import check_is_fitted
+
+import sparsebayes
+from sparsebayes.inference import AdaptiveSparseRegressor, BayesianLassoRegressor, SparseProbitClassifier
+from sparsebayes.inference._base import raw_weights
+from sparsebayes.models import HorseshoePrior
+
+SAMPLING = dict(num_warmup=200, num_samples=200, num_chains=2, seed=0)
+COLUMNS = ["age", "dose", "weight", "noise"]
+
+
+def _table(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(n, len(COLUMNS))) * [1.0, 2.0, 0.5, 1.0] + [40.0, 0.0, 3.0, 0.0],
+                     columns=COLUMNS)
+    y = 2.0 + 1.5 * (X["age"] - 40.0) - 0.8 * X["dose"] + rng.normal(size=n)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def regression():
+    """A Laplace regressor given unfitted, and the state of matplotlib around compare/plot/save."""
+    X, y = _table()
+    est = AdaptiveSparseRegressor(prior="laplace")
+    backend, figures = matplotlib.get_backend(), plt.get_fignums()
+    cmp = sparsebayes.compare(est, X, y, progress_bar=None, **SAMPLING)
+    fig = cmp.plot()
+    return dict(X=X, y=y, est=est, cmp=cmp, fig=fig, backend=backend, figures=figures)
+
+
+def test_unfitted_estimator_is_cloned_and_fitted(regression):
+    cmp, est = regression["cmp"], regression["est"]
+    with pytest.raises(Exception, match="not fitted"):
+        check_is_fitted(est)  # the user's object is left as it was
+    check_is_fitted(cmp.estimator)
+    assert cmp.estimator is not est
+
+
+def test_names_dims_and_coords_line_up(regression):
+    cmp = regression["cmp"]
+    names = ["bias", *COLUMNS]
+    assert list(cmp.estimator.feature_map_.get_feature_names_out(COLUMNS)) == names
+    assert list(cmp.idata.posterior.beta.basis.values) == names
+    assert cmp.idata.posterior.beta.dims == ("chain", "draw", "basis")
+    point = cmp.idata.point_estimate
+    assert point.beta.dims == ("chain", "draw", "basis") and list(point.beta.basis.values) == names
+    assert point.attrs["point_estimate"] == 1
+    assert int(cmp.idata.posterior.attrs.get("point_estimate", 0)) == 0  # MCMC draws only in posterior
+    assert list(cmp.point_idata.posterior.beta.basis.values) == names
+    assert cmp.idata.posterior.beta.dtype == np.float64
+
+
+def test_forest_of_the_parts_has_one_row_per_weight(regression):
+    cmp = regression["cmp"]
+    axes = az.plot_forest([cmp.point_idata, cmp.idata], model_names=["em", "nuts"], var_names=["beta"],
+                          combined=True)
+    labels = [t.get_text() for t in axes[0].get_yticklabels()]
+    plt.close(axes[0].figure)
+    assert len(labels) == len(cmp.names) == 5
+    for name in cmp.names:
+        assert sum(label.endswith(f"[{name}]") for label in labels) == 1
+
+
+def test_loo_and_ppc_run(regression):
+    cmp = regression["cmp"]
+    for group in ("observed_data", "log_likelihood", "posterior_predictive", "sample_stats"):
+        assert group in cmp.idata.groups()
+    assert cmp.idata.posterior_predictive.y.shape == (2, 200, 120)
+    loo = az.loo(cmp.idata)
+    assert np.isfinite(loo.elpd_loo)
+    ax = az.plot_ppc(cmp.idata, num_pp_samples=20)
+    plt.close(np.atleast_1d(ax)[0].figure)
+
+
+def test_sampled_model_is_the_estimators(regression):
+    """The pointwise log likelihood at a draw is N(y | Hβ, σ²) with H the estimator's own fitted design
+    (standardized inputs), computed here by scipy."""
+    cmp, X, y = regression["cmp"], regression["X"], regression["y"]
+    H = cmp.estimator.feature_map_.transform(X.to_numpy())
+    post = cmp.idata.posterior
+    beta, s2 = post.beta.values[1, 17], float(post.noise_var.values[1, 17])
+    expected = scipy.stats.norm.logpdf(y.to_numpy(), H @ beta, np.sqrt(s2))
+    np.testing.assert_allclose(cmp.idata.log_likelihood.y.values[1, 17], expected, rtol=1e-10)
+    np.testing.assert_array_equal(cmp.design, H)
+
+
+def test_point_estimate_is_the_estimators_exactly(regression):
+    est, point, X = regression["cmp"].estimator, regression["cmp"].point, regression["X"]
+    np.testing.assert_array_equal(point, est.beta_)
+    np.testing.assert_array_equal(raw_weights(est.feature_map_, point), np.r_[est.intercept_, est.coef_])
+    np.testing.assert_array_equal(regression["cmp"].design @ point, est.predict(X))
+    assert regression["cmp"].idata.point_estimate.noise_var.values.item() == est.noise_var_
+
+
+def test_summary_columns_rows_and_laplace_prior_mass(regression):
+    cmp = regression["cmp"]
+    df = cmp.summary()
+    assert list(df.index) == cmp.names
+    for col in ("point", "point_is_zero", "nuts_median", "nuts_q05", "nuts_q95", "nuts_interval_covers_zero",
+                "nuts_p_near_zero", "prior_p_near_zero", "nuts_r_hat", "nuts_ess_bulk", "nuts_ess_tail"):
+        assert col in df.columns
+    assert (df.nuts_q05 <= df.nuts_median).all() and (df.nuts_median <= df.nuts_q95).all()
+    assert not df.loc["age", "nuts_interval_covers_zero"] and df.loc["noise", "nuts_interval_covers_zero"]
+    # The Laplace(0, 1/√γ) prior (γ = 1): P(|β| < c) = 1 − exp(−c), against 4000 prior draws.
+    c = 0.3
+    df = cmp.summary(near_zero=c)
+    exact = 1.0 - np.exp(-c)
+    np.testing.assert_allclose(df.prior_p_near_zero, exact, atol=4 * np.sqrt(exact * (1 - exact) / 4000))
+    assert df.attrs["near_zero"] == c
+    with pytest.raises(ValueError, match="near_zero"):
+        cmp.summary(near_zero=-1.0)
+
+
+def test_diagnostics_report_each_failed_check(regression):
+    diag = regression["cmp"].diagnostics()["nuts"]
+    for key in ("r_hat_max", "ess_bulk_min", "ess_tail_min", "divergences", "bfmi_min", "ess_bulk_per_second"):
+        assert key in diag
+    assert diag["divergences"] == int(regression["cmp"].idata.sample_stats.diverging.sum())
+    # 400 draws in all cannot give a tail ESS of 400 for every weight: the warning must be there.
+    assert diag["ess_tail_min"] < 400
+    assert any("tail ESS" in w for w in diag["warnings"])
+
+
+def test_plot_and_save_leave_matplotlib_alone(regression, tmp_path):
+    cmp = regression["cmp"]
+    assert isinstance(regression["fig"], matplotlib.figure.Figure)
+    labels = [t.get_text() for t in regression["fig"].axes[0].get_yticklabels()]
+    assert labels == cmp.names
+    out = cmp.save(tmp_path / "report")
+    assert sorted(os.listdir(out)) == ["draws.nc", "forest.png", "report.html", "report.md"]
+    page = (out / "report.html").read_text()
+    assert "data:image/png;base64," in page and 'src="forest.png"' not in page
+    assert "age" in (out / "report.md").read_text()
+    assert matplotlib.get_backend() == regression["backend"]
+    assert plt.get_fignums() == regression["figures"]  # no pyplot figure was opened
+
+
+def test_netcdf_round_trips(regression, tmp_path):
+    cmp = regression["cmp"]
+    back = az.from_netcdf(str(cmp.save(tmp_path) / "draws.nc"))
+    assert set(back.groups()) == set(cmp.idata.groups())
+    for group in ("posterior", "point_estimate", "log_likelihood"):
+        a, b = getattr(cmp.idata, group), getattr(back, group)
+        assert a.beta.dims == b.beta.dims if "beta" in a else a.y.dims == b.y.dims
+        assert list(b.coords.get("basis", [])) == list(a.coords.get("basis", []))
+    np.testing.assert_array_equal(back.point_estimate.beta.values, cmp.idata.point_estimate.beta.values)
+    assert int(back.point_estimate.attrs["point_estimate"]) == 1
+
+
+def test_classifier_with_horseshoe_prior():
+    X, y = _table(n=100, seed=1)
+    labels = np.where(y > np.median(y), "yes", "no")
+    est = SparseProbitClassifier(prior=HorseshoePrior()).fit(X, labels)  # fitted: used as it is
+    cmp = sparsebayes.compare(est, X, labels, target_accept_prob=0.95, **SAMPLING)
+    assert cmp.estimator is est
+    names = ["bias", *COLUMNS]
+    assert list(cmp.idata.posterior.beta.basis.values) == names == list(cmp.idata.point_estimate.beta.basis.values)
+    np.testing.assert_array_equal(cmp.point, est.beta_[0])
+    np.testing.assert_array_equal(cmp.idata.observed_data.y.values, (labels == "yes").astype(float))
+    beta = cmp.idata.posterior.beta.values[0, 5]
+    expected = log_ndtr((2.0 * (labels == "yes") - 1.0) * (est.feature_map_.transform(X.to_numpy()) @ beta))
+    np.testing.assert_allclose(cmp.idata.log_likelihood.y.values[0, 5], expected, rtol=1e-8, atol=1e-14)
+    assert set(np.unique(cmp.idata.posterior_predictive.y.values)) <= {0.0, 1.0}
+    assert np.isfinite(az.loo(cmp.idata).elpd_loo)
+    assert list(cmp.summary().index) == names
+
+
+def test_bayesian_lasso_gibbs_on_the_same_names():
+    X, y = _table(n=80, seed=2)
+    est = BayesianLassoRegressor(num_warmup=100, num_samples=100, num_chains=2)
+    cmp = sparsebayes.compare(est, X - X.mean(), y, samplers=("gibbs",), **SAMPLING)
+    assert list(cmp.idata.posterior.beta.basis.values) == COLUMNS == list(cmp.idata.point_estimate.beta.basis.values)
+    np.testing.assert_array_equal(cmp.point, cmp.estimator.coef_)
+    assert "posterior_predictive" in cmp.idata.groups() and np.isfinite(az.loo(cmp.idata).elpd_loo)
+    assert np.isnan(cmp.diagnostics()["gibbs"]["bfmi_min"])  # no energies in a Gibbs run
+
+
+def test_jeffreys_without_surrogate_is_refused():
+    X, y = _table(n=60)
+    with pytest.raises(ValueError, match="Jeffreys.*improper|no proper posterior.*surrogate_eps"):
+        sparsebayes.compare(AdaptiveSparseRegressor(prior="jeffreys"), X, y, **SAMPLING)
+    with pytest.raises(ValueError, match="surrogate_eps applies to the Jeffreys prior"):
+        sparsebayes.compare(AdaptiveSparseRegressor(prior="laplace"), X, y, surrogate_eps=1e-3, **SAMPLING)
+
+
+@pytest.mark.parametrize("case, match", [
+    ("estimator", "compare supports"),
+    ("y_length", "y must be 60 finite numbers"),
+    ("samplers", "samplers must be"),
+    ("gibbs_for_em", "sampler must be 'nuts'"),
+    ("columns", "feature names"),
+])
+def test_bad_input_is_a_clear_value_error(case, match):
+    X, y = _table(n=60)
+    est = AdaptiveSparseRegressor(prior="laplace").fit(X, y)
+    args = {"estimator": (LinearRegression(), X, y, {}), "y_length": (est, X, y[:-1], {}),
+            "samplers": (est, X, y, {"samplers": "nuts"}), "gibbs_for_em": (est, X, y, {"samplers": ("gibbs",)}),
+            "columns": (est, X.rename(columns={"age": "AGE"}), y, {})}[case]
+    with pytest.raises(ValueError, match=match):
+        sparsebayes.compare(args[0], args[1], args[2], **{**SAMPLING, **args[3]})
+
+
+def test_lazy_exports():
+    from sparsebayes.comparisons import Comparison, compare_estimator
+    from sparsebayes.comparisons.compare_any import compare
+    assert sparsebayes.compare is compare is compare_estimator
+    assert Comparison.__name__ == "Comparison"
