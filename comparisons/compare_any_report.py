@@ -3,24 +3,6 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
-
-
-def _cell(value):
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (float, np.floating)):
-        return "nan" if not np.isfinite(value) else f"{value:.4g}"
-    return str(value)
-
-
-def _markdown_table(df):
-    head = [df.index.name or ""] + [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    rows = zip(df.index, df.itertuples(index=False))
-    lines += ["| " + " | ".join([str(i)] + [_cell(v) for v in row]) + " |" for i, row in rows]
-    return "\n".join(lines)
-
 
 def _header(cmp):
     est, idata = cmp.estimator, cmp.idata
@@ -42,7 +24,7 @@ def write_report(out, cmp, table, diagnostics, png_base64):
     note = (f"P(|β| < c) with c = {c:.4g}; intervals are 5 %–95 % posterior quantiles; weights are on the model's "
             "basis (`feature_map_`'s columns: for linear features, terms of the standardized inputs).")
     md = ["# sparsebayes comparison", ""] + [f"- **{k}**: {v}" for k, v in _header(cmp)] + [
-        "", "## Weights", "", note, "", _markdown_table(table), "", "## Diagnostics", "", _markdown_table(diag), "",
+        "", "## Weights", "", note, "", table.to_markdown(floatfmt=".4g"), "", "## Diagnostics", "", diag.to_markdown(floatfmt=".4g"), "",
         "### Warnings", ""] + [f"- {w}" for w in found] + ["", "## Forest plot", "", "![forest plot](forest.png)", ""]
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
     esc = html.escape

@@ -113,11 +113,12 @@ class _AdaptiveSparseBase(BaseEstimator):
         check_max_iter(self.max_iter)
         return require(make_prior(self.prior, self.gamma), "em")
 
-    def _design(self, X):
+    def _design(self, X, prior):
         """``(feature map, H, factor)``: with ``low_rank``, ``factor`` is the :class:`DesignFactor` of a
-        low-rank kernel design and ``H`` is ``None``; otherwise ``factor`` is ``None``. Sets ``design_rank_``."""
+        low-rank kernel design and ``H`` is ``None``; otherwise ``factor`` is ``None``. Sets ``design_rank_``.
+        Inputs are scaled only under a ``scale_free`` ``prior`` (the checked hierarchy object)."""
         kw = dict(kernel_width=self.kernel_width, bias=self.bias, center=bool(self.standardize and self.bias),
-                  scale=bool(self.standardize and getattr(make_prior(self.prior, self.gamma), "scale_free", False)))
+                  scale=bool(self.standardize and getattr(prior, "scale_free", False)))
         if self.low_rank:
             fm, H, factor = fit_design_or_factor(X, self.features, **kw)
         else:
@@ -276,7 +277,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         if self.noise_var is not None:
             check_number("noise_var (None: estimated)", self.noise_var, 0.0, strict=True)
         X, y = validate_regression_data(self, X, y)
-        fm, H, factor = self._design(X)
+        fm, H, factor = self._design(X, prior)
         res = self._em(H, factor, y, prior, GaussianLikelihood(), y_init=y, noise_var=self.noise_var, fm=fm)
         if self.noise_var is None and res.noise_var <= res.noise_floor:
             warnings.warn(
@@ -407,7 +408,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
     def fit(self, X, y):
         prior = self._check_params()
         X, y_enc = validate_classification_data(self, X, y)
-        fm, H, factor = self._design(X)
+        fm, H, factor = self._design(X, prior)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
         design = EMDesign(H, y_enc.size, factor)  # HᵀH and the ridge factor, shared by the classifiers
         betas, iters, objs, covs = [], [], [], []

@@ -96,9 +96,8 @@ def _run_chains(keys, state, data, prior, *, num_warmup, num_samples):
 
 def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, fit_intercept=True):
     """Draws of ``(β, σ², aux)`` and the sweeps' :class:`HierarchyGibbsInfo`, each with leading axes
-    ``(chain, draw)``; ``fit_intercept`` integrates a flat-prior intercept out (then the draws of
-    the intercept given the rest are ``ȳ − x̄ᵀβ`` plus noise of variance ``σ²/n``: see
-    :func:`intercept_draws`)."""
+    ``(chain, draw)``; ``fit_intercept`` integrates a flat-prior intercept out (its conditional
+    given the rest is ``N(ȳ − x̄ᵀβ, σ²/n)``)."""
     require(prior, "gibbs")
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
@@ -112,8 +111,3 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
                                 num_warmup=num_warmup, num_samples=num_samples)
     return jax.tree_util.tree_map(np.asarray, states), jax.tree_util.tree_map(np.asarray, infos)
 
-
-def intercept_draws(beta, noise_var, x_mean, y_mean, n, seed=0):
-    """The flat-prior intercept's conditional draws ``N(ȳ − x̄ᵀβ, σ²/n)`` for each (chain, draw)."""
-    rng = np.random.default_rng(seed)
-    return y_mean - beta @ x_mean + np.sqrt(noise_var / n) * rng.standard_normal(noise_var.shape)

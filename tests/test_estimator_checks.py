@@ -1,11 +1,9 @@
 """scikit-learn's estimator checks over every estimator of the package, with no expected failures.
 
-One ``parametrize_with_checks`` over every estimator :mod:`sparsebayes.inference` exports (in the
-configurations the per-module tests used to check: both adaptive priors, FLAP with its noise
-fixed and estimated) and the feature maps of :mod:`sparsebayes.models.features`. Nothing is
-excluded, nothing is expected to fail, and no warning is silenced: a check that fails is a bug
-of the estimator. (These checks used to be spread over the estimators' test modules; the SMLR
-ones ran with ``ConvergenceWarning`` ignored.)
+One ``parametrize_with_checks`` over every estimator :mod:`sparsebayes.inference` exports (both
+adaptive priors, FLAP with its noise fixed and estimated) and the feature maps of
+:mod:`sparsebayes.models.features`. Nothing is excluded, nothing is expected to fail, and no
+warning is silenced: a check that fails is a bug of the estimator.
 
 The Bayesian Lasso's chains are short (its Gibbs sweeps compile once per shape) and its R-hat
 check is off: the checks fit on data too small for R-hat to mean anything.

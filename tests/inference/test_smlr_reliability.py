@@ -22,9 +22,8 @@ def _quiet_fit(est, X, y):
 @pytest.mark.parametrize("power", [27, -27])
 def test_cv_fit_does_not_depend_on_the_units_of_x(power):
     """Inputs in units 2^±27 (about 1e±8) against the same inputs in units of 1: the bias column
-    takes the inputs' scale, so the λ grid scales with the units and the fit is the same model.
-    Before, at 2^27 the grid's λ ≥ 4e6 forced the bias to zero, and at 2^-27 λ_max was the bias's
-    and every input weight stayed zero on the whole grid."""
+    takes the inputs' scale, so the λ grid scales with the units and the fit is the same model
+    (with a unit bias column, large units force the bias to zero and small ones every input weight)."""
     s = 2.0 ** power
     unit = _quiet_fit(SMLRCV(), X, Y)
     scaled = _quiet_fit(SMLRCV(), X * s, Y)
@@ -38,7 +37,7 @@ def test_cv_fit_does_not_depend_on_the_units_of_x(power):
 
 def test_cv_keeps_the_bias_for_inputs_in_units_of_1e8():
     """Units that are no power of two: the bias column is the nearest power of two to their size,
-    and the fit scores as on the unscaled inputs (before: bias 0, accuracy 0.935 against 0.955)."""
+    and the fit scores as on the unscaled inputs."""
     unit = _quiet_fit(SMLRCV(), X, Y)
     big = _quiet_fit(SMLRCV(), X * 1e8, Y)
     assert big.coef_[0, 0] != 0.0
@@ -57,7 +56,7 @@ def test_standardized_inputs_and_kernels_keep_the_column_of_ones():
 
 def test_lam_above_lambda_max_for_these_units_warns_degenerate():
     """``lam=1`` on inputs in units of 1e-8 is far above λ_max: every weight is zero, and the fit
-    says so with λ_max for these data and what to change (before: accuracy 0.5, silently)."""
+    says so with λ_max for these data and what to change."""
     with pytest.warns(DegenerateFitWarning, match=r"every weight is zero at lam=1, at or above λ_max=") as record:
         clf = SMLRClassifier().fit(X * 1e-8, Y)
     assert clf.n_nonzero_ == 0
@@ -112,8 +111,8 @@ def test_laplace_covariance_penalizes_the_intercept_in_its_own_units():
 @pytest.mark.parametrize("Est", [SMLRClassifier, SMLRCV])
 def test_a_linear_refit_after_a_kernel_fit_keeps_no_kernel_attribute(Est):
     """Every fit sets or deletes every fitted attribute: a kernel fit's ``relevance_indices_`` does
-    not survive ``set_params(features="linear")`` and a refit (before, it did, naming kernels the
-    linear model does not have)."""
+    not survive ``set_params(features="linear")`` and a refit (it would name kernels the linear
+    model does not have)."""
     kw = {"lam": 0.5} if Est is SMLRClassifier else {"cv": 3, "n_lams": 3}
     est = _quiet_fit(Est(features="kernel", kernel_width=2.0, **kw), X, Y)
     assert hasattr(est, "relevance_indices_")
@@ -123,8 +122,8 @@ def test_a_linear_refit_after_a_kernel_fit_keeps_no_kernel_attribute(Est):
 
 
 def test_cv_with_a_class_smaller_than_the_folds_uses_fewer_folds():
-    """A class of 3 with ``cv=5``: cross-validation on 3 folds, with a warning (before: a
-    ValueError, which also pre-empted scikit-learn's expected 1-feature message)."""
+    """A class of 3 with ``cv=5``: cross-validation on 3 folds, with a warning, not a ValueError
+    (which would pre-empt scikit-learn's expected 1-feature message)."""
     y = Y.copy()
     y[np.flatnonzero(y == 1)[3:]] = 0
     with pytest.warns(UserWarning, match="fewer than cv=5 folds: cross-validating with 3 folds"):
