@@ -87,7 +87,7 @@ def test_width_sweep_at_the_papers_width_repeats_each_tables_own_figure(tmp_path
 
 
 def test_kernel_width_by_cv_sees_the_training_rows_alone_and_takes_the_least_validation_error():
-    from sparsebayes.comparisons.experiments.figueiredo import _width_by_cv
+    from sparsebayes.comparisons.experiments.figueiredo_regression import _width_by_cv
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
