@@ -16,6 +16,8 @@ _LAZY = {
     "run_nuts": "nuts",
     "SMLRCV": "smlr",
     "SMLRClassifier": "smlr",
+    "SparseClassifier": "sparse_estimators",
+    "SparseRegressor": "sparse_estimators",
     "BLSRegressor": "typeii_estimators",
     "FLAPRegressor": "typeii_estimators",
     "RVMClassifier": "typeii_estimators",
@@ -31,7 +33,9 @@ __all__ = [
     "RVMRegressor",
     "SMLRCV",
     "SMLRClassifier",
+    "SparseClassifier",
     "SparseProbitClassifier",
+    "SparseRegressor",
     "run_nuts",
 ]
 

@@ -18,7 +18,19 @@ jax.config.update("jax_enable_x64", True)
 __version__ = "0.1.0"
 
 #: lazily exported names of this package: name -> submodule (relative to ``sparsebayes``) defining it
-_LAZY = {"compare": "comparisons.compare_any"}  # sparsebayes.compare(est, X, y)
+_LAZY = {
+    "compare": "comparisons.compare_any",  # sparsebayes.compare(est, X, y)
+    "SparseRegressor": "inference.sparse_estimators",
+    "SparseClassifier": "inference.sparse_estimators",
+    "HorseshoePrior": "models.horseshoe",
+    "LaplacePrior": "models.priors",
+    "JeffreysPrior": "models.priors",
+    **{name: f"inference.{module}" for name, module in {
+        "AdaptiveSparseRegressor": "adaptive", "SparseProbitClassifier": "adaptive",
+        "BayesianLassoRegressor": "bayesian_lasso_estimator", "RVMRegressor": "typeii_estimators",
+        "BLSRegressor": "typeii_estimators", "FLAPRegressor": "typeii_estimators",
+        "RVMClassifier": "rvm_classifier", "SMLRClassifier": "smlr", "SMLRCV": "smlr"}.items()},
+}
 
 
 def _lazy_attribute(package, namespace, lazy, name):

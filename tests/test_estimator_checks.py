@@ -21,7 +21,9 @@ from sparsebayes.inference import (
     RVMClassifier,
     RVMRegressor,
     SMLRClassifier,
+    SparseClassifier,
     SparseProbitClassifier,
+    SparseRegressor,
 )
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 
@@ -38,6 +40,8 @@ ESTIMATORS = [
     SMLRClassifier(),
     SMLRCV(cv=3, n_lams=4),
     BayesianLassoRegressor(num_warmup=50, num_samples=100, num_chains=2, rhat_max=np.inf),
+    SparseRegressor(),
+    SparseClassifier(method="map"),
     LinearFeatures(),
     QuadraticFeatures(),
     GaussianKernelFeatures(),

@@ -1,0 +1,259 @@
+"""Generic sparse estimators: a hierarchy (``prior=``), an engine (``method=``), a feature map.
+
+``SparseRegressor`` and ``SparseClassifier`` are the two estimators a user needs to know: the
+model is the prior (a hierarchy object such as ``HorseshoePrior(tau=0.1)``, or its registry
+name), the likelihood that the task implies (Gaussian for regression; probit under EM, logistic
+under type-II, multinomial logistic under MAP for classification), and the basis ``features``.
+``method`` picks the engine that computes the estimate of that model:
+
+=========  ====================================  ==============================================
+method     what it computes                      hierarchies (``prior=``)
+=========  ====================================  ==============================================
+"em"       the posterior mode by Figueiredo's    any with an EM E-step: "laplace", "jeffreys",
+           EM (2003, Sec. 3)                     "horseshoe", or a registered object
+"type2"    type-II maximum likelihood of the     "ard" (Tipping's RVM, flat hyperprior on
+           prior variances (Tipping & Faul 2003)  α_i = 1/v_i), "laplace" (FLAP, Babacan et al.
+                                                 2010), "scaled_laplace" (BLS, Helgøy & Li)
+"map"      the MAP by bound optimization          "laplace" (l1), "gaussian" (l2): SMLR
+           (Krishnapuram et al. 2005)             (classification only)
+"gibbs",   the posterior mean by Park–Casella    "scaled_laplace" (the Bayesian Lasso;
+"nuts"     Gibbs or NumPyro's NUTS               regression only)
+=========  ====================================  ==============================================
+
+The engine-specific estimators (:class:`AdaptiveSparseRegressor`, :class:`RVMRegressor`, …) are
+what these compose: ``fit`` builds the one the ``(method, prior)`` pair names, with ``features``,
+``kernel_width`` and the engine's own ``options``, fits it (``estimator_``), and copies its fitted
+attributes, so ``coef_``, ``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
+that no engine can fit is a ``ValueError`` naming the hierarchy and the missing piece.
+"""
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from sparsebayes.models.priors import HIERARCHIES, hierarchy_name, is_hierarchy, require
+
+#: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
+DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
+
+#: the methods a user may name, and the synonyms accepted for them
+METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound": "map", "gibbs": "gibbs",
+           "nuts": "nuts"}
+
+
+def _lazy(module, name):
+    """The estimator class ``name`` of ``sparsebayes.inference.<module>`` (imported on use)."""
+    import importlib
+
+    return getattr(importlib.import_module(f"sparsebayes.inference.{module}"), name)
+
+
+def _em_prior(prior, options):
+    """``prior`` for the EM estimators: a name of the registry or a hierarchy object with the EM
+    E-step (checked here, so the error names the hierarchy before anything is built)."""
+    if isinstance(prior, str):
+        if prior not in HIERARCHIES:
+            raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
+        return prior
+    require(prior, "em")
+    return prior
+
+
+def _regression_engine(method, prior, options):
+    """(class, keyword arguments) of the engine estimator for regression."""
+    name = hierarchy_name(prior)
+    if method == "em":
+        return _lazy("adaptive", "AdaptiveSparseRegressor"), {"prior": _em_prior(prior, options)}
+    if method == "type2":
+        table = {"ard": "RVMRegressor", "laplace": "FLAPRegressor", "scaled_laplace": "BLSRegressor"}
+        if name not in table:
+            _refuse(prior, method, table)
+        _reject_fixed_hyperparameters(prior, method)
+        return _lazy("typeii_estimators", table[name]), {}
+    if method in ("gibbs", "nuts"):
+        if name != "scaled_laplace":
+            _refuse(prior, method, {"scaled_laplace": "BayesianLassoRegressor"})
+        return _lazy("bayesian_lasso_estimator", "BayesianLassoRegressor"), {"sampler": method}
+    raise ValueError(f"method={method!r} has no regression engine: use 'em', 'type2', 'gibbs' or 'nuts'")
+
+
+def _classification_engine(method, prior, options):
+    """(class, keyword arguments) of the engine estimator for classification."""
+    name = hierarchy_name(prior)
+    if method == "em":
+        return _lazy("adaptive", "SparseProbitClassifier"), {"prior": _em_prior(prior, options)}
+    if method == "type2":
+        if name != "ard":
+            _refuse(prior, method, {"ard": "RVMClassifier"})
+        return _lazy("rvm_classifier", "RVMClassifier"), {}
+    if method == "map":
+        penalties = {"laplace": "l1", "gaussian": "l2"}
+        if name not in penalties:
+            _refuse(prior, method, {"laplace": "SMLRClassifier", "gaussian": "SMLRClassifier"})
+        kw = {"penalty": penalties[name]}
+        if is_hierarchy(prior) and name == "laplace":  # SMLR's λ is the Laplace marginal's l1 weight
+            kw["lam"] = float(prior.lam)
+        return _lazy("smlr", "SMLRClassifier"), kw
+    raise ValueError(f"method={method!r} has no classification engine: use 'em', 'type2' or 'map'")
+
+
+def _refuse(prior, method, table):
+    """The ``ValueError`` for a (method, hierarchy) pair that no engine fits."""
+    label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
+    raise ValueError(f"prior {label} has no {method!r} engine; method={method!r} fits the priors "
+                     f"{', '.join(repr(k) for k in table)}")
+
+
+def _reject_fixed_hyperparameters(prior, method):
+    """Type-II estimates the hierarchy's hyperparameters; an object that fixes them would be ignored."""
+    if is_hierarchy(prior):
+        raise ValueError(f"method={method!r} estimates the hyperparameters of {type(prior).__name__} by type-II "
+                         f"maximum likelihood: give the prior by name ({hierarchy_name(prior)!r}), not as an object "
+                         "with fixed values")
+
+
+class _ComposedEstimator(BaseEstimator):
+    """Fit the engine estimator named by ``(method, prior)``; expose its fitted attributes."""
+
+    _engine_table = None  # set by the subclasses: (method, prior, options) -> (class, kwargs)
+
+    def _engine(self):
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
+        method = METHODS[self.method]
+        prior = DEFAULT_PRIOR[method] if self.prior is None else self.prior
+        if not (isinstance(prior, str) or is_hierarchy(prior)):
+            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object, got {prior!r}")
+        options = {} if self.options is None else self.options
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
+        cls, kw = type(self)._engine_table(method, prior, options)
+        params = cls().get_params()
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            raise ValueError(f"options {unknown} are not parameters of {cls.__name__} (method={self.method!r}, "
+                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
+        fixed = sorted(set(options) & set(kw))
+        if fixed:
+            raise ValueError(f"options {fixed} are set by prior= and method=; remove them from options")
+        for key in ("features", "kernel_width"):
+            if key in params:
+                kw[key] = getattr(self, key)
+        if "features" not in params and self.features not in (None, "linear"):
+            raise ValueError(f"{cls.__name__} (method={self.method!r}) takes the inputs as they are: "
+                             f"features={self.features!r} is not available to it; use features='linear'")
+        return cls(**kw, **options)
+
+    def fit(self, X, y):
+        """Fit the engine estimator (``estimator_``) and copy its fitted attributes onto ``self``."""
+        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, key)
+        estimator = self._engine().fit(X, y)
+        for key, value in vars(estimator).items():
+            if key.endswith("_") and not key.startswith("_"):
+                setattr(self, key, value)
+        self.estimator_ = estimator
+        return self
+
+    def predict(self, X):
+        """The engine estimator's prediction (the mean for regression, the class for classification)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict(X)
+
+    def to_inference_data(self, *args, **kwargs):
+        """The engine estimator's point estimate as ArviZ ``InferenceData`` (its ``to_inference_data``)."""
+        check_is_fitted(self, "estimator_")
+        if not hasattr(self.estimator_, "to_inference_data"):
+            raise ValueError(f"{type(self.estimator_).__name__} has no to_inference_data")
+        return self.estimator_.to_inference_data(*args, **kwargs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class SparseRegressor(RegressorMixin, _ComposedEstimator):
+    """Sparse Bayesian regression: one estimator for every (hierarchy, engine) pair.
+
+    Parameters
+    ----------
+    prior : None, str or hierarchy object, default=None
+        The hierarchy on the weights (the module's table lists what each ``method`` fits;
+        ``None`` takes the method's :data:`DEFAULT_PRIOR`: Jeffreys for EM, whose estimate does
+        not depend on the units of ``y`` or ``X``):
+        ``"laplace"``, ``"jeffreys"``, ``"horseshoe"``, ``"ard"``, ``"scaled_laplace"``, or an
+        object such as ``HorseshoePrior(tau=0.1)`` or ``LaplacePrior(gamma=2.0)`` (EM).
+    method : {"em", "type2", "gibbs", "nuts"}, default="em"
+        The engine: EM posterior mode, type-II maximum likelihood, or the posterior mean by a
+        sampler (``"typeii"`` is a synonym of ``"type2"``).
+    features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
+        The basis ``h(x)``, passed to the engine estimator (samplers take the inputs as they are).
+    kernel_width : float or "scale", default="scale"
+        Width of ``features="kernel"``.
+    options : dict or None, default=None
+        Further parameters of the engine estimator (e.g. ``{"max_iter": 500}``); a name it does
+        not take is a ``ValueError`` listing the ones it does.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted engine estimator (e.g. :class:`AdaptiveSparseRegressor` for ``method="em"``).
+    coef_, intercept_, n_iter_, ... :
+        The engine estimator's fitted attributes, copied.
+    """
+
+    _engine_table = staticmethod(_regression_engine)
+
+    def __init__(self, *, prior=None, method="em", features="linear", kernel_width="scale", options=None):
+        self.prior = prior
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
+
+
+class SparseClassifier(ClassifierMixin, _ComposedEstimator):
+    """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
+
+    The likelihood follows the engine: probit under ``"em"`` (Figueiredo 2003, Sec. 4, one
+    classifier per class beyond two), Bernoulli-logistic under ``"type2"`` (Tipping's RVM),
+    multinomial logistic under ``"map"`` (SMLR, Krishnapuram et al. 2005).
+
+    Parameters
+    ----------
+    prior : None, str or hierarchy object, default=None
+        ``None``: the method's :data:`DEFAULT_PRIOR`; ``"laplace"``, ``"jeffreys"``, ``"horseshoe"`` (EM); ``"ard"`` (type-II); ``"laplace"``
+        or ``"gaussian"`` (MAP, the l1 / l2 penalty); or an object (EM; a ``LaplacePrior``
+        under MAP gives SMLR its ``lam``).
+    method : {"em", "type2", "map"}, default="em"
+        ``"bound"`` is a synonym of ``"map"``, ``"typeii"`` of ``"type2"``.
+    features, kernel_width, options :
+        As :class:`SparseRegressor`.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted engine estimator.
+    classes_, coef_, intercept_, n_iter_, ... :
+        The engine estimator's fitted attributes, copied.
+    """
+
+    _engine_table = staticmethod(_classification_engine)
+
+    def __init__(self, *, prior=None, method="em", features="linear", kernel_width="scale", options=None):
+        self.prior = prior
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
+
+    def predict_proba(self, X):
+        """Class probabilities of the engine estimator, columns in ``classes_`` order."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_proba(X)
+
+    def decision_function(self, X):
+        """The engine estimator's linear predictor(s)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.decision_function(X)

@@ -1,0 +1,120 @@
+"""The generic estimators fit what the engine estimator of their (method, prior) pair fits."""
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_diabetes, make_classification
+
+from sparsebayes.inference import (
+    AdaptiveSparseRegressor,
+    BLSRegressor,
+    FLAPRegressor,
+    RVMClassifier,
+    RVMRegressor,
+    SMLRClassifier,
+    SparseClassifier,
+    SparseProbitClassifier,
+    SparseRegressor,
+)
+from sparsebayes.models import HorseshoePrior, LaplacePrior
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:150], y[:150]
+    return X / X.std(axis=0), (y - y.mean()) / y.std()
+
+
+@pytest.fixture(scope="module")
+def binary():
+    return make_classification(n_samples=120, n_features=5, n_informative=3, n_redundant=0,
+                               random_state=0)
+
+
+REGRESSION_PAIRS = [
+    (dict(method="em", prior="laplace"), AdaptiveSparseRegressor(prior="laplace")),
+    (dict(method="em", prior="jeffreys"), AdaptiveSparseRegressor(prior="jeffreys")),
+    (dict(method="em", prior=HorseshoePrior(tau=0.5)), AdaptiveSparseRegressor(prior=HorseshoePrior(tau=0.5))),
+    (dict(method="type2", prior="ard"), RVMRegressor(features="linear")),
+    (dict(method="typeii", prior="laplace"), FLAPRegressor(features="linear")),
+    (dict(method="type2", prior="scaled_laplace"), BLSRegressor(features="linear")),
+]
+
+
+@pytest.mark.parametrize("kw, engine", REGRESSION_PAIRS, ids=lambda v: str(v) if isinstance(v, dict) else "")
+def test_regressor_equals_its_engine_estimator(diabetes, kw, engine):
+    X, y = diabetes
+    est = SparseRegressor(**kw).fit(X, y)
+    ref = clone(engine).fit(X, y)
+    assert type(est.estimator_) is type(ref)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(est.intercept_, ref.intercept_, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-12, atol=1e-9)
+
+
+CLASSIFICATION_PAIRS = [
+    (dict(method="em", prior="jeffreys"), SparseProbitClassifier(prior="jeffreys")),
+    (dict(method="type2", prior="ard", features="kernel"), RVMClassifier(features="kernel")),
+    (dict(method="map", prior="laplace"), SMLRClassifier(penalty="l1")),
+    (dict(method="bound", prior="gaussian"), SMLRClassifier(penalty="l2")),
+    (dict(method="map", prior=LaplacePrior.from_lam(0.5)), SMLRClassifier(penalty="l1", lam=0.5)),
+]
+
+
+@pytest.mark.parametrize("kw, engine", CLASSIFICATION_PAIRS, ids=lambda v: str(v) if isinstance(v, dict) else "")
+def test_classifier_equals_its_engine_estimator(binary, kw, engine):
+    X, y = binary
+    est = SparseClassifier(**kw).fit(X, y)
+    ref = clone(engine).fit(X, y)
+    assert type(est.estimator_) is type(ref)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(est.classes_, ref.classes_)
+
+
+def test_options_reach_the_engine_estimator(diabetes):
+    X, y = diabetes
+    est = SparseRegressor(prior="laplace", options={"gamma": 5.0}).fit(X, y)
+    assert est.estimator_.gamma == 5.0
+    ref = AdaptiveSparseRegressor(prior="laplace", gamma=5.0).fit(X, y)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("est, words", [
+    (SparseRegressor(prior=HorseshoePrior(), method="type2"), ["HorseshoePrior", "type2"]),
+    (SparseRegressor(prior="horseshoe", method="type2"), ["'horseshoe'", "type2", "'ard'"]),
+    (SparseRegressor(prior="jeffreys", method="gibbs"), ["'jeffreys'", "scaled_laplace"]),
+    (SparseRegressor(prior="ard", method="em"), ["'ard'", "not a registered hierarchy"]),
+    (SparseRegressor(method="annealing"), ["method must be one of"]),
+    (SparseRegressor(options={"gama": 1.0}), ["gama", "AdaptiveSparseRegressor"]),
+    (SparseRegressor(options={"prior": "jeffreys"}), ["set by prior= and method="]),
+    (SparseRegressor(method="type2", prior=LaplacePrior(2.0)), ["estimates the hyperparameters", "'laplace'"]),
+    (SparseRegressor(method="gibbs", prior="scaled_laplace", features="kernel"), ["features", "BayesianLasso"]),
+    (SparseClassifier(method="map", prior="horseshoe"), ["'horseshoe'", "'laplace'", "'gaussian'"]),
+    (SparseClassifier(method="type2", prior="laplace"), ["'laplace'", "'ard'"]),
+    (SparseClassifier(method="gibbs"), ["no classification engine"]),
+])
+def test_unsupported_pairs_name_the_prior_and_the_way_out(est, words):
+    X, y = np.random.default_rng(0).normal(size=(30, 3)), np.r_[np.zeros(15), np.ones(15)]
+    with pytest.raises(ValueError) as err:
+        est.fit(X, y)
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_refit_clears_the_previous_engine_attributes(diabetes):
+    X, y = diabetes
+    est = SparseRegressor(method="em").fit(X, y)
+    assert hasattr(est, "log_posterior_") or hasattr(est, "objective_")
+    est.set_params(method="type2", prior="ard").fit(X, y)
+    assert isinstance(est.estimator_, RVMRegressor)
+    assert not hasattr(est, "beta_")  # EM's attribute, which the RVM does not set
+
+
+@pytest.mark.parametrize("method, engine", [("em", AdaptiveSparseRegressor), ("type2", RVMRegressor)])
+def test_prior_none_takes_the_methods_default(diabetes, method, engine):
+    X, y = diabetes
+    est = SparseRegressor(method=method).fit(X, y)
+    assert type(est.estimator_) is engine
+    if method == "em":
+        assert est.estimator_.prior == "jeffreys"
