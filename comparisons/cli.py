@@ -1,4 +1,5 @@
-"""The ``sparsebayes`` command line: ``sparsebayes reproduce ID``, ``sparsebayes list``."""
+"""The ``sparsebayes`` command line: ``sparsebayes reproduce ID``, ``sparsebayes list``, and
+``sparsebayes compare`` on a bundled data set or on a CSV file (``--target COLUMN``)."""
 from __future__ import annotations
 
 import argparse
@@ -28,24 +29,82 @@ def _cmd_reproduce(args):
         args.parser.error(f"unknown experiment id(s) {', '.join(unknown)}; see `sparsebayes list`")
     import pandas as pd
 
+    if args.n_jobs is not None and not args.no_compile_cache:  # worker processes find the compiled programs too
+        import os
+
+        import jax
+
+        os.environ["SPARSEBAYES_COMPILATION_CACHE"] = "1"
+        os.environ.setdefault("SPARSEBAYES_CACHE_DIR", jax.config.jax_compilation_cache_dir or "")
+    payloads = []
     for exp_id in ids:
-        payload, result = run_experiment(exp_id, reps=args.reps, seed=args.seed, out=args.out)
+        payload, result = run_experiment(exp_id, reps=args.reps, seed=args.seed, out=args.out, n_jobs=args.n_jobs)
+        payloads.append(payload)
         with pd.option_context("display.width", 200, "display.max_columns", 30):
             print(f"\n== {exp_id}  ({payload['seconds']:.1f} s) ==")
             print(side_by_side(payload).to_string(index=False))
         for note in result.notes:
             print(f"note: {note}")
         print(f"wrote {args.out}/{exp_id}.json, {args.out}/{exp_id}.md" + "".join(f", {p}" for p in result.plots))
+    if args.report:
+        from .reproduce_report import write_report
+
+        words = ["--all"] if args.all else ids
+        words += [f"--{k} {v}" for k, v in (("reps", args.reps), ("seed", args.seed)) if v is not None]
+        write_report(payloads, args.report, command=" ".join(["sparsebayes reproduce", *words, "--report", args.report]))
+        print(f"wrote {args.report}")
     return 0
 
 
 def _cmd_compare(args):
+    from .compare import DATASETS
+
+    progress = not args.no_progress and sys.stderr.isatty()
+    if args.dataset in DATASETS:
+        given = [f"--{k}" for k in ("target", "estimator", "features") if getattr(args, k) is not None]
+        if given:
+            args.parser.error(f"{', '.join(given)} apply to a CSV file, not to the bundled data set {args.dataset!r}")
+        return _compare_bundled(args, progress)
+    from pathlib import Path
+
+    if not Path(args.dataset).is_file():
+        args.parser.error(f"{args.dataset!r} is neither a bundled data set ({', '.join(DATASETS)}) nor a CSV file")
+    if args.target is None:
+        args.parser.error(f"name the target column of {args.dataset} with --target COLUMN")
+    from .compare_csv import run
+
+    def log(line):  # step lines unless --no-progress; notes on the data always
+        if not args.no_progress or line.startswith("note:"):
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        cmp, directory = run(args.dataset, args.target, estimator=args.estimator, features=args.features,
+                             out=args.out, draws=args.draws, chains=args.chains, warmup=args.warmup, seed=args.seed,
+                             progress=progress, log=log, surrogate_eps=args.surrogate_eps)
+    except ValueError as err:  # the table or the choice of model: a message, not a traceback
+        print(f"sparsebayes compare: error: {err}", file=sys.stderr)
+        return 2
+    import pandas as pd
+
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(cmp.summary().round(3).to_string())
+    for diag in cmp.diagnostics().values():
+        for warning in diag["warnings"]:
+            print(f"warning: {warning}")
+    print(f"wrote {directory}/report.md, report.html, forest.png, draws.nc")
+    return 0
+
+
+def _compare_bundled(args, progress):
     import pandas as pd
 
     from .compare import compare
 
+    if not args.no_progress:
+        print(f"comparing on {args.dataset}: fitting, NUTS and Gibbs, then writing the report", file=sys.stderr,
+              flush=True)
     report, table = compare(args.dataset, out=args.out, num_warmup=args.warmup, num_samples=args.draws,
-                            num_chains=args.chains, seed=args.seed)
+                            num_chains=args.chains, seed=args.seed, progress_bar=progress)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.round(3).to_string())
     print("diagnostics:", report["diagnostics"])
@@ -97,6 +156,25 @@ def _count(minimum, below=None, below_name=None):
     return parse
 
 
+def _n_jobs(text):
+    """An argparse type: joblib's ``n_jobs``, a nonzero integer (-1: every core)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be a positive count or negative (-1: every core), not 0")
+    return value
+
+
+def _report_path(text):
+    """An argparse type: a Markdown file whose directory is writable (:func:`_out_dir`)."""
+    from pathlib import Path
+
+    _out_dir(str(Path(text).absolute().parent))
+    return text
+
+
 #: A seed NumPy and JAX both take.
 _seed = _count(0, below=2**32, below_name="2**32")
 
@@ -119,21 +197,44 @@ def build_parser():
     p_rep.add_argument("--reps", type=_count(1), default=None, help="repetitions (default: the paper's count)")
     p_rep.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     p_rep.add_argument("--out", type=_out_dir, default="results", help="output directory (default ./results)")
+    p_rep.add_argument("--n-jobs", type=_n_jobs, default=None,
+                       help="parallel tasks for the repetitions, splits and CV folds (joblib's n_jobs: -1 = every "
+                            "core; default: serial, or the joblib backend in effect); the figures do not depend on it")
+    p_rep.add_argument("--report", type=_report_path, default=None, metavar="FILE.md",
+                       help="also write one Markdown page of every experiment run: ours, the paper's, the spread "
+                            "and z, the baselines, and the evidence on each figure more than 2 SE from the paper's")
     p_rep.set_defaults(func=_cmd_reproduce, parser=p_rep)
-    from .compare import DATASETS
+    from .compare_csv import ESTIMATORS, FEATURES
 
-    p_cmp = sub.add_parser("compare", help="the sparse estimate (EM, BLS or SMLR) beside the NUTS posterior "
-                                           "of the same model, one report")
-    p_cmp.add_argument("dataset", choices=DATASETS,
-                       help="regression (diabetes, boston: EM and BLS), binary (pima, crabs, wbc: probit EM), "
-                            "multiclass (iris, glass: SMLR)")
+    p_cmp = sub.add_parser("compare", help="the sparse estimate beside the posterior of the same model (NUTS, "
+                                           "and Gibbs where the model has it), one report")
+    p_cmp.add_argument("dataset", metavar="DATASET_OR_CSV",
+                       help="a bundled data set: regression (diabetes, boston: EM and BLS), binary (pima, crabs, "
+                            "wbc: probit EM), multiclass (iris, glass: SMLR); or a CSV file with a header row, "
+                            "with --target")
+    p_cmp.add_argument("--target", default=None, help="CSV: the column to predict (the others are the inputs; "
+                                                      "non-numeric ones are one-hot encoded)")
+    p_cmp.add_argument("--estimator", choices=list(ESTIMATORS), default=None,
+                       help="CSV: the model family (default: bls for a numeric target, laplace for two classes, smlr "
+                            "for more): laplace / horseshoe (EM; probit for classes), "
+                            "bayesian-lasso, rvm (type-II; Bernoulli RVM for classes), bls, flap (FLAP with σ² "
+                            "estimated), smlr (classes); a class-label or two-valued target gets the family's "
+                            "classifier, any other target its regressor")
+    p_cmp.add_argument("--surrogate-eps", type=float, default=1e-3,
+                       help="CSV, --estimator rvm: ε of the labelled proper surrogate α_i ~ Gamma(ε, ε) sampled in "
+                            "place of the RVM's improper posterior (default 1e-3)")
+    p_cmp.add_argument("--features", choices=list(FEATURES), default=None,
+                       help="CSV: the feature map (default linear: the columns themselves; the EM and "
+                            "SMLR estimators add a bias column, the type-II regressors a flat intercept)")
+    p_cmp.add_argument("--no-progress", action="store_true",
+                       help="no step lines or progress bars on stderr (bars are shown only when stderr is a terminal)")
     p_cmp.add_argument("--chains", type=_count(1), default=4, help="NUTS / Gibbs chains (default 4)")
     p_cmp.add_argument("--warmup", type=_count(0), default=1000, help="warm-up draws per chain (default 1000)")
     p_cmp.add_argument("--draws", type=_count(4), default=1000,
                        help="kept draws per chain (default 1000; at least 4, ArviZ's least for R-hat and ESS)")
     p_cmp.add_argument("--seed", type=_seed, default=0, help="random seed of the split and the samplers (default 0)")
     p_cmp.add_argument("--out", type=_out_dir, default="results", help="output directory (default ./results)")
-    p_cmp.set_defaults(func=_cmd_compare)
+    p_cmp.set_defaults(func=_cmd_compare, parser=p_cmp)
     return parser
 
 

@@ -39,23 +39,28 @@ NEAR_ZERO_FRACTION = 0.1
 #: The interval of :meth:`Comparison.summary` and the plot: 5 % and 95 % quantiles.
 QUANTILES = (0.05, 0.95)
 POINT_GROUP = "point_estimate"
+_SAMPLER_WORDS = {"nuts": "NUTS", "gibbs": "Gibbs"}
 
 
 def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
-            progress_bar=None, surrogate_eps=None, target_accept_prob=0.8, prior_draws=4000):
+            progress_bar=None, surrogate_eps=None, target_accept_prob=0.8, prior_draws=4000, log=None):
     """Fit ``estimator`` (a clone, if it is not fitted) and sample the posterior of its model on ``(X, y)``.
 
     Parameters
     ----------
-    estimator : AdaptiveSparseRegressor, SparseProbitClassifier (two classes) or BayesianLassoRegressor
-        With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys only with
-        ``surrogate_eps`` (its posterior is improper: the draws are then of the labelled surrogate).
+    estimator : AdaptiveSparseRegressor, SparseProbitClassifier (two classes), BayesianLassoRegressor,
+            RVMRegressor, BLSRegressor, FLAPRegressor, RVMClassifier (two classes) or SMLRClassifier
+        With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVM only
+        with ``surrogate_eps`` (their posteriors are improper: the draws are then of the labelled
+        surrogate ``1/τ_i ~ Gamma(ε, ε)``). BLS and FLAP are sampled at their fitted λ (the Bayesian
+        Lasso's Laplace prior, scaled by σ for BLS), SMLR at its λ (:mod:`sparsebayes.inference.twin_builders`).
     X : array (n, d) or pandas DataFrame
         Inputs; a DataFrame's columns name the weights.
     y : array (n,)
         Targets (class labels for the classifier).
     samplers : tuple of {"nuts", "gibbs"}
-        ``"gibbs"`` for the Bayesian Lasso only. The first one fills ``idata.posterior``.
+        ``"gibbs"`` where the model has Gibbs conditionals (the Bayesian Lasso; the regressor with
+        the horseshoe; the RVM, BLS and FLAP twins). The first one fills ``idata.posterior``.
     num_warmup, num_samples, num_chains, seed, target_accept_prob
         Sampler settings (per sampler).
     progress_bar : bool or None
@@ -64,6 +69,9 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         For the Jeffreys prior: sample ``1/τ_i ~ Gamma(ε, ε)`` instead.
     prior_draws : int
         Draws of ``β`` from the prior, for the prior's ``P(|β| < c)``.
+    log : callable or None
+        Called with a short line before each step (fitting, each sampler), e.g. ``print``; the
+        command line's progress report.
 
     Returns
     -------
@@ -81,20 +89,29 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         sample_posterior,
         twin,
     )
+    from sparsebayes.inference.sparse_estimators import engine_estimator
+
+    estimator = engine_estimator(estimator)  # SparseRegressor / SparseClassifier: the engine estimator they fit
     if not isinstance(estimator, SUPPORTED):
         raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; "
                          f"got {type(estimator).__name__}")
     if isinstance(samplers, str) or not samplers or len(set(samplers)) != len(samplers):
         raise ValueError(f"samplers must be a non-empty tuple of distinct names such as ('nuts',), got {samplers!r}")
+    say = log or (lambda line: None)
     try:
         check_is_fitted(estimator)
     except NotFittedError:
+        say(f"fitting {type(estimator).__name__}")
         estimator = clone(estimator).fit(X, y)
     t = twin(estimator, X, y, surrogate_eps=surrogate_eps)  # checks prior and data before any sampling
     settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                     progress_bar=bool(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob)
-    samples = {s: sample_posterior(estimator, X, y, s, **settings) for s in samplers}
-    point = point_estimate_dataset(estimator, t.names)
+    samples = {}
+    for s in samplers:
+        say(f"sampling the posterior by {_SAMPLER_WORDS.get(s, s)} ({num_chains} chains × {num_warmup} warm-up + "
+            f"{num_samples} draws)")
+        samples[s] = sample_posterior(estimator, X, y, s, **settings)
+    point = point_estimate_dataset(estimator, t.names, t.weight_dims, t.weight_coords)
     idata = samples[samplers[0]].copy()
     with warnings.catch_warnings():  # ArviZ warns that these groups are not in its schema; they are ours
         warnings.simplefilter("ignore", UserWarning)
@@ -104,8 +121,18 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
     noise = np.median(idata.posterior["noise_var"].values) if "noise_var" in idata.posterior else 1.0
     prior = prior_beta_draws(estimator, X, y, num_draws=prior_draws, seed=seed, surrogate_eps=surrogate_eps,
                              noise_var=noise)
-    return Comparison(estimator=estimator, idata=idata, samples=samples, names=list(t.names), design=t.H,
-                      prior_beta=prior, az=az)
+    return Comparison(estimator=estimator, idata=idata, samples=samples, names=_flat_names(t), design=t.H,
+                      prior_beta=prior, az=az, weight_dims=tuple(t.weight_dims))
+
+
+def _flat_names(t):
+    """One label per weight, in the order of ``beta``'s values: the basis names, or for weights on
+    ``basis`` × ``class`` (SMLR) ``"basis[class]"``."""
+    if tuple(t.weight_dims) == ("basis",):
+        return [str(n) for n in t.names]
+    import itertools
+    return [f"{a}[{', '.join(map(str, rest))}]" for a, *rest in
+            itertools.product(*(t.weight_coords[d] for d in t.weight_dims))]
 
 
 #: ``sparsebayes.comparisons.compare_estimator``: the same function under a name that does not clash
@@ -120,9 +147,10 @@ class Comparison:
     Attributes
     ----------
     estimator : the fitted estimator; idata : the one ``InferenceData``; samples : sampler name ->
-    its ``InferenceData``; names : the weights' names (``basis`` coords); design : the design the
-    samplers ran on (``feature_map_.transform(X)``; centred ``X`` for the Bayesian Lasso);
-    prior_beta : draws (m, p) of β from the prior.
+    its ``InferenceData``; names : the weights' names (``basis`` coords; ``"basis[class]"`` for SMLR's
+    weights on two dims), one per entry of ``beta`` flattened; design : the design the samplers ran on
+    (``feature_map_.transform(X)``; centred ``X`` for the Bayesian Lasso; SMLR's penalized design);
+    prior_beta : draws (m, p) of β from the prior; weight_dims : ``beta``'s dims besides chain and draw.
     """
 
     estimator: object
@@ -132,6 +160,7 @@ class Comparison:
     design: np.ndarray
     prior_beta: np.ndarray
     az: object = field(repr=False)
+    weight_dims: tuple = ("basis",)
 
     @property
     def point(self):
@@ -147,7 +176,7 @@ class Comparison:
         return idata
 
     def _beta(self, sampler):
-        beta = self.samples[sampler].posterior["beta"].transpose("chain", "draw", "basis")
+        beta = self.samples[sampler].posterior["beta"].transpose("chain", "draw", *self.weight_dims)
         return np.asarray(beta.values).reshape(-1, len(self.names))
 
     def near_zero(self):
@@ -190,7 +219,7 @@ class Comparison:
                          ("ess_tail", lambda: az.ess(idata, var_names=["beta"], method="tail"))):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                out[name] = np.asarray(fn()["beta"].transpose("basis").values, dtype=np.float64)
+                out[name] = np.asarray(fn()["beta"].transpose(*self.weight_dims).values, dtype=np.float64).reshape(-1)
         return out
 
     def diagnostics(self):

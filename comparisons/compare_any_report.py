@@ -22,7 +22,9 @@ def write_report(out, cmp, table, diagnostics, png_base64):
     diag.index.name = "sampler"
     found = [w for d in diagnostics.values() for w in d["warnings"]] or ["none"]
     note = (f"P(|β| < c) with c = {c:.4g}; intervals are 5 %–95 % posterior quantiles; weights are on the model's "
-            "basis (`feature_map_`'s columns: for linear features, terms of the standardized inputs).")
+            "basis (the estimator's design columns: `feature_map_`'s where it has one, for linear features terms of "
+            "the standardized inputs; SMLR's `basis[class]`, the reference class's weights zero by definition). "
+            "The model line names any surrogate, or hyperparameter held at its fitted value.")
     md = ["# sparsebayes comparison", ""] + [f"- **{k}**: {v}" for k, v in _header(cmp)] + [
         "", "## Weights", "", note, "", table.to_markdown(floatfmt=".4g"), "", "## Diagnostics", "", diag.to_markdown(floatfmt=".4g"), "",
         "### Warnings", ""] + [f"- {w}" for w in found] + ["", "## Forest plot", "", "![forest plot](forest.png)", ""]

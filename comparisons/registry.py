@@ -162,17 +162,34 @@ def _has_tabulate():
     return True
 
 
-def run_experiment(exp_id, *, reps=None, seed=0, out="results"):
-    """Run one registered experiment and write ``out/ID.json``, ``out/ID.md`` (and plots)."""
+def run_experiment(exp_id, *, reps=None, seed=0, out="results", n_jobs=None):
+    """Run one registered experiment and write ``out/ID.json``, ``out/ID.md`` (and plots).
+
+    Rows with a paper counterpart get each shared figure's standard error over the repetitions
+    and its z-distance from the paper's (:func:`sparsebayes.comparisons.spread.add_spread`).
+    ``n_jobs`` (joblib's convention) runs the experiment's repetitions, splits and CV folds as
+    parallel tasks; ``None`` leaves joblib's active configuration as it is (serial by default,
+    or the backend of an enclosing ``joblib.parallel_backend``, e.g. ``"dask"``). The figures do
+    not depend on it.
+    """
+    import contextlib
+
+    import joblib
+
+    from .spread import add_spread
+
     exps = registry()
     if exp_id not in exps:
         raise ValueError(f"unknown experiment {exp_id!r}; known: {', '.join(exps)}")
     exp = exps[exp_id]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    reps = reps if reps is not None else exp.default_reps
     t0 = time.perf_counter()
-    result = exp.func(reps=reps if reps is not None else exp.default_reps, seed=seed, out=out)
+    with joblib.parallel_config(n_jobs=n_jobs) if n_jobs is not None else contextlib.nullcontext():
+        result = exp.func(reps=reps, seed=seed, out=out)
     seconds = time.perf_counter() - t0
+    add_spread(result.rows, result.paper, reps)
     payload = {
         "experiment": exp_id,
         "settings": jsonable(result.settings),

@@ -61,8 +61,10 @@ from ._validation import (
     validate_regression_data,
 )
 from ._warnings import warn_degenerate
-from .em import EMDesign, conditional_covariance, fit_em, laplace_covariance
+from .em import EMDesign, fit_em
+from .em_covariance import conditional_covariance, laplace_covariance
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
+from .posterior_sampling import PosteriorSamplingMixin
 
 
 def _kernel_width_hint(fm):
@@ -111,7 +113,7 @@ class _AdaptiveSparseBase(BaseEstimator):
             raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
         check_number("tol", self.tol, 0.0, strict=True)
         check_max_iter(self.max_iter)
-        return require(make_prior(self.prior, self.gamma), "em")
+        return require(make_prior(self.prior, self.gamma, self.gamma_prior), "em")
 
     def _design(self, X, prior):
         """``(feature map, H, factor)``: with ``low_rank``, ``factor`` is the :class:`DesignFactor` of a
@@ -161,6 +163,14 @@ class _AdaptiveSparseBase(BaseEstimator):
             change += "; " + _kernel_width_hint(fm)
         warn_degenerate(self, what, change, stacklevel=4)
 
+    def _set_fitted_prior(self, priors):
+        """``prior_`` (and, for a hierarchy with a γ, ``gamma_``) from the fitted hierarchy of each
+        classifier (one for a regression or two classes)."""
+        self.prior_ = priors[0] if len(priors) == 1 else priors
+        if all(hasattr(p, "gamma") for p in priors):
+            gammas = [float(p.gamma) for p in priors]
+            self.gamma_ = gammas[0] if len(gammas) == 1 else np.array(gammas)
+
     def _split_bias(self, beta):
         """``(coef, intercept)`` in the raw terms (:func:`~._base.raw_weights`) of ``beta`` on the
         fitted ``feature_map_``'s columns."""
@@ -175,12 +185,13 @@ class _AdaptiveSparseBase(BaseEstimator):
         re-expressed in the raw terms can have more nonzero linear terms."""
         beta = np.atleast_2d(self.beta_)[:, int(has_bias_column(self.feature_map_)):]
         support = np.flatnonzero(np.any(beta != 0, axis=0))
+        self.active_ = np.any(beta != 0, axis=0)
         self.relevance_indices_ = support
-        self.n_kernels_ = int(support.size)
+        self.n_active_ = int(support.size)
 
 
 
-class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
+class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamplingMixin):
     """Sparse regression by EM under a Laplace or Jeffreys hyperprior (Figueiredo 2003, Sec. 3).
 
     Parameters
@@ -191,7 +202,17 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         with an EM E-step (:data:`sparsebayes.models.priors.HIERARCHIES`), given by name (its
         defaults) or as an object such as ``HorseshoePrior(tau=0.1)``.
     gamma : float, default=1.0
-        Laplace hyperparameter γ (ignored by Jeffreys).
+        Laplace hyperparameter γ (ignored by Jeffreys); with ``gamma_prior``, the starting value.
+    gamma_prior : tuple (a, b) or None, default=None
+        ``None`` keeps γ fixed at ``gamma``. ``(a, b)`` (with ``prior="laplace"`` only) estimates γ
+        inside EM under the hyperprior ``γ ~ Gamma(a, b)`` (shape ``a > 0``, rate ``b > 0``), by the
+        M-step of :meth:`~sparsebayes.models.priors.LaplacePrior.update_shared`; ``gamma_`` holds the
+        estimate (the joint mode of β and γ, which EM climbs to from the ridge start). γ is in the
+        units of ``1/β²``; the hyperprior's mean is ``a/b``. A vague one (small ``b``) lets data that
+        determine the weights well decide, but the empty model ``β = 0``, ``γ = (p/2 + a − 1)/b`` is a
+        mode too, whose height grows as ``(p/2) log(1/b)``: with few data per weight EM can end there
+        (every weight pruned, with a warning), and a ``b`` of the order of ``a`` over the expected γ
+        avoids it.
     features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
         The basis ``h(x)``; ``"kernel"`` uses Gaussian kernels of width ``kernel_width``
         centred on the training points; ``"linear"`` and ``"quadratic"`` act on standardized
@@ -237,7 +258,9 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
     relevance_indices_ : ndarray
         Indices of the nonzero basis functions (of ``beta_``, bias excluded); with kernel features,
         the training points whose kernels survive.
-    n_kernels_ : int
+    active_ : ndarray of bool (n_basis,)
+        The kept basis functions: nonzero weight (bias excluded).
+    n_active_ : int
         Number of nonzero basis weights (bias excluded).
     noise_var_ : float
         Estimated (or the fixed) σ².
@@ -253,15 +276,21 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         and quadratic features, terms of the standardized inputs).
     feature_map_ : transformer
         The fitted feature map (its ``get_feature_names_out`` names ``beta_``'s entries).
-    log_posterior_ : float
+    objective_ : float
         The objective EM climbs, at the fit: ``log p(y | β, σ²) + log p(β)`` up to a constant (the
-        Jeffreys ``log p(β)`` over the nonzero weights).
+        Jeffreys ``log p(β)`` over the nonzero weights; with γ estimated, ``+ log p(β | γ̂) + log p(γ̂)``).
+    prior_ : hierarchy object
+        The hierarchy at the fit, its shared hyperparameters at their estimates when estimated.
+    gamma_ : float
+        The Laplace prior's γ at the fit: the estimate with ``gamma_prior``, else ``gamma`` (Laplace
+        hierarchies only).
     """
 
-    def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width="scale", bias=True,
-                 standardize=True, noise_var=None, tol=1e-3, max_iter=1000, low_rank=True):
+    def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, features="linear", kernel_width="scale",
+                 bias=True, standardize=True, noise_var=None, tol=1e-3, max_iter=1000, low_rank=True):
         self.prior = prior
         self.gamma = gamma
+        self.gamma_prior = gamma_prior
         self.features = features
         self.kernel_width = kernel_width
         self.bias = bias
@@ -292,7 +321,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
         self._set_support()
         self.noise_var_ = res.noise_var
         self.n_iter_ = res.n_iter
-        self.log_posterior_ = res.objective
+        self.objective_ = res.objective
+        self._set_fitted_prior([res.prior])
         active = np.flatnonzero(res.beta)
         H_active = H[:, active] if factor is None else factor.design[:, active]  # HᵀH = H̃ᵀH̃
         self.sigma_ = conditional_covariance(H_active.T @ H_active, res.scale[active], res.noise_var)
@@ -348,7 +378,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase):
                                     method=f"em-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
 
 
-class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveSparseBase):
+class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveSparseBase, PosteriorSamplingMixin):
     """Sparse probit classifier by EM under a Laplace or Jeffreys hyperprior (002; 000 Sec. 4).
 
     ``P(y = 1 | x) = Φ(βᵀh(x))``; for ``k > 2`` classes, ``k`` one-vs-all classifiers (002
@@ -357,8 +387,9 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
 
     Parameters
     ----------
-    prior, gamma, features, kernel_width, bias, standardize, tol, max_iter, low_rank
-        As for :class:`AdaptiveSparseRegressor` (no noise variance: the latent noise is N(0, 1)).
+    prior, gamma, gamma_prior, features, kernel_width, bias, standardize, tol, max_iter, low_rank
+        As for :class:`AdaptiveSparseRegressor` (no noise variance: the latent noise is N(0, 1)); with
+        ``gamma_prior`` each one-vs-all classifier estimates its own γ.
 
     Attributes
     ----------
@@ -368,7 +399,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
     intercept_ : ndarray (1,) or (n_classes,)
     relevance_indices_ : ndarray
         Basis functions nonzero in any classifier; with kernel features, training points.
-    n_kernels_ : int
+    n_active_ : int
         Their number.
     n_iter_ : int or ndarray
         EM iterations (per one-vs-all classifier when ``k > 2``).
@@ -379,7 +410,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         ``feature_map_``'s columns.
     feature_map_ : transformer
         The fitted feature map.
-    log_posterior_ : float or ndarray
+    objective_ : float or ndarray
         The EM objective of each classifier at its fit (log posterior up to a constant).
     laplace_cov_ : list of ndarray
         Per classifier, the covariance of its nonzero weights (``beta_`` order, bias included) in the
@@ -390,12 +421,18 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         under 0.01 sd; near separability the iterates are still growing, and so is the covariance).
         It holds ``τ̂`` fixed and pruned weights at zero, so it understates the posterior spread;
         ``to_inference_data(draws=N)`` draws from it.
+    prior_ : hierarchy object or list
+        The hierarchy at the fit (a list, one per classifier, when ``k > 2``).
+    gamma_ : float or ndarray
+        The Laplace prior's γ at the fit (per one-vs-all classifier when ``k > 2``), as for
+        :class:`AdaptiveSparseRegressor`.
     """
 
-    def __init__(self, *, prior="jeffreys", gamma=1.0, features="linear", kernel_width="scale", bias=True,
-                 standardize=True, tol=1e-3, max_iter=1000, low_rank=True):
+    def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, features="linear", kernel_width="scale",
+                 bias=True, standardize=True, tol=1e-3, max_iter=1000, low_rank=True):
         self.prior = prior
         self.gamma = gamma
+        self.gamma_prior = gamma_prior
         self.features = features
         self.kernel_width = kernel_width
         self.bias = bias
@@ -411,7 +448,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         fm, H, factor = self._design(X, prior)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
         design = EMDesign(H, y_enc.size, factor)  # HᵀH and the ridge factor, shared by the classifiers
-        betas, iters, objs, covs = [], [], [], []
+        betas, iters, objs, covs, priors = [], [], [], [], []
         for c, t in enumerate(targets):
             t = t.astype(np.float64)
             which = "" if len(targets) == 1 else f" of class {self.classes_[c]} (one-vs-all)"
@@ -422,6 +459,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             betas.append(res.beta)
             iters.append(res.n_iter)
             objs.append(res.objective)
+            priors.append(res.prior)
             active = np.flatnonzero(res.beta)
             H_active = H[:, active] if factor is None else factor.basis @ factor.design[:, active]
             covs.append(laplace_covariance(H_active, t, res.beta[active], res.scale[active], ProbitLikelihood()))
@@ -430,8 +468,9 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         self.coef_, self.intercept_ = self._split_bias(self.beta_)
         self._set_support()
         self.n_iter_ = iters[0] if len(iters) == 1 else np.array(iters)
-        self.log_posterior_ = objs[0] if len(objs) == 1 else np.array(objs)
+        self.objective_ = objs[0] if len(objs) == 1 else np.array(objs)
         self.laplace_cov_ = covs
+        self._set_fitted_prior(priors)
         return self
 
     def _log_link(self, eta):

@@ -9,6 +9,8 @@ other change. Each check raises ``AssertionError`` with the numbers when it fail
 
 * ``e_step_quadrature``: the EM weight ``1/u_i²`` (``em_scale``) equals ``E[1/v | β]`` by quadrature
   over the mixing density ``log_mixing_density`` (002 eq. 12's integral);
+* ``e_step_variance_quadrature``: ``expected_variance`` (the E-step mean ``E[v | β]`` that the M-step
+  of shared hyperparameters uses, where a hierarchy has it) equals the same ratio of quadratures;
 * ``marginal_quadrature``: ``log_marginal`` equals ``log ∫ N(β; 0, v) p(v) dv``;
 * ``twin_draws_marginal``: draws of the NumPyro sampling statement ``sample_beta`` follow the
   mixture ``∫ N(β; 0, v) p(v) dv`` (a Kolmogorov–Smirnov distance against its CDF), which
@@ -30,7 +32,8 @@ from scipy import integrate, stats
 from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.priors import CAPABILITIES, require, supports
 
-from .em import EMData, EMState, column_norms, em_trace, log_posterior
+from . import em
+from .em import EMData, column_norms, log_posterior
 
 #: Weights at which the closed forms are checked (both signs, three orders of magnitude).
 BETAS = (-2.5, -0.3, 0.04, 0.6, 3.0)
@@ -55,6 +58,13 @@ def check_e_step_quadrature(prior):
         expected = _mixture_integral(prior, beta, 1) / _mixture_integral(prior, beta, 0)
         got = float(prior.em_scale(jnp.asarray([beta]))[0]) ** -2
         assert np.isclose(got, expected, rtol=1e-7), f"{prior}: E[1/v | β={beta}] = {expected}, em_scale gives {got}"
+
+
+def check_e_step_variance_quadrature(prior):
+    for beta in BETAS:
+        expected = _mixture_integral(prior, beta, -1) / _mixture_integral(prior, beta, 0)
+        got = float(prior.expected_variance(jnp.asarray([beta]))[0])
+        assert np.isclose(got, expected, rtol=1e-7), f"{prior}: E[v | β={beta}] = {expected}, expected_variance gives {got}"
 
 
 def check_marginal_quadrature(prior):
@@ -117,8 +127,8 @@ def check_em_objective_monotone(prior, n_steps=60):
     H, y = _regression()
     data = _em_data(H, y)
     beta0 = np.linalg.solve(H.T @ H + 1e-6 * np.eye(H.shape[1]), H.T @ y)
-    state = EMState(jnp.asarray(beta0), jnp.float64(np.var(y)), jnp.int64(0), jnp.float64(jnp.inf))
-    _, info = em_trace(state, data, prior, GaussianLikelihood(), 1e-8, 1e-12, 0.0,
+    controls = em.EMControls(prune_tol=1e-8, noise_floor=1e-12)
+    _, info = em.trace(em.init(beta0, np.var(y), prior), data, GaussianLikelihood(), controls,
                        n_steps=n_steps, estimate_noise=True)
     obj, n_active = np.asarray(info.objective), np.asarray(info.n_active)
     assert np.all(np.isfinite(obj)), f"{prior}: non-finite EM objective {obj}"
@@ -149,6 +159,8 @@ def hierarchy_checks(prior):
     yield "capability_errors", lambda: check_capability_errors(prior)
     if has("em_scale", "log_mixing_density"):
         yield "e_step_quadrature", lambda: check_e_step_quadrature(prior)
+    if has("expected_variance", "log_mixing_density"):
+        yield "e_step_variance_quadrature", lambda: check_e_step_variance_quadrature(prior)
     if has("log_marginal", "log_mixing_density"):
         yield "marginal_quadrature", lambda: check_marginal_quadrature(prior)
     if has("log_mixing_density", "sample_beta"):

@@ -4,12 +4,21 @@ The model (000 Sec. 3; 002 Secs. 2–3): ``z = Hβ + w`` with ``w ~ N(0, σ² I)
 regression, a latent truncated-Gaussian for probit), ``β_i | τ_i ~ N(0, τ_i)`` and a
 hyperprior on τ_i given by a prior object of :mod:`sparsebayes.models.priors`.
 
-One EM iteration (the engine's :func:`em_step`):
+The engine has the contract of every engine here: :class:`EMState` and :class:`EMInfo`,
+:func:`init`, a pure :func:`step` ``(state, data, likelihood, controls) -> (state, info)``,
+:func:`run` (the jit boundary: a ``lax.while_loop`` on the tolerance) and :func:`trace` (a
+``lax.scan`` keeping every step's :class:`EMInfo`). The hierarchy travels in the state
+(``state.prior``), so hyperparameters it shares across weights (the Laplace γ, the horseshoe's
+global scale) can be estimated inside the loop.
+
+One EM iteration (:func:`step`):
 
 * E-step on the latent targets: ``v = E[z | β, y]`` (002 eq. 6; the data for regression);
 * E-step on the variances: ``E[τ_i⁻¹ | β_i] = 1/u_i²`` with ``U = diag(u)`` finite
   (002 eq. 15: ``u = |β|`` for Jeffreys);
 * noise update ``σ² = ‖y − Hβ‖²/n`` (000 eq. 12), regression only, when estimated;
+* M-step of the hierarchy's shared hyperparameters at this E-step
+  (:func:`~sparsebayes.models.priors.update_shared`; the hierarchy itself when none is estimated);
 * M-step ``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` (000 "An Important Implementation Detail";
   002 eq. 16 with σ² = 1), solved by Cholesky. When the basis is wider than the data the
   same update is taken in its dual form (for widths beyond ``DUAL_RATIO · n``) ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``;
@@ -23,13 +32,14 @@ One EM iteration (the engine's :func:`em_step`):
 
 Stop when ``‖β⁽ᵗ⁺¹⁾ − β⁽ᵗ⁾‖ / ‖β⁽ᵗ⁾‖ < tol`` (002 Step 4, δ = 1e-3 by default).
 
-Work on the active set: the jitted loop (:func:`run_em`, the jit boundary, a
-``lax.while_loop``) runs on a fixed-width slice of the basis; when the active set falls to
-half that width it returns, and :func:`fit_em` gathers the surviving columns into
+Work on the active set: the jitted loop (:func:`run`) runs on a fixed-width slice of the
+basis; when the active set falls to half that width it returns, and :func:`fit_em` gathers the
+surviving columns (and the hierarchy's current estimates) into
 the next power-of-two width. Shapes inside jit stay fixed, each width compiles once, and
 the cost of an iteration follows the number of nonzero weights. The rows and the first
 slice's width are padded too (:data:`PAD_PER_OCTAVE`; zero rows with ``y = 0`` that the
-likelihood skips through ``EMData.n_obs``, zero columns with ``β = 0``), so data of a nearby
+likelihood skips through ``EMData.n_obs``, zero columns with ``β = 0``, which the shared
+hyperparameters' M-step leaves out through ``EMData.n_weights``), so data of a nearby
 size reuses the compiled loops; the padding changes no step, only the rounding of sums.
 
 A kernel design of low numerical rank can be given factored, ``H = QH̃`` (:mod:`._lowrank`):
@@ -45,12 +55,17 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.linalg
 from jax import lax
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
+from sparsebayes.inference.em_covariance import conditional_covariance, laplace_covariance
+from sparsebayes.inference.em_start import RidgeStart
+from sparsebayes.models.priors import neg_log_hyperprior, update_shared
+
+__all__ = ["EMControls", "EMData", "EMDesign", "EMInfo", "EMResult", "EMState", "RidgeStart", "conditional_covariance",
+           "fit_em", "init", "laplace_covariance", "log_posterior", "run", "step", "trace"]
 
 #: Widths at or below this never compact (recompiling costs more than it saves).
 SMALL_WIDTH = 64
@@ -76,7 +91,9 @@ class EMData(NamedTuple):
     ``n_obs``, if given, is the number of data rows: the rows after it are padding, zero rows of
     the design (of ``Q`` when factored) with ``y = 0`` (:func:`fit_em`). ``col_norm`` (k,), if
     given, holds the columns' norms ``‖h_i‖`` (those of ``H̃`` when factored, which are ``H``'s),
-    by which pruning weighs the weights (:func:`em_step`); without it, by ``|β_i|`` alone.
+    by which pruning weighs the weights (:func:`step`); without it, by ``|β_i|`` alone.
+    ``n_weights``, if given, is the number of weights of the model (pruned ones included, padding
+    excluded), which the shared hyperparameters' M-step and prior count; without it, ``k``.
     """
 
     H: jax.Array
@@ -85,6 +102,12 @@ class EMData(NamedTuple):
     basis: jax.Array | None = None
     n_obs: jax.Array | None = None
     col_norm: jax.Array | None = None
+    n_weights: jax.Array | None = None
+
+
+def n_weights(data):
+    """The model's number of weights: ``data.n_weights``, or the slice's width."""
+    return data.H.shape[1] if data.n_weights is None else data.n_weights
 
 
 def linear_predictor(data, beta):
@@ -100,21 +123,47 @@ def compress(data, v):
 
 
 class EMState(NamedTuple):
+    """Where EM stands: the weights ``beta``, σ² (``noise_var``), the iterations run, the last
+    relative change ``‖Δβ‖/‖β‖`` and the hierarchy ``prior`` (a pytree: its shared
+    hyperparameters, when estimated, are the current estimates)."""
+
     beta: jax.Array
     noise_var: jax.Array
     n_iter: jax.Array
     rel_change: jax.Array
+    prior: NamedTuple
 
 
 class EMInfo(NamedTuple):
+    """What a step reports about the state it returns: the objective (:func:`log_posterior`), the
+    relative change, the number of nonzero weights, σ², the hierarchy, and ``scale``, the E-step's
+    ``u`` at the new ``β`` (``E[τ_i⁻¹ | β_i] = 1/u_i²``; 0 where ``β_i = 0``)."""
+
     objective: jax.Array
     rel_change: jax.Array
     n_active: jax.Array
     noise_var: jax.Array
+    prior: NamedTuple
+    scale: jax.Array
+
+
+class EMControls(NamedTuple):
+    """The loop's scalar settings: stop once ``‖Δβ‖/‖β‖ < tol``, at ``max_iter`` iterations, or with at
+    most ``shrink_below`` nonzero weights (:func:`run`); prune a weight whose contribution is below
+    ``max(prune_tol · the largest, prune_floor)``; keep an estimated σ² at least ``noise_floor``
+    (:func:`step`)."""
+
+    tol: float = 1e-3
+    max_iter: float = 1000
+    shrink_below: float = -1
+    prune_tol: float = 1e-8
+    noise_floor: float = 0.0
+    prune_floor: float = 0.0
 
 
 class EMResult(NamedTuple):
     """``scale`` is ``u`` at the final ``β`` (``E[τ_i⁻¹ | β_i] = 1/u_i²``; 0 where ``β_i = 0``);
+    ``prior`` the hierarchy at the fit (its estimated shared hyperparameters, if any);
     ``noise_floor`` the least σ² an estimate may take (:func:`fit_em`'s ``noise_floor_rel``)."""
 
     beta: np.ndarray
@@ -124,16 +173,20 @@ class EMResult(NamedTuple):
     objective: float
     scale: np.ndarray
     noise_floor: float
+    prior: NamedTuple = None
 
 
 def log_posterior(beta, noise_var, data, prior, likelihood):
     """The objective EM climbs: ``log p(y | β, σ²) + log p(β)`` up to a constant.
 
     Regression: ``−n/2 log σ² − ‖y − Hβ‖²/(2σ²) − pen(β)`` (000 eq. 3 with a flat prior on σ²);
-    probit: ``Σ log Φ(s_i h_iᵀβ) − pen(β)``; ``pen = −log p(β)`` of the marginal prior.
+    probit: ``Σ log Φ(s_i h_iᵀβ) − pen(β)``; ``pen = −log p(β)`` of the marginal prior. When the
+    hierarchy estimates shared hyperparameters θ (γ) the objective is ``log p(y | β, σ²) + log p(β | θ)
+    + log p(θ)``, and ``pen`` gains :func:`~sparsebayes.models.priors.neg_log_hyperprior`.
     """
     eta = linear_predictor(data, beta)
-    return -(likelihood.neg_log_lik(data.y, eta, noise_var, data.n_obs) + prior.neg_log_prior(beta))
+    return -(likelihood.neg_log_lik(data.y, eta, noise_var, data.n_obs) + prior.neg_log_prior(beta)
+             + neg_log_hyperprior(prior, n_weights(data)))
 
 
 def _gram_solve(u, gram, noise_var, rhs):
@@ -175,160 +228,76 @@ def m_step(u, v, noise_var, data):
     return d * (cho_solve(cho_factor(W, lower=True), v) @ data.H)
 
 
-def em_step(state, data, prior, likelihood, *, estimate_noise, prune_tol, noise_floor, prune_floor=0.0):
-    """One EM iteration: E-step (latent targets, variances), σ² update, M-step, pruning.
+def _as(x, dtype):
+    """``x`` as ``dtype``: a NumPy value as a NumPy array (it enters a jitted loop as it is, with no
+    dispatch), a JAX array (or a tracer, inside ``jit``/``vmap``) as a JAX array."""
+    return x.astype(dtype) if isinstance(x, jax.Array) else np.asarray(x, dtype=dtype)
 
-    A weight whose contribution ``|β_i| ‖h_i‖`` (``data.col_norm``) is below
-    ``max(prune_tol · max_j |β_j| ‖h_j‖, prune_floor)`` is set to exactly zero. The
-    objective is not evaluated here (a probit objective costs as much as the E-step):
-    :func:`run_em` evaluates it once at the end, :func:`em_trace` at every step.
+
+def init(beta, noise_var, prior, n_iter=0):
+    """The :class:`EMState` at the weights ``beta`` (the ridge start, :class:`RidgeStart`, in
+    :func:`fit_em`), σ² ``noise_var`` and the hierarchy ``prior``, after ``n_iter`` iterations.
+
+    Every float (the hierarchy's parameters included) is float64, so that a state fed back to
+    :func:`run` matches the types its loop carries.
     """
-    beta = state.beta
+    return EMState(_as(beta, np.float64), _as(noise_var, np.float64), _as(n_iter, np.int64), np.float64(np.inf),
+                   jax.tree.map(lambda x: _as(x, np.float64), prior))
+
+
+def _info(state, data, likelihood):
+    """The :class:`EMInfo` of ``state`` (evaluates the objective: about one E-step's cost)."""
+    prior = state.prior
+    return EMInfo(log_posterior(state.beta, state.noise_var, data, prior, likelihood), state.rel_change,
+                  jnp.sum(state.beta != 0), state.noise_var, prior, prior.em_scale(state.beta))
+
+
+def step(state, data, likelihood, controls, *, estimate_noise):
+    """One EM iteration: E-step (latent targets, variances), σ² update, M-steps, pruning.
+
+    The E-step is taken at ``(β⁽ᵗ⁾, θ⁽ᵗ⁾)``, ``θ`` the hierarchy's shared hyperparameters; then
+    conditional M-steps in turn, σ², β given σ², θ given β⁽ᵗ⁺¹⁾ (``state.prior.update_shared``, at the
+    same E-step), so each step climbs :func:`log_posterior` (000 Sec. 3, the EM argument; ECM,
+    Meng & Rubin 1993). A weight whose contribution ``|β_i| ‖h_i‖`` (``data.col_norm``) is below
+    ``max(controls.prune_tol · max_j |β_j| ‖h_j‖, controls.prune_floor)`` is set to exactly zero.
+    Returns the new state and its :class:`EMInfo`; :func:`run` discards the info inside its loop,
+    and the objective it holds is then never computed (the compiler drops unused values).
+    """
+    beta, prior = state.beta, state.prior
     eta = linear_predictor(data, beta)
     v = compress(data, likelihood.expected_targets(data.y, eta))  # 002 eq. 6 (or the data)
     u = prior.em_scale(beta)  # E[1/τ_i | β_i] = 1/u_i²
     if estimate_noise:
-        noise_var = jnp.maximum(likelihood.noise_update(data.y, eta, data.n_obs), noise_floor)  # 000 eq. 12
+        noise_var = jnp.maximum(likelihood.noise_update(data.y, eta, data.n_obs), controls.noise_floor)  # 000 eq. 12
     else:
         noise_var = state.noise_var
     new = m_step(u, v, noise_var, data)
     size = jnp.abs(new) if data.col_norm is None else jnp.abs(new) * data.col_norm
-    new = jnp.where(size < jnp.maximum(prune_tol * jnp.max(size), prune_floor), 0.0, new)
+    new = jnp.where(size < jnp.maximum(controls.prune_tol * jnp.max(size), controls.prune_floor), 0.0, new)
     rel = jnp.linalg.norm(new - beta) / jnp.maximum(jnp.linalg.norm(beta), jnp.finfo(beta.dtype).tiny)
-    return EMState(new, noise_var, state.n_iter + 1, rel)
-
-
-class EMControls(NamedTuple):
-    """The loop's scalar settings, handed to :func:`run_em` as one float64 vector (one argument
-    to transfer instead of six; a call costs about 20 µs less)."""
-
-    tol: float
-    max_iter: int
-    shrink_below: int
-    prune_tol: float
-    noise_floor: float
-    prune_floor: float
+    state = EMState(new, noise_var, state.n_iter + 1, rel, update_shared(prior, beta, new, n_weights(data)))
+    return state, _info(state, data, likelihood)
 
 
 @partial(jax.jit, static_argnames=("estimate_noise",))
-def run_em(state, data, prior, likelihood, controls, *, estimate_noise):
-    """Iterate :func:`em_step` until converged, ``max_iter``, or ≤ ``shrink_below`` weights remain.
-
-    ``controls`` is an :class:`EMControls` as an array. Returns the final state and its
-    :func:`log_posterior`, packed in one vector (:func:`unpack_run`: one transfer to the host,
-    about 50 µs less than five).
-    """
-    tol, max_iter, shrink_below, prune_tol, noise_floor, prune_floor = (controls[i] for i in range(6))
+def run(state, data, likelihood, controls, *, estimate_noise):
+    """Iterate :func:`step` until ``rel_change < controls.tol``, ``controls.max_iter`` iterations, or at
+    most ``controls.shrink_below`` nonzero weights; returns the final state and its :class:`EMInfo`."""
 
     def cond(s):
-        return (s.rel_change >= tol) & (s.n_iter < max_iter) & (jnp.sum(s.beta != 0) > shrink_below)
+        return (s.rel_change >= controls.tol) & (s.n_iter < controls.max_iter) & (
+            jnp.sum(s.beta != 0) > controls.shrink_below)
 
-    def body(s):
-        return em_step(s, data, prior, likelihood, estimate_noise=estimate_noise,
-                       prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)
-
-    final = lax.while_loop(cond, body, state)
-    objective = log_posterior(final.beta, final.noise_var, data, prior, likelihood)
-    return jnp.concatenate([final.beta, prior.em_scale(final.beta),
-                            jnp.stack([final.noise_var, final.n_iter.astype(final.beta.dtype),
-                                       final.rel_change, objective])])
-
-
-def unpack_run(packed):
-    """:func:`run_em`'s vector as ``(EMState, objective, scale)`` of NumPy values; ``scale`` is
-    the final ``u`` (``E[τ_i⁻¹ | β_i] = 1/u_i²``)."""
-    packed = np.asarray(packed)
-    beta, scale = np.split(packed[:-4], 2)
-    return EMState(beta, packed[-4], int(packed[-3]), packed[-2]), float(packed[-1]), scale
+    final = lax.while_loop(cond, lambda s: step(s, data, likelihood, controls, estimate_noise=estimate_noise)[0], state)
+    return final, _info(final, data, likelihood)
 
 
 @partial(jax.jit, static_argnames=("n_steps", "estimate_noise"))
-def em_trace(state, data, prior, likelihood, prune_tol, noise_floor, prune_floor=0.0, *, n_steps, estimate_noise):
-    """``n_steps`` iterations on the full basis with the :class:`EMInfo` of each (``lax.scan``)."""
-
-    def body(s, _):
-        s = em_step(s, data, prior, likelihood, estimate_noise=estimate_noise,
-                    prune_tol=prune_tol, noise_floor=noise_floor, prune_floor=prune_floor)
-        obj = log_posterior(s.beta, s.noise_var, data, prior, likelihood)
-        return s, EMInfo(obj, s.rel_change, jnp.sum(s.beta != 0), s.noise_var)
-
-    return lax.scan(body, state, None, length=n_steps)
-
-
-class RidgeStart:
-    """The weakly penalized ridge estimate ``(E + HᵀH)⁻¹ Hᵀ y₀`` (002 Step 2), factored once for
-    a design and then solved for any ``y₀`` (one-vs-all fits share it); dual form when p > n.
-
-    ``E = diag(ε min(1, ‖h_i‖²))``: the paper's ``εI`` (ε = 1e-6) on every column of squared
-    norm at least 1 (kernel and bias columns, whose norms are ≥ 1, and inputs in the units of
-    the reproductions), and ε relative to the column below that. EM is invariant to the scale
-    of each column, and this start is too; with an absolute ε, columns of norm 1e-6 (inputs in
-    small units) would start every weight near 0, from where Jeffreys EM prunes them all.
-    Computed as the ``εI`` ridge on the columns scaled to norm 1 where they are shorter.
-
-    ``gram``, if given, is ``HᵀH`` (not modified). A design whose regularized Gram matrix is not
-    positive definite in float64 (columns collinear to rounding) raises ``ValueError``: EM from
-    any start on it loses the weights to rounding.
-    """
-
-    def __init__(self, H, eps=1e-6, gram=None):
-        n, p = H.shape
-        sq = np.einsum("ij,ij->j", H, H) if gram is None else np.diagonal(gram)
-        short = (sq > 0) & (sq < 1)
-        self.scale = np.ones(p)
-        self.scale[short] = 1.0 / np.sqrt(sq[short])
-        if short.any():
-            H = H * self.scale
-            gram = None if gram is None else gram * self.scale[:, None] * self.scale[None, :]
-        self.H = H
-        self.dual = gram is None and p > n
-        if self.dual:
-            A = H @ H.T
-        else:
-            A = H.T @ H if gram is None else gram.copy()
-        A[np.diag_indices(A.shape[0])] += eps
-        try:
-            self.cho = scipy.linalg.cho_factor(A, lower=True)
-        except np.linalg.LinAlgError:
-            raise ValueError(
-                "the design's columns are numerically collinear: the ridge start's HᵀH + εI is not positive "
-                "definite in float64 (inputs with a large common offset beside a bias column do this); centre the "
-                "inputs (the EM estimators' standardize=True does) or drop the collinear columns") from None
-
-    def __call__(self, y0):
-        if self.dual:
-            return self.scale * (self.H.T @ scipy.linalg.cho_solve(self.cho, y0))
-        return self.scale * scipy.linalg.cho_solve(self.cho, self.H.T @ y0)
-
-
-def conditional_covariance(gram, u, noise_var):
-    """``Σ = σ² U(σ² I + U G U)⁻¹U``: the covariance of ``β | z, τ`` at ``E[τ_i⁻¹] = 1/u_i²``.
-
-    The Gaussian conditional behind the M-step (000 "An Important Implementation Detail":
-    its mean is the M-step's ``β``), equal to ``(G/σ² + U⁻²)⁻¹`` where every ``u_i > 0`` but
-    finite as ``u_i → 0``. ``gram = HᵀH`` on the same coordinates. With ``σ² I + UGU = LLᵀ``
-    (Cholesky), ``Σ = σ² (L⁻¹U)ᵀ(L⁻¹U)``.
-    """
-    A = noise_var * np.eye(u.size) + u[:, None] * gram * u[None, :]
-    W = scipy.linalg.solve_triangular(np.linalg.cholesky(A), np.diag(u), lower=True)
-    return noise_var * (W.T @ W)
-
-
-def laplace_covariance(H_active, y, beta_active, u, likelihood):
-    """Covariance of the Laplace approximation to ``p(β_A | y, τ̂)`` for a link likelihood (probit),
-    ``τ̂_i = u_i²`` the final E-step's variances.
-
-    At EM's fixed point ``Hᵀ(v − Hβ) = U⁻²β`` (the M-step, 002 eq. 16, with ``v = E[z | y, β]``
-    from 002 eq. 6) is the stationarity condition of ``Σ log Φ(s_i h_iᵀβ) − Σ β_i²/(2τ̂_i)``, since
-    ``v − η = s m(sη)`` is the gradient of ``log Φ(sη)``: ``β̂`` is the mode of the probit model with
-    the Gaussian prior ``N(0, τ̂)`` held at those variances. The Hessian there is ``−(HᵀWH + U⁻²)``,
-    ``W`` the likelihood's ``curvature`` (:meth:`~sparsebayes.models.likelihoods.ProbitLikelihood.curvature`),
-    and the covariance is taken in the finite form ``U(I + U HᵀWH U)⁻¹U`` (:func:`conditional_covariance`
-    with σ² = 1). ``H_active`` (n, k) holds the design's columns of the nonzero weights, a row per
-    data point.
-    """
-    w = likelihood.curvature(y, H_active @ beta_active)
-    return conditional_covariance(H_active.T @ (w[:, None] * H_active), u, 1.0)
+def trace(state, data, likelihood, controls, *, n_steps, estimate_noise):
+    """``n_steps`` iterations on the full basis with the :class:`EMInfo` of each (``lax.scan``);
+    ``controls.tol``, ``max_iter`` and ``shrink_below`` do not stop it."""
+    return lax.scan(lambda s, _: step(s, data, likelihood, controls, estimate_noise=estimate_noise), state, None,
+                    length=n_steps)
 
 
 def _width(k, p):
@@ -401,7 +370,9 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         made for this design and ``n`` (``factor`` is then not used).
     y : ndarray (n,)
         Targets (regression) or 0/1 labels (probit).
-    prior, likelihood : objects of :mod:`sparsebayes.models.priors` / ``.likelihoods``.
+    prior, likelihood : objects of :mod:`sparsebayes.models.priors` / ``.likelihoods``. A hierarchy
+        that estimates shared hyperparameters (``LaplacePrior(gamma_prior=(a, b))``) starts from its
+        values; the estimates are ``EMResult.prior``'s.
     beta0 : ndarray (p,) or None
         Starting point; ``None`` takes the paper's ridge estimate (:class:`RidgeStart`) from
         ``y_init`` (default ``y``; the probit estimator passes the ±1 labels).
@@ -443,6 +414,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     floor = noise_floor_rel * max(float(np.mean(y**2)), np.finfo(float).tiny)
     n_iter, converged, obj = 0, False, -np.inf
     scale = np.zeros(p)
+    controls = EMControls(*(np.float64(c) for c in (tol, max_iter, -1, prune_tol, floor, prune_floor)))
     while True:
         active = np.flatnonzero(beta)
         k = active.size
@@ -454,20 +426,19 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         Hb, G, bb = _gather(H, gram_full if use_gram else None, beta, active, width, design_rows)
         if use_gram and G is None:
             G = Hb.T @ Hb
-        shrink_below = width // 2 if width > SMALL_WIDTH else -1
+        controls = controls._replace(shrink_below=np.float64(width // 2 if width > SMALL_WIDTH else -1))
         # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
-        state = EMState(bb, np.float64(s2), np.int64(n_iter), np.float64(np.inf))
-        controls = np.array(EMControls(tol, max_iter, shrink_below, prune_tol, floor, prune_floor), dtype=np.float64)
-        data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)))
-        state, objective, slice_scale = unpack_run(run_em(state, data, prior, likelihood, controls,
-                                                          estimate_noise=estimate_noise))
+        data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)), np.float64(p))
+        state, info = jax.device_get(run(init(bb, s2, prior, n_iter), data, likelihood, controls,
+                                         estimate_noise=estimate_noise))
+        prior = state.prior
         beta = np.zeros(p)
         beta[active] = state.beta[:k]
         scale = np.zeros(p)
-        scale[active] = slice_scale[:k]
+        scale[active] = info.scale[:k]
         s2 = float(state.noise_var)
         n_iter = int(state.n_iter)
-        obj = float(objective)
+        obj = float(info.objective)
         if not np.all(np.isfinite(beta)):
             raise FloatingPointError("EM produced a non-finite weight; please report this data set")
         if float(state.rel_change) < tol:
@@ -475,4 +446,5 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
             break
         if n_iter >= max_iter:
             break
-    return EMResult(beta, s2, n_iter, converged, obj, scale, floor)
+    prior = jax.tree.map(lambda x: float(x) if np.ndim(x) == 0 else np.asarray(x), prior)  # host values
+    return EMResult(beta, s2, n_iter, converged, obj, scale, floor, prior)

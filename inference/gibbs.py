@@ -52,6 +52,8 @@ def inverse_gaussian_from(mean, shape, chi2, uniform):
 
 
 class GibbsState(NamedTuple):
+    """One chain's current draw: ``β``, ``σ²``, the local ``τ_j²`` and ``λ²`` (Park & Casella 2008, Sec. 2)."""
+
     beta: jax.Array
     noise_var: jax.Array
     tau2: jax.Array
@@ -59,6 +61,11 @@ class GibbsState(NamedTuple):
 
 
 class Hyper(NamedTuple):
+    """The hyperparameters: ``λ² ~ Gamma(lam2_shape, lam2_rate)`` and ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}``.
+
+    The defaults ``(1, 1.78)`` are Park & Casella's for the diabetes data; ``c = d = 0`` is their ``1/σ²``.
+    """
+
     lam2_shape: float = 1.0
     lam2_rate: float = 1.78
     c: float = 0.0
@@ -139,6 +146,7 @@ def bordered_gram(X, y):
 
 
 def sweep_data(X, y):
+    """The :class:`SweepData` of ``(X, y)``: computed once per run, read by every sweep."""
     Q, R = jnp.linalg.qr(X)
     Qty = Q.T @ y
     return SweepData(X, y, bordered_gram(X, y), R, Qty, jnp.sum((y - Q @ Qty) ** 2))
@@ -363,8 +371,8 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
                   "log_likelihood": {"y": gaussian_log_likelihood(posterior["beta"], posterior["noise_var"], X, y)}}
     idata = az.from_dict(
         posterior=posterior,
-        coords={"feature": np.arange(p) if features is None else features, **(coords or {})},
-        dims={"beta": ["feature"], "tau2": ["feature"], "y": ["obs"]},
+        coords={"basis": np.arange(p) if features is None else features, **(coords or {})},
+        dims={"beta": ["basis"], "tau2": ["basis"], "y": ["obs"]},
         **groups,
     )
     idata.posterior.attrs["inference"] = "gibbs"

@@ -1,5 +1,6 @@
 """The relevance vector classifier: the Bernoulli-logistic RVM over the sequential type-II engine
-:mod:`sparsebayes.inference.typeii_bernoulli`, as a scikit-learn estimator.
+:mod:`sparsebayes.inference.typeii_laplace` (Laplace path, Bernoulli-logistic likelihood), as a
+scikit-learn estimator.
 
 The bias and the origin of ``x``: every basis function, the bias included, has its own ARD prior
 ``w_i ~ N(0, α_i⁻¹)``, so with features of the raw ``x`` the fit depends on where the origin of
@@ -31,25 +32,30 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures
+from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 
-from . import typeii_bernoulli
+from . import typeii_laplace
 from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights
 from ._validation import check_flags, check_max_iter, check_number, validate_classification_data
 from ._warnings import warn_degenerate
 from .idata import draws_idata, gaussian_draws, point_estimate_idata
+from .posterior_sampling import PosteriorSamplingMixin
 from .typeii_warnings import scale_advice
 
+
+#: The classifier's likelihood on the engine's Laplace path.
+LIKELIHOOD = BernoulliLogisticLikelihood()
 
 #: A kept kernel below this at every other training point (``‖x_i − x_j‖ > 3.7 h`` for all ``i ≠ j``)
 #: reaches no training point but its own.
 ISOLATED_KERNEL = 1e-3
 
 
-class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
+class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMixin, BaseEstimator):
     """Relevance vector classifier: Bernoulli-logistic RVM by sequential type-II ML (Laplace approximation).
 
     ``P(y = 1 | x) = σ(wᵀh(x))``, ``w_i ~ N(0, α_i⁻¹)``, flat hyperpriors (Tipping 2001;
-    Tipping & Faul 2003); engine :mod:`sparsebayes.inference.typeii_bernoulli`. For ``k > 2``
+    Tipping & Faul 2003); engine :mod:`sparsebayes.inference.typeii_laplace`. For ``k > 2``
     classes, ``k`` one-vs-rest classifiers whose ``σ(w_cᵀh(x))`` are normalized into class
     probabilities (the paper's RVM columns are one-vs-all).
 
@@ -74,11 +80,11 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
     pruned), active_ (same shape, bool), coef_ / intercept_ (the raw terms' weights of ``beta_``
     without / with only the bias column, as for :class:`SparseProbitClassifier`),
     relevance_indices_ (columns of ``coef_`` kept by any classifier: training points for kernel
-    features), n_kernels_ (their number), objective_ (Laplace-approximate log evidence per
+    features), n_active_ (their number), objective_ (Laplace-approximate log evidence per
     classifier), prior_var_ (``1/α``, 0 where pruned), laplace_cov_ (per classifier, ``Σ`` over
     its active basis functions), n_iter_, converged_ (no move gains more than ``tol``, reached
     after at least one move: False for a fit that stopped at its start), stalled_ (stopped on a
-    cycle, best state kept: see :mod:`sparsebayes.inference.typeii_bernoulli`).
+    cycle, best state kept: see :mod:`sparsebayes.inference.typeii_laplace`).
     """
 
     def __init__(self, *, features="kernel", kernel_width="scale", bias=True, max_iter=1000, tol=1e-6):
@@ -99,36 +105,38 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
         self.feature_map_, Phi = fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=self.bias,
                                                     center=bool(self.bias), scale=bool(self.bias))
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
+        targets = [t.astype(np.float64) for t in targets]
         mask = np.any(Phi != 0, axis=0)
-        states = [typeii_bernoulli.fit(Phi, t.astype(np.float64), mask, max_iter=int(self.max_iter), tol=self.tol)
+        states = [typeii_laplace.fit(Phi, t, mask, likelihood=LIKELIHOOD, max_iter=int(self.max_iter), tol=self.tol)
                   for t in targets]
-        self._set_fitted(Phi, states)
+        self._set_fitted(Phi, targets, states)
         self._warn(Phi, states)
         return self
 
-    def _set_fitted(self, Phi, states):
-        """The fitted attributes from the engine states (one per classifier)."""
-        self.beta_ = np.array([np.asarray(typeii_bernoulli.coefficients(s, Phi.shape[1])) for s in states])
+    def _set_fitted(self, Phi, targets, states):
+        """The fitted attributes from the engine states (one per classifier, with its 0/1 targets)."""
+        self.beta_ = np.array([np.asarray(typeii_laplace.coefficients(s, Phi.shape[1])) for s in states])
         self.active_ = np.array([np.asarray(s.var) > 0 for s in states])
         first = int(has_bias_column(self.feature_map_))
         raw = np.atleast_2d(raw_weights(self.feature_map_, self.beta_))
         self.coef_ = raw[:, first:]
         self.intercept_ = raw[:, 0] if first else np.zeros(len(states))
         self.prior_var_ = np.array([np.asarray(s.var) for s in states])
-        self.laplace_cov_ = [np.asarray(typeii_bernoulli.posterior_covariance(Phi, s)) for s in states]
+        self.laplace_cov_ = [np.asarray(typeii_laplace.posterior_covariance(Phi, t, s, likelihood=LIKELIHOOD))
+                             for t, s in zip(targets, states)]
         self.objective_ = np.array([float(s.objective) for s in states])
         self.n_iter_ = np.array([int(s.n_iter) for s in states])
         self.stalled_ = np.array([bool(s.stalled) for s in states])
-        self.converged_ = np.array([bool(s.converged) and not typeii_bernoulli.stopped_at_start(s) for s in states])
+        self.converged_ = np.array([bool(s.converged) and not typeii_laplace.stopped_at_start(s) for s in states])
         # the kept basis functions of the model (on the centred inputs' terms; coef_ in the raw terms
         # can have more nonzero linear terms with quadratic features)
         self.relevance_indices_ = np.flatnonzero(np.any(self.beta_[:, first:] != 0, axis=0))
-        self.n_kernels_ = int(self.relevance_indices_.size)
+        self.n_active_ = int(self.relevance_indices_.size)
 
     def _warn(self, Phi, states):
         """A :class:`ConvergenceWarning` for stalled fits or ``max_iter``; a :class:`DegenerateFitWarning`
         for a constant classifier or a fit that stopped at its start."""
-        at_start = np.array([typeii_bernoulli.stopped_at_start(s) for s in states])
+        at_start = np.array([typeii_laplace.stopped_at_start(s) for s in states])
         if np.any(self.stalled_):
             warnings.warn(f"RVMClassifier: {int(self.stalled_.sum())} of {len(states)} fits stopped on a cycle of "
                           "moves that did not raise the Laplace evidence (near-separable classes); the best state "
@@ -144,7 +152,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
                        else ""))
             warn_degenerate(self, what, scale_advice(self.feature_map_, "the labels"), stacklevel=5)
         elif self._isolated_kernels(Phi):
-            warn_degenerate(self, f"each of its {self.n_kernels_} kernels is below {ISOLATED_KERNEL:g} at every other "
+            warn_degenerate(self, f"each of its {self.n_active_} kernels is below {ISOLATED_KERNEL:g} at every other "
                             "training point: it recalls its training points, and away from them predicts the "
                             "bias's class", scale_advice(self.feature_map_, "the labels"), stacklevel=5)
         elif at_start.any():
@@ -156,7 +164,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, BaseEstimator):
         """Whether every kept Gaussian kernel is below :data:`ISOLATED_KERNEL` at every training point but
         its own centre: the width is far below the spacing of the points (raw breast-cancer inputs,
         in the hundreds, at ``h = 1``), so the fit is a lookup table of training points."""
-        if not isinstance(self.feature_map_, GaussianKernelFeatures) or self.n_kernels_ == 0:
+        if not isinstance(self.feature_map_, GaussianKernelFeatures) or self.n_active_ == 0:
             return False
         first = int(has_bias_column(self.feature_map_))
         kept = self.relevance_indices_  # kernel j is column first + j, centred on training point j

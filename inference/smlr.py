@@ -38,6 +38,7 @@ from sparsebayes.inference._validation import (
 from sparsebayes.inference._warnings import warn_degenerate
 from sparsebayes.inference.smlr_scale import UNIT_RANGE, bias_scale, lambda_max, scale_bias_row  # noqa: F401
 from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estimate_idata
+from sparsebayes.inference.posterior_sampling import PosteriorSamplingMixin
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
 from sparsebayes.models.multinomial import (
     FlatPrior,
@@ -165,7 +166,7 @@ def _digest(X):
     return hashlib.sha1(repr(X.shape).encode() + X.tobytes()).hexdigest()
 
 
-class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
+class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
 
     def _clear_fitted(self):
@@ -240,11 +241,11 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
         self.objective_ = float(info.objective)
         self.optimality_residual_ = float(info.residual)
         self.solver_ = solver
-        self.support_ = np.any(W != 0, axis=1)
+        self.active_ = np.any(W != 0, axis=1)
+        self.n_active_ = int(np.count_nonzero(self.active_))
         self.n_nonzero_ = int(np.count_nonzero(W))
-        self.retained_basis_ = np.flatnonzero(self.support_)
         if isinstance(self.feature_map_, GaussianKernelFeatures):
-            self.relevance_indices_ = self.feature_map_.centers_for(self.support_)
+            self.relevance_indices_ = self.feature_map_.centers_for(self.active_)
         if not bool(info.converged):
             warnings.warn(
                 f"bound optimization ({solver}) did not converge in {self.n_iter_} iterations "
@@ -326,10 +327,10 @@ class _MultinomialLogisticBase(ClassifierMixin, BaseEstimator):
             flat = gaussian_draws(flatten(self.coef_[:, :-1]), cov, n_draws=draws, seed=seed)
             coef = np.zeros((1, draws) + self.coef_.shape)
             coef[0, ..., :-1] = jax.vmap(lambda w: unflatten(w, d))(flat[0])
-            return draws_idata({"coef": coef}, method="rmlr-laplace-approximation", coords=coords,
-                               dims={"coef": ["basis", "class"]}, attrs=attrs)
-        return point_estimate_idata({"coef": self.coef_}, method=f"bound-optimization-{self.solver_}",
-                                    coords=coords, dims={"coef": ["basis", "class"]}, attrs=attrs)
+            return draws_idata({"beta": coef}, method="rmlr-laplace-approximation", coords=coords,
+                               dims={"beta": ["basis", "class"]}, attrs=attrs)
+        return point_estimate_idata({"beta": self.coef_}, method=f"bound-optimization-{self.solver_}",
+                                    coords=coords, dims={"beta": ["basis", "class"]}, attrs=attrs)
 
     def generalization_bounds(self, X, y, *, delta=0.05, n_draws=2000, seed=0):
         """Rademacher (Theorem 1) and PAC-Bayes (Theorem 2) bounds on the error rate (binary SMLR).
@@ -407,7 +408,8 @@ class SMLRClassifier(_MultinomialLogisticBase):
     coef_ : ndarray (d, m)
         ``W`` with the reference class's zero column last; row ``k`` is basis function ``k``.
     feature_map_ : transformer or None
-    support_, retained_basis_ : basis functions with a nonzero weight in some class.
+    active_ : bool (n_basis,), the basis functions with a nonzero weight in some class (the kept basis);
+        ``n_active_`` counts them, ``n_nonzero_`` counts the nonzero weights.
     relevance_indices_ : training points whose kernels are retained (Gaussian kernel bases only).
     bias_scale_ : float
         The bias column's value in the penalized problem: the intercept ``b`` is penalized as

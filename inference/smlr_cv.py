@@ -13,13 +13,13 @@ from sklearn.model_selection import StratifiedKFold
 from tqdm.auto import tqdm
 
 from sparsebayes.inference._base import atomic_fit
+from sparsebayes.inference import smlr_cv_path  # a module, not its names: it imports sparsebayes.inference.smlr
+from sparsebayes.inference._parallel import parallel_map
 from sparsebayes.inference._validation import check_count
 from sparsebayes.inference.smlr import (
     _MultinomialLogisticBase,
     fit_coef,
-    log_softmax,
     make_prior,
-    reference_logits,
     visitation_seed,
 )
 from sparsebayes.inference.smlr_scale import lambda_max
@@ -73,6 +73,13 @@ class SMLRCV(_MultinomialLogisticBase):
         ``"log_loss"`` takes the lowest held-out log-loss. Held-out error counts on small data
         tie often, and the log-loss then favours the least penalized fit, which keeps every
         kernel.
+    n_jobs : int or None, default=None
+        Parallel tasks for the cross-validation (joblib's convention: ``None`` follows the active
+        ``joblib.parallel_config`` / ``parallel_backend``, serial outside one; ``-1`` every core;
+        ``joblib.parallel_backend("dask")`` spreads them over a ``dask.distributed`` cluster).
+        Each fold's first λ is fitted in this process, a chain over the folds for the warm
+        starts; the rest of every fold's path (and width) is one task. The choice and the
+        refit do not depend on ``n_jobs``.
 
     Attributes
     ----------
@@ -89,7 +96,7 @@ class SMLRCV(_MultinomialLogisticBase):
 
     def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", features="linear",
                  kernel_width="scale", kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
-                 random_state=0, progress_bar=False):
+                 random_state=0, progress_bar=False, n_jobs=None):
         self.penalty = penalty
         self.lams = lams
         self.n_lams = n_lams
@@ -103,6 +110,7 @@ class SMLRCV(_MultinomialLogisticBase):
         self.max_iter = max_iter
         self.random_state = random_state
         self.progress_bar = progress_bar
+        self.n_jobs = n_jobs
 
     def _basis_ids(self, train_idx, n_basis):
         """Identity of each basis column: kernels are their training points, bias is id 0."""
@@ -136,11 +144,15 @@ class SMLRCV(_MultinomialLogisticBase):
         if self.tie_break not in ("sparsest", "log_loss"):
             raise ValueError(f"tie_break must be 'sparsest' or 'log_loss', got {self.tie_break!r}")
 
-    def _fold_path(self, X, y_enc, m, folds, lams, seed, bar):
-        """Held-out error counts and log-loss sums over ``folds`` for every λ of ``lams``, each
-        fold's path warm-started as the class docstring says."""
-        err, loss = np.zeros(len(lams)), np.zeros(len(lams))
+    def _first_fits(self, X, y_enc, m, folds, lams, seed):
+        """Every fold's fit at the first λ of ``lams``, warm-started as the class docstring says
+        (a chain: each fold starts where the previous folds left the basis functions it shares).
+        Returns the held-out error count and log-loss sum at that λ, and one
+        :func:`~sparsebayes.inference.smlr_cv_path.fold_path_rest` task per fold that runs the
+        rest of the fold's path from its fit."""
+        err, loss, tasks = 0, 0.0, []
         memory = None  # first-λ estimate per basis id, carried across folds
+        fit_kw = dict(penalty=self.penalty, solver=self.solver, tol=self.tol, max_iter=self.max_iter, seed=seed)
         for train, test in folds:
             Phi_tr = self._penalized_design(X[train], fit=True)
             Phi_te = self._penalized_design(X[test], fit=False)
@@ -148,19 +160,13 @@ class SMLRCV(_MultinomialLogisticBase):
             if memory is None:
                 n_ids = X.shape[0] + 1 if isinstance(self.feature_map_, GaussianKernelFeatures) else Phi_tr.shape[1]
                 memory = np.zeros((n_ids, m - 1))
-            coef = memory[ids]
-            cache = {}
-            for i, lam in enumerate(lams):
-                coef, _, _ = fit_coef(Phi_tr, y_enc[train], m, penalty=self.penalty, lam=lam,
-                                      solver=self.solver, tol=self.tol, max_iter=self.max_iter,
-                                      seed=seed, coef0=coef, cache=cache)
-                if i == 0:
-                    memory[ids] = coef
-                log_p = log_softmax(reference_logits(Phi_te, coef))
-                err[i] += np.sum(log_p.argmax(1) != y_enc[test])
-                loss[i] -= np.sum(log_p[np.arange(len(test)), y_enc[test]])
-                bar.update()
-        return err, loss
+            coef, _, _ = fit_coef(Phi_tr, y_enc[train], m, lam=lams[0], coef0=memory[ids], cache={}, **fit_kw)
+            memory[ids] = coef
+            fold_err, fold_loss = smlr_cv_path.held_out(Phi_te, y_enc[test], coef)
+            err += fold_err
+            loss -= fold_loss
+            tasks.append((Phi_tr, y_enc[train], Phi_te, y_enc[test], m, coef, lams[1:], fit_kw))
+        return err, loss, tasks
 
     @atomic_fit
     def fit(self, X, y):
@@ -176,13 +182,23 @@ class SMLRCV(_MultinomialLogisticBase):
         errors, losses, grids = [], [], []
         n_grid = self.n_lams if self.lams is None else len(self.lams)
         bar = tqdm(total=len(widths) * len(folds) * n_grid + 1, desc="SMLRCV", disable=not self.progress_bar)
-        for width in widths:
+        tasks = []
+        for width in widths:  # the first λ of every fold, a chain over the folds; then the rest of each path
             self.feature_map_ = self._feature_map(width)
             lams = self._grid(self._fit_penalized_design(X), y_enc, m)
             grids.append(lams)
-            err, loss = self._fold_path(X, y_enc, m, folds, lams, seed, bar)
-            errors.append(err)
-            losses.append(loss)
+            err, loss, width_tasks = self._first_fits(X, y_enc, m, folds, lams, seed)
+            errors.append(np.r_[err, np.zeros(len(lams) - 1)])
+            losses.append(np.r_[loss, np.zeros(len(lams) - 1)])
+            tasks += width_tasks
+            bar.update(len(folds))
+        rest = iter(parallel_map(smlr_cv_path.fold_path_rest, tasks, n_jobs=self.n_jobs))
+        for err, loss in zip(errors, losses):
+            for _ in folds:  # summed in fold order, as one fold after another would
+                fold_err, fold_loss = next(rest)
+                err[1:] += fold_err
+                loss[1:] -= fold_loss
+                bar.update(len(fold_err))
         self.cv_errors_, self.cv_log_loss_ = np.array(errors), np.array(losses) / X.shape[0]
         self.lams_ = grids[0] if len(grids) == 1 else np.array(grids)
         keys = (self.cv_log_loss_.ravel(), self.cv_errors_.ravel())

@@ -92,6 +92,9 @@ def _classification_engine(method, prior, options):
             _refuse(prior, method, {"laplace": "SMLRClassifier", "gaussian": "SMLRClassifier"})
         kw = {"penalty": penalties[name]}
         if is_hierarchy(prior) and name == "laplace":  # SMLR's λ is the Laplace marginal's l1 weight
+            if getattr(prior, "gamma_prior", None) is not None:
+                raise ValueError("method='map' (SMLR) fits a fixed lam: a LaplacePrior with gamma_prior (γ estimated) "
+                                 "needs method='em', or give LaplacePrior(gamma) without gamma_prior")
             kw["lam"] = float(prior.lam)
         return _lazy("smlr", "SMLRClassifier"), kw
     raise ValueError(f"method={method!r} has no classification engine: use 'em', 'type2' or 'map'")
@@ -116,6 +119,13 @@ class _ComposedEstimator(BaseEstimator):
     """Fit the engine estimator named by ``(method, prior)``; expose its fitted attributes."""
 
     _engine_table = None  # set by the subclasses: (method, prior, options) -> (class, kwargs)
+
+    def __init__(self, *, prior=None, method="em", features="linear", kernel_width="scale", options=None):
+        self.prior = prior
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
 
     def _engine(self):
         if not isinstance(self.method, str) or self.method not in METHODS:
@@ -167,6 +177,12 @@ class _ComposedEstimator(BaseEstimator):
             raise ValueError(f"{type(self.estimator_).__name__} has no to_inference_data")
         return self.estimator_.to_inference_data(*args, **kwargs)
 
+    def sample_posterior(self, X, y, sampler="nuts", **kwargs):
+        """Draws of the posterior of this fit's model: the engine estimator's ``sample_posterior``
+        (:class:`~sparsebayes.inference.posterior_sampling.PosteriorSamplingMixin`)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.sample_posterior(X, y, sampler, **kwargs)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
@@ -205,13 +221,6 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
 
     _engine_table = staticmethod(_regression_engine)
 
-    def __init__(self, *, prior=None, method="em", features="linear", kernel_width="scale", options=None):
-        self.prior = prior
-        self.method = method
-        self.features = features
-        self.kernel_width = kernel_width
-        self.options = options
-
 
 class SparseClassifier(ClassifierMixin, _ComposedEstimator):
     """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
@@ -241,13 +250,6 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
 
     _engine_table = staticmethod(_classification_engine)
 
-    def __init__(self, *, prior=None, method="em", features="linear", kernel_width="scale", options=None):
-        self.prior = prior
-        self.method = method
-        self.features = features
-        self.kernel_width = kernel_width
-        self.options = options
-
     def predict_proba(self, X):
         """Class probabilities of the engine estimator, columns in ``classes_`` order."""
         check_is_fitted(self, "estimator_")
@@ -257,3 +259,11 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
         """The engine estimator's linear predictor(s)."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
+
+
+def engine_estimator(estimator):
+    """The engine estimator behind a generic one (fitted: ``estimator_``; unfitted: the one ``fit``
+    would build); any other estimator is returned as it is. :func:`sparsebayes.compare` uses it."""
+    if not isinstance(estimator, _ComposedEstimator):
+        return estimator
+    return estimator.estimator_ if hasattr(estimator, "estimator_") else estimator._engine()

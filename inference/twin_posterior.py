@@ -12,7 +12,13 @@ Supported: :class:`~sparsebayes.inference.AdaptiveSparseRegressor` and binary
 sampling statement (``sample_beta``: Laplace, horseshoe), Jeffreys only on its labelled proper
 surrogate ``1/τ_i ~ Gamma(ε, ε)`` (``surrogate_eps``; the Jeffreys posterior itself is improper);
 and :class:`~sparsebayes.inference.BayesianLassoRegressor` (NUTS or Park–Casella Gibbs on its
-centred model). For the Laplace hierarchy NUTS samples the marginal ``β_i ~ Laplace(0, 1/√γ)``,
+centred model); and, through :mod:`sparsebayes.inference.twin_builders`, the type-II regressors
+(RVM on its labelled surrogate, BLS and FLAP at their fitted λ), the two-class Bernoulli RVM (on
+its surrogate) and SMLR (weights on ``basis`` × ``class``, the layout of ``coef_``). Gibbs runs
+where the model has conditionally conjugate conditionals: the Bayesian Lasso, the type-II
+regressors' twins (:mod:`sparsebayes.inference.twin_typeii`), and the regressor with a hierarchy
+that has them (the horseshoe, Makalic & Schmidt 2016, :mod:`sparsebayes.inference.hierarchy_gibbs`)
+and σ² estimated. For the Laplace hierarchy NUTS samples the marginal ``β_i ~ Laplace(0, 1/√γ)``,
 the same posterior over ``β`` and ``σ²`` without the funnel between ``β_i`` and ``τ_i``.
 """
 from __future__ import annotations
@@ -22,12 +28,12 @@ from types import SimpleNamespace
 import jax
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
-
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 from sparsebayes.models.features import transform_validated
-from sparsebayes.models.priors import hierarchy_name, make_prior, require
+from sparsebayes.models.priors import hierarchy_name, make_prior, require, supports
 
+from . import twin_builders
 from ._base import basis_names
 from ._validation import check_count, validate_predict_data
 from .adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
@@ -37,17 +43,29 @@ from .nuts import run_nuts
 
 #: Sites with one entry per basis function, given the dim ``basis`` in every group.
 BASIS_SITES = ("beta", "tau", "tau2", "lam_local", "beta_raw", "precision_surrogate")
-SUPPORTED = (AdaptiveSparseRegressor, SparseProbitClassifier, BayesianLassoRegressor)
+SUPPORTED = (AdaptiveSparseRegressor, SparseProbitClassifier, BayesianLassoRegressor, *twin_builders.SUPPORTED)
 
 
 def twin(est, X, y, *, surrogate_eps=None):
     """The model of fitted ``est`` on ``(X, y)``: a namespace with ``model``, the design ``H``, the
     targets ``y`` (0/1 for the classifier, centred for the Bayesian Lasso), the model's keyword
-    arguments ``kwargs``, the basis ``names`` and a ``label`` for the prior. ``ValueError`` for an
+    arguments ``kwargs``, the basis ``names`` and a ``label`` for the prior; and the fields
+    :mod:`~sparsebayes.inference.twin_builders` documents (``gibbs``, ``weight_site``, ``to_weights``,
+    ``weight_dims``, ``weight_coords``, ``site_dims``, ``site_coords``). ``ValueError`` for an
     estimator, prior or data it cannot build."""
     if not isinstance(est, SUPPORTED):
         raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; got {type(est).__name__}")
     check_is_fitted(est)
+    if isinstance(est, twin_builders.SUPPORTED):
+        return twin_builders.build(est, X, y, surrogate_eps)
+    t = _em_twin(est, X, y, surrogate_eps)
+    t.gibbs = _bayesian_lasso_gibbs if t.model is bayesian_lasso else (
+        _hierarchy_gibbs if t.model is sparse_regression_model and supports(t.prior, "gibbs") else None)
+    t.__dict__.update({k: v for k, v in twin_builders._layout(t.names).items() if k not in t.__dict__})
+    return t
+
+
+def _em_twin(est, X, y, surrogate_eps):
     X = validate_predict_data(est, X)
     if isinstance(est, BayesianLassoRegressor):
         if surrogate_eps is not None:
@@ -82,11 +100,11 @@ def twin(est, X, y, *, surrogate_eps=None):
         if y.ndim != 1 or y.shape[0] != H.shape[0] or not np.all(np.isin(y, est.classes_)):
             raise ValueError(f"y must hold {H.shape[0]} labels among the classifier's classes {list(est.classes_)}")
         return SimpleNamespace(model=sparse_probit_model, H=H, y=(y == est.classes_[1]).astype(np.float64),
-                               kwargs=kwargs, names=names, label=label)
+                               kwargs=kwargs, names=names, label=label, prior=prior)
     if est.noise_var is not None:
         kwargs["noise_var"] = float(est.noise_var)
     return SimpleNamespace(model=sparse_regression_model, H=H, y=_regression_targets(y, H), kwargs=kwargs,
-                           names=names, label=label)
+                           names=names, label=label, prior=prior)
 
 
 def _regression_targets(y, X):
@@ -104,31 +122,115 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     ``sample_stats``, ``observed_data`` and ``log_likelihood`` (``y`` on dim ``obs``, for
     ``az.loo``), ``posterior_predictive`` (``y`` drawn from the model at each draw, by
     ``numpyro.infer.Predictive``, for ``az.plot_ppc``). ``sampler``: ``"nuts"``, or ``"gibbs"``
-    for the Bayesian Lasso. ``attrs["model"]`` names the prior (and a surrogate, when one is used).
+    where the twin has a Gibbs sampler (``ValueError`` naming the hierarchy otherwise).
+    ``attrs["model"]`` names the prior (and a surrogate, or a hyperparameter held at its fitted
+    value, when one is).
     """
     t = twin(est, X, y, surrogate_eps=surrogate_eps)
     check_count("seed", seed, 0)
-    coords, dims = {"basis": t.names}, {**{s: ["basis"] for s in BASIS_SITES}, "y": ["obs"]}
+    coords = {"basis": t.names, **t.site_coords}
+    dims = {**{s: ["basis"] for s in BASIS_SITES}, "y": ["obs"], **t.site_dims}
+    kwargs = t.kwargs
     if sampler == "nuts":
         kwargs = {**t.kwargs, "marginal": True} if t.model is bayesian_lasso else t.kwargs
         dims = {k: v for k, v in dims.items() if k in _sites(t.model, t.H, t.y, kwargs)}
         idata = run_nuts(t.model, t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                          seed=seed, progress_bar=bool(progress_bar), coords=coords, dims=dims, rhat_max=None,
                          target_accept_prob=target_accept_prob, **kwargs)
-    elif sampler == "gibbs" and t.model is bayesian_lasso:
-        kwargs = t.kwargs
-        idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
-                          progress_bar=bool(progress_bar), coords={"feature": t.names}, **kwargs)
-        idata = idata.rename({"feature": "basis"})
-        idata = idata.rename({d: "obs" for g in ("observed_data", "log_likelihood") if g in idata.groups()
-                              for d in getattr(idata, g).dims if d not in ("chain", "draw", "obs")})
+    elif sampler == "gibbs" and t.gibbs is not None:
+        if t.model is sparse_regression_model:
+            require(t.prior, "gibbs")  # names the hierarchy when it has no conditionals
+        idata = t.gibbs(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
+                        coords=coords, progress_bar=bool(progress_bar))
+    elif sampler == "gibbs":
+        if t.model is sparse_regression_model:
+            require(t.prior, "gibbs")
+        raise ValueError(f"sampler 'gibbs' needs Gibbs conditionals; the model of {type(est).__name__} "
+                         f"({t.label}) has none here: use sampler='nuts'")
     else:
-        allowed = "'nuts' or 'gibbs'" if t.model is bayesian_lasso else "'nuts'"
+        allowed = "'nuts' or 'gibbs'" if t.gibbs is not None else "'nuts'"
         raise ValueError(f"sampler must be {allowed} for "
                          f"{type(est).__name__}, got {sampler!r}")
     _add_posterior_predictive(idata, t, kwargs, seed)
+    idata = _to_weight_layout(idata, t)
     idata.attrs.update(model=t.label, estimator=type(est).__name__, sampler=sampler)
     idata.posterior.attrs.update(model=t.label)
+    return idata
+
+
+def gibbs_able(est):
+    """Whether fitted ``est``'s model has a Gibbs sampler here: the Bayesian Lasso, the type-II
+    regressors' twins, or the regressor with a hierarchy that has Gibbs conditionals and σ²
+    estimated (flat prior, as the engine's)."""
+    if isinstance(est, (BayesianLassoRegressor, *twin_builders.TYPEII)):
+        return True
+    if not isinstance(est, AdaptiveSparseRegressor):
+        return False
+    return supports(make_prior(est.prior, est.gamma), "gibbs") and est.noise_var is None
+
+
+def _to_weight_layout(idata, t):
+    """The weights in the point estimate's layout (``t.to_weights`` of the model's ``weight_site``,
+    as ``beta`` on ``t.weight_dims``), in every group that has the site."""
+    if t.to_weights is None and t.weight_site == "beta":
+        return idata
+    import xarray as xr
+    for group in idata.groups():
+        ds = getattr(idata, group)
+        if t.weight_site not in ds:
+            continue
+        site = ds[t.weight_site]
+        lead = [d for d in site.dims if d in ("chain", "draw")]
+        values = (t.to_weights or (lambda w: w))(site.values)
+        weights = xr.DataArray(values, dims=(*lead, *t.weight_dims),
+                               coords={**{d: site.coords[d] for d in lead}, **t.weight_coords})
+        ds = ds.drop_vars(t.weight_site).assign(beta=weights)
+        unused = [d for d in t.site_coords if not any(d in v.dims for v in ds.data_vars.values())]
+        setattr(idata, group, ds.drop_vars(unused, errors="ignore"))
+    return idata
+
+
+def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar):
+    """Park–Casella Gibbs (:func:`~sparsebayes.inference.gibbs.run_gibbs`) on the dims of the NUTS twin."""
+    idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
+                      progress_bar=progress_bar, coords={"basis": t.names}, **t.kwargs)
+    idata = idata.rename({d: "obs" for g in ("observed_data", "log_likelihood") if g in idata.groups()
+                          for d in getattr(idata, g).dims if d not in ("chain", "draw", "obs")})
+    if "sample_stats" not in idata.groups():  # the Gibbs sweeps' own statistic: the data's log likelihood
+        idata.add_groups(sample_stats=idata.log_likelihood["y"].sum("obs").to_dataset(name="log_lik"))
+    return idata
+
+
+def _hierarchy_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar=False):
+    """:func:`sparsebayes.inference.hierarchy_gibbs.run` on the twin's design (its bias column keeps
+    the hierarchy's prior, as in the NUTS twin, so no intercept is integrated out) as
+    ``InferenceData`` with the NUTS twin's names: ``beta``, ``noise_var``, ``lam_local`` and
+    ``beta_raw`` (``β = τ λ z``) for the horseshoe; ``log_likelihood`` and ``observed_data`` ``y``."""
+    import time
+
+    import arviz as az
+    import scipy.stats
+
+    from . import hierarchy_gibbs
+
+    if "noise_var" in t.kwargs:
+        raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes noise_var: "
+                         "use sampler='nuts'")
+    start = time.perf_counter()
+    states, infos = hierarchy_gibbs.run(t.H, t.y, t.prior, num_warmup=num_warmup, num_samples=num_samples,
+                                        num_chains=num_chains, seed=seed, fit_intercept=False)
+    seconds = time.perf_counter() - start
+    beta, noise_var = np.asarray(states.beta), np.asarray(states.noise_var)
+    post = {"beta": beta, "noise_var": noise_var}
+    if "lam2" in states.aux and hierarchy_name(t.prior) == "horseshoe":
+        lam = np.sqrt(np.asarray(states.aux["lam2"]))
+        post.update(lam_local=lam, beta_raw=beta / (t.prior.tau * lam))
+    loglik = scipy.stats.norm.logpdf(t.y, np.einsum("cdp,np->cdn", beta, t.H), np.sqrt(noise_var)[..., None])
+    idata = az.from_dict(posterior=post, sample_stats={"log_lik": np.asarray(infos.log_lik),
+                                                       "log_min_variance": np.asarray(infos.log_min_variance)},
+                         log_likelihood={"y": loglik}, observed_data={"y": t.y}, coords=coords,
+                         dims={**{k: ["basis"] for k in post if k != "noise_var"}, "y": ["obs"]})
+    idata.posterior.attrs.update(sampling_seconds=seconds, inference="hierarchy-gibbs")
     return idata
 
 
@@ -152,38 +254,50 @@ def _add_posterior_predictive(idata, t, kwargs, seed):
 
 
 def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, noise_var=1.0):
-    """Draws ``(num_draws, p)`` of ``beta`` from the prior of ``est``'s model (``Predictive`` with no
-    data). ``noise_var`` is held at the given value: the adaptive models' β prior does not depend on
-    it; the Bayesian Lasso's does (``β_j``'s prior scale is ``σ/λ``), so pass the posterior median."""
+    """Draws ``(num_draws, p)`` of the weights from the prior of ``est``'s model (``Predictive`` with no
+    data), flattened in the point estimate's layout. ``noise_var`` is held at the given value (and a
+    flat-prior intercept at 0): the adaptive models' β prior does not depend on it; the Bayesian
+    Lasso's and BLS's do (``β_j``'s prior scale is ``σ/λ``), so pass the posterior median."""
     from numpyro.infer import Predictive
     check_count("num_draws (of the prior)", num_draws, 1)
     t = twin(est, X, y, surrogate_eps=surrogate_eps)
-    held = {} if t.model is sparse_probit_model or "noise_var" in t.kwargs else {
-        "noise_var": np.full(num_draws, float(noise_var))}
+    sites = _sites(t.model, t.H, t.y, t.kwargs)
+    held = {}
+    if "noise_var" in sites and "noise_var" not in t.kwargs and t.model is not sparse_probit_model:
+        held["noise_var"] = np.full(num_draws, float(noise_var))
+    if "intercept" in sites:
+        held["intercept"] = np.zeros(num_draws)
     predictive = Predictive(t.model, posterior_samples=held or None, num_samples=None if held else num_draws,
-                            return_sites=["beta"])
-    return np.asarray(predictive(jax.random.PRNGKey(seed), t.H, **t.kwargs)["beta"], dtype=np.float64)
+                            return_sites=[t.weight_site])
+    draws = np.asarray(predictive(jax.random.PRNGKey(seed), t.H, **t.kwargs)[t.weight_site], dtype=np.float64)
+    return np.asarray(t.to_weights(draws) if t.to_weights else draws).reshape(num_draws, -1)
 
 
-def point_estimate_dataset(est, names):
-    """The estimator's point estimate as an ``xarray.Dataset`` on the twin's names: ``beta`` (chain 1,
-    draw 1, ``basis``) and, for regressors, ``noise_var``; attrs ``point_estimate = 1`` and the
-    routine (``inference``). A binary classifier's ``classifier`` dim (one entry) is dropped. For the
-    Bayesian Lasso the "point" is its posterior median ``coef_``, labelled as such."""
+def point_estimate_dataset(est, names, dims=("basis",), coords=None):
+    """The estimator's point estimate as an ``xarray.Dataset`` on the twin's layout: ``beta`` (chain 1,
+    draw 1, ``dims``: ``basis``, and ``class`` for SMLR, coords ``coords``, default ``{"basis":
+    names}``) and, where the estimator has them, ``noise_var`` and ``intercept``; attrs
+    ``point_estimate = 1`` and the routine (``inference``). A binary classifier's ``classifier`` dim
+    (one entry) is dropped. For the Bayesian Lasso the "point" is its posterior median ``coef_``,
+    labelled as such."""
     import arviz as az
+    coords = {"basis": list(names)} if coords is None else coords
     if isinstance(est, BayesianLassoRegressor):
         data = {"beta": np.asarray(est.coef_, dtype=np.float64), "noise_var": est.noise_var_}
         method = f"bayesian-lasso-{est.sampler}-posterior-median"
     else:
         source = est.to_inference_data().posterior
-        beta = source["beta"].values[0, 0]
-        data = {"beta": beta.reshape(-1) if beta.ndim == 2 else beta}
-        if "noise_var" in source:
-            data["noise_var"] = float(source["noise_var"].values.ravel()[0])
+        weights = source["beta" if "beta" in source else "coef"]
+        beta = weights.values[0, 0]
+        data = {"beta": beta.reshape(-1) if "classifier" in weights.dims else beta}
+        for name in ("noise_var", "intercept"):
+            if name in source:
+                data[name] = float(source[name].values.ravel()[0])
         method = source.attrs.get("inference", "point-estimate")
-    if data["beta"].shape != (len(names),):
-        raise ValueError(f"the point estimate has {data['beta'].shape} weights, the model {len(names)}")
+    shape = tuple(len(coords[d]) for d in dims)
+    if data["beta"].shape != shape:
+        raise ValueError(f"the point estimate has {data['beta'].shape} weights, the model {shape}")
     ds = az.from_dict(posterior={k: np.asarray(v, dtype=np.float64)[None, None, ...] for k, v in data.items()},
-                      coords={"basis": list(names)}, dims={"beta": ["basis"]}).posterior
+                      coords=coords, dims={"beta": list(dims)}).posterior
     ds.attrs = {"point_estimate": 1, "inference": method}
     return ds

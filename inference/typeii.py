@@ -1,4 +1,9 @@
-"""Sequential type-II maximum likelihood (Tipping & Faul 2003), one engine for RVM/FLAP/BLS.
+"""Sequential type-II maximum likelihood (Tipping & Faul 2003), one engine for RVM/FLAP/BLS:
+the closed-form path for the Gaussian likelihood.
+
+The non-Gaussian likelihoods take the Laplace path (:mod:`.typeii_laplace`); both paths share the
+move selection and slot growth of :mod:`.typeii_moves`, importable from here with the Gaussian
+path's rank-one updates (:mod:`.typeii_updates`) and slot algebra (:mod:`.typeii_linalg`).
 
 The objective is the log marginal likelihood plus the prior's hyperprior terms,
 
@@ -53,9 +58,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_solve
 
-from sparsebayes.models.typeii_rules import optimal_variance, variance_objective_change
+from sparsebayes.models.typeii_rules import optimal_variance
+
+from .typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
+from .typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view  # noqa: F401
+from .typeii_moves import (  # noqa: F401  (public here: the engine's names)
+    CYCLE_MEMORY, Move, best_move, capacity_hit, gate_moves, grow_slots, note_cycle, profiled_moves, variance_moves)
 
 _LOG_2PI = jnp.log(2.0 * jnp.pi)
 
@@ -101,8 +110,7 @@ def make_data(Phi, y, n_obs=None, basis_mask=None, yy=None):
     """Pack a design and targets (float64) for the engine; zero rows/columns are padding.
 
     A NumPy ``Phi`` goes to the device by ``jax.device_put``, which on CPU aliases a float64,
-    C-ordered, 64-byte aligned buffer instead of copying it (:func:`aligned_zeros`; N = 4000:
-    0.05 ms against 64 ms for a copy, and 120 ms for a NumPy argument of a jitted function).
+    C-ordered, 64-byte aligned buffer instead of copying it (:func:`aligned_zeros`).
 
     A factored design ``Φ = QΦ̃`` (:mod:`sparsebayes.inference._lowrank`) enters as ``Phi = Φ̃``
     and ``y = Qᵀy`` with the real ``n_obs`` and ``yy = yᵀy``: the engine uses the data only
@@ -121,52 +129,6 @@ def _products(Phi, y, n_obs, basis_mask):
     y = jnp.asarray(y, jnp.float64)
     col_sq = jnp.einsum("nm,nm->m", Phi, Phi)
     return y, jnp.asarray(n_obs, jnp.float64), jnp.asarray(basis_mask, bool) & (col_sq > 0), col_sq, y @ Phi, y @ y
-
-
-def aligned_zeros(shape, align=64):
-    """A C-ordered float64 array of zeros whose data start on an ``align``-byte boundary."""
-    size = int(np.prod(shape))
-    buf = np.zeros(size + align // 8)
-    start = (-buf.ctypes.data % align) // 8
-    return buf[start:start + size].reshape(shape)
-
-
-def _slot_view(state):
-    active = state.basis_of_slot >= 0
-    idx = jnp.where(active, state.basis_of_slot, 0)
-    return active, idx
-
-
-def spd_inverse_lapack(P, active):
-    """``(P⁻¹, log|P|)`` of a symmetric positive definite ``P`` by Cholesky (LAPACK potrf/trsm);
-    ``active`` (unused here) marks the rows that are not identity rows."""
-    L = jnp.linalg.cholesky(P)
-    return cho_solve((L, True), jnp.eye(P.shape[0])), 2.0 * jnp.sum(jnp.log(jnp.diag(L)))
-
-
-def spd_inverse_sweep(P, active):
-    """``(P⁻¹, log|P|)`` by the sweep operator (Gauss–Jordan on the diagonal pivots), XLA ops only.
-
-    For ``vmap``-ed fits: a batched Cholesky solve is a LAPACK call that jaxlib spreads over
-    XLA's CPU thread pool from a thread of that pool, and on the 2-core machines it deadlocked
-    (all threads parked, a batch of 40 fits at N = 100; seen in gdb in ``lapack_dtrsm_ffi`` →
-    ``ParallelBatchMap``). Sweeping pivot ``k`` maps ``a_ij → a_ij − a_ik a_kj / a_kk``,
-    ``a_ik → a_ik / a_kk``, ``a_kk → −1 / a_kk``; after all ``K`` pivots the matrix is ``−P⁻¹``, and
-    the pivots are those of the Cholesky factorization (their logs sum to ``log|P|``). Pivots past
-    the last row marked in ``active`` (identity rows, decoupled from the rest) are not swept:
-    there ``P⁻¹ = P = I``."""
-    n_pivots = jnp.max(jnp.where(active, jnp.arange(1, P.shape[0] + 1), 0))
-
-    def sweep(k, carry):
-        A, logdet = carry
-        pivot = A[k, k]
-        col, row = A[:, k], A[k, :]
-        A = A - jnp.outer(col, row) / pivot
-        A = A.at[:, k].set(col / pivot).at[k, :].set(row / pivot).at[k, k].set(-1.0 / pivot)
-        return A, logdet + jnp.log(pivot)
-
-    A, logdet = jax.lax.fori_loop(0, n_pivots, sweep, (P, jnp.zeros((), P.dtype)))
-    return jnp.where(jnp.arange(P.shape[0]) < n_pivots, -1.0, 1.0)[:, None] * A, logdet
 
 
 def _recompute(data, state, var, noise_var, inverse=spd_inverse_lapack):
@@ -214,87 +176,6 @@ def sparsity_quality(state):
     return jnp.where(active, s_in, state.S), jnp.where(active, state.mu[j] / Sigma_jj, state.Q)
 
 
-def _alignment(data, state):
-    """Largest |cosine| between each candidate column and the active columns, from ``B``.
-
-    The engine keeps it as ``state.align``: an add takes the maximum with the new column's
-    cosines (:func:`_cosines`, the quotients computed here), and only a delete
-    recomputes it here. Instead of an M × K pass every step: RVM fits on sinc at N = 1000 (M = 1001)
-    took 0.81–0.88 of the time, at N = 100 no measurable change (interleaved A/B)."""
-    active, idx = _slot_view(state)
-    return jnp.max(jnp.where(active[None, :], _cosines(data, state.B, idx), 0.0), axis=1)
-
-
-def _cosines(data, cols, of):
-    """``|cos|`` between every candidate and the bases ``of`` (k,), from ``cols = Φᵀφ_of`` (M × k)."""
-    norms = jnp.sqrt(data.col_sq)
-    return jnp.abs(cols) / (jnp.maximum(norms, 1e-300)[:, None] * norms[of][None, :])
-
-
-def _reestimate_or_delete(data, state, m, new_var):
-    """Rank-one update for a changed (``new_var > 0``) or deleted (``new_var = 0``) basis ``m``."""
-    j = state.slot_of[m]
-    Sj = state.Sigma[:, j]
-    Sjj = Sj[j]
-    delete = new_var <= 0
-    dalpha = 1.0 / jnp.where(delete, 1.0, new_var) - 1.0 / state.var[m]
-    kappa = jnp.where(delete, 1.0 / Sjj, dalpha / (1.0 + dalpha * Sjj))
-    z = state.B @ Sj / state.noise_var
-    mu_j = state.mu[j]
-    Sigma = state.Sigma - kappa * jnp.outer(Sj, Sj)
-    mu = state.mu - kappa * mu_j * Sj
-    logdet = state.logdet_Sigma - jnp.where(delete, jnp.log(Sjj), jnp.log1p(dalpha * Sjj))
-    new = state._replace(
-        var=state.var.at[m].set(jnp.maximum(new_var, 0.0)),
-        slot_of=state.slot_of.at[m].set(jnp.where(delete, -1, j).astype(jnp.int32)),
-        Sigma=Sigma,
-        mu=mu,
-        logdet_Sigma=logdet,
-        S=state.S + kappa * z * z,
-        Q=state.Q + kappa * mu_j * z,
-    )
-    return jax.lax.cond(delete, lambda st: _free_slot(data, st, j), lambda st: st, new)
-
-
-def _free_slot(data, state, j):
-    """Slot ``j`` emptied after a delete: its row and column of Σ, its μ and its column of ``B``
-    zeroed, and ``align`` recomputed without it."""
-    free = jnp.arange(state.mu.shape[0]) == j
-    state = state._replace(
-        basis_of_slot=jnp.where(free, -1, state.basis_of_slot),
-        B=jnp.where(free[None, :], 0.0, state.B),
-        Sigma=jnp.where(free[:, None] | free[None, :], 0.0, state.Sigma),
-        mu=jnp.where(free, 0.0, state.mu),
-    )
-    return state._replace(align=_alignment(data, state))
-
-
-def _add(data, state, m, new_var):
-    """Rank-one growth of Σ, μ, S, Q when basis ``m`` enters a free slot."""
-    j = jnp.argmax(state.basis_of_slot < 0)
-    s2 = state.noise_var
-    Sii = 1.0 / (1.0 / new_var + state.S[m])
-    mui = Sii * state.Q[m]
-    w = state.Sigma @ state.B[m, :] / s2
-    col = data.Phi[:, m] @ data.Phi  # = Φᵀφ_m; XLA:CPU copies Φᵀ for Φ.T @ v (15x slower at 4096²)
-    e = (col - state.B @ w) / s2
-    Sigma = state.Sigma + Sii * jnp.outer(w, w)
-    Sigma = Sigma.at[:, j].set(-Sii * w).at[j, :].set(-Sii * w).at[j, j].set(Sii)
-    mu = (state.mu - mui * w).at[j].set(mui)
-    return state._replace(
-        var=state.var.at[m].set(new_var),
-        slot_of=state.slot_of.at[m].set(j.astype(jnp.int32)),
-        basis_of_slot=state.basis_of_slot.at[j].set(m.astype(jnp.int32)),
-        B=state.B.at[:, j].set(col),
-        Sigma=Sigma,
-        mu=mu,
-        logdet_Sigma=state.logdet_Sigma + jnp.log(Sii),
-        S=state.S - Sii * e * e,
-        Q=state.Q - mui * e,
-        align=jnp.maximum(state.align, _cosines(data, col[:, None], m[None])[:, 0]),
-    )
-
-
 def _noise_moments(data, state):
     """``‖y − Φμ‖²`` and ``Σ γ_i = Σ (1 − Σ_ii / v_i)`` from the slot quantities."""
     active, idx = _slot_view(state)
@@ -335,37 +216,6 @@ def _update_noise(data, state, rule, inverse=spd_inverse_lapack):
     return jax.lax.cond(out.objective >= state.objective, lambda _: out, em_step, None)
 
 
-#: Steps of ``L`` kept to recognise a cycle of moves (:func:`note_cycle`): cycles up to 15 steps long,
-#: such as a two-move cycle under a σ² update every 5 steps (10).
-CYCLE_MEMORY = 16
-
-
-def note_cycle(state):
-    """Record the step's ``L``, and stop a fit that cycles (``cycled``).
-
-    004 Algorithm 1 is not an ascent of ``L``: a move scored at the current λ can lower ``L``
-    once λ is re-estimated, the reverse move raise it back, and the fit repeat the pair until
-    ``max_iter`` (on a 40 × 4 linear design: add a basis, ``L`` −0.77; delete it, +0.77; for 2000
-    steps, ending on either side by the parity of ``max_iter``). When ``L`` equals (to 1e-12) its
-    value 2 to ``CYCLE_MEMORY − 1`` steps ago, the steps between are a cycle, and the fit stops
-    at the first of its states whose ``L`` is the cycle's largest. A cycle must also have fallen on
-    the way (its ``L`` spans more than 1e-9 relative): a fit creeping to convergence by moves that
-    each gain a little over ``tol`` returns to its ``L`` of two steps ago within 1e-12 too, and
-    must go on. The profiled rules are ascents and never cycle.
-    """
-    L = state.objective
-    scale = jnp.maximum(jnp.abs(L), 1.0)
-    recent = jnp.concatenate([L[None], state.recent[:-1]])
-    lag = jnp.arange(CYCLE_MEMORY)
-    close = jnp.abs(recent - L) <= 1e-12 * scale
-    period = jnp.min(jnp.where((lag >= 2) & close, lag, CYCLE_MEMORY))
-    within = lag < period
-    best = jnp.max(jnp.where(within, recent, -jnp.inf))
-    fell = best - jnp.min(jnp.where(within, recent, jnp.inf)) > 1e-9 * scale
-    cycled = (period < CYCLE_MEMORY) & fell & (L >= best - 1e-12 * scale)
-    return state._replace(recent=recent, cycled=cycled)
-
-
 def init(data, rule, noise_var, capacity, inverse=spd_inverse_lapack):
     """One basis in the model: the column best aligned with ``y`` (Tipping & Faul 2003, Sec. 4)."""
     M = data.Phi.shape[1]
@@ -402,43 +252,6 @@ def init(data, rule, noise_var, capacity, inverse=spd_inverse_lapack):
     return state._replace(objective=objective(data, state, rule))
 
 
-def _profiled_moves(state, rule, s, q, active, n_fixed_point):
-    """Moves scored with λ re-maximised: the exact change of ``L`` (``A`` and ``Σ τ`` move)."""
-    zero = jnp.zeros_like(state.noise_var)
-    n_active = jnp.sum(active)
-    sum_var = jnp.sum(state.var)
-    base = rule.log_hyperprior(sum_var, state.lam, state.noise_var, n_active)
-
-    def gain_of(v):
-        sum_new = sum_var + v - state.var
-        n_new = n_active + (v > 0).astype(jnp.int32) - active.astype(jnp.int32)
-        lam_new = rule.update_lambda(sum_new, state.noise_var, n_new)
-        return (variance_objective_change(v, state.var, s, q, zero)
-                + rule.log_hyperprior(sum_new, lam_new, state.noise_var, n_new) - base)
-
-    def refine(v, _):
-        lam_v = rule.update_lambda(sum_var - state.var + v, state.noise_var, n_active - active + 1)
-        return optimal_variance(s, q, rule.penalty(lam_v, state.noise_var)), None
-
-    first = optimal_variance(s, q, rule.penalty(state.lam, state.noise_var))
-    refined, _ = jax.lax.scan(refine, first, None, length=n_fixed_point)
-    g_first, g_refined, g_zero = gain_of(first), gain_of(refined), gain_of(jnp.zeros_like(first))
-    proposal = jnp.where(g_refined >= g_first, refined, first)
-    gain = jnp.maximum(g_refined, g_first)
-    # the last active basis is never deleted (candidate_gains), so its delete is not scored:
-    # with no τ_i left λ's profile degenerates (λ = 0 and L = +∞ for a = 0), which used to
-    # crowd out its re-estimate, so that a one-basis model kept its starting variance
-    delete_better = active & (g_zero > gain) & (n_active > 1)
-    return jnp.where(delete_better, 0.0, proposal), jnp.where(delete_better, g_zero, gain)
-
-
-def _fixed_lambda_moves(state, rule, s, q):
-    """004 Algorithm 1: each ``v_i`` by eq. 16 at the current λ, scored by ``ℓ_i`` at that λ."""
-    kappa = rule.penalty(state.lam, state.noise_var)
-    proposal = optimal_variance(s, q, kappa)
-    return proposal, variance_objective_change(proposal, state.var, s, q, kappa)
-
-
 def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
     """Best new variance of every basis function and the gain of moving there.
 
@@ -453,16 +266,18 @@ def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
     s, q = sparsity_quality(state)
     active = state.var > 0
     if rule.profile_lambda:
-        proposal, gain = _profiled_moves(state, rule, s, q, active, n_fixed_point)
+        proposal, gain = profiled_moves(state.var, state.lam, state.noise_var, rule, s, q, n_fixed_point)
     else:
-        proposal, gain = _fixed_lambda_moves(state, rule, s, q)
-    n_active = jnp.sum(active)
-    full = n_active >= state.mu.shape[0]
+        proposal, gain = variance_moves(s, q, state.var, rule.penalty(state.lam, state.noise_var))
+    full = jnp.sum(active) >= state.mu.shape[0]
     # S_i = φ_iᵀC⁻¹φ_i > 0: a candidate whose S rounds to 0 or below (σ² tiny beside ‖φ_i‖²) is not scored
-    want_add = ~active & data.basis_mask & (s > 0) & (proposal > 0) & (state.align <= align_max)
-    allowed = jnp.where(active, (proposal > 0) | (n_active > 1), want_add & ~full)
-    gain = jnp.where(jnp.isfinite(gain), gain, -jnp.inf)  # never chosen, never taken for "no move left"
-    return proposal, jnp.where(allowed, gain, -jnp.inf), jnp.where(want_add & full, gain, -jnp.inf)
+    eligible = data.basis_mask & (s > 0) & (state.align <= align_max)
+    return (proposal, *gate_moves(proposal, gain, active, eligible, full))
+
+
+def choose_move(data, state, rule, *, tol=1e-9, align_max=1.0 - 1e-3):
+    """The single add / re-estimate / delete that raises ``L`` most (:func:`candidate_gains`)."""
+    return best_move(*candidate_gains(data, state, rule, align_max), state.var, tol)
 
 
 def last_basis_pruned(state, rule):
@@ -470,7 +285,7 @@ def last_basis_pruned(state, rule):
     λ and σ² (``q_i² − s_i ≤ 2κ``: :func:`~sparsebayes.models.typeii_rules.optimal_variance` gives
     0; for BLS 004's ``q_i² − s_i ≤ λσ⁻²``, for the RVM ``q_i² ≤ s_i``).
 
-    The engine never deletes its last basis (:func:`candidate_gains`: with no τ_i left λ's profile
+    The engine never deletes its last basis (:func:`.typeii_moves.gate_moves`: with no τ_i left λ's profile
     degenerates), so such a basis stays at the variance it last had, which no rule chose; the
     estimators report the empty model instead (:class:`~sparsebayes.inference.typeii_estimators`).
     """
@@ -478,26 +293,6 @@ def last_basis_pruned(state, rule):
     active = state.var > 0
     pruned = optimal_variance(s, q, rule.penalty(state.lam, state.noise_var)) <= 0
     return (jnp.sum(active) == 1) & jnp.any(active & pruned)
-
-
-class Move(NamedTuple):
-    """The chosen move: basis ``m`` to variance ``var`` (0 = delete); ``kind`` 0 re-estimate or
-    delete, 1 add, 2 none (no gain above ``tol``); ``gain`` the best gain, ``blocked`` the best
-    gain of an add refused for want of a free slot."""
-
-    m: jax.Array
-    var: jax.Array
-    kind: jax.Array
-    gain: jax.Array
-    blocked: jax.Array
-
-
-def choose_move(data, state, rule, *, tol=1e-9, align_max=1.0 - 1e-3):
-    """The single add / re-estimate / delete that raises ``L`` most (:func:`candidate_gains`)."""
-    proposal, gain, blocked = candidate_gains(data, state, rule, align_max)
-    m = jnp.argmax(gain)
-    kind = jnp.where(gain[m] > tol, jnp.where(state.var[m] > 0, 0, 1), 2)
-    return Move(m, proposal[m], kind, gain[m], jnp.max(blocked))
 
 
 def finish_move(data, state, rule, move, *, tol=1e-9):
@@ -508,7 +303,7 @@ def finish_move(data, state, rule, move, *, tol=1e-9):
         n_iter=state.n_iter + 1,
         n_moves=state.n_moves + (move.kind < 2).astype(jnp.int32),
         converged=jnp.zeros((), bool),
-        capacity_hit=state.capacity_hit | (move.blocked > jnp.maximum(move.gain, tol)),
+        capacity_hit=state.capacity_hit | capacity_hit(move, tol),
         last_gain=move.gain,
     )
 
@@ -546,9 +341,9 @@ def step(data, state, rule, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_ma
     move that fits and sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but
     ``capacity_hit`` instead, so that the fit can go on with more slots (:func:`fit_growing`)."""
     move = choose_move(data, state, rule, tol=tol, align_max=align_max)
-    paused = pause_when_full & (move.blocked > jnp.maximum(move.gain, tol))
+    paused = pause_when_full & capacity_hit(move, tol)
     # a paused step is the no-move branch with its scalars held, not a third conditional: each
-    # conditional copies the state (sinc, N = 100: 12 µs a step against 9.5)
+    # conditional copies the state
     new, moved = move_step(data, state, rule, move._replace(kind=jnp.where(paused, 2, move.kind)), tol=tol)
     new = jax.lax.cond(noise_due(new, moved, noise_every) & ~paused,
                        lambda s: noise_step(data, s, rule, moved, noise_tol=noise_tol), lambda s: s, new)
@@ -602,28 +397,11 @@ def widen(state, capacity):
 def fit_growing(data, rule, noise_var, *, limit, start=16, **kw):
     """:func:`fit` starting in ``start`` slots and doubling them, without restarting, whenever the
     best move is an add that finds no free slot, up to ``limit`` (past which adds are refused
-    and ``capacity_hit`` is reported, as in :func:`fit`). The steps are those of one fit with
-    ``limit`` slots; a step costs more the more slots there are (sinc, N = 100, 7 basis functions
-    in the model: 9.8 µs in 16 slots, 16 µs in 32, 42 µs in 64), and each width compiles once.
+    and ``capacity_hit`` is reported, as in :func:`fit`; :func:`.typeii_moves.grow_slots`). The
+    steps are those of one fit with ``limit`` slots; each width compiles once.
     """
     return grow_slots(lambda c, pause: fit(data, rule, noise_var, capacity=c, pause_when_full=pause, **kw),
                       lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, start, limit)
-
-
-def grow_slots(first, run, widen_to, capacity, limit, paused=lambda st: st.capacity_hit, whole_below=2):
-    """``state = first(capacity, pause)``, then while ``paused(state)`` (any, for a batch):
-    ``state = run(widen_to(state, 2 · capacity), pause)``; ``pause`` is on below ``limit``. The
-    engines' shared driver of :func:`fit_growing` and :func:`.typeii_batch.fit_batch_growing` (and of the
-    Bernoulli RVM's fit). The first run includes the start, so a fit that never outgrows its
-    slots is one compiled program; up to ``limit ≤ whole_below · capacity`` growing saves little
-    and the fit runs in ``limit`` slots at once (fewer widths to compile)."""
-    if limit <= whole_below * capacity:
-        capacity = limit
-    state = first(capacity, capacity < limit)
-    while capacity < limit and bool(jnp.any(paused(state))):
-        capacity = min(limit, 2 * capacity)
-        state = run(widen_to(state, capacity), capacity < limit)
-    return state
 
 
 @partial(jax.jit, static_argnames=("capacity", "n_steps"))

@@ -16,7 +16,7 @@ Fitted attributes: ``coef_`` (weights over the design columns, 0 where pruned), 
 ``active_`` (mask of the kept columns), ``relevance_indices_`` (training points of the kept
 kernel columns; for a plain design the kept column indices), ``sigma_`` (posterior
 covariance of the kept weights), ``noise_var_``, ``intercept_var_`` (with ``fit_intercept``,
-the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``lambda_``,
+the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``lam_``,
 ``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_`` (no move gains
 more than ``tol``, reached after at least one move: a fit that never left its start is not
 converged), ``cycled_`` (004 Algorithm 1 went round a cycle of moves; the fit stopped at the
@@ -65,6 +65,7 @@ from ._validation import (
 from ._warnings import warn_degenerate
 from .typeii_warnings import warn_after_fit
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
+from .posterior_sampling import PosteriorSamplingMixin
 from .rvm_classifier import RVMClassifier  # noqa: F401  (re-exported: it lived here)
 
 
@@ -103,7 +104,7 @@ def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=
     return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
 
 
-class _TypeIIRegressor(RegressorMixin, BaseEstimator):
+class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
     """Shared fit/predict over :func:`sparsebayes.inference.typeii.fit`; subclasses give ``_rule``."""
 
     _method = "typeii"
@@ -221,7 +222,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self.sigma_ = np.asarray(state.Sigma)[np.ix_(active_slots, active_slots)][np.ix_(order, order)]
         self.noise_var_ = float(state.noise_var)
         self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
-        self.lambda_ = float(state.lam)
+        self.lam_ = float(state.lam)
         self.objective_ = float(state.objective)
         self.n_iter_ = int(state.n_iter)
         self.converged_ = bool(state.converged) and moved
@@ -238,7 +239,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         self.sigma_ = np.zeros((0, 0))
         self.noise_var_ = max(float(y_c @ y_c) / n_obs if fixed_noise is None else fixed_noise, 1e-12)
         self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
-        self.lambda_ = 0.0
+        self.lam_ = 0.0
         self.objective_ = float("nan")
         self.n_iter_ = 0
         self.converged_ = True
@@ -269,7 +270,7 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
                                    self.noise_var_ + self.intercept_var_)
 
     def to_inference_data(self, *, draws=0, seed=0):
-        """Point estimates (``coef``, ``intercept``, ``noise_var``, ``lam``) as ``InferenceData``, or
+        """Point estimates (``beta``: ``coef_`` on the dim ``basis``, ``intercept``, ``noise_var``, ``lam``) as ``InferenceData``, or
         with ``draws > 0`` draws of the weights' Gaussian posterior ``N(μ, Σ)`` at the fitted
         hyperparameters (004 Sec. 2.4; zeros off the active set), each with its intercept drawn from
         ``N(ȳ − φ̄ᵀw, intercept_var_)``; σ², λ and ``L`` go to the attributes."""
@@ -278,16 +279,16 @@ class _TypeIIRegressor(RegressorMixin, BaseEstimator):
         if draws:
             coef = gaussian_draws(self.coef_, self.sigma_, n_draws=draws, seed=seed, active=self.active_)
             spread = np.sqrt(self.intercept_var_) * np.random.default_rng([seed, 1]).standard_normal(coef.shape[:-1])
-            return draws_idata({"coef": coef, "intercept": self.y_offset_ - coef @ self.design_offset_ + spread},
+            return draws_idata({"beta": coef, "intercept": self.y_offset_ - coef @ self.design_offset_ + spread},
                                method=f"{self._method}-gaussian-posterior", coords=coords,
-                               dims={"coef": ["basis"]},
-                               attrs={"noise_var": self.noise_var_, "lam": self.lambda_,
+                               dims={"beta": ["basis"]},
+                               attrs={"noise_var": self.noise_var_, "lam": self.lam_,
                                       "objective": self.objective_})
         return point_estimate_idata(
-            {"coef": self.coef_, "intercept": self.intercept_, "noise_var": self.noise_var_, "lam": self.lambda_},
+            {"beta": self.coef_, "intercept": self.intercept_, "noise_var": self.noise_var_, "lam": self.lam_},
             method=self._method,
             coords=coords,
-            dims={"coef": ["basis"]},
+            dims={"beta": ["basis"]},
             attrs={"objective": self.objective_, "n_iter": self.n_iter_},
         )
 

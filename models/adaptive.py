@@ -94,10 +94,12 @@ class ProbitBernoulli(dist.Distribution):
         super().__init__(batch_shape=jnp.shape(self.eta), validate_args=validate_args)
 
     def sample(self, key, sample_shape=()):
+        """``1[η + w ≥ 0]`` with ``w ~ N(0, 1)``: the probit model's latent-variable form (002 Sec. 2)."""
         w = jax.random.normal(key, sample_shape + self.batch_shape)
         return (self.eta + w >= 0).astype(jnp.result_type(float))
 
     def log_prob(self, value):
+        """``log Φ((2y − 1)η)`` by ``log_ndtr``, finite where ``Φ(η)`` rounds to 0 or 1 (002 eq. 2)."""
         return log_ndtr((2.0 * value - 1.0) * self.eta)
 
 

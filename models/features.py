@@ -67,10 +67,41 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
         return X
 
     def fit(self, X, y=None):
+        """Learn what the map needs from the training inputs.
+
+        For the polynomial maps, the input count and (with ``center``/``scale``) the columns' means
+        and scales; for the kernel map, the training points that become the kernel centres and,
+        with ``width="scale"``, the width ``width_``.
+
+        Parameters
+        ----------
+        X : array-like or pandas DataFrame, shape (n, d)
+            Training inputs, finite; a DataFrame's columns name the outputs
+            (:meth:`get_feature_names_out`).
+        y : None
+            Ignored (scikit-learn's transformer signature).
+
+        Returns
+        -------
+        self
+        """
         self._fit_validated(X)
         return self
 
     def transform(self, X):
+        """The design matrix ``H`` with rows ``h(x)`` for the inputs ``X``.
+
+        Parameters
+        ----------
+        X : array-like or pandas DataFrame, shape (m, d)
+            Inputs with the columns the map was fitted on.
+
+        Returns
+        -------
+        ndarray, shape (m, n_output_features_)
+            The bias column first when ``bias=True``, then the map's columns in the order of
+            :meth:`get_feature_names_out`.
+        """
         check_is_fitted(self)
         return self._transform_checked(validate_data(self, X, dtype=np.float64, reset=False))
 

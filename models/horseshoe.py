@@ -1,8 +1,11 @@
 """The horseshoe hierarchy (Carvalho, Polson & Scott 2010) as one object.
 
 ``β_i | λ_i, τ ~ N(0, v_i)`` with ``v_i = λ_i² τ²``, ``λ_i ~ C⁺(0, 1)`` (half-Cauchy local
-scales) and a global scale τ, fixed here (the EM engine's MAP and the twin that NUTS samples
-then share it). With ``u = β²/(2τ²)`` everything the engines need has a closed form in the
+scales) and a global scale τ, fixed by default (the EM engine's MAP and the twin that NUTS samples
+then share it) or, with ``tau_prior = s``, given the half-Cauchy hyperprior ``τ ~ C⁺(0, s)``
+(Carvalho et al. 2010 take ``s = σ``; Gelman 2006 for the half-Cauchy on a scale) and estimated:
+by EM's M-step (:meth:`HorseshoePrior.update_shared`), sampled by the twin and by Gibbs. With
+``u = β²/(2τ²)`` everything the engines need has a closed form in the
 exponential integral ``E₁``:
 
 * the marginal density (Carvalho et al. 2010, Theorem 1)
@@ -22,7 +25,9 @@ asymptotic series ``1 − q = Σ_{k≥1} (−1)^{k+1} k!/uᵏ`` is used (its sma
 The Gibbs conditionals are Makalic & Schmidt's (2016) auxiliary inverse-gamma form:
 ``λ_i² = 1/Gamma``-draws with ``λ_i² | ν_i, β_i ~ IG(1, 1/ν_i + β_i²/(2τ²))`` and
 ``ν_i | λ_i² ~ IG(1, 1 + 1/λ_i²)`` (their eqs. 5–6, with β's prior variance not scaled by σ²,
-as in the EM model above).
+as in the EM model above); with τ estimated, also ``τ² | ξ, β, λ ~ IG((p + 1)/2, 1/ξ + Σ β_i²/(2λ_i²))``
+and ``ξ | τ² ~ IG(1, 1/s² + 1/τ²)`` (their eqs. 7–8, ``τ ~ C⁺(0, s)`` as ``τ² | ξ ~ IG(½, 1/ξ)``,
+``ξ ~ IG(½, 1/s²)``).
 """
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from sparsebayes.models._checks import check_number
-from sparsebayes.models.priors import register_hierarchy
+from sparsebayes.models.priors import _host_scalar, register_hierarchy
 
 #: Above this ``u = β²/(2τ²)`` the series for ``1 − u eᵘ E₁(u)`` replaces the direct form.
 SERIES_FROM = 40.0
@@ -106,16 +111,20 @@ def log_scaled_exp1(log_u):
 
 
 class HorseshoePrior(NamedTuple):
-    """Horseshoe hierarchy ``β_i ~ N(0, λ_i²τ²)``, ``λ_i ~ C⁺(0, 1)``, global scale ``tau`` fixed.
+    """Horseshoe hierarchy ``β_i ~ N(0, λ_i²τ²)``, ``λ_i ~ C⁺(0, 1)``, global scale ``tau``.
 
     Parameters
     ----------
     tau : float
         The global scale τ > 0. It sets the size below which weights are shrunk to zero, in the
-        units of β (i.e. of ``y`` over those of the features).
+        units of β (i.e. of ``y`` over those of the features). With ``tau_prior``, the starting value.
+    tau_prior : float or None
+        ``None``: τ is fixed. A scale ``s > 0``: τ has the half-Cauchy hyperprior ``C⁺(0, s)`` and is
+        estimated (EM: :meth:`update_shared`; the twin and Gibbs sample it).
     """
 
     tau: float = 1.0
+    tau_prior: float | None = None
 
     #: The registry name.
     name = "horseshoe"
@@ -158,38 +167,94 @@ class HorseshoePrior(NamedTuple):
         q, t = one_minus_q(self._u(beta))
         return self.tau * jnp.sqrt(q / t)
 
+    def check(self):
+        """``self`` after checking ``tau`` (and ``tau_prior``, if given) are positive numbers."""
+        make_horseshoe(*(None if x is None else _host_scalar(x) for x in (self.tau, self.tau_prior)))
+        return self
+
+    def update_shared(self, beta, new_beta, n_weights):
+        """The EM M-step for τ under ``τ ~ C⁺(0, s)``: the hierarchy with ``τ⁺ = √t``, ``t`` the positive
+        root of ``(m + 2) t² − (S − m s²) t − S s² = 0``.
+
+        With the local scales λ as missing data, the complete-data log posterior holds τ in
+        ``Σ_i [−log τ − β_i²/(2λ_i²τ²)] − log(1 + τ²/s²)``. The E-step at ``beta`` (β⁽ᵗ⁾, τ⁽ᵗ⁾) gives
+        ``E[1/λ_i²] = τ⁽ᵗ⁾² E[1/v_i | β_i] = (1 − q_i)/q_i`` (:meth:`expected_inverse_variance`); at the
+        weights' new values ``new_beta`` (the ECM order, :func:`~sparsebayes.models.priors.update_shared`)
+        the expectation is ``−(m/2) log t − S/(2t) − log(1 + t/s²)`` in ``t = τ²``, with
+        ``S = Σ_i β_i⁽ᵗ⁺¹⁾² (1 − q_i)/q_i``, and its zero derivative is the quadratic. The sums run over
+        the ``m`` nonzero new weights: the marginal density is infinite at 0, so a pruned weight is
+        out of the objective (:meth:`neg_log_prior`) and of this step (``n_weights`` unused). The root
+        is taken in the form without cancellation. With ``tau_prior=None`` returns ``self``.
+        """
+        if self.tau_prior is None:
+            return self
+        nz = (beta != 0) & (new_beta != 0)
+        q, t = one_minus_q(self._u(jnp.where(nz, beta, 1.0)))
+        # the E-step weight (1 − q)/q is finite wherever β_i ≠ 0 (q_i = 0 only where β_i² underflows)
+        big_s = jnp.sum(jnp.where(nz & (q > 0), new_beta**2 * t / jnp.where(q > 0, q, 1.0), 0.0))
+        m = jnp.sum(new_beta != 0)
+        s2 = self.tau_prior**2
+        slope = big_s - m * s2
+        root = jnp.sqrt(slope**2 + 4.0 * (m + 2) * big_s * s2)
+        t_new = jnp.where(slope >= 0, (slope + root) / (2.0 * (m + 2)), 2.0 * big_s * s2 / (root - slope))
+        return self._replace(tau=jnp.sqrt(t_new))
+
+    def neg_log_hyperprior(self, n_weights):
+        """``log(1 + τ²/s²)``: minus the log half-Cauchy hyperprior on τ (constants dropped); the τ
+        terms of the marginals are :meth:`neg_log_prior`'s. 0 with τ fixed."""
+        if self.tau_prior is None:
+            return 0.0
+        return jnp.log1p((self.tau / self.tau_prior) ** 2)
+
     # --- NumPyro twin -------------------------------------------------------------------
     def sample_beta(self, p, name="beta"):
         """The twin's sampling statement: ``λ ~ C⁺(0, 1)``, ``β = τ λ z`` with ``z ~ N(0, 1)``
         (non-centred, so NUTS does not meet the funnel). Sites ``lam_local``, ``beta_raw`` and the
-        deterministic ``beta``."""
+        deterministic ``beta``; with ``tau_prior = s``, first ``τ ~ C⁺(0, s)`` (site ``tau``)."""
+        tau = self.tau if self.tau_prior is None else numpyro.sample("tau", dist.HalfCauchy(self.tau_prior))
         lam = numpyro.sample("lam_local", dist.HalfCauchy(1.0).expand([p]).to_event(1))
         raw = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([p]).to_event(1))
-        return numpyro.deterministic(name, self.tau * lam * raw)
+        return numpyro.deterministic(name, tau * lam * raw)
 
     # --- Gibbs (Makalic & Schmidt 2016) -------------------------------------------------
     def gibbs_init(self, p, dtype=jnp.float64):
-        """Auxiliary state ``(λ², ν)`` at ones."""
-        return {"lam2": jnp.ones(p, dtype), "nu": jnp.ones(p, dtype)}
+        """Auxiliary state ``(λ², ν)`` at ones; with ``tau_prior``, also ``τ²`` at ``tau²`` and ``ξ`` at 1."""
+        aux = {"lam2": jnp.ones(p, dtype), "nu": jnp.ones(p, dtype)}
+        if self.tau_prior is not None:
+            aux.update(tau2=jnp.asarray(self.tau**2, dtype), xi=jnp.ones((), dtype))
+        return aux
+
+    def _gibbs_tau2(self, aux):
+        return self.tau**2 if self.tau_prior is None else aux["tau2"]
 
     def gibbs_prior_variance(self, aux):
         """``v_i = λ_i² τ²``: β's conditional prior variances given the auxiliary state."""
-        return aux["lam2"] * self.tau**2
+        return aux["lam2"] * self._gibbs_tau2(aux)
 
     def gibbs_update(self, key, beta, aux):
         """One sweep of the local conditionals: ``λ_i² | ν_i, β_i ~ IG(1, 1/ν_i + β_i²/(2τ²))``,
-        then ``ν_i | λ_i² ~ IG(1, 1 + 1/λ_i²)`` (inverse-gamma as 1/Gamma, rate form)."""
-        k1, k2 = jax.random.split(key)
-        rate = 1.0 / aux["nu"] + self._u(beta)
+        then ``ν_i | λ_i² ~ IG(1, 1 + 1/λ_i²)`` (inverse-gamma as 1/Gamma, rate form); with ``tau_prior``,
+        then ``τ² ~ IG((p + 1)/2, 1/ξ + Σ β_i²/(2λ_i²))`` and ``ξ ~ IG(1, 1/s² + 1/τ²)`` (module docstring)."""
+        k1, k2, *k_global = jax.random.split(key, 2 if self.tau_prior is None else 4)
+        tau2 = self._gibbs_tau2(aux)
+        rate = 1.0 / aux["nu"] + beta**2 / (2.0 * tau2)
         lam2 = rate / jax.random.gamma(k1, 1.0, beta.shape, dtype=beta.dtype)
         nu = (1.0 + 1.0 / lam2) / jax.random.gamma(k2, 1.0, beta.shape, dtype=beta.dtype)
-        return {"lam2": lam2, "nu": nu}
+        if self.tau_prior is None:
+            return {"lam2": lam2, "nu": nu}
+        shape = 0.5 * (beta.shape[0] + 1)
+        tau2 = (1.0 / aux["xi"] + jnp.sum(beta**2 / (2.0 * lam2))) / jax.random.gamma(k_global[0], shape, dtype=beta.dtype)
+        xi = (1.0 / self.tau_prior**2 + 1.0 / tau2) / jax.random.gamma(k_global[1], 1.0, dtype=beta.dtype)
+        return {"lam2": lam2, "nu": nu, "tau2": tau2, "xi": xi}
 
 
-def make_horseshoe(tau=1.0):
-    """:class:`HorseshoePrior` after checking ``tau`` is a positive number."""
+def make_horseshoe(tau=1.0, tau_prior=None):
+    """:class:`HorseshoePrior` after checking ``tau`` (and ``tau_prior``, if given) are positive numbers."""
     check_number("tau (the horseshoe's global scale)", tau, 0.0, strict=True)
-    return HorseshoePrior(float(tau))
+    if tau_prior is not None:
+        check_number("tau_prior (the half-Cauchy scale of the horseshoe's global scale)", tau_prior, 0.0, strict=True)
+        tau_prior = float(tau_prior)
+    return HorseshoePrior(float(tau), tau_prior)
 
 
 register_hierarchy(HorseshoePrior)

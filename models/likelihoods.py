@@ -1,7 +1,16 @@
-"""Likelihoods for the EM engine: Gaussian regression and probit classification.
+"""Likelihoods: Gaussian regression and probit classification for the EM engine; the
+Bernoulli-logistic and Poisson (log link) likelihoods for the type-II engine's Laplace path.
 
-Each likelihood gives the E-step on the latent targets (``expected_targets``), the noise
+For EM each likelihood gives the E-step on the latent targets (``expected_targets``), the noise
 update (``noise_update``) and ``neg_log_lik``, so the engine is likelihood-agnostic.
+
+For the sequential type-II engine's Laplace path (:mod:`sparsebayes.inference.typeii_laplace`)
+a likelihood of a generalized linear model with canonical link gives what the Gaussian
+linearization at the posterior mode needs (Tipping 2001, Sec. 4; Tipping & Faul 2003, Sec. 5):
+``log_lik(t, eta)`` per observation, the mean ``mean(eta)`` (the gradient of the log likelihood
+in ``η`` is ``t − mean(η)``), the curvature weights ``curvature(t, eta) = −∂²/∂η² log p(t | η)``
+(the diagonal of ``B``), and ``init_target(t)``, a finite stand-in for ``η`` from which the engine
+picks its first basis function.
 
 ``n_obs`` (optional, may be traced): only the first ``n_obs`` rows are data. The engine pads
 the rest to a shared array size (:func:`sparsebayes.inference.em.fit_em`) with zero rows of the
@@ -14,8 +23,9 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
+import jax
 from jax import lax
-from jax.scipy.special import log_ndtr
+from jax.scipy.special import gammaln, log_ndtr
 from scipy import special
 
 #: ``exp(z²) erfc(z)`` is taken directly up to here and by its asymptotic series above. erfc
@@ -113,3 +123,62 @@ class ProbitLikelihood(NamedTuple):
         s = 2.0 * y - 1.0
         m = probit_mills_ratio(s, eta, erfcx=special.erfcx)
         return np.clip(m * (m + s * eta), 0.0, 1.0)
+
+
+class BernoulliLogisticLikelihood(NamedTuple):
+    """``P(t = 1 | η) = σ(η)``, ``σ(η) = 1/(1 + e^{−η})``, labels ``t ∈ {0, 1}`` (Tipping 2001, Sec. 4).
+
+    The Laplace path of the type-II engine needs the log likelihood (in the stable ``log σ`` form),
+    the mean ``σ(η)`` (the log posterior's gradient is ``Φᵀ(t − σ(η)) − V⁻¹w``) and the curvature
+    ``b = σ(η)(1 − σ(η))`` (the diagonal of ``B`` in its Hessian ``−(ΦᵀBΦ + V⁻¹)``; Tipping 2001,
+    Sec. 4).
+    """
+
+    def log_lik(self, t, eta):
+        """``t log σ(η) + (1 − t) log σ(−η)`` per observation."""
+        return t * jax.nn.log_sigmoid(eta) + (1.0 - t) * jax.nn.log_sigmoid(-eta)
+
+    def mean(self, eta):
+        """``E[t | η] = σ(η)``."""
+        return jax.nn.sigmoid(eta)
+
+    def curvature(self, t, eta):
+        """``−∂²/∂η² log p(t | η) = σ(η)(1 − σ(η))``, free of ``t`` (canonical link)."""
+        y = jax.nn.sigmoid(eta)
+        return y * (1.0 - y)
+
+    def init_target(self, t):
+        """The logit of the labels smoothed into ``[0.05, 0.95]`` (finite where ``t`` is 0 or 1)."""
+        p = 0.9 * t + 0.05
+        return jnp.log(p / (1.0 - p))
+
+
+#: ``η`` is capped here inside ``exp``: ``e^709`` is the largest finite double, and a Newton trial
+#: step far out must give a finite (very low) log likelihood, not ``inf − inf``.
+_MAX_LOG_RATE = 700.0
+
+
+class PoissonLikelihood(NamedTuple):
+    """``t ~ Poisson(e^η)``, counts ``t ∈ {0, 1, 2, …}``, the log link (Tipping's SparseBayes
+    Poisson model; Tipping & Faul 2003, Sec. 5, with the Poisson log likelihood in place of the
+    Bernoulli one).
+
+    ``log p(t | η) = tη − e^η − log t!``; the mean and the curvature are both ``e^η`` (the log is
+    the canonical link, so the curvature is free of ``t`` and the log posterior is concave).
+    """
+
+    def log_lik(self, t, eta):
+        """``tη − e^η − log Γ(t + 1)`` per observation."""
+        return t * eta - self.mean(eta) - gammaln(t + 1.0)
+
+    def mean(self, eta):
+        """``E[t | η] = e^η`` (``η`` capped at :data:`_MAX_LOG_RATE`)."""
+        return jnp.exp(jnp.minimum(eta, _MAX_LOG_RATE))
+
+    def curvature(self, t, eta):
+        """``−∂²/∂η² log p(t | η) = e^η``."""
+        return self.mean(eta)
+
+    def init_target(self, t):
+        """``log(t + ½)``: the log rate of the counts, finite at a zero count."""
+        return jnp.log(t + 0.5)

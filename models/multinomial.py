@@ -133,6 +133,12 @@ class BohningBound(NamedTuple):
 
     @classmethod
     def from_data(cls, X, n_classes, *, dense=False, eigen=True):
+        """The bound's pieces for the design ``X`` (``n × d``) and ``n_classes`` classes (eq. 8).
+
+        ``eigen=False`` skips the eigendecomposition of ``S`` (only the block iterations, eqs. 7
+        and 10, solve with it); ``dense=True`` also forms the dense ``B`` for the SMLR block
+        update (eq. 13).
+        """
         X = jnp.asarray(X)
         K = bound_class_factor(n_classes)
         S = X.T @ X

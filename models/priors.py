@@ -12,6 +12,12 @@ finite form ``ω_i = 1 / u_i²`` with ``u_i`` a *scale* that vanishes with ``β_
 ``U = diag(|β|)`` trick of 000 "An Important Implementation Detail", 002 eqs. 15–16), so
 that the M-step never divides by a vanishing weight.
 
+Shared hyperparameters (γ here, the horseshoe's global scale) are fixed by default. Given a
+hyperprior they are estimated inside EM: the hierarchy's :meth:`~LaplacePrior.update_shared` is
+their M-step (the engine calls the generic :func:`update_shared`, which leaves a hierarchy without
+such a method as it is) and :meth:`~LaplacePrior.neg_log_hyperprior` the terms the EM objective
+gains (:func:`neg_log_hyperprior`).
+
 Note on 002 eq. 12: the paper prints ``ω_i = γ |β_i|⁻¹``; integrating the exponential
 hyperprior (002 eq. 10) gives ``√γ |β_i|⁻¹`` (a GIG(½, γ, β²) posterior on τ_i), consistent
 with the marginal ``(√γ/2) exp(-√γ|β|)`` printed right above it. We use ``√γ`` (a test checks
@@ -22,10 +28,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
 from sparsebayes.models._checks import check_number
+
+
+def _host_scalar(x):
+    """A 0-d NumPy or JAX array as a Python float (a fitted hierarchy's values), else ``x``."""
+    return float(x) if getattr(x, "shape", None) == () else x
 
 
 class LaplacePrior(NamedTuple):
@@ -34,11 +46,19 @@ class LaplacePrior(NamedTuple):
     Parameters
     ----------
     gamma : float
-        Rate parameter of the exponential hyperprior ``p(τ) = (γ/2) exp(-γ τ/2)``; the
-        marginal on ``β_i`` is Laplacian with ``l1`` weight ``√γ``.
+        Rate parameter of the exponential hyperprior ``p(τ) = (γ/2) exp(-γ τ/2)`` (000 eq. 5); the
+        marginal on ``β_i`` is Laplacian with ``l1`` weight ``√γ``. With ``gamma_prior`` it is the
+        starting value of the estimate.
+    gamma_prior : tuple (a, b) or None
+        ``None``: γ is fixed. ``(a, b)``: γ is estimated under the hyperprior ``γ ~ Gamma(a, b)``
+        (shape ``a > 0``, rate ``b > 0``) by :meth:`update_shared`. The rate must be positive:
+        with ``b = 0`` the joint posterior of (β, γ) is unbounded at ``β = 0, γ → ∞``; with ``b > 0``
+        that point is the mode ``γ = (p/2 + a − 1)/b`` of height ``≈ (p/2) log(1/b)``, so a vague
+        hyperprior can make the empty model the joint MAP when the data say little about each weight.
     """
 
     gamma: float = 1.0
+    gamma_prior: tuple | None = None
 
     #: The registry name.
     name = "laplace"
@@ -69,21 +89,65 @@ class LaplacePrior(NamedTuple):
         return jnp.log(self.lam / 2.0) - self.lam * jnp.abs(beta)
 
     def sample_beta(self, p, name="beta"):
-        """The twin's sampling statement: ``τ_i ~ Exp(γ/2)`` (site ``tau``), ``β_i ~ N(0, τ_i)``."""
-        tau = numpyro.sample("tau", dist.Exponential(self.gamma / 2.0).expand([p]).to_event(1))
+        """The twin's sampling statement: ``τ_i ~ Exp(γ/2)`` (site ``tau``), ``β_i ~ N(0, τ_i)``;
+        with ``gamma_prior = (a, b)``, first ``γ ~ Gamma(a, b)`` (site ``gamma``)."""
+        gamma = self.gamma if self.gamma_prior is None else numpyro.sample("gamma", dist.Gamma(*self.gamma_prior))
+        tau = numpyro.sample("tau", dist.Exponential(gamma / 2.0).expand([p]).to_event(1))
         return numpyro.sample(name, dist.Normal(0.0, jnp.sqrt(tau)).to_event(1))
 
     def expected_inverse_variance(self, beta):
         """``E[τ_i⁻¹ | β_i] = √γ / |β_i|`` (002 eq. 12, see the module note)."""
         return jnp.sqrt(self.gamma) / jnp.abs(beta)
 
+    def expected_variance(self, beta):
+        """``E[τ_i | β_i] = |β_i|/√γ + 1/γ``: the mean of the GIG(½, γ, β_i²) posterior of τ_i,
+        ``√(β²/γ) K_{3/2}(√γ|β|)/K_{1/2}(√γ|β|)`` with ``K_{3/2}(z)/K_{1/2}(z) = 1 + 1/z``; finite at
+        ``β_i = 0``, where the posterior is the Gamma(½, γ/2) of mean ``1/γ``."""
+        return jnp.abs(beta) / jnp.sqrt(self.gamma) + 1.0 / self.gamma
+
     def em_scale(self, beta):
         """``u_i`` with ``E[τ_i⁻¹ | β_i] = 1/u_i²``: ``u_i = |β_i|^{1/2} γ^{-1/4}``; 0 at ``β_i = 0``."""
         return jnp.sqrt(jnp.abs(beta)) * self.gamma ** (-0.25)
 
     def neg_log_prior(self, beta):
-        """``√γ ‖β‖₁`` (minus the log Laplacian marginal, constants dropped)."""
+        """``√γ ‖β‖₁`` (minus the log Laplacian marginal, the terms in γ alone dropped: they are
+        :meth:`neg_log_hyperprior`'s when γ is estimated)."""
         return jnp.sqrt(self.gamma) * jnp.sum(jnp.abs(beta))
+
+    def check(self):
+        """``self`` after checking ``gamma > 0`` and ``gamma_prior`` (``ValueError`` naming the field)."""
+        check_number("LaplacePrior.gamma", _host_scalar(self.gamma), 0.0, strict=True)
+        check_gamma_prior(None if self.gamma_prior is None else [_host_scalar(c) for c in self.gamma_prior],
+                          "LaplacePrior.gamma_prior")
+        return self
+
+    def update_shared(self, beta, new_beta, n_weights):
+        """The EM M-step for γ: the hierarchy with ``γ⁺ = (p + a − 1) / (½ Σ_i E[τ_i | β_i] + b)``.
+
+        The complete-data log posterior (000 eq. 7 with the exponential hyperprior of 000 eq. 5 and
+        ``γ ~ Gamma(a, b)``) holds γ in ``Σ_i [log(γ/2) − γ τ_i/2] + (a − 1) log γ − b γ``; its
+        expectation under the E-step's ``p(τ | β⁽ᵗ⁾, γ⁽ᵗ⁾)`` is ``(p + a − 1) log γ − γ (½ Σ E[τ_i] + b)``,
+        maximized at ``γ⁺`` above. Over all ``p = n_weights`` weights, ``Σ E[τ_i] = ‖β‖₁/√γ + p/γ``
+        (:meth:`expected_variance`; a pruned or padded weight contributes ``1/γ``, counted by ``p``).
+        The fixed point solves ``½ √γ ‖β‖₁ + b γ = p/2 + a − 1``: stationarity in γ of the
+        marginal objective ``−√γ‖β‖₁ + (p/2 + a − 1) log γ − bγ`` (Laplacian marginal plus
+        hyperprior). γ enters the expected complete-data log posterior apart from β, so the weights'
+        own M-step result ``new_beta`` plays no part. With ``gamma_prior=None`` returns ``self``.
+        """
+        if self.gamma_prior is None:
+            return self
+        a, b = self.gamma_prior
+        expected_tau = jnp.sum(jnp.abs(beta)) / jnp.sqrt(self.gamma) + n_weights / self.gamma
+        return self._replace(gamma=(n_weights + a - 1.0) / (0.5 * expected_tau + b))
+
+    def neg_log_hyperprior(self, n_weights):
+        """The terms of ``−log p(β, γ)`` in γ alone, which :meth:`neg_log_prior` drops:
+        ``−(p/2) log γ`` of the ``p = n_weights`` marginals ``√γ/2 · exp(−√γ|β_i|)`` and
+        ``−(a − 1) log γ + b γ`` of the Gamma hyperprior (constants dropped); 0 with γ fixed."""
+        if self.gamma_prior is None:
+            return 0.0
+        a, b = self.gamma_prior
+        return -(0.5 * n_weights + a - 1.0) * jnp.log(self.gamma) + b * self.gamma
 
 
 class JeffreysPrior(NamedTuple):
@@ -117,17 +181,36 @@ class JeffreysPrior(NamedTuple):
         return jnp.sum(jnp.where(nz, jnp.log(jnp.where(nz, jnp.abs(beta), 1.0)), 0.0))
 
 
-def make_prior(name, gamma=1.0):
+def check_gamma_prior(gamma_prior, name="gamma_prior"):
+    """``None``, or ``(a, b)`` as floats after checking the Gamma hyperprior's shape ``a > 0`` and
+    rate ``b > 0`` (:class:`LaplacePrior`); anything else is a ``ValueError`` naming ``name``."""
+    if gamma_prior is None:
+        return None
+    if isinstance(gamma_prior, (str, bytes)) or np.ndim(gamma_prior) != 1 or len(gamma_prior) != 2:
+        raise ValueError(f"{name} must be None (gamma fixed) or a pair (a, b), the shape and rate of the "
+                         f"Gamma hyperprior on gamma, got {gamma_prior!r}")
+    a, b = gamma_prior
+    check_number(f"{name}[0] (a, the Gamma hyperprior's shape)", a, 0.0, strict=True)
+    check_number(f"{name}[1] (b, the Gamma hyperprior's rate)", b, 0.0, strict=True)
+    return float(a), float(b)
+
+
+def make_prior(name, gamma=1.0, gamma_prior=None):
     """A hierarchy object from a registered name (:data:`HIERARCHIES`) or the object itself.
 
-    ``"laplace"`` takes ``gamma``; the other names their defaults (pass an object, e.g.
-    ``HorseshoePrior(tau=0.1)``, for other settings). Anything else is a ``ValueError``.
+    ``"laplace"`` takes ``gamma`` and ``gamma_prior`` (:class:`LaplacePrior`); the other names their
+    defaults (pass an object, e.g. ``HorseshoePrior(tau=0.1)``, for other settings), and a
+    ``gamma_prior`` with them is a ``ValueError``. An object is returned as it is, after its own
+    ``check()`` where it has one. Anything else is a ``ValueError``.
     """
+    if gamma_prior is not None and name != "laplace":
+        raise ValueError(f"gamma_prior applies to prior='laplace' only, got prior={name!r} "
+                         "(give a hierarchy object its own hyperprior instead)")
     if is_hierarchy(name):
-        return name
+        return name.check() if hasattr(name, "check") else name
     if name == "laplace":
         check_number("gamma (the Laplace prior's)", gamma, 0.0, strict=True)
-        return LaplacePrior(float(gamma))
+        return LaplacePrior(float(gamma), check_gamma_prior(gamma_prior))
     if isinstance(name, str) and name in HIERARCHIES:
         return HIERARCHIES[name]()
     raise ValueError(f"prior must be one of {sorted(HIERARCHIES)} or a hierarchy object, got {name!r}")
@@ -146,7 +229,8 @@ def hierarchy_name(prior):
 HIERARCHIES = {}
 
 #: What each engine needs of a hierarchy: the methods it calls. An engine checks them once, with
-#: :func:`require`, before it compiles anything.
+#: :func:`require`, before it compiles anything. The EM hooks for shared hyperparameters
+#: (:func:`update_shared`, :func:`neg_log_hyperprior`) are optional.
 CAPABILITIES = {
     "em": ("em_scale", "neg_log_prior"),
     "nuts": ("sample_beta",),
@@ -156,6 +240,28 @@ CAPABILITIES = {
 
 _ENGINE_WORDS = {"em": "EM E-step", "nuts": "NumPyro sampling statement (twin)", "gibbs": "Gibbs conditionals",
                  "type2": "type-II update"}
+
+
+def update_shared(prior, beta, new_beta, n_weights):
+    """The EM M-step of ``prior``'s shared hyperparameters (γ, a global scale):
+    ``prior.update_shared(beta, new_beta, n_weights)``, or ``prior`` itself for a hierarchy without
+    that method (nothing shared, or nothing estimated).
+
+    The E-step is the one at ``beta`` (β⁽ᵗ⁾, with ``prior``'s current values) and ``new_beta``
+    (β⁽ᵗ⁺¹⁾) the weights' M-step from it; the update maximizes the expected complete-data log
+    posterior over the shared hyperparameters at ``new_beta``, a conditional maximization after
+    β's (ECM; Meng & Rubin 1993), so that each EM step still climbs the objective. ``n_weights``
+    is the model's number of weights (padding excluded, pruned weights included).
+    """
+    hook = getattr(prior, "update_shared", None)
+    return prior if hook is None else hook(beta, new_beta, n_weights)
+
+
+def neg_log_hyperprior(prior, n_weights):
+    """The terms of minus the log prior in the shared hyperparameters alone, which the EM objective
+    adds when they are estimated: ``prior.neg_log_hyperprior(n_weights)``, or 0."""
+    hook = getattr(prior, "neg_log_hyperprior", None)
+    return 0.0 if hook is None else hook(n_weights)
 
 
 def register_hierarchy(cls):

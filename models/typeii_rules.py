@@ -122,12 +122,15 @@ class RVMRule(NamedTuple):
     profile_lambda = False
 
     def penalty(self, lam, noise_var):
+        """``κ = 0``: the RVM's flat hyperprior puts no linear penalty on the variances."""
         return jnp.zeros_like(noise_var)
 
     def update_lambda(self, sum_var, noise_var, n_active):
+        """``λ = 0``: the RVM has no rate parameter (kept so every rule has the same interface)."""
         return jnp.zeros_like(noise_var)
 
     def log_hyperprior(self, sum_var, lam, noise_var, n_active):
+        """``log p(σ²)`` (004 eq. 9 with ``c, d``); the flat variance hyperprior adds nothing."""
         return _log_noise_prior(noise_var, self.c, self.d)
 
 
@@ -142,12 +145,15 @@ class BLSRule(NamedTuple):
     profile_lambda = False
 
     def penalty(self, lam, noise_var):
+        """``κ = λ/(2σ²)``: ``τ_i ~ Exp(λ/2)`` on ``v_i = σ²τ_i`` (004 eq. 7)."""
         return lam / (2.0 * noise_var)
 
     def update_lambda(self, sum_var, noise_var, n_active):
+        """``λ = 2(A + a − 1)/(Σ τ_i + 2b)`` with ``τ_i = v_i/σ²`` (004 eq. 17)."""
         return _exponential_lambda(sum_var / noise_var, n_active, self.a, self.b)
 
     def log_hyperprior(self, sum_var, lam, noise_var, n_active):
+        """``A log(λ/2) − λΣτ_i/2 + log p(λ) + log p(σ²)`` (004 eq. 13, the prior terms)."""
         return _exponential_terms(sum_var / noise_var, lam, n_active, self.a, self.b) + _log_noise_prior(
             noise_var, self.c, self.d
         )
@@ -162,12 +168,15 @@ class FLAPRule(NamedTuple):
     profile_lambda = True
 
     def penalty(self, lam, noise_var):
+        """``κ = λ/2``: ``γ_i ~ Exp(λ/2)`` on the variances themselves (Babacan et al. 2010)."""
         return 0.5 * lam * jnp.ones_like(noise_var)
 
     def update_lambda(self, sum_var, noise_var, n_active):
+        """``λ = 2(A + a − 1)/(Σ γ_i + 2b)`` (004 eq. 17 on ``γ_i``; Babacan et al.'s update)."""
         return _exponential_lambda(sum_var, n_active, self.a, self.b)
 
     def log_hyperprior(self, sum_var, lam, noise_var, n_active):
+        """``A log(λ/2) − λΣγ_i/2 + log p(λ)``: no ``σ²`` term, the noise being fixed."""
         return _exponential_terms(sum_var, lam, n_active, self.a, self.b)
 
 
@@ -185,6 +194,7 @@ class FLAPSigmaRule(NamedTuple):
     update_lambda = FLAPRule.update_lambda
 
     def log_hyperprior(self, sum_var, lam, noise_var, n_active):
+        """FLAP's prior terms plus ``log p(σ²)`` (004 eq. 9), σ² being re-estimated."""
         return _exponential_terms(sum_var, lam, n_active, self.a, self.b) + _log_noise_prior(noise_var, self.c, self.d)
 
 

@@ -106,7 +106,7 @@ def run(threads, repeats, ard_max_n, seed=0):
             "design_rank": model.design_rank_, "ours_dense_s": t_dense,
             "svm_s": t_svm, "ard_s": t_ard,
             "ours_over_svm": t_ours / t_svm, "ours_over_ard": t_ours / t_ard, "dense_over_ours": t_dense / t_ours,
-            "ours_kernels": model.n_kernels_, "svm_support": int(np.size(svm_model.support_)),
+            "ours_kernels": model.n_active_, "svm_support": int(np.size(svm_model.support_)),
             "ours_iters": int(np.max(first.n_iter_)),
         })
         print(f"  done: {name} n={n}: ours {t_ours:.3g} s (first call {t_first:.3g} s; dense design {t_dense:.3g} s), "

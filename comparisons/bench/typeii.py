@@ -131,8 +131,9 @@ def _bench_classifier():
     import numpy as np
 
     from sparsebayes.comparisons import datasets
-    from sparsebayes.inference import typeii_bernoulli
+    from sparsebayes.inference import typeii_laplace
     from sparsebayes.models.features import GaussianKernelFeatures
+    from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 
     tr, _ = datasets.ripley_synth()
     for n in (100, 250):
@@ -140,7 +141,7 @@ def _bench_classifier():
         X, y = tr.X[X_idx], tr.y[X_idx].astype(float)
         Phi = GaussianKernelFeatures(width=0.5 / np.sqrt(2)).fit(X).transform(X)
         mask = np.ones(Phi.shape[1], bool)
-        fit = lambda: jax.block_until_ready(typeii_bernoulli.fit(Phi, y, mask))  # noqa: E731
+        fit = lambda: jax.block_until_ready(typeii_laplace.fit(Phi, y, mask, likelihood=BernoulliLogisticLikelihood()))  # noqa: E731
         fit()  # compile
         ours, st = _best_of(fit)
         line = (f"classification (Ripley n={n}): ours {ours * 1e3:8.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV, "

@@ -26,6 +26,7 @@ from sparsebayes.comparisons import baselines as bl
 from sparsebayes.comparisons import datasets, synthetic
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.inference import RVMClassifier, SparseProbitClassifier
+from sparsebayes.inference._parallel import parallel_map
 
 RVM_NOTE = ("rvm = our type-II RVM (Tipping & Faul's sequential algorithm) on the same Gaussian kernel design: "
             "RVMRegressor (unpenalized intercept) for regression, RVMClassifier (Bernoulli-logistic likelihood, "
@@ -63,6 +64,13 @@ def _progress(iterable, desc, total=None):
     return tqdm(iterable, desc=desc, total=total, leave=False, mininterval=0.5)
 
 
+def _map(func, tasks, desc, total=None):
+    """``[func(*args) for args in tasks]`` through :func:`~sparsebayes.inference._parallel.parallel_map`
+    (joblib: serial by default, parallel under ``sparsebayes reproduce --n-jobs`` or a joblib
+    backend), with a progress bar over the tasks handed out."""
+    return parallel_map(func, _progress(tasks, desc, total))
+
+
 def _mean_sd(values):
     a = np.asarray(values, dtype=np.float64)
     return float(a.mean()), float(a.std(ddof=1)) if a.size > 1 else 0.0
@@ -98,13 +106,13 @@ def _kernel_classification_run(X_train, y_train, X_test, y_test, width, methods,
     for name in methods:
         if name == "jeffreys-em":
             model = _jeffreys_classifier(width).fit(X_train, y_train)
-            n_k = model.n_kernels_
+            n_k = model.n_active_
         elif name == "svm":
             model = bl.svm_classifier(X_train, y_train, width=width, seed=seed)
             n_k = int(model.n_support_.sum())
         elif name == "rvm":
             model = RVMClassifier(kernel_width=width).fit(X_train, y_train)
-            n_k = model.n_kernels_
+            n_k = model.n_active_
         elif name == "logistic":
             model, n_k = bl.logistic_classifier(X_train, y_train), None
         elif name == "plug-in":
@@ -167,10 +175,9 @@ def ripley(reps, seed, out):
     train, test = datasets.ripley_synth()
     methods = ("jeffreys-em", "svm", "rvm")
     subsets = _ripley_subsets(train.y.size, reps, seed)
-    per_split = [
-        _kernel_classification_run(train.X[idx], train.y[idx], test.X, test.y, width, methods, seed + i)
-        for i, idx in enumerate(_progress(subsets, "ripley subsets"))
-    ]
+    per_split = _map(_kernel_classification_run,
+                     ((train.X[idx], train.y[idx], test.X, test.y, width, methods, seed + i)
+                      for i, idx in enumerate(subsets)), "ripley subsets", len(subsets))
     rows = _summarize(per_split, test.y.size)
     for r in rows:
         r.pop("errors"), r.pop("errors_sd")
@@ -204,7 +211,7 @@ def pima(reps, seed, out):
     train, test = datasets.pima()
     methods = ("jeffreys-em", "svm", "rvm", "logistic", "plug-in")
     Xa, Xb = _standardize(train.X, test.X)
-    per_split = [_run_cls(Xa, Xb, train.y, test.y, width, methods, seed + r) for r in _progress(range(reps), "pima")]
+    per_split = _map(_run_cls, ((Xa, Xb, train.y, test.y, width, methods, seed + r) for r in range(reps)), "pima", reps)
     rows = _summarize(per_split, test.y.size, {"dataset": "pima"})
     paper = [{"method": m, "dataset": "pima", "errors": e, **({"n_kernels": k} if k is not None else {})}
              for m, e, k in (("jeffreys-em", 61, 6), ("svm", 64, 110), ("rvm", 65, 4), ("vrvm", 65, None),
@@ -233,10 +240,8 @@ def crabs(reps, seed, out):
     width = 4.0
     data = datasets.crabs()
     methods = ("jeffreys-em", "svm", "rvm", "logistic", "plug-in")
-    per_split = []
-    for r in _progress(range(reps), "crabs splits"):
-        Xa, ya, Xb, yb = _crabs_split(data, seed + r)
-        per_split.append(_run_cls(Xa, Xb, ya, yb, width, methods, seed + r))
+    per_split = _map(_kernel_classification_run, ((*_crabs_split(data, seed + r), width, methods, seed + r)
+                                                  for r in range(reps)), "crabs splits", reps)
     rows = _summarize(per_split, 120, {"dataset": "crabs"})
     paper = [{"method": m, "dataset": "crabs", "errors": e, **({"n_kernels": k} if k is not None else {})}
              for m, e, k in (("jeffreys-em", 0, 5), ("svm", 4, None), ("neural-network", 3, None),
@@ -258,12 +263,14 @@ def wbc(reps, seed, out):
     data = datasets.breast_cancer()
     methods = ("jeffreys-em", "svm", "rvm", "logistic", "plug-in")
     rng = _rng(seed)
-    per_split = []
-    for r in _progress(range(reps), "wbc partitions"):
-        perm = rng.permutation(data.y.size)
-        tr, te = perm[:300], perm[300:]
-        Xa, Xb = _standardize(data.X[tr], data.X[te])
-        per_split.append(_run_cls(Xa, Xb, data.y[tr], data.y[te], width, methods, seed + r))
+
+    def partitions():  # drawn in order from one generator, in this process
+        for r in range(reps):
+            perm = rng.permutation(data.y.size)
+            tr, te = perm[:300], perm[300:]
+            yield (*_standardize(data.X[tr], data.X[te]), data.y[tr], data.y[te], width, methods, seed + r)
+
+    per_split = _map(_run_cls, partitions(), "wbc partitions", reps)
     rows = _summarize(per_split, 269, {"dataset": "wbc"})
     paper = [{"method": m, "dataset": "wbc", "errors": e, **({"n_kernels": k} if k is not None else {})}
              for m, e, k in (("jeffreys-em", 8.5, 5), ("svm", 9, None), ("lda", 19, None),
@@ -291,13 +298,13 @@ def glass(reps, seed, out):
     width = 4.0
     data = datasets.forensic_glass()
     methods = ("jeffreys-em", "svm", "logistic")
+    folds = [_ten_folds(data.y, seed + r) for r in range(reps)]
+    results = _map(_run_cls, ((*_standardize(data.X[tr], data.X[te]), data.y[tr], data.y[te], width, methods, seed + i)
+                              for rep_folds in folds for i, (tr, te) in enumerate(rep_folds)),
+                   "glass 10-fold CV", 10 * reps)
     rows_per_rep = []
     for r in range(reps):
-        folds = _ten_folds(data.y, seed + r)
-        per_fold = []
-        for i, (tr, te) in enumerate(_progress(folds, f"glass 10-fold CV (rep {r + 1}/{reps})")):
-            Xa, Xb = _standardize(data.X[tr], data.X[te])
-            per_fold.append(_run_cls(Xa, Xb, data.y[tr], data.y[te], width, methods, seed + i))
+        per_fold = results[10 * r:10 * (r + 1)]
         rows_per_rep.append({m: (sum(f[m][0] for f in per_fold),
                                  None if per_fold[0][m][1] is None else np.mean([f[m][1] for f in per_fold]))
                              for m in methods})
@@ -319,21 +326,31 @@ def glass(reps, seed, out):
 DIMENSIONS = (2, 5, 10, 15, 20, 25, 30)
 
 
+def _two_gaussian_rep(X, y, Xt, yt, features):
+    """One repetition of Figs. 5-6: the Jeffreys-EM probit's kept weights and the test error
+    rates of ``{jeffreys-em, plug-in, plug-in-pooled}``."""
+    em = _jeffreys_classifier(features=features).fit(X, y)
+    errs = {"jeffreys-em": np.mean(em.predict(Xt) != yt)}
+    for name, shared in (("plug-in", False), ("plug-in-pooled", True)):
+        errs[name] = np.mean(bl.PlugInGaussianClassifier(shared_covariance=shared).fit(X, y).predict(Xt) != yt)
+    return em.n_active_, errs
+
+
 def _two_gaussian_curve(features, n_per_class, reps, seed, label):
     rng = _rng(seed)
+
+    def data_sets():  # drawn in order from one generator, in this process
+        for d in DIMENSIONS:
+            for _ in range(reps):
+                yield (*synthetic.two_gaussians(n_per_class, d, seed=rng), *synthetic.two_gaussians(500, d, seed=rng),
+                       features)
+
+    results = _map(_two_gaussian_rep, data_sets(), f"{label}: d x reps", len(DIMENSIONS) * reps)
     rows = []
-    for d in _progress(DIMENSIONS, f"{label}: d"):
-        errs = {"jeffreys-em": [], "plug-in": [], "plug-in-pooled": []}
-        kept = []
-        for _ in range(reps):
-            X, y = synthetic.two_gaussians(n_per_class, d, seed=rng)
-            Xt, yt = synthetic.two_gaussians(500, d, seed=rng)
-            em = _jeffreys_classifier(features=features).fit(X, y)
-            kept.append(em.n_kernels_)
-            errs["jeffreys-em"].append(np.mean(em.predict(Xt) != yt))
-            for name, shared in (("plug-in", False), ("plug-in-pooled", True)):
-                pi = bl.PlugInGaussianClassifier(shared_covariance=shared).fit(X, y)
-                errs[name].append(np.mean(pi.predict(Xt) != yt))
+    for i, d in enumerate(DIMENSIONS):
+        per_rep = results[i * reps:(i + 1) * reps]
+        kept = [k for k, _ in per_rep]
+        errs = {name: [e[name] for _, e in per_rep] for name in ("jeffreys-em", "plug-in", "plug-in-pooled")}
         for name, e in errs.items():
             m, sd = _mean_sd(e)
             row = {"method": name, "d": d, "error_rate": m, "error_rate_sd": sd}

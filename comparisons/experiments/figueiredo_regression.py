@@ -12,13 +12,21 @@ from sklearn.model_selection import KFold
 
 from sparsebayes.comparisons import baselines as bl
 from sparsebayes.comparisons import datasets, synthetic
-from sparsebayes.comparisons.experiments.figueiredo import (RVM_NOTE, SVM_NOTE, _mean_sd, _one_blas_thread, _plt,
-                                                            _progress, _rng, _standardize)
+from sparsebayes.comparisons.experiments.figueiredo import (RVM_NOTE, SVM_NOTE, _map, _mean_sd, _one_blas_thread,
+                                                            _plt, _rng, _standardize)
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.inference import AdaptiveSparseRegressor
 
 #: Stopping threshold for counting nonzeros (Fig. 3): the count is of the EM fixed point.
 VARSEL_TOL = 1e-6
+
+
+def _varsel_counts(X, y):
+    """Nonzero Jeffreys-EM estimates on one Fig. 3 design: run to :data:`VARSEL_TOL`, and stopped at the default δ."""
+    # standardize=False: the paper's bias at x = 0 (these designs' true intercept is 0)
+    fit = AdaptiveSparseRegressor(features="linear", standardize=False, tol=VARSEL_TOL, max_iter=100_000).fit(X, y)
+    fit_loose = AdaptiveSparseRegressor(features="linear", standardize=False).fit(X, y)
+    return np.count_nonzero(fit.coef_), np.count_nonzero(fit_loose.coef_)
 
 
 @experiment("figueiredo-fig3-varsel", default_reps=100,
@@ -27,17 +35,12 @@ VARSEL_TOL = 1e-6
 def fig3_varsel(reps, seed, out):
     """Mean number of nonzero Jeffreys-EM estimates against the true number k."""
     rng = _rng(seed)
+    designs = (synthetic.linear_regression_data(np.r_[np.full(k, 3.0), np.zeros(20 - k)], 50, sigma=1.0, rho=0.5,
+                                                seed=rng) for k in range(1, 21) for _ in range(reps))
+    results = _map(_varsel_counts, designs, "fig3: k x reps", 20 * reps)
     rows, loose = [], []
-    for k in _progress(range(1, 21), "fig3: k"):
-        beta = np.r_[np.full(k, 3.0), np.zeros(20 - k)]
-        counts, counts_loose = [], []
-        for _ in range(reps):
-            X, y = synthetic.linear_regression_data(beta, 50, sigma=1.0, rho=0.5, seed=rng)
-            # standardize=False: the paper's bias at x = 0 (these designs' true intercept is 0)
-            fit = AdaptiveSparseRegressor(features="linear", standardize=False, tol=VARSEL_TOL, max_iter=100_000).fit(X, y)
-            counts.append(np.count_nonzero(fit.coef_))
-            fit_loose = AdaptiveSparseRegressor(features="linear", standardize=False).fit(X, y)
-            counts_loose.append(np.count_nonzero(fit_loose.coef_))
+    for k in range(1, 21):
+        counts, counts_loose = zip(*results[(k - 1) * reps:k * reps])
         for out_rows, name, c in ((rows, "jeffreys-em", counts), (loose, "jeffreys-em-tol1e-3", counts_loose)):
             m, sd = _mean_sd(c)
             out_rows.append({"method": name, "k": k, "n_nonzero": m, "n_nonzero_sd": sd})
@@ -76,6 +79,17 @@ def _model_error(beta_hat, beta, cov):
     return float(diff @ cov @ diff)
 
 
+def _table1_fits(X, y, seed):
+    """Every Table 1 method's coefficients on one data set (``seed`` for the CV folds)."""
+    return {
+        "ols": bl.ols_regressor(X, y).coef_,
+        "jeffreys-em": AdaptiveSparseRegressor(features="linear", standardize=False).fit(X, y).coef_,  # bias at x = 0
+        "lasso-cv": bl.lasso_cv_regressor(X, y, seed=seed).coef_,
+        "lasso-gcv": bl.LassoGCV().fit(X, y).coef_,
+        "subset-selection": bl.SubsetSelectionCV(seed=seed).fit(X, y).coef_,
+    }
+
+
 @experiment("figueiredo-table1-me", default_reps=50,
             description="Tibshirani's 20x8 settings (a), (b): relative model error vs OLS (000 Table 1)")
 @_one_blas_thread
@@ -89,15 +103,9 @@ def table1_me(reps, seed, out):
     for name, (beta, sigma) in settings.items():
         me = {m: [] for m in ("ols", "jeffreys-em", "lasso-cv", "lasso-gcv", "subset-selection")}
         nnz = {m: [] for m in me}
-        for r in _progress(range(reps), f"table1 ({name})"):
-            X, y = synthetic.linear_regression_data(beta, 20, sigma=sigma, rho=0.5, seed=rng)
-            fits = {
-                "ols": bl.ols_regressor(X, y).coef_,
-                "jeffreys-em": AdaptiveSparseRegressor(features="linear", standardize=False).fit(X, y).coef_,  # bias at x = 0
-                "lasso-cv": bl.lasso_cv_regressor(X, y, seed=seed + r).coef_,
-                "lasso-gcv": bl.LassoGCV().fit(X, y).coef_,
-                "subset-selection": bl.SubsetSelectionCV(seed=seed + r).fit(X, y).coef_,
-            }
+        data = ((*synthetic.linear_regression_data(beta, 20, sigma=sigma, rho=0.5, seed=rng), seed + r)
+                for r in range(reps))
+        for fits in _map(_table1_fits, data, f"table1 ({name})", reps):
             for m, coef in fits.items():
                 me[m].append(_model_error(coef, beta, cov))
                 nnz[m].append(np.count_nonzero(coef))
@@ -123,6 +131,17 @@ def table1_me(reps, seed, out):
                    "all methods fit an intercept (Jeffreys EM: a penalized bias column, as in the paper)"])
 
 
+def _sinc_fits(X, y, grid, truth, width, seed):
+    """One sinc data set: ``{method: (rmse on the grid, kernels kept, σ̂ or NaN)}``."""
+    em = AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)
+    rvm = bl.rvm_regressor(X, y, width=width)
+    svr = bl.svm_regressor(X, y, width=width, seed=seed)
+    return {m: (np.sqrt(np.mean((model.predict(grid) - truth) ** 2)), nk, np.nan if s2 is None else np.sqrt(s2))
+            for m, model, nk, s2 in (("jeffreys-em", em, em.n_active_, em.noise_var_),
+                                     ("rvm", rvm, rvm.n_active_, rvm.noise_var_),
+                                     ("svm", svr, int(svr.support_.size), None))}
+
+
 @experiment("figueiredo-table2-sinc", default_reps=25,
             description="Kernel regression of sin(x)/x, 50 points, σ=0.1, 25 data sets (000 Table 2)")
 @_one_blas_thread
@@ -133,20 +152,12 @@ def table2_sinc(reps, seed, out):
     grid = np.linspace(-10, 10, 1000)[:, None]
     truth = synthetic.sinc_function(grid[:, 0])
     res = {m: {"rmse": [], "n_kernels": [], "sigma_hat": []} for m in ("jeffreys-em", "rvm", "svm")}
-    example = None
-    for r in _progress(range(reps), "sinc data sets"):
-        X, y = synthetic.sinc(50, sigma=0.1, seed=rng)
-        em = AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)
-        rvm = bl.rvm_regressor(X, y, width=width)
-        svr = bl.svm_regressor(X, y, width=width, seed=seed + r)
-        for m, model, nk, s2 in (("jeffreys-em", em, em.n_kernels_, em.noise_var_),
-                                 ("rvm", rvm, rvm.n_active_, rvm.noise_var_),
-                                 ("svm", svr, int(svr.support_.size), None)):
-            res[m]["rmse"].append(np.sqrt(np.mean((model.predict(grid) - truth) ** 2)))
-            res[m]["n_kernels"].append(nk)
-            res[m]["sigma_hat"].append(np.nan if s2 is None else np.sqrt(s2))
-        if example is None:
-            example = (X, y, em)
+    data = [synthetic.sinc(50, sigma=0.1, seed=rng) for _ in range(reps)]
+    for fits in _map(_sinc_fits, ((X, y, grid, truth, width, seed + r) for r, (X, y) in enumerate(data)),
+                     "sinc data sets", reps):
+        for m, values in fits.items():
+            for key, v in zip(("rmse", "n_kernels", "sigma_hat"), values):
+                res[m][key].append(v)
     rows = []
     for m, d in res.items():
         row = {"method": m}
@@ -155,14 +166,15 @@ def table2_sinc(reps, seed, out):
         if m != "svm":
             row["sigma_hat"] = float(np.mean(d["sigma_hat"]))
         rows.append(row)
-    X, y, em = example
+    X, y = data[0]  # the figure's fit, made again here (a fit is a function of its data)
+    em = AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.5, 4))
     ax.plot(grid[:, 0], truth, "k:", label="sin(x)/x")
     ax.plot(X[:, 0], y, ".", color="gray", label="data")
     ax.plot(grid[:, 0], em.predict(grid), "b-", label="Jeffreys EM")
     ax.plot(X[em.relevance_indices_, 0], y[em.relevance_indices_], "o", mfc="none", mec="r", ms=9,
-            label=f"kept kernels ({em.n_kernels_})")
+            label=f"kept kernels ({em.n_active_})")
     ax.legend(fontsize=8)
     ax.set_xlabel("x")
     ax.set_ylabel("y")
@@ -192,6 +204,27 @@ def _width_by_cv(fit, X, y, widths, seed, n_folds=5):
     return widths[int(np.argmin(mse))]
 
 
+def _em_fit(X, y, width):
+    return AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)
+
+
+def _rvm_fit(X, y, width):
+    return bl.rvm_regressor(X, y, width=width)
+
+
+def _boston_partition(Xa, ya, Xb, yb, seed):
+    """One Boston partition: ``{method: (test rmse, kernels kept, kernel width)}``, each method's
+    width by :func:`_width_by_cv` on the training part (the SVR's jointly with its C and ε)."""
+    fits = {"jeffreys-em": _em_fit, "rvm": _rvm_fit}
+    widths = {m: _width_by_cv(fit, Xa, ya, BOSTON_WIDTHS, seed) for m, fit in fits.items()}
+    em, rvm = (fits[m](Xa, ya, widths[m]) for m in ("jeffreys-em", "rvm"))
+    svr = bl.svm_regressor(Xa, ya, width=BOSTON_WIDTHS, seed=seed)
+    return {m: (np.sqrt(np.mean((model.predict(Xb) - yb) ** 2)), nk, width)
+            for m, model, nk, width in (("jeffreys-em", em, em.n_active_, widths["jeffreys-em"]),
+                                        ("rvm", rvm, rvm.n_active_, widths["rvm"]),
+                                        ("svm", svr, int(svr.support_.size), float(np.sqrt(0.5 / svr.gamma))))}
+
+
 @experiment("figueiredo-table2-boston", default_reps=20,
             description="Boston housing, 20 random 481/25 partitions, Gaussian kernels (000 Table 2)")
 @_one_blas_thread
@@ -203,23 +236,14 @@ def table2_boston(reps, seed, out):
     """
     data = datasets.boston()
     rng = _rng(seed)
-    fits = {"jeffreys-em": lambda X, y, w: AdaptiveSparseRegressor(features="kernel", kernel_width=w).fit(X, y),
-            "rvm": lambda X, y, w: bl.rvm_regressor(X, y, width=w)}
     res = {m: {"rmse": [], "n_kernels": [], "kernel_width": []} for m in ("jeffreys-em", "rvm", "svm")}
-    for r in _progress(range(reps), "boston partitions"):
-        perm = rng.permutation(data.y.size)
-        tr, te = perm[:481], perm[481:]
-        Xa, Xb = _standardize(data.X[tr], data.X[te])
-        ya = data.y[tr]
-        widths = {m: _width_by_cv(fit, Xa, ya, BOSTON_WIDTHS, seed + r) for m, fit in fits.items()}
-        em, rvm = (fits[m](Xa, ya, widths[m]) for m in ("jeffreys-em", "rvm"))
-        svr = bl.svm_regressor(Xa, ya, width=BOSTON_WIDTHS, seed=seed + r)
-        for m, model, nk, width in (("jeffreys-em", em, em.n_kernels_, widths["jeffreys-em"]),
-                                    ("rvm", rvm, rvm.n_active_, widths["rvm"]),
-                                    ("svm", svr, int(svr.support_.size), float(np.sqrt(0.5 / svr.gamma)))):
-            res[m]["rmse"].append(np.sqrt(np.mean((model.predict(Xb) - data.y[te]) ** 2)))
-            res[m]["n_kernels"].append(nk)
-            res[m]["kernel_width"].append(width)
+    perms = [rng.permutation(data.y.size) for _ in range(reps)]
+    parts = ((*_standardize(data.X[p[:481]], data.X[p[481:]]), data.y[p[:481]], data.y[p[481:]], seed + r)
+             for r, p in enumerate(perms))
+    for fits in _map(_boston_partition, ((Xa, ya, Xb, yb, s) for Xa, Xb, ya, yb, s in parts), "boston partitions", reps):
+        for m, values in fits.items():
+            for key, v in zip(("rmse", "n_kernels", "kernel_width"), values):
+                res[m][key].append(v)
     rows = []
     for m, d in res.items():
         row = {"method": m}

@@ -12,8 +12,9 @@ import numpy as np
 from sparsebayes.comparisons import baselines as bl
 from sparsebayes.comparisons import datasets
 from sparsebayes.comparisons.experiments.figueiredo import (KERNELS_NOTE, SVM_NOTE, _crabs_split,
-                                                            _kernel_classification_run, _mean_sd, _one_blas_thread,
-                                                            _plt, _progress, _ripley_subsets, _standardize, _ten_folds)
+                                                            _kernel_classification_run, _map, _mean_sd,
+                                                            _one_blas_thread, _plt, _ripley_subsets, _standardize,
+                                                            _ten_folds)
 from sparsebayes.comparisons.registry import Result, experiment
 
 
@@ -97,12 +98,15 @@ def width_sweep(reps, seed, out):
         for r, Xa, ya, Xb, yb in parts:
             logistic[r] += np.sum(bl.logistic_classifier(Xa, ya).predict(Xb) != yb)
         rows.append(_sweep_row("logistic", name, None, n_test, logistic, []))
-        for step in _progress(SWEEP_STEPS, f"width sweep: {name}"):
-            h = h_paper * 2.0 ** (step / 2)
+        widths = [h_paper * 2.0 ** (step / 2) for step in SWEEP_STEPS]
+        results = iter(_map(_kernel_classification_run,  # the SVM's CV seed as in the tables
+                            ((Xa, ya, Xb, yb, h, kernel_methods, seed + k)
+                             for h in widths for k, (r, Xa, ya, Xb, yb) in enumerate(parts)),
+                            f"width sweep: {name}", len(widths) * len(parts)))
+        for h in widths:
             errors, kernels = {m: np.zeros(n_reps) for m in kernel_methods}, {m: [] for m in kernel_methods}
-            for k, (r, Xa, ya, Xb, yb) in enumerate(parts):  # the SVM's CV seed as in the tables
-                for method, (e, n_k) in _kernel_classification_run(Xa, ya, Xb, yb, h, kernel_methods,
-                                                                    seed + k).items():
+            for r, *_ in parts:
+                for method, (e, n_k) in next(results).items():
                     errors[method][r] += e
                     kernels[method].append(n_k)
             rows += [_sweep_row(m, name, h, n_test, errors[m], kernels[m]) for m in kernel_methods]

@@ -1,4 +1,5 @@
-"""Krishnapuram et al. (2005), SMLR: Table 2, feature selection, Fig. 1 bounds, scaling.
+"""Krishnapuram et al. (2005), SMLR: Table 2, feature selection, Fig. 1 bounds (the scaling timings are in
+:mod:`sparsebayes.comparisons.experiments.smlr_scaling`).
 
 Kernel convention: Figueiredo's ``K(x, x') = exp(−‖x − x'‖²/(2h²))`` with width ``h`` on
 standardized inputs (scaled on each training part); the SVM's RBF uses
@@ -28,6 +29,8 @@ from tqdm.auto import tqdm
 from sparsebayes.comparisons import datasets
 from sparsebayes.comparisons.experiments.figueiredo import RVM_CRABS_NOTE, _plt, _ten_folds
 from sparsebayes.comparisons.registry import Result, experiment
+from sparsebayes.comparisons.spread import sample_sd
+from sparsebayes.inference._parallel import parallel_map
 from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
 from sparsebayes.inference.typeii_estimators import RVMClassifier
 
@@ -76,7 +79,7 @@ def _rvm(X_tr, y_tr, X_te, y_te, *, width):
     """One-vs-rest Bernoulli RVM with the SVM's kernel width (the paper's RVM column)."""
     clf, n_warn = _fit_counting_warnings(RVMClassifier(kernel_width=width), X_tr, y_tr)
     return {"errors": int(np.sum(clf.predict(X_te) != y_te)), "n_kernels": int(np.count_nonzero(clf.coef_)),
-            "n_basis": clf.n_kernels_, "not_converged": n_warn}
+            "n_basis": clf.n_active_, "not_converged": n_warn}
 
 
 def _mlr(penalty, X_tr, y_tr, X_te, y_te, *, features, width, seed, n_lams=8):
@@ -105,34 +108,50 @@ def _splits(name, X, y, reps, seed):
                 yield r, tr, te
 
 
+def _table2_split(X_tr, y_tr, X_te, y_te, seed):
+    """Table 2's four methods on one split (inputs standardized by the training part): the SVM
+    chooses the width, and the RVM, SMLR and RMLR reuse it. ``{method: result}``."""
+    scaler = StandardScaler().fit(X_tr)
+    X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
+    svm = _svm(X_tr, y_tr, X_te, y_te, seed)
+    results = {"svm": svm, "rvm": _rvm(X_tr, y_tr, X_te, y_te, width=svm["width"])}
+    for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
+        results[method] = _mlr(penalty, X_tr, y_tr, X_te, y_te, features="kernel", width=svm["width"], seed=seed)
+    return results
+
+
 def _table2(name, data, paper, reps, seed):
     X, y = data.X, data.y
     totals = {m: {"errors": 0, "n_kernels": 0, "n_basis": 0, "not_converged": 0}
               for m in ("svm", "rvm", "smlr", "rmlr")}
+    per_rep = {m: {"errors": np.zeros(reps), "n_kernels": np.zeros(reps)} for m in totals}  # per split / 10-fold CV
     widths, lams, solvers = [], {"smlr": [], "rmlr": []}, {"smlr": set(), "rmlr": set()}
     splits = list(_splits(name, X, y, reps, seed))
-    for r, tr, te in tqdm(splits, desc=f"smlr-table2-{name}"):
-        scaler = StandardScaler().fit(X[tr])
-        X_tr, X_te = scaler.transform(X[tr]), scaler.transform(X[te])
-        svm = _svm(X_tr, y[tr], X_te, y[te], seed)
-        widths.append(svm["width"])
-        results = {"svm": svm, "rvm": _rvm(X_tr, y[tr], X_te, y[te], width=svm["width"])}
-        for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
-            results[method] = _mlr(penalty, X_tr, y[tr], X_te, y[te], features="kernel", width=svm["width"], seed=seed)
+    models_per_rep = len(splits) // reps
+    split_results = parallel_map(_table2_split, ((X[tr], y[tr], X[te], y[te], seed)
+                                                 for _, tr, te in tqdm(splits, desc=f"smlr-table2-{name}")))
+    for (r, _, _), results in zip(splits, split_results):
+        widths.append(results["svm"]["width"])
+        for method in ("smlr", "rmlr"):
             lams[method].append(results[method]["lam"])
             solvers[method].add(results[method]["solver"])
         for method, res in results.items():
+            per_rep[method]["errors"][r] += res["errors"]
+            per_rep[method]["n_kernels"][r] += res["n_kernels"] / models_per_rep
             for key in totals[method]:
                 totals[method][key] += res.get(key, 0)
     n_models = len(splits)
+    out_of = len(y) if name != "crabs" else 120
     rows = []
     for method, tot in totals.items():
+        sd = sample_sd(per_rep[method]["errors"])
         rows.append({
             "method": method, "dataset": name,
-            "errors": tot["errors"] / reps, "out_of": len(y) if name != "crabs" else 120,
-            "error_rate": tot["errors"] / (reps * (len(y) if name != "crabs" else 120)),
-            "n_kernels": tot["n_kernels"] / n_models, "n_basis": tot["n_basis"] / n_models,
-            "not_converged_fits": tot["not_converged"] if method != "svm" else None,
+            "errors": tot["errors"] / reps, "errors_sd": sd, "out_of": out_of,
+            "error_rate": tot["errors"] / (reps * out_of), "error_rate_sd": None if sd is None else sd / out_of,
+            "n_kernels": tot["n_kernels"] / n_models, "n_kernels_sd": sample_sd(per_rep[method]["n_kernels"]),
+            "n_basis": tot["n_basis"] / n_models,
+            "not_converged_fits": tot["not_converged"] if method != "svm" else None, "n_reps": reps,
         })
     notes = [RVM_NOTE,
              f"SVM-chosen kernel widths h per split: {sorted(set(widths))} (reused by SMLR/RMLR)",
@@ -189,19 +208,31 @@ def _sweep_errors(X, y, splits, widths, lams, seed):
     the mean number of nonzero kernel weights (``(len(widths), len(lams))`` arrays), with the count of
     fits that warned. λ runs down each width's path from its largest value, warm-started (the MAP is
     unique: the objective is concave), on Table 2's scaling (each training part standardized)."""
+    errors, kernels = np.zeros((len(widths), len(lams)), dtype=int), np.zeros((len(widths), len(lams)))
+    n_warn = 0
+    for split_errors, split_kernels, split_warn in parallel_map(
+            _sweep_split, ((X[tr], y[tr], X[te], y[te], widths, lams, seed, len(splits)) for _, tr, te in splits)):
+        errors += split_errors
+        kernels += split_kernels
+        n_warn += split_warn
+    return errors, kernels, n_warn
+
+
+def _sweep_split(X_tr, y_tr, X_te, y_te, widths, lams, seed, n_splits):
+    """:func:`_sweep_errors` on one split: test errors, nonzero kernel weights over ``n_splits``
+    and the count of fits that warned."""
     order = np.argsort(lams)[::-1]
     errors, kernels = np.zeros((len(widths), len(lams)), dtype=int), np.zeros((len(widths), len(lams)))
     n_warn = 0
-    for _, tr, te in splits:
-        scaler = StandardScaler().fit(X[tr])
-        X_tr, X_te = scaler.transform(X[tr]), scaler.transform(X[te])
-        for i, width in enumerate(widths):
-            clf = SMLRClassifier(penalty="l1", features="kernel", kernel_width=width, tol=TOL, max_iter=MAX_ITER,
-                                 warm_start=True, random_state=seed)
-            for j in order:
-                n_warn += _fit_counting_warnings(clf.set_params(lam=lams[j]), X_tr, y[tr])[1]
-                errors[i, j] += int(np.sum(clf.predict(X_te) != y[te]))
-                kernels[i, j] += np.count_nonzero(clf.coef_[1:, :-1]) / len(splits)
+    scaler = StandardScaler().fit(X_tr)
+    X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
+    for i, width in enumerate(widths):
+        clf = SMLRClassifier(penalty="l1", features="kernel", kernel_width=width, tol=TOL, max_iter=MAX_ITER,
+                             warm_start=True, random_state=seed)
+        for j in order:
+            n_warn += _fit_counting_warnings(clf.set_params(lam=lams[j]), X_tr, y_tr)[1]
+            errors[i, j] += int(np.sum(clf.predict(X_te) != y_te))
+            kernels[i, j] += np.count_nonzero(clf.coef_[1:, :-1]) / n_splits
     return errors, kernels, n_warn
 
 
@@ -344,20 +375,28 @@ def highdim_data(seed, *, n_train=100, n_test=1000, p=2000, n_informative=10, n_
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
+def _highdim_rep(seed):
+    """SMLR and RMLR on the data set ``highdim_data(seed)``: ``{method: (test errors, features kept,
+    informative features kept)}``."""
+    X_tr, y_tr, X_te, y_te = highdim_data(seed)
+    out = {}
+    for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf = SMLRCV(penalty=penalty, features="linear", cv=5, n_lams=8, tol=TOL, max_iter=MAX_ITER,
+                         solver="block" if penalty == "l2" else "auto", random_state=seed).fit(X_tr, y_tr)
+        W = clf.coef_[1:, :-1]
+        out[method] = (np.sum(clf.predict(X_te) != y_te), np.any(W != 0, axis=1).sum(), np.any(W[:10] != 0, axis=1).sum())
+    return out
+
+
 @experiment("smlr-highdim", default_reps=5,
             description="SMLR vs RMLR feature selection, n=100, p=2000, 10 informative, 3 classes")
 def highdim(reps, seed, out):
     rows_raw = {"smlr": [], "rmlr": []}
-    for r in tqdm(range(reps), desc="smlr-highdim"):
-        X_tr, y_tr, X_te, y_te = highdim_data(seed + r)
-        for method, penalty in (("smlr", "l1"), ("rmlr", "l2")):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                clf = SMLRCV(penalty=penalty, features="linear", cv=5, n_lams=8, tol=TOL, max_iter=MAX_ITER,
-                             solver="block" if penalty == "l2" else "auto", random_state=seed + r).fit(X_tr, y_tr)
-            W = clf.coef_[1:, :-1]
-            informative = np.any(W[:10] != 0, axis=1).sum()
-            rows_raw[method].append((np.sum(clf.predict(X_te) != y_te), np.any(W != 0, axis=1).sum(), informative))
+    for per_method in parallel_map(_highdim_rep, ((seed + r,) for r in tqdm(range(reps), desc="smlr-highdim"))):
+        for method, values in per_method.items():
+            rows_raw[method].append(values)
     rows = []
     for method, vals in rows_raw.items():
         v = np.array(vals, dtype=float)
@@ -435,76 +474,3 @@ def fig1_bounds(reps, seed, out):
                          "PAC-Bayesian theorem the paper cites (Seeger; Langford); eq. 25 prints the arguments "
                          "the other way round, which is not that theorem and can give 1 "
                          "(sparsebayes.inference.smlr_bounds)."])
-
-
-def _time_steps(problem, prior, solver, n_steps):
-    from sparsebayes.inference import bound
-
-    bound.trace(problem, prior, solver=solver, n_steps=n_steps)[0].coef.block_until_ready()  # compile
-    t0 = time.perf_counter()
-    bound.trace(problem, prior, solver=solver, n_steps=n_steps)[0].coef.block_until_ready()
-    return (time.perf_counter() - t0) / n_steps
-
-
-@experiment("smlr-scaling", default_reps=1,
-            description="Seconds per component-wise sweep, block iteration and surrogate-cd step vs n and d")
-def scaling(reps, seed, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
-    from sparsebayes.inference import bound
-    from sparsebayes.models.multinomial import LaplacePrior
-
-    rng = np.random.default_rng(seed)
-    m, prior = 3, LaplacePrior(1.0)
-    rows = []
-    for vary, values in (("n", (1000, 2000, 4000, 8000, 16000)), ("d", (25, 50, 100, 200, 400))):
-        for v in tqdm(values, desc=f"smlr-scaling {vary}"):
-            n, d = (v, 50) if vary == "n" else (2000, v)
-            X = rng.normal(size=(n, d))
-            y = rng.integers(0, m, n)
-            for solver in ("componentwise", "block", "surrogate-cd"):
-                if solver == "block" and d * (m - 1) > 600:
-                    continue
-                problem = bound.make_problem(X, y, m, solver=solver, prior=prior)
-                sec = _time_steps(problem, prior, solver, 5)
-                rows.append({"method": "smlr", "solver": solver, "vary": vary, "n": n, "d": d, "seconds": sec})
-    slopes = {}
-    units = {"componentwise": "one sweep", "block": "one iteration", "surrogate-cd": "one outer step"}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, vary in zip(axes, ("n", "d")):
-        fixed = "d = 50" if vary == "n" else "n = 2000"
-        for solver in ("componentwise", "block", "surrogate-cd"):
-            sel = [r for r in rows if r["vary"] == vary and r["solver"] == solver]
-            x = np.array([r[vary] for r in sel], dtype=float)
-            t = np.array([r["seconds"] for r in sel])
-            slope = float(np.polyfit(np.log(x), np.log(t), 1)[0])
-            slopes[f"{solver}_vs_{vary}"] = slope
-            skipped = " (d(m−1) ≤ 600 only)" if vary == "d" and solver == "block" else ""
-            ax.loglog(x, t, "o-", label=f"{solver}, {units[solver]}: slope {slope:.2f}{skipped}")
-        xs = np.array(sorted({r[vary] for r in rows if r["vary"] == vary}), dtype=float)
-        seconds = [r["seconds"] for r in rows if r["vary"] == vary]
-        for power, style in ((1, (0, (4, 3))), (3, (0, (1, 2)))) if vary == "d" else ((1, (0, (4, 3))),):
-            ax.loglog(xs, min(seconds) * (xs / xs[0]) ** power, color="gray", lw=0.8, ls=style,
-                      label=f"slope {power} guide")
-        ax.set_ylim(min(seconds) / 2, max(seconds) * 3)
-        ax.set_xticks(xs, [f"{v:g}" for v in xs])
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xlabel(vary)
-        ax.set_ylabel("seconds per step (unit in the legend)")
-        ax.set_title(f"vary {vary} at {fixed}, m = {m}", fontsize=9)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    path = str(out / "smlr-scaling.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    notes = [f"fitted log-log slopes: {', '.join(f'{k} = {v:.2f}' for k, v in slopes.items())}",
-             "the paper: sweep O(ndm) (slope 1 in n and in d), block O((dm)^3) per iteration plus O(n d m) "
-             "for the gradient (slope 1 in n, up to 3 in d); surrogate-cd: the O(ndm) gradient per outer step plus "
-             "O(d) per moved weight in its sweeps (slope 1 in n, up to 2 in d)",
-             "timings exclude jit compilation; 2 shared cores, noisy"]
-    print(notes[0])
-    return Result({"m": m, "lam": 1.0, "threads": _threads(), "slopes": slopes}, rows, [], plots=[path], notes=notes)

@@ -200,7 +200,7 @@ def test_jeffreys_without_surrogate_is_refused():
     ("estimator", "compare supports"),
     ("y_length", "y must be 60 finite numbers"),
     ("samplers", "samplers must be"),
-    ("gibbs_for_em", "sampler must be 'nuts'"),
+    ("gibbs_for_em", "LaplacePrior has no Gibbs conditionals"),
     ("columns", "feature names"),
 ])
 def test_bad_input_is_a_clear_value_error(case, match):

@@ -26,7 +26,7 @@ def test_one_vs_all_probabilities_are_normalized_and_calibrated_in_order():
     assert P.shape == (X.shape[0], 3) and clf.coef_.shape == (3, X.shape[0])
     assert clf.score(X, y) > 0.95
     np.testing.assert_array_equal(clf.classes_[P.argmax(1)], clf.predict(X))
-    assert 0 < clf.n_kernels_ < X.shape[0] // 2  # sparse: few training points kept
+    assert 0 < clf.n_active_ < X.shape[0] // 2  # sparse: few training points kept
     assert np.all(clf.relevance_indices_ < X.shape[0])
 
 
@@ -50,7 +50,7 @@ def test_string_labels_and_probabilities_far_from_the_boundary_are_finite():
 def test_regressor_finds_sparse_kernel_expansion_of_sinc_and_its_noise():
     X, y = sinc(100, sigma=0.1, seed=0)
     reg = AdaptiveSparseRegressor(features="kernel", kernel_width=2.0).fit(X, y)
-    assert reg.n_kernels_ < 20
+    assert reg.n_active_ < 20
     assert 0.05 < np.sqrt(reg.noise_var_) < 0.15
     grid = np.linspace(-10, 10, 200)[:, None]
     assert np.sqrt(np.mean((reg.predict(grid) - np.sinc(grid[:, 0] / np.pi)) ** 2)) < 0.06
@@ -309,7 +309,7 @@ def test_inference_data_names_the_design_columns_after_the_inputs():
         post = est.fit(X, target).to_inference_data().posterior
         assert list(post[var].coords["basis"].values[: len(first)]) == first, type(est).__name__
     bl = BayesianLassoRegressor(num_warmup=20, num_samples=20, num_chains=1).fit(X, y)
-    assert list(bl.idata_.posterior["beta"].coords["feature"].values) == ["age", "bmi", "bp"]
+    assert list(bl.idata_.posterior["beta"].coords["basis"].values) == ["age", "bmi", "bp"]
 
 
 @pytest.mark.parametrize("Est", [AdaptiveSparseRegressor, SparseProbitClassifier])
@@ -322,7 +322,7 @@ def test_a_new_number_of_points_in_the_same_bucket_compiles_nothing(programs_bui
     with programs_built() as built:
         m = Est(features="kernel", kernel_width=2.0, low_rank=False).fit(X, y)
     assert built == []
-    assert m.n_kernels_ > 0
+    assert m.n_active_ > 0
 
 
 def test_a_noise_variance_at_its_floor_is_reported():

@@ -154,10 +154,10 @@ def test_kernel_probit_that_keeps_no_kernel_says_to_change_the_width():
     X, labels = two_gaussians(40, 2, seed=0)
     X = 100.0 * X
     est, messages = _degenerate(lambda: SparseProbitClassifier(features="kernel", kernel_width=4.0).fit(X, labels))
-    assert est.n_kernels_ == 0 and np.unique(est.predict(X)).size == 1
+    assert est.n_active_ == 0 and np.unique(est.predict(X)).size == 1
     assert len(messages) == 1 and "kernel_width='scale'" in messages[0] and "narrower" in messages[0]
     est, messages = _degenerate(lambda: SparseProbitClassifier(features="kernel").fit(X, labels))
-    assert est.n_kernels_ > 0 and messages == [] and est.score(X, labels) > 0.75
+    assert est.n_active_ > 0 and messages == [] and est.score(X, labels) > 0.75
 
 
 def test_one_vs_all_names_the_constant_classifier():

@@ -136,7 +136,7 @@ def test_run_gibbs_takes_pandas_and_lists_with_the_draws_of_arrays():
         other = run_gibbs(X, y, seed=3, **FAST)
         np.testing.assert_array_equal(other.posterior["beta"].values, arrays.posterior["beta"].values)
     labelled = run_gibbs(frame, pd.Series(Y0), seed=3, **FAST)
-    assert list(labelled.posterior["feature"].values) == ["age", "bmi", "bp"]
+    assert list(labelled.posterior["basis"].values) == ["age", "bmi", "bp"]
 
 
 def _signal(n=100, seed=1):

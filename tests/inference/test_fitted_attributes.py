@@ -84,7 +84,7 @@ def test_smlr_takes_a_transformer_basis():
     np.testing.assert_allclose(poly.objective_, quad.objective_, rtol=1e-8)
     assert poly.n_nonzero_ == quad.n_nonzero_
     np.testing.assert_allclose(poly.predict_proba(X), quad.predict_proba(X), atol=1e-6)
-    names = poly.to_inference_data().posterior["coef"].coords["basis"].values.tolist()
+    names = poly.to_inference_data().posterior["beta"].coords["basis"].values.tolist()
     assert names == PolynomialFeatures(2).fit(X).get_feature_names_out(["x0", "x1"]).tolist()
 
 
@@ -174,3 +174,27 @@ def test_a_constant_input_leaves_a_kernel_fit_as_it_was(Est):
     a = Est(features="kernel", kernel_width=1.5).fit(X, Y_REG)
     b = Est(features="kernel", kernel_width=1.5).fit(Xc, Y_REG)
     np.testing.assert_allclose(b.predict(Xc), a.predict(X), atol=1e-9)
+
+
+def test_every_estimator_names_the_kept_basis_the_objective_and_lam_alike():
+    """One name per concept across the package: ``active_`` / ``n_active_`` (the kept basis),
+    ``objective_`` (what the engine climbs), ``lam_`` (λ where the model has one), ``n_iter_``."""
+    from sparsebayes.inference import PoissonRVMRegressor
+
+    y_count = np.round(np.exp(0.5 * X[:, 0]) * 2)
+    fits = [
+        (AdaptiveSparseRegressor(), Y_REG), (SparseProbitClassifier(), Y_CLS), (RVMRegressor(), Y_REG),
+        (BLSRegressor(), Y_REG), (FLAPRegressor(), Y_REG), (RVMClassifier(), Y_CLS),
+        (SMLRClassifier(lam=0.5), Y_CLS), (PoissonRVMRegressor(), y_count),
+    ]
+    for est, y in fits:
+        est.fit(X, y)
+        name = type(est).__name__
+        for attr in ("active_", "n_active_", "objective_", "n_iter_", "coef_"):
+            assert hasattr(est, attr), f"{name} has no {attr}"
+        assert est.n_active_ == int(np.count_nonzero(est.active_)) or name in (
+            "AdaptiveSparseRegressor", "SparseProbitClassifier", "RVMClassifier", "PoissonRVMRegressor"), name
+        for old in ("n_kernels_", "log_posterior_", "support_", "retained_basis_", "lambda_"):
+            assert not hasattr(est, old), f"{name} still has {old}"
+    for est in (BLSRegressor(), FLAPRegressor(), SMLRClassifier(lam=0.5)):
+        assert hasattr(est.fit(X, Y_CLS if isinstance(est, SMLRClassifier) else Y_REG), "lam_")

@@ -242,7 +242,7 @@ def test_bayesian_lasso_regressor_intervals_and_bad_input():
     mean, std = m.predict(X, return_std=True)
     assert mean.shape == std.shape == (12,) and np.all(std > 0)
     np.testing.assert_allclose(mean, m.intercept_ + X @ m.coef_mean_)
-    np.testing.assert_array_equal(m.support_, (lo > 0) | (hi < 0))
+    np.testing.assert_array_equal(m.active_, (lo > 0) | (hi < 0))
     assert np.isfinite(m.rhat_)
     with pytest.raises(ValueError, match="sampler"):
         BayesianLassoRegressor(sampler="hmc").fit(X, y)

@@ -6,14 +6,14 @@ The toy test below registers a hierarchy defined in this file and shows the same
 from typing import NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
 
 import sparsebayes.models  # noqa: F401  (registers every built-in hierarchy)
-from sparsebayes.inference.conformance import check_hierarchy, hierarchy_checks
-from sparsebayes.models.priors import HIERARCHIES, make_prior, register_hierarchy, require
+from sparsebayes.inference.conformance import check_em_objective_monotone, check_hierarchy, hierarchy_checks
+from sparsebayes.models.horseshoe import HorseshoePrior
+from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, make_prior, register_hierarchy, require
 
 CASES = [(name, check_name) for name, cls in sorted(HIERARCHIES.items())
          for check_name, _ in hierarchy_checks(cls())]
@@ -25,8 +25,17 @@ def test_registered_hierarchy_conforms(name, check_name):
     checks[check_name]()
 
 
+@pytest.mark.parametrize("prior", [LaplacePrior(0.1, gamma_prior=(1.0, 1e-3)), HorseshoePrior(0.05, tau_prior=1.0)],
+                         ids=["laplace-gamma-estimated", "horseshoe-tau-estimated"])
+def test_em_objective_climbs_with_the_shared_hyperparameters_estimated(prior):
+    """The same check with the hierarchy's M-step for γ or τ inside each EM step (the objective then
+    holds the hyperprior's terms)."""
+    check_em_objective_monotone(prior)
+
+
 def test_registry_holds_the_built_in_hierarchies_with_their_checks():
     assert {"laplace", "jeffreys", "horseshoe"} <= set(HIERARCHIES)
+    assert ("laplace", "e_step_variance_quadrature") in CASES
     assert {c for n, c in CASES if n == "horseshoe"} >= {"e_step_quadrature", "marginal_quadrature",
                                                         "twin_draws_marginal", "model_equals_solver",
                                                         "em_objective_monotone", "capability_errors"}

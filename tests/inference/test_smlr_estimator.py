@@ -44,9 +44,9 @@ def test_rmlr_keeps_every_kernel_and_smlr_fewer():
         warnings.simplefilter("ignore", ConvergenceWarning)
         smlr = SMLRClassifier(penalty="l1", **kw).fit(X, y)
     rmlr = SMLRClassifier(penalty="l2", **kw).fit(X, y)
-    assert rmlr.support_.all() and len(rmlr.retained_basis_) == 61
-    assert 0 < len(smlr.retained_basis_) < 61
-    assert len(smlr.relevance_indices_) <= len(smlr.retained_basis_)
+    assert rmlr.active_.all() and rmlr.n_active_ == 61
+    assert 0 < smlr.n_active_ < 61 and smlr.n_active_ == np.count_nonzero(smlr.active_)
+    assert len(smlr.relevance_indices_) <= smlr.n_active_
 
 
 def test_auto_solver_rule_and_solvers_agree():
@@ -140,7 +140,7 @@ def test_inference_data():
     clf = SMLRClassifier(lam=0.5).fit(X, y)
     idata = clf.to_inference_data()
     assert isinstance(idata, az.InferenceData)
-    np.testing.assert_allclose(idata.posterior["coef"].values[0, 0], clf.coef_)
+    np.testing.assert_allclose(idata.posterior["beta"].values[0, 0], clf.coef_)
     assert idata.attrs["penalty"] == "l1"
 
 
@@ -155,7 +155,7 @@ def test_features_kernel_is_the_gaussian_kernel_map_and_coef_has_a_basis_dim():
     by_map = SMLRClassifier(features=GaussianKernelFeatures(width=0.7), lam=0.5, tol=1e-10).fit(X, y)
     assert isinstance(by_name.feature_map_, GaussianKernelFeatures) and by_name.feature_map_.width == 0.7
     np.testing.assert_allclose(by_name.coef_, by_map.coef_, atol=1e-12)
-    assert by_name.to_inference_data().posterior["coef"].dims == ("chain", "draw", "basis", "class")
+    assert by_name.to_inference_data().posterior["beta"].dims == ("chain", "draw", "basis", "class")
     for Est in (SMLRClassifier, SMLRCV):
         with pytest.raises(ValueError, match=r"features must be 'linear', 'quadratic', 'kernel', None or a "
                                              r"transformer, got 'rbf'"):
@@ -343,7 +343,7 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     precision = -np.asarray(jax.hessian(log_joint)(flatten(W)))
     np.testing.assert_allclose(cov @ precision, np.eye(W.size), atol=1e-8)
     n = 20_000
-    draws = clf.to_inference_data(X, draws=n, seed=0).posterior["coef"].values[0]
+    draws = clf.to_inference_data(X, draws=n, seed=0).posterior["beta"].values[0]
     assert draws.shape == (n,) + clf.coef_.shape and np.all(draws[..., -1] == 0)
     flat = draws[..., :-1].transpose(0, 2, 1).reshape(n, -1)  # flatten's class-major order, per draw
     np.testing.assert_array_equal(flat[0], np.asarray(flatten(draws[0, :, :-1])))

@@ -93,6 +93,7 @@ def test_options_reach_the_engine_estimator(diabetes):
     (SparseClassifier(method="map", prior="horseshoe"), ["'horseshoe'", "'laplace'", "'gaussian'"]),
     (SparseClassifier(method="type2", prior="laplace"), ["'laplace'", "'ard'"]),
     (SparseClassifier(method="gibbs"), ["no classification engine"]),
+    (SparseClassifier(method="map", prior=LaplacePrior(1.0, gamma_prior=(1.0, 1.0))), ["gamma_prior", "method='em'"]),
 ])
 def test_unsupported_pairs_name_the_prior_and_the_way_out(est, words):
     X, y = np.random.default_rng(0).normal(size=(30, 3)), np.r_[np.zeros(15), np.ones(15)]
@@ -118,3 +119,19 @@ def test_prior_none_takes_the_methods_default(diabetes, method, engine):
     assert type(est.estimator_) is engine
     if method == "em":
         assert est.estimator_.prior == "jeffreys"
+
+
+def test_compare_and_sample_posterior_reach_the_engine_estimator(diabetes):
+    """``compare`` on a generic estimator is ``compare`` on the engine estimator it fitted."""
+    import sparsebayes
+
+    X, y = diabetes
+    est = SparseRegressor(prior="laplace").fit(X, y)
+    kw = dict(num_warmup=50, num_samples=50, num_chains=1, seed=1)
+    ours = sparsebayes.compare(est, X, y, **kw)
+    ref = sparsebayes.compare(est.estimator_, X, y, **kw)
+    np.testing.assert_array_equal(ours.idata.posterior["beta"].values, ref.idata.posterior["beta"].values)
+    draws = est.sample_posterior(X, y, draws=30, chains=1, seed=2)
+    np.testing.assert_array_equal(
+        draws.posterior["beta"].values,
+        est.estimator_.sample_posterior(X, y, draws=30, chains=1, seed=2).posterior["beta"].values)

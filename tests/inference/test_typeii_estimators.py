@@ -24,7 +24,7 @@ def test_kernel_fit_predict_and_relevance_indices(est):
     assert 0 < len(m.relevance_indices_) < 30
     assert set(m.relevance_indices_) <= set(range(60))
     idata = m.to_inference_data()
-    assert idata.posterior["coef"].shape == (1, 1, 61)
+    assert idata.posterior["beta"].shape == (1, 1, 61)
     assert m.n_iter_ > 0 and m.converged_
 
 
@@ -46,7 +46,7 @@ def test_bls_recovers_sparse_linear_model():
     y = 5 + X @ np.array([3, 1.5, 0, 0, 2, 0, 0, 0]) + rng.normal(size=80)
     m = BLSRegressor().fit(X, y)
     assert {0, 1, 4} <= set(np.flatnonzero(m.coef_))
-    assert m.lambda_ > 0 and 0.5 < m.noise_var_ < 2.0
+    assert m.lam_ > 0 and 0.5 < m.noise_var_ < 2.0
     assert m.intercept_ == pytest.approx(5, abs=0.5)
 
 
@@ -136,7 +136,7 @@ def test_posterior_draws_are_the_gaussian_behind_predict_std(Est):
     est = Est(features=GaussianKernelFeatures(width=2.0)).fit(X, y)
     n = 20_000
     post = est.to_inference_data(draws=n, seed=1).posterior
-    coef = post["coef"].values[0]
+    coef = post["beta"].values[0]
     assert coef.shape == (n, est.coef_.size) and np.all(coef[:, ~est.active_] == 0)
     A = coef[:, est.active_]
     se = np.sqrt(np.diag(est.sigma_) / n)
@@ -334,7 +334,7 @@ def test_sampler_data_and_pointwise_log_likelihood_share_a_named_obs_dimension(s
         idata = BayesianLassoRegressor(sampler=sampler, num_warmup=100, num_samples=100, num_chains=2).fit(X, y).idata_
         assert idata.observed_data["y"].dims == ("obs",)
         assert idata.log_likelihood["y"].dims == ("chain", "draw", "obs")
-        assert idata.posterior["beta"].dims == ("chain", "draw", "feature")
+        assert idata.posterior["beta"].dims == ("chain", "draw", "basis")
         assert np.isfinite(az.loo(idata).elpd_loo)
 
 

@@ -75,7 +75,7 @@ def test_rvm_classifier_whose_kernels_reach_no_other_point_warns():
     X, y = make_classification(60, 4, n_informative=3, n_redundant=0, weights=[0.7], random_state=0)
     with pytest.warns(DegenerateFitWarning, match="kernels is below 0.001 at every other training point.*'scale'"):
         clf = RVMClassifier(kernel_width=1.0).fit(X * 100.0, y)
-    assert clf.score(X * 100.0, y) == 1.0 and clf.n_kernels_ > 0
+    assert clf.score(X * 100.0, y) == 1.0 and clf.n_active_ > 0
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateFitWarning)
         RVMClassifier(kernel_width=1.0).fit(X, y)

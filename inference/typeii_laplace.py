@@ -1,26 +1,30 @@
-"""Sequential type-II maximum likelihood for a Bernoulli likelihood: Tipping's RVM classifier.
+"""Sequential type-II maximum likelihood for a non-Gaussian likelihood, by the Laplace approximation
+at the posterior mode: the RVM classifier (Bernoulli-logistic) and the Poisson RVM (log link).
 
-The model is ``P(t = 1 | x) = σ(φ(x)ᵀw)`` (logistic link), ``w_i ~ N(0, v_i)`` with the RVM's
-flat hyperprior on ``α_i = 1/v_i`` (Tipping 2001; Tipping & Faul 2003, Sec. 5). The marginal
-likelihood has no closed form; as in those papers it is replaced by its Laplace
-approximation at the posterior mode ``w*`` of the active weights,
+The model is ``t_n ~ p(t | η_n)``, ``η = Φw``, ``w_i ~ N(0, v_i)`` with the RVM's flat hyperprior
+on ``α_i = 1/v_i`` (Tipping 2001, Sec. 4; Tipping & Faul 2003, Sec. 5); the likelihood is an
+object (:class:`~sparsebayes.models.likelihoods.BernoulliLogisticLikelihood`,
+:class:`~sparsebayes.models.likelihoods.PoissonLikelihood`) giving ``log p(t | η)``, the mean
+``μ(η)`` and the curvature ``b(η) = −∂²/∂η² log p``. The marginal likelihood has no closed form;
+as in those papers it is replaced by its Laplace approximation at the posterior mode ``w*`` of
+the active weights,
 
     L(v) = Σ_n log p(t_n | w*) − ½ Σ_A w*_i² / v_i − ½ Σ_A log v_i + ½ log|Σ|,
-    Σ = (Φ_Aᵀ B Φ_A + V_A⁻¹)⁻¹,  B = diag(y_n (1 − y_n)),  y = σ(Φ w*),
+    Σ = (Φ_Aᵀ B Φ_A + V_A⁻¹)⁻¹,  B = diag(b(η*)),  η* = Φ w*,
 
-which equals the Gaussian evidence of the linearized targets ``t̂ = Φw* + B⁻¹(t − y)`` with
+which equals the Gaussian evidence of the linearized targets ``t̂ = Φw* + B⁻¹(t − μ(η*))`` with
 noise covariance ``B⁻¹`` up to terms that depend on ``v`` only through the mode ``w*``
-(``Σ log p(t_n | w*)`` there in place of ``½ log|B| − ½(t − y)ᵀB⁻¹(t − y)``); the fit
+(``Σ log p(t_n | w*)`` there in place of ``½ log|B| − ½(t − μ)ᵀB⁻¹(t − μ)``); the fit
 evaluates the Laplace form. For that Gaussian problem (Tipping & Faul 2003, eqs. 22–23 with
 ``B`` in place of ``σ⁻²I``)
 
-    S_m = φ_mᵀBφ_m − φ_mᵀBΦ_A Σ Φ_AᵀBφ_m,   Q_m = φ_mᵀ B t̂ − φ_mᵀBΦ_A Σ Φ_AᵀB t̂ = φ_mᵀ(t − y),
+    S_m = φ_mᵀBφ_m − φ_mᵀBΦ_A Σ Φ_AᵀBφ_m,   Q_m = φ_mᵀ B t̂ − φ_mᵀBΦ_A Σ Φ_AᵀB t̂ = φ_mᵀ(t − μ),
 
-the last form holding at the mode (``Φ_Aᵀ(t − y) = V_A⁻¹ w*``). Each step takes the single
-add / re-estimate / delete of largest predicted gain in the same per-basis objective as the
-Gaussian engine (:func:`sparsebayes.models.typeii_rules.variance_objective_change` with ``κ = 0``,
-the RVM rule ``α = s²/(q² − s)``), then moves ``w*`` to the new mode by Newton's method with
-step halving (the log posterior is concave) and evaluates ``L`` there.
+the last form holding at the mode (``Φ_Aᵀ(t − μ) = V_A⁻¹ w*``). Each step takes the single
+add / re-estimate / delete of largest predicted gain, chosen as the Gaussian path chooses
+(:mod:`.typeii_moves` with ``κ = 0``, the RVM's ``α = s²/(q² − s)``), then moves ``w*`` to the
+new mode by Newton's method with step halving (the log posterior is concave for a canonical
+link) and evaluates ``L`` there.
 
 The predicted gain is that of the linearized problem; once the mode moves, the Laplace
 evidence can fall instead. Usually the path recovers (rejecting such moves outright ended
@@ -34,7 +38,7 @@ Active set only: the weights in the model live in ``capacity`` slots (``-1`` = f
 gathers the active ones into ``k`` of them, the active count rounded up to 4, 8 or the capacity
 (:func:`_on_active_slots`), so the Newton iterations cost ``O(N k²)`` and a step's ``S, Q`` for
 all ``M`` candidates ``O(N M k)``; :func:`fit` doubles the capacity when a wanted add finds no
-free slot.
+free slot (:func:`.typeii_moves.grow_slots`).
 """
 from __future__ import annotations
 
@@ -49,11 +53,10 @@ from jax.scipy.linalg import cho_solve, solve_triangular
 import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
-from sparsebayes.inference.typeii import grow_slots
-from sparsebayes.models.typeii_rules import optimal_variance, variance_objective_change
+from sparsebayes.inference.typeii_moves import best_move, capacity_hit, gate_moves, grow_slots, variance_moves
 
 
-class BernoulliState(NamedTuple):
+class LaplaceState(NamedTuple):
     """Prior variances ``var`` over the M candidates (0 = not in the model), the slots of the
     active ones (``basis_of_slot``, ``-1`` free), the mode ``w`` over the slots and ``L``."""
 
@@ -75,10 +78,9 @@ def _slots(Phi, state):
     return active, jnp.where(active[None, :], Phi[:, idx], 0.0), jnp.where(active, state.var[idx], 1.0)
 
 
-def _log_joint(w, Phi_A, t, inv_var):
-    """``Σ log p(t | w) − ½ Σ w²/v`` (logistic likelihood in the stable ``log σ`` form)."""
-    eta = Phi_A @ w
-    return jnp.sum(t * jax.nn.log_sigmoid(eta) + (1.0 - t) * jax.nn.log_sigmoid(-eta)) - 0.5 * jnp.sum(inv_var * w * w)
+def _log_joint(likelihood, w, Phi_A, t, inv_var):
+    """``Σ log p(t | w) − ½ Σ w²/v``, the log posterior up to a constant."""
+    return jnp.sum(likelihood.log_lik(t, Phi_A @ w)) - 0.5 * jnp.sum(inv_var * w * w)
 
 
 def _precision_factor(Phi_A, b, active, v_slot):
@@ -89,8 +91,9 @@ def _precision_factor(Phi_A, b, active, v_slot):
     return jnp.linalg.cholesky(P)
 
 
-def posterior_mode(Phi_A, t, active, v_slot, w0, *, max_newton=50, gtol=1e-8):
-    """Mode of the slot weights by Newton's method with step halving (free slots stay 0).
+def posterior_mode(likelihood, Phi_A, t, active, v_slot, w0, *, max_newton=50, gtol=1e-8):
+    """Mode of the slot weights by Newton's method with step halving (free slots stay 0): the
+    gradient ``Φ_Aᵀ(t − μ(η)) − V_A⁻¹w`` and the Hessian ``−(Φ_AᵀBΦ_A + V_A⁻¹)``.
 
     Returns ``(w, L)``: the mode and the Cholesky factor of ``Σ⁻¹`` there.
     """
@@ -98,13 +101,13 @@ def posterior_mode(Phi_A, t, active, v_slot, w0, *, max_newton=50, gtol=1e-8):
 
     def newton(carry):
         w, it, _ = carry
-        y = jax.nn.sigmoid(Phi_A @ w)
-        g = jnp.where(active, (t - y) @ Phi_A - inv_var * w, 0.0)
-        L = _precision_factor(Phi_A, y * (1.0 - y), active, v_slot)
+        eta = Phi_A @ w
+        g = jnp.where(active, (t - likelihood.mean(eta)) @ Phi_A - inv_var * w, 0.0)
+        L = _precision_factor(Phi_A, likelihood.curvature(t, eta), active, v_slot)
         step = jnp.where(active, cho_solve((L, True), g), 0.0)
-        f0 = _log_joint(w, Phi_A, t, inv_var)
+        f0 = _log_joint(likelihood, w, Phi_A, t, inv_var)
         scale, _ = jax.lax.while_loop(
-            lambda c: (_log_joint(w + c[0] * step, Phi_A, t, inv_var) < f0) & (c[1] < 30),
+            lambda c: (_log_joint(likelihood, w + c[0] * step, Phi_A, t, inv_var) < f0) & (c[1] < 30),
             lambda c: (c[0] * 0.5, c[1] + 1), (jnp.asarray(1.0), 0))
         return w + scale * step, it + 1, jnp.max(jnp.abs(scale * step))
 
@@ -113,16 +116,15 @@ def posterior_mode(Phi_A, t, active, v_slot, w0, *, max_newton=50, gtol=1e-8):
         return (it < max_newton) & (change > gtol * jnp.maximum(1.0, jnp.max(jnp.abs(w))))
 
     w, _, _ = jax.lax.while_loop(keep_going, newton, (jnp.where(active, w0, 0.0), 0, jnp.asarray(jnp.inf)))
-    y = jax.nn.sigmoid(Phi_A @ w)
-    return w, _precision_factor(Phi_A, y * (1.0 - y), active, v_slot)
+    return w, _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ w), active, v_slot)
 
 
-def _evidence(Phi_A, t, active, v_slot, w, L):
+def _evidence(likelihood, Phi_A, t, active, v_slot, w, L):
     """Laplace approximation of the log marginal likelihood (module docstring)."""
     inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
     log_var = jnp.sum(jnp.where(active, jnp.log(v_slot), 0.0))
     logdet_Sigma = -2.0 * jnp.sum(jnp.log(jnp.diag(L)))
-    return _log_joint(w, Phi_A, t, inv_var) - 0.5 * log_var + 0.5 * logdet_Sigma
+    return _log_joint(likelihood, w, Phi_A, t, inv_var) - 0.5 * log_var + 0.5 * logdet_Sigma
 
 
 #: A step's work (:func:`sparsity_quality`, the Newton iterations of :func:`_settle`) runs on the
@@ -147,12 +149,12 @@ def _on_active_slots(active, fn):
     return jax.lax.switch(jnp.searchsorted(jnp.asarray(widths), jnp.sum(active)), branches, None)
 
 
-def sparsity_quality(Phi, t, state, L):
+def sparsity_quality(likelihood, Phi, t, state, L):
     """``S_m, Q_m`` for every candidate (module docstring), and ``s_m, q_m = S, Q / (1 − v_m S_m)``;
     the ``K × M`` work on the active slots alone (:func:`_on_active_slots`)."""
     active, Phi_A, _ = _slots(Phi, state)
-    y = jax.nn.sigmoid(Phi_A @ state.w)
-    b = y * (1.0 - y)
+    eta = Phi_A @ state.w
+    b = likelihood.curvature(t, eta)
 
     def explained(idx):  # φ_mᵀBΦ_A Σ Φ_AᵀBφ_m
         Z = jnp.einsum("nk,n,nm->km", Phi_A[:, idx], b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
@@ -160,12 +162,12 @@ def sparsity_quality(Phi, t, state, L):
         return jnp.sum(V * V, axis=0)
 
     S = b @ (Phi * Phi) - _on_active_slots(active, explained)
-    Q = (t - y) @ Phi
+    Q = (t - likelihood.mean(eta)) @ Phi
     denom = 1.0 - state.var * S
     return S, Q, S / denom, Q / denom
 
 
-def _settle(Phi, t, state):
+def _settle(likelihood, Phi, t, state):
     """Move ``w`` to the mode for ``state.var`` and recompute ``L``, both on the active slots
     alone (:func:`_on_active_slots`); returns the state and ``L`` over all slots."""
     active, Phi_A, v_slot = _slots(Phi, state)
@@ -173,63 +175,58 @@ def _settle(Phi, t, state):
 
     def settle(idx):
         cols, act, var = Phi_A[:, idx], active[idx], v_slot[idx]
-        w, L = posterior_mode(cols, t, act, var, jnp.asarray(state.w)[idx])
+        w, L = posterior_mode(likelihood, cols, t, act, var, jnp.asarray(state.w)[idx])
         return (jnp.zeros(K).at[idx].set(w), jnp.eye(K).at[jnp.ix_(idx, idx)].set(L),
-                _evidence(cols, t, act, var, w, L))
+                _evidence(likelihood, cols, t, act, var, w, L))
 
     w, L, objective = _on_active_slots(active, settle)
     return state._replace(w=w, objective=objective), L
 
 
-def init(Phi, t, basis_mask, capacity):
-    """One basis in: the column best aligned with the logit of the smoothed targets (Tipping & Faul)."""
-    z = jnp.log((0.9 * t + 0.05) / (1.0 - (0.9 * t + 0.05)))
+def init(likelihood, Phi, t, basis_mask, capacity):
+    """One basis in: the column best aligned with the likelihood's ``init_target`` (for the
+    Bernoulli likelihood the logit of the smoothed labels; Tipping & Faul 2003, Sec. 4), its
+    weight the least-squares coefficient on that target."""
+    z = likelihood.init_target(t)
     col_sq = jnp.sum(Phi * Phi, axis=0)
     proj = z @ Phi
     score = jnp.where(basis_mask & (col_sq > 0), proj**2 / jnp.maximum(col_sq, 1e-300), -jnp.inf)
     m = jnp.argmax(score)
     w_m = proj[m] / col_sq[m]
-    state = BernoulliState(
+    state = LaplaceState(
         var=jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6)),
         basis_of_slot=jnp.full(capacity, -1, jnp.int32).at[0].set(m.astype(jnp.int32)),
         w=jnp.zeros(capacity).at[0].set(w_m),
         objective=jnp.zeros(()), n_iter=jnp.asarray(0), converged=jnp.asarray(False),
         capacity_hit=jnp.asarray(False), last_gain=jnp.asarray(jnp.inf), stalled=jnp.asarray(False))
-    return _settle(Phi, t, state)
+    return _settle(likelihood, Phi, t, state)
 
 
-def step(Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
-    """One add / re-estimate / delete of largest predicted gain, then the new mode and ``L``.
+def step(likelihood, Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
+    """One add / re-estimate / delete of largest predicted gain (:mod:`.typeii_moves`), then the
+    new mode and ``L``.
 
     When the best move is an add with no free slot, the step takes the best move that fits and
     sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``."""
     var = state.var
     active = var > 0
-    _, _, s, q = sparsity_quality(Phi, t, state, L)
-    zero = jnp.zeros(())
-    proposal = optimal_variance(s, q, zero)
-    gain = variance_objective_change(proposal, var, s, q, zero)
-    # a NaN gain (s rounded to ≤ 0 in S/(1 − vS)) is never chosen, nor taken for "no move left"
-    gain = jnp.where(jnp.isfinite(gain), gain, -jnp.inf)
+    _, _, s, q = sparsity_quality(likelihood, Phi, t, state, L)
+    proposal, gain = variance_moves(s, q, var, jnp.zeros(()))
     full = jnp.all(state.basis_of_slot >= 0)
-    want_add = ~active & basis_mask & (proposal > 0)
-    allowed = jnp.where(active, (proposal > 0) | (jnp.sum(active) > 1), want_add & ~full)
-    blocked = jnp.max(jnp.where(want_add & full, gain, -jnp.inf))
-    gain = jnp.where(allowed, gain, -jnp.inf)
-    m = jnp.argmax(gain)
-    move = gain[m] > tol
-    hit = blocked > jnp.maximum(gain[m], tol)
+    chosen = best_move(proposal, *gate_moves(proposal, gain, active, basis_mask, full), var, tol)
+    m, move, hit = chosen.m, chosen.kind < 2, capacity_hit(chosen, tol)
 
     def advance(_):
-        new_var = jnp.where(move, proposal[m], var[m])
+        new_var = jnp.where(move, chosen.var, var[m])
         slot_in = jnp.argmax(state.basis_of_slot == m)  # its slot if active
         slot_free = jnp.argmax(state.basis_of_slot < 0)
         slot = jnp.where(active[m], slot_in, slot_free)
         entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
         basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
         w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
-        moved, L_new = _settle(Phi, t, state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
-        return moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=gain[m],
+        moved, L_new = _settle(likelihood, Phi, t,
+                               state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
+        return moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=chosen.gain,
                               capacity_hit=state.capacity_hit | hit), L_new
 
     if not pause_when_full:
@@ -238,22 +235,22 @@ def step(Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
 
 
 @partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
-def _start_and_run(Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full):
+def _start_and_run(likelihood, Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full):
     """:func:`_run` from the start (one compiled program for a fit that never outgrows its slots)."""
-    state, L = init(Phi, t, basis_mask, capacity)
-    return _run(Phi, t, basis_mask, (state, L, state, jnp.asarray(0)), max_iter=max_iter, tol=tol, patience=patience,
+    state, L = init(likelihood, Phi, t, basis_mask, capacity)
+    return _run(likelihood, Phi, t, basis_mask, (state, L, state, jnp.asarray(0)), max_iter=max_iter, tol=tol, patience=patience,
                 pause_when_full=pause_when_full)
 
 
 @partial(jax.jit, static_argnames=("pause_when_full",))
-def _run(Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
+def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
     """Steps from ``carry`` (state, ``L``, the best state so far, steps since it) until converged,
     ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
     no free slot (the carry is then returned as it was)."""
 
     def body(carry):
         state, L, best, since = carry
-        state, L = step(Phi, t, basis_mask, state, L, tol=tol, pause_when_full=pause_when_full)
+        state, L = step(likelihood, Phi, t, basis_mask, state, L, tol=tol, pause_when_full=pause_when_full)
         better = state.objective > best.objective
         best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
         since = jnp.where(better, 0, since + 1)
@@ -289,10 +286,10 @@ def _padded(Phi, t, basis_mask):
     at most 25 % larger), ``t`` with zeros and ``basis_mask`` with ``False`` beside it.
 
     A zero row of ``Φ`` has ``η = 0`` whatever ``w``: it adds nothing to the gradient, the
-    curvature, ``S`` or ``Q``, and the constant ``log σ(0) = −log 2`` to the log joint, so every
-    step is the unpadded one and :func:`fit` removes the constant from ``L``. Masked columns
-    never enter. Only fewer compilations differ: a new number of training points reuses the
-    compiled steps of its bucket (Ripley, n = 100: 1.26 ms a fit unpadded, 1.24 in 112 × 112)."""
+    curvature, ``S`` or ``Q``, and the constant ``log p(0 | η = 0)`` to the log joint (``−log 2``
+    for the Bernoulli likelihood, ``−1`` for the Poisson), so every step is the unpadded one and
+    :func:`fit` removes the constant from ``L``. Masked columns never enter. Only fewer
+    compilations differ: a new number of training points reuses the compiled steps of its bucket."""
     P = _padded_design(Phi)
     tp = pad_to(np.asarray(t, np.float64), P.shape[:1])
     mask = pad_to(np.asarray(basis_mask, bool), P.shape[1:])
@@ -305,31 +302,49 @@ def _padded_design(Phi):
     return pad_to(Phi, tuple(bucket(k, per_octave=4) for k in Phi.shape))
 
 
-def fit(Phi, t, basis_mask, *, max_iter=1000, tol=1e-6, capacity=8, patience=100):
-    """Run the sequential engine until no move gains more than ``tol`` (or it stalls, see the
-    module docstring). The active set starts in ``capacity`` slots, doubled without restarting
-    whenever the best move is an add that finds none free (:func:`typeii.grow_slots`): a step
-    costs more the more slots there are (Ripley, n = 100, 4 kernels in: 2.7 ms in 8 slots, 5.1
-    in 16, 6.1 in 32). Bases of at most ``4 · capacity`` functions take one width, all of them
-    (fewer compiled programs). The data are padded to few shapes (:func:`_padded`); the state
-    returned is over the ``Phi.shape[1]`` candidates and ``L`` that of the unpadded data."""
+def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, patience=100):
+    """Run the sequential engine for ``likelihood`` (an object of
+    :mod:`sparsebayes.models.likelihoods` with ``log_lik``, ``mean``, ``curvature`` and
+    ``init_target``) until no move gains more than ``tol`` (or it stalls, see the module
+    docstring). The active set starts in ``capacity`` slots, doubled without restarting whenever
+    the best move is an add that finds none free (:func:`.typeii_moves.grow_slots`): a step costs
+    more the more slots there are. Bases of at most ``4 · capacity`` functions take one width, all
+    of them (fewer compiled programs). The data are padded to few shapes (:func:`_padded`); the
+    state returned is over the ``Phi.shape[1]`` candidates and ``L`` that of the unpadded data."""
     n, n_basis = np.shape(Phi)
     Phi, t, basis_mask = _padded(Phi, t, basis_mask)
     kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))
     state, _, best, since = grow_slots(
-        lambda c, pause: _start_and_run(Phi, t, basis_mask, capacity=c, pause_when_full=pause, **kw),
-        lambda carry, pause: _run(Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen, capacity,
-        Phi.shape[1], paused=lambda carry: carry[0].capacity_hit, whole_below=4)
-    out = _finish(state, best, since, Phi.shape[0] - n, int(patience))
+        lambda c, pause: _start_and_run(likelihood, Phi, t, basis_mask, capacity=c, pause_when_full=pause, **kw),
+        lambda carry, pause: _run(likelihood, Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen,
+        capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit, whole_below=4)
+    out = _finish(likelihood, state, best, since, Phi.shape[0] - n, int(patience))
     return jax.tree.map(np.asarray, out)._replace(var=np.asarray(out.var)[:n_basis])
 
 
+@partial(jax.jit, static_argnames=("n_steps",))
+def fit_trace(likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6):
+    """``n_steps`` steps from :func:`init` in a slot for every candidate (``lax.scan``), keeping ``L``
+    after each (steps after convergence keep the state); returns the last state and the ``n_steps + 1``
+    values of ``L``, the start's first. On the data as given (no padding), for tests and diagnostics."""
+    state, L = init(likelihood, Phi, t, basis_mask, Phi.shape[1])
+
+    def body(carry, _):
+        new = jax.lax.cond(carry[0].converged, lambda c: c,
+                           lambda c: step(likelihood, Phi, t, basis_mask, *c, tol=tol), carry)
+        return new, new[0].objective
+
+    (final, _), trace = jax.lax.scan(body, (state, L), None, length=n_steps)
+    return final, jnp.concatenate([state.objective[None], trace])
+
+
 @jax.jit
-def _finish(state, best, since, extra_rows, patience):
+def _finish(likelihood, state, best, since, extra_rows, patience):
     """The best state if the fit stalled, else the last; ``L`` less the padded rows' constant."""
     stalled = ~state.converged & (since >= patience)
     out = jax.tree.map(lambda a, b: jnp.where(stalled, a, b), best, state)
-    return out._replace(objective=out.objective + extra_rows * jnp.log(2.0), n_iter=state.n_iter,
+    padding = extra_rows * likelihood.log_lik(jnp.zeros(()), jnp.zeros(()))
+    return out._replace(objective=out.objective - padding, n_iter=state.n_iter,
                         converged=state.converged, stalled=stalled, capacity_hit=state.capacity_hit)
 
 
@@ -337,7 +352,7 @@ def stopped_at_start(state):
     """Whether the fit stopped at its start: its first step found no move gaining more than ``tol``
     (``converged`` is set by the step that finds no move, and ends the run, so that step was the
     first when ``n_iter`` is 1). The start is one basis function chosen by its projection on the
-    smoothed logits (:func:`init`), not by the evidence, and no search followed: the estimator
+    likelihood's ``init_target`` (:func:`init`), not by the evidence, and no search followed: the estimator
     reports such a fit as not converged (raw linear features on ``X + 10``: every column looks like
     the bias, none raises the evidence, and the fit is a constant classifier)."""
     return bool(state.converged) and int(state.n_iter) == 1
@@ -353,22 +368,21 @@ def coefficients(state, n_basis):
 
 
 @jax.jit
-def _laplace_covariance(Phi, state):
+def _laplace_covariance(likelihood, Phi, t, state):
     """``Σ`` over all slots (identity rows where free)."""
     active, Phi_A, v_slot = _slots(Phi, state)
-    y = jax.nn.sigmoid(Phi_A @ state.w)
-    L = _precision_factor(Phi_A, y * (1.0 - y), active, v_slot)
+    L = _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ state.w), active, v_slot)
     return cho_solve((L, True), jnp.eye(active.shape[0]))
 
 
-def posterior_covariance(Phi, state):
+def posterior_covariance(Phi, t, state, *, likelihood):
     """Laplace covariance ``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis
     functions in increasing basis index (the order of ``coefficients``' nonzeros); computed on
-    the padded design (:func:`_padded`: the same ``Σ``, one compilation per bucket)."""
-    Phi_pad = _padded_design(Phi)
+    the padded data (:func:`_padded`: the same ``Σ``, one compilation per bucket)."""
+    Phi_pad, t_pad, _ = _padded(Phi, t, np.ones(np.shape(Phi)[1], bool))
     var = np.zeros(Phi_pad.shape[1])
     var[:np.size(state.var)] = state.var
-    Sigma = np.asarray(_laplace_covariance(Phi_pad, state._replace(var=var)))
+    Sigma = np.asarray(_laplace_covariance(likelihood, Phi_pad, t_pad, state._replace(var=var)))
     slots = np.asarray(state.basis_of_slot)
     active = slots >= 0
     keep = np.flatnonzero(active)[np.argsort(slots[active])]

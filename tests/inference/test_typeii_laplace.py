@@ -1,4 +1,5 @@
-"""The Bernoulli (classification) RVM engine and its estimator.
+"""The Laplace path of the type-II engine with the Bernoulli-logistic likelihood (the classification
+RVM) and its estimator.
 
 Oracles: the Laplace evidence and the mode recomputed independently (scipy's optimizer,
 dense slogdet); S_m, Q_m against the linearized Gaussian problem built densely; and, when the
@@ -12,10 +13,16 @@ import scipy.optimize
 from scipy.special import expit, log_expit
 
 from sparsebayes.comparisons import datasets
-from sparsebayes.inference import RVMClassifier, typeii_bernoulli
+from sparsebayes.inference import RVMClassifier, typeii_laplace
 from sparsebayes.models.features import GaussianKernelFeatures
+from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 
 RIPLEY_WIDTH = 0.5 / np.sqrt(2)  # Tipping's exp(-|x-x'|^2 / r^2), r = 0.5
+BERNOULLI = BernoulliLogisticLikelihood()
+
+
+def _fit(Phi, t, mask, **kw):
+    return typeii_laplace.fit(Phi, t, mask, likelihood=BERNOULLI, **kw)
 
 
 def _ripley_subset(seed, n=100):
@@ -46,7 +53,7 @@ def _dense_evidence(Phi, t, var):
 
 def test_evidence_and_mode_match_an_independent_computation():
     _, y, _, Phi = _ripley_subset(0)
-    st = typeii_bernoulli.fit(Phi, y, np.ones(Phi.shape[1], bool))
+    st = _fit(Phi, y, np.ones(Phi.shape[1], bool))
     var = np.asarray(st.var)
     ev, A, w = _dense_evidence(Phi, y, var)
     m = RVMClassifier(kernel_width=RIPLEY_WIDTH).fit(*_ripley_subset(0)[:2])
@@ -54,7 +61,7 @@ def test_evidence_and_mode_match_an_independent_computation():
     yA = expit(Phi[:, A] @ w)
     Hess = (Phi[:, A] * (yA * (1 - yA))[:, None]).T @ Phi[:, A] + np.diag(1 / var[A])
     np.testing.assert_allclose(m.laplace_cov_[0], np.linalg.inv(Hess), rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(typeii_bernoulli.coefficients(st, Phi.shape[1]))[A], w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(typeii_laplace.coefficients(st, Phi.shape[1]))[A], w, rtol=1e-5, atol=1e-6)
     assert float(st.objective) == pytest.approx(ev, abs=1e-6)
 
 
@@ -71,7 +78,7 @@ def test_model_equals_solver_log_joint_up_to_a_constant():
     for _ in range(5):
         w = rng.normal(scale=2.0, size=Phi.shape[1])
         lp, _ = log_density(rvm_classifier_model, (Phi, t), {"prior_var": var}, {"w": w})
-        diffs.append(float(lp) - float(typeii_bernoulli._log_joint(w, Phi, t, 1.0 / var)))
+        diffs.append(float(lp) - float(typeii_laplace._log_joint(BERNOULLI, w, Phi, t, 1.0 / var)))
     assert np.ptp(diffs) < 1e-8
 
 
@@ -85,12 +92,12 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem(slots):
     var = np.zeros(Phi.shape[1])
     active = [m for m in slots if m >= 0]
     var[active] = np.linspace(0.7, 30.0, len(active))
-    state = typeii_bernoulli.BernoulliState(
+    state = typeii_laplace.LaplaceState(
         var=var, basis_of_slot=np.array(slots, np.int32), w=np.zeros(len(slots)), objective=0.0, n_iter=0,
         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
-    state, L = typeii_bernoulli._settle(Phi, t, state)
-    S, Q, _, _ = typeii_bernoulli.sparsity_quality(Phi, t, state, L)
-    w = np.asarray(typeii_bernoulli.coefficients(state, Phi.shape[1]))
+    state, L = typeii_laplace._settle(BERNOULLI, Phi, t, state)
+    S, Q, _, _ = typeii_laplace.sparsity_quality(BERNOULLI, Phi, t, state, L)
+    w = np.asarray(typeii_laplace.coefficients(state, Phi.shape[1]))
     y = expit(Phi @ w)
     b = y * (1 - y)
     t_hat = Phi @ w + (t - y) / b
@@ -111,8 +118,8 @@ def test_a_cycling_fit_stops_and_keeps_the_best_state():
     Phi = GaussianKernelFeatures(width=1.0).fit(X).transform(X)
     t = (d.y[tr] == np.unique(d.y)[2]).astype(float)
     mask = np.ones(Phi.shape[1], bool)
-    best = typeii_bernoulli.fit(Phi, t, mask, patience=50)
-    last = typeii_bernoulli.fit(Phi, t, mask, patience=10**6, max_iter=301)
+    best = _fit(Phi, t, mask, patience=50)
+    last = _fit(Phi, t, mask, patience=10**6, max_iter=301)
     assert bool(best.stalled) and not bool(best.converged) and not bool(last.converged)
     assert float(best.objective) > float(last.objective) + 1.0  # the cycle's low point is 6 nats down
     ev, _, _ = _dense_evidence(Phi, t, np.asarray(best.var))
@@ -120,8 +127,8 @@ def test_a_cycling_fit_stops_and_keeps_the_best_state():
     # growing from two slots stalls at the same step, in the same state, as a fit with every slot
     # (objectives to 1e-8: along the cycle each mode is found to a Newton step of 1e-8, and the
     # slot count changes the rounding)
-    full = typeii_bernoulli.fit(Phi, t, mask, patience=50, capacity=Phi.shape[1])
-    grown = typeii_bernoulli.fit(Phi, t, mask, patience=50, capacity=2)
+    full = _fit(Phi, t, mask, patience=50, capacity=Phi.shape[1])
+    grown = _fit(Phi, t, mask, patience=50, capacity=2)
     assert bool(grown.stalled) and int(grown.n_iter) == int(full.n_iter)
     np.testing.assert_array_equal(np.asarray(grown.var) > 0, np.asarray(full.var) > 0)
     assert float(grown.objective) == pytest.approx(float(full.objective), abs=1e-8)
@@ -132,8 +139,8 @@ def test_growing_slots_takes_the_steps_of_a_fit_with_every_slot():
     fit ends where a fit with a slot for every basis function ends, step for step."""
     _, y, _, Phi = _ripley_subset(3, n=60)
     mask = np.ones(Phi.shape[1], bool)
-    full = typeii_bernoulli.fit(Phi, y, mask, capacity=Phi.shape[1])
-    grown = typeii_bernoulli.fit(Phi, y, mask, capacity=2)
+    full = _fit(Phi, y, mask, capacity=Phi.shape[1])
+    grown = _fit(Phi, y, mask, capacity=2)
     assert int((np.asarray(full.var) > 0).sum()) >= 3  # so two slots had to grow
     assert int(grown.n_iter) == int(full.n_iter) and not bool(grown.capacity_hit)
     np.testing.assert_array_equal(np.asarray(grown.var) > 0, np.asarray(full.var) > 0)
@@ -148,18 +155,18 @@ def test_padding_to_a_bucket_changes_no_step():
 
     _, y, _, Phi = _ripley_subset(4, n=37)
     mask = np.ones(Phi.shape[1], bool)
-    padded = typeii_bernoulli.fit(Phi, y, mask, capacity=Phi.shape[1])
-    assert typeii_bernoulli._padded(Phi, y, mask)[0].shape == (40, 40)
-    exact, *_ = typeii_bernoulli._start_and_run(jnp.asarray(Phi), jnp.asarray(y), jnp.asarray(mask),
-                                                capacity=Phi.shape[1], max_iter=1000, tol=1e-6, patience=100,
-                                                pause_when_full=False)
+    padded = _fit(Phi, y, mask, capacity=Phi.shape[1])
+    assert typeii_laplace._padded(Phi, y, mask)[0].shape == (40, 40)
+    exact, *_ = typeii_laplace._start_and_run(BERNOULLI, jnp.asarray(Phi), jnp.asarray(y), jnp.asarray(mask),
+                                              capacity=Phi.shape[1], max_iter=1000, tol=1e-6, patience=100,
+                                              pause_when_full=False)
     assert bool(exact.converged) and int(padded.n_iter) == int(exact.n_iter)
     # the sums run over more (zero) terms, so rounding differs; Newton stops at a relative step of
     # 1e-8, which leaves the mode, and the variances that follow from it, uncertain at about 1e-9
     np.testing.assert_allclose(padded.var, np.asarray(exact.var), rtol=1e-7, atol=1e-12)
     assert float(padded.objective) == pytest.approx(float(exact.objective), abs=1e-9)
-    np.testing.assert_allclose(typeii_bernoulli.coefficients(padded, Phi.shape[1]),
-                               typeii_bernoulli.coefficients(exact, Phi.shape[1]), atol=1e-9)
+    np.testing.assert_allclose(typeii_laplace.coefficients(padded, Phi.shape[1]),
+                               typeii_laplace.coefficients(exact, Phi.shape[1]), atol=1e-9)
 
 
 def test_a_new_number_of_points_in_the_same_bucket_compiles_nothing(programs_built):
@@ -180,7 +187,7 @@ def test_agrees_with_fastrvm_on_ripley_subsets():
         _, y, _, Phi = _ripley_subset(seed)
         res = sb.SparseBayes(sb.Likelihood.Bernoulli, 10000, False, False, False, True, False, None).inference(Phi, y)
         ev_fast = float(np.asarray(res["log_marginal_likelihood_trace"]).ravel()[-1])
-        st = typeii_bernoulli.fit(Phi, y, np.ones(Phi.shape[1], bool), capacity=4)  # exercises the growth
+        st = _fit(Phi, y, np.ones(Phi.shape[1], bool), capacity=4)  # exercises the growth
         ours = float(st.objective)
         gaps.append(ev_fast - ours)
         same += (set(np.flatnonzero(np.asarray(st.var))) == set(np.asarray(res["relevant_idx"]).ravel().tolist())
@@ -193,7 +200,7 @@ def test_classifier_on_ripley_is_sparse_and_accurate():
     tr, te = datasets.ripley_synth()
     m = RVMClassifier(kernel_width=RIPLEY_WIDTH).fit(tr.X, tr.y)
     err = np.mean(m.predict(te.X) != te.y)
-    assert err <= 0.11 and 2 <= m.n_kernels_ <= 10  # Tipping (2001): 9.3 % with 4 vectors
+    assert err <= 0.11 and 2 <= m.n_active_ <= 10  # Tipping (2001): 9.3 % with 4 vectors
     proba = m.predict_proba(te.X[:5])
     np.testing.assert_allclose(proba.sum(1), 1.0)
     assert m.converged_.all()

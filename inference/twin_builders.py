@@ -1,0 +1,187 @@
+"""The twins of the type-II regressors, the Bernoulli RVM and SMLR: each fitted estimator's model on its
+own design, for :func:`sparsebayes.inference.twin_posterior.twin`.
+
+Each builder returns the namespace :func:`~sparsebayes.inference.twin_posterior.twin` documents,
+with, beside ``model``, ``H``, ``y``, ``kwargs``, ``names`` and ``label``:
+
+* ``gibbs``: a function drawing the posterior by Gibbs (``None`` where the model has no
+  conditionally conjugate sampler here: the logistic and multinomial likelihoods);
+* ``weight_site`` and ``to_weights``: the model's site holding the weights and the map from its
+  draws to the weights in the layout of the estimator's point estimate (``coef_``'s units and
+  shape: SMLR's bias row at ``bias_scale_`` and its reference class's zero column; the Bernoulli
+  RVM's raw terms, :func:`~sparsebayes.inference._base.raw_weights`);
+* ``weight_dims`` / ``weight_coords``: that layout's dims and coords; ``site_dims`` /
+  ``site_coords``: the dims and coords of the model's own sites.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ._base import basis_names, raw_weights
+from ._validation import validate_predict_data
+from .rvm_classifier import RVMClassifier
+from .smlr import _MultinomialLogisticBase
+from .twin_typeii import run_typeii_gibbs, typeii_twin_model
+from .typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+
+TYPEII = (RVMRegressor, BLSRegressor, FLAPRegressor)
+SUPPORTED = (*TYPEII, RVMClassifier, _MultinomialLogisticBase)
+
+_IMPROPER = ("the RVM's flat prior on each precision α_i has no proper posterior (infinite mass at α_i → ∞), so there "
+             "is nothing to sample: pass surrogate_eps (e.g. 1e-3) to sample the labelled proper surrogate "
+             "α_i ~ Gamma(eps, eps)")
+
+
+def build(est, X, y, surrogate_eps):
+    """The twin of fitted ``est`` (one of :data:`SUPPORTED`) on ``(X, y)``."""
+    X = validate_predict_data(est, X)
+    if isinstance(est, TYPEII):
+        return _typeii(est, X, y, surrogate_eps)
+    if isinstance(est, RVMClassifier):
+        return _rvm_classifier(est, X, y, surrogate_eps)
+    return _smlr(est, X, y, surrogate_eps)
+
+
+def _surrogate(surrogate_eps, label):
+    if surrogate_eps is None:
+        raise ValueError(_IMPROPER)
+    if not (np.isfinite(surrogate_eps) and surrogate_eps > 0):
+        raise ValueError(f"surrogate_eps must be a positive number, got {surrogate_eps!r}")
+    return float(surrogate_eps), f"{label}-surrogate-eps={surrogate_eps:g}"
+
+
+def _no_surrogate(surrogate_eps, est):
+    if surrogate_eps is not None:
+        raise ValueError(f"surrogate_eps applies to the improper hyperpriors (Jeffreys, the RVM); "
+                         f"{type(est).__name__}'s twin is proper")
+
+
+def _labels(est, y, n):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n or not np.all(np.isin(y, est.classes_)):
+        raise ValueError(f"y must hold {n} labels among the classifier's classes {list(est.classes_)}")
+    return y
+
+
+def _typeii(est, X, y, surrogate_eps):
+    H = np.asarray(est._design(X), dtype=np.float64)
+    names = basis_names(est, est.feature_map_, H.shape[1])
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != H.shape[0] or not np.all(np.isfinite(y)):
+        raise ValueError(f"y must be {H.shape[0]} finite numbers, one per row of X")
+    # a column that is constant (zero once centred, with the intercept) is not in the fitted model: the
+    # engine masks it and its weight is 0; the twin leaves it out too and gives it weight 0 in every draw
+    keep = np.ptp(H, axis=0) > 0 if est.fit_intercept else np.any(H != 0, axis=0)
+    kwargs = dict(c=float(est.c), d=float(est.d), intercept=bool(est.fit_intercept))
+    if isinstance(est, RVMRegressor):
+        eps, label = _surrogate(surrogate_eps, "rvm")
+        kwargs.update(hierarchy="gamma-precision", surrogate_eps=eps)
+    else:
+        _no_surrogate(surrogate_eps, est)
+        lam = fitted_lam(est)
+        if not lam > 0:
+            raise ValueError(f"{type(est).__name__} fitted λ = {lam}: the empty model has no Laplace prior to sample")
+        bls = isinstance(est, BLSRegressor)
+        kwargs.update(hierarchy="laplace", lam=lam, scaled=bls)
+        if not bls and not est.estimate_noise:
+            kwargs["noise_var"] = float(est.noise_var_)
+        label = (f"{'bls' if bls else 'flap'}-laplace-lam={lam:.6g}-fixed-at-typeii"
+                 + ("" if bls or est.estimate_noise else f"-noise_var={est.noise_var_:.6g}-fixed"))
+    layout = _layout(names)
+    if not keep.all():
+        left_out = [n for n, k in zip(names, keep) if not k]
+        label += f"; constant column(s) {', '.join(left_out)} not in the model (weight 0, as in the fit)"
+        layout.update(to_weights=lambda w: _expand(w, keep), site_coords={"model_basis": list(np.asarray(names)[keep])},
+                      site_dims={s: ["model_basis"] for s in ("beta", "tau", "beta_raw", "precision_surrogate")})
+    return SimpleNamespace(model=typeii_twin_model, H=H[:, keep], y=y, kwargs=kwargs, names=names, label=label,
+                           gibbs=_typeii_gibbs, **layout)
+
+
+def fitted_lam(est):
+    """A type-II fit's λ (``lam_``, the package's one name for λ; ``lambda_`` in older fits)."""
+    return float(est.lam_ if hasattr(est, "lam_") else est.lambda_)
+
+
+def _expand(w, keep):
+    """Weights ``w`` (..., kept columns) on every column, 0 on the left-out ones."""
+    out = np.zeros(np.shape(w)[:-1] + (keep.size,))
+    out[..., keep] = w
+    return out
+
+
+def _typeii_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar=False):
+    """:func:`run_typeii_gibbs` as ``InferenceData`` with the NUTS twin's names and groups."""
+    import time
+
+    import arviz as az
+    import scipy.stats
+
+    start = time.perf_counter()
+    draws = run_typeii_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                             seed=seed, **t.kwargs)
+    seconds = time.perf_counter() - start
+    log_lik = draws.pop("log_lik")
+    if not t.kwargs.get("intercept", True):
+        draws.pop("intercept")
+    if "noise_var" in t.kwargs:
+        draws.pop("noise_var")
+    noise = t.kwargs.get("noise_var", draws.get("noise_var"))
+    mean = np.einsum("cdp,np->cdn", draws["beta"], t.H) + np.asarray(draws.get("intercept", 0.0))[..., None]
+    pointwise = scipy.stats.norm.logpdf(t.y, mean, np.sqrt(np.asarray(noise))[..., None])
+    idata = az.from_dict(posterior=draws, sample_stats={"log_lik": log_lik}, log_likelihood={"y": pointwise},
+                         observed_data={"y": t.y}, coords=coords,
+                         dims={**{k: t.site_dims.get(k, ["basis"]) for k, v in draws.items() if np.ndim(v) == 3},
+                               "y": ["obs"]})
+    idata.posterior.attrs.update(sampling_seconds=seconds, inference="typeii-twin-gibbs")
+    return idata
+
+
+def _rvm_classifier(est, X, y, surrogate_eps):
+    if len(est.classes_) != 2:
+        raise ValueError(f"the Bernoulli RVM's posterior is sampled for two classes; this classifier has "
+                         f"{len(est.classes_)} (one-vs-all)")
+    eps, label = _surrogate(surrogate_eps, "rvm-bernoulli")
+    from sparsebayes.models.features import transform_validated
+    H = np.asarray(transform_validated(est.feature_map_, X), dtype=np.float64)
+    y = _labels(est, y, H.shape[0])
+    names = basis_names(est, est.feature_map_, H.shape[1])
+    kwargs = dict(hierarchy="gamma-precision", surrogate_eps=eps, likelihood="bernoulli", intercept=False)
+    return SimpleNamespace(model=typeii_twin_model, H=H, y=(y == est.classes_[1]).astype(np.float64), kwargs=kwargs,
+                           names=names, label=label, gibbs=None,
+                           **_layout(names, to_weights=lambda b: raw_weights(est.feature_map_, b)))
+
+
+def _smlr(est, X, y, surrogate_eps):
+    from sparsebayes.models.multinomial import (
+        GaussianPrior,
+        LaplacePrior,
+        multinomial_logistic_model,
+    )
+
+    _no_surrogate(surrogate_eps, est)
+    priors = {"l1": LaplacePrior, "l2": GaussianPrior}
+    if est.penalty not in priors:
+        raise ValueError(f"penalty {est.penalty!r} has no proper prior to sample; the twin needs 'l1' (SMLR) or 'l2'")
+    H = np.asarray(est._penalized_design(X, fit=False), dtype=np.float64)
+    labels = _labels(est, y, H.shape[0])
+    classes = [str(c) for c in est.classes_]
+    names = basis_names(est, est.feature_map_, H.shape[1])
+    scale = float(est.bias_scale_)
+
+    def to_weights(w):  # the penalized problem's W -> coef_: bias row at bias_scale_, reference column 0
+        w = np.array(w, dtype=np.float64)
+        w[..., 0, :] *= scale
+        return np.concatenate([w, np.zeros(w.shape[:-1] + (1,))], axis=-1)
+    kwargs = dict(n_classes=len(classes), prior=priors[est.penalty](float(est.lam_)))
+    return SimpleNamespace(model=multinomial_logistic_model, H=H, y=np.searchsorted(est.classes_, labels), kwargs=kwargs,
+                           names=names, label=f"smlr-{est.penalty}-lam={est.lam_:.6g}", gibbs=None,
+                           weight_site="coef", to_weights=to_weights, weight_dims=("basis", "class"),
+                           weight_coords={"basis": names, "class": classes},
+                           site_dims={"coef": ["basis", "free_class"]}, site_coords={"free_class": classes[:-1]})
+
+
+def _layout(names, to_weights=None):
+    return dict(weight_site="beta", to_weights=to_weights, weight_dims=("basis",), weight_coords={"basis": names},
+                site_dims={}, site_coords={})

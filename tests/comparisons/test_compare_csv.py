@@ -1,0 +1,114 @@
+"""``sparsebayes compare data.csv --target COLUMN``: a user's own table, written here, through the CLI."""
+import arviz as az
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from sparsebayes.comparisons.cli import main
+from sparsebayes.comparisons.compare_csv import default_estimator, is_classification, read_table
+
+TINY = ["--draws", "30", "--warmup", "30", "--chains", "2"]
+
+
+def _csv(path, n=70, seed=3):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.normal(40.0, 5.0, n), "dose": rng.normal(0.0, 2.0, n),
+                       "noise": rng.normal(size=n), "site": rng.choice(["north", "south", "west"], n)})
+    df["outcome"] = 0.3 * df["age"] - 0.8 * df["dose"] + (df["site"] == "south") + rng.normal(size=n)
+    df.to_csv(path, index=False)
+    return df
+
+
+@pytest.mark.slow
+def test_csv_report_files_and_one_naming_scheme(tmp_path, capsys):
+    csv = tmp_path / "trial.csv"
+    _csv(csv)
+    backend = matplotlib.get_backend()
+    rc = main(["--no-compile-cache", "compare", str(csv), "--target", "outcome", "--estimator", "horseshoe",
+               *TINY, "--out", str(tmp_path / "out")])
+    assert rc == 0
+    captured = capsys.readouterr()
+    for step in ("fitting AdaptiveSparseRegressor", "by NUTS", "by Gibbs", "writing the report"):
+        assert step in captured.err
+    assert "one-hot encoded the non-numeric column(s) site" in captured.err
+    report = tmp_path / "out" / "compare-trial"
+    for name in ("report.md", "report.html", "forest.png", "draws.nc"):
+        assert (report / name).stat().st_size > 0
+    names = ["bias", "age", "dose", "noise", "site_south", "site_west"]
+    idata = az.from_netcdf(str(report / "draws.nc"))
+    parts = [idata.point_estimate, idata.posterior, idata.posterior_gibbs]
+    for part in parts:
+        assert part["beta"].dims == ("chain", "draw", "basis")
+        assert [str(v) for v in part["beta"].basis.values] == names
+    assert idata.posterior.beta.shape == idata.posterior_gibbs.beta.shape == (2, 30, len(names))
+    assert "site_south" in (report / "report.md").read_text() and "site_south" in captured.out
+    assert matplotlib.get_backend() == backend
+
+
+def test_no_progress_silences_the_step_lines(tmp_path, capsys, monkeypatch):
+    """With --no-progress no step line is printed; the data note still is. (The sampling is stubbed:
+    what is tested is the command's own output.)"""
+    from sparsebayes.comparisons import compare_csv
+
+    csv = tmp_path / "t.csv"
+    _csv(csv)
+
+    def fake_run(path, target, *, log, progress, **kw):
+        assert progress is False
+        log("fitting X")
+        log("note: something about the data")
+        raise ValueError("stop here")
+    monkeypatch.setattr(compare_csv, "run", fake_run)
+    assert main(["--no-compile-cache", "compare", str(csv), "--target", "outcome", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "fitting X" not in err and "note: something about the data" in err and "error: stop here" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compare", "{csv}"], "name the target column"),
+    (["compare", "{dir}/absent.csv", "--target", "y"], "neither a bundled data set"),
+    (["compare", "diabetes", "--target", "y"], "--target apply to a CSV file"),
+    (["compare", "{csv}", "--target", "outcome", "--features", "cubic"], "invalid choice: 'cubic'"),
+])
+def test_usage_errors(argv, message, tmp_path, capsys):
+    csv = tmp_path / "t.csv"
+    _csv(csv)
+    argv = [a.format(csv=csv, dir=tmp_path) for a in argv]
+    with pytest.raises(SystemExit) as stop:
+        main(["--no-compile-cache", *argv, "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("edit, args, message", [
+    (None, ["--target", "weight"], "'weight' is not a column"),
+    ("missing", ["--target", "outcome"], "missing values in column(s) dose"),
+    ("binary", ["--target", "outcome", "--estimator", "bayesian-lasso"], "has no classification form"),
+    ("three", ["--target", "outcome", "--estimator", "laplace"], "has 3 classes; 'laplace' samples two classes"),
+    (None, ["--target", "outcome", "--estimator", "bayesian-lasso", "--features", "rbf"], "--features linear only"),
+])
+def test_bad_tables_are_a_message_naming_the_problem(edit, args, message, tmp_path, capsys):
+    csv = tmp_path / "t.csv"
+    df = _csv(csv)
+    if edit == "missing":
+        df.loc[3, "dose"] = np.nan
+    elif edit == "binary":
+        df["outcome"] = np.where(df["outcome"] > df["outcome"].median(), "high", "low")
+    elif edit == "three":
+        df["outcome"] = pd.qcut(df["outcome"], 3, labels=["lo", "mid", "hi"]).astype(str)
+    df.to_csv(csv, index=False)
+    assert main(["--no-compile-cache", "compare", str(csv), *args, *TINY, "--out", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_table_reading_and_task():
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "x"], "ok": [True, False, True], "t": [0.5, 1.5, 2.0]})
+    import io
+    X, y, notes = read_table(io.StringIO(df.to_csv(index=False)), "t")
+    assert list(X.columns) == ["a", "ok", "b_y"] and X.dtypes.eq(np.float64).all()
+    assert notes and "b" in notes[0]
+    assert not is_classification(y) and is_classification(pd.Series(["u", "v", "u"]))
+    assert is_classification(pd.Series([0, 1, 1])) and not is_classification(pd.Series([0, 1, 2]))
+    assert [default_estimator(pd.Series(v)) for v in ([0.5, 1.5, 2.0], ["u", "v", "u"], ["u", "v", "w"])] == \
+        ["bls", "laplace", "smlr"]
