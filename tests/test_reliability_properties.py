@@ -113,10 +113,13 @@ from sparsebayes.inference import (
     BayesianLassoRegressor,
     BLSRegressor,
     FLAPRegressor,
+    PoissonRVMRegressor,
     RVMClassifier,
     RVMRegressor,
     SMLRClassifier,
+    SparseClassifier,
     SparseProbitClassifier,
+    SparseRegressor,
 )
 
 N_TRAIN, N_TEST = 30, 10
@@ -143,6 +146,9 @@ CONFIGS = {
     "SMLRClassifier": (lambda p: SMLRClassifier(), {}),
     "SMLRClassifier-kernel": (lambda p: SMLRClassifier(features="kernel", kernel_width=np.sqrt(p)), {"offset": TOL}),
     "SMLRCV": (lambda p: SMLRCV(cv=3, n_lams=4), {}),
+    "PoissonRVMRegressor": (lambda p: PoissonRVMRegressor(), {"offset": TOL, "scale": TOL, "common_scale": TOL}),
+    "SparseRegressor": (lambda p: SparseRegressor(), {"offset": TOL, "scale": TOL, "common_scale": TOL}),
+    "SparseClassifier": (lambda p: SparseClassifier(method="map"), {}),
     "BayesianLassoRegressor": (lambda p: BayesianLassoRegressor(num_warmup=50, num_samples=100, num_chains=1,
                                                                 rhat_max=np.inf), {"offset": TOL}),
 }
@@ -179,6 +185,8 @@ def make_design(scenario, seed):
 
 
 def make_target(signal, rng, task, noise, minority, n_classes):
+    if task == "count":  # log mean = half the signal, as counts of a few to a few dozen
+        return rng.poisson(np.exp(0.5 * signal[:N_TRAIN])).astype(float)
     if task == "regression":
         y = signal + noise * np.std(signal) * rng.standard_normal(signal.size)
         return y[:N_TRAIN]
@@ -244,7 +252,7 @@ def _base_fit(config, scenario, seed, noise, minority, n_classes):
         make, _ = CONFIGS[config]
         Z_train, Z_test, signal, rng = make_design(scenario, seed)
         est = make(N_COLUMNS[scenario])
-        task = "classification" if is_classifier(est) else "regression"
+        task = "classification" if is_classifier(est) else "count" if isinstance(est, PoissonRVMRegressor) else "regression"
         y = make_target(signal, rng, task, noise, minority, n_classes)
         Z_eval = np.vstack([Z_train, Z_test])
         _, out, labels, caught = _fit_and_predict(est, Z_train, y, Z_eval)

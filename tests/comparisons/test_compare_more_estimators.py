@@ -110,8 +110,8 @@ def test_type2_gibbs_is_the_estimators_model():
     est.fit(X, y)
     idata = est.sample_posterior(X, y, "gibbs", draws=50, chains=2, seed=3)
     assert "noise_var" not in idata.posterior and f"lam={fitted_lam(est):.6g}" in idata.attrs["model"]
-    assert idata.attrs["weights"] == "coef" and same_layout(est.to_inference_data().posterior, idata.posterior, "coef")
-    w, b = idata.posterior.coef.values[1, 9], float(idata.posterior.intercept.values[1, 9])
+    assert idata.attrs["weights"] == "beta" and same_layout(est.to_inference_data().posterior, idata.posterior, "beta")
+    w, b = idata.posterior.beta.values[1, 9], float(idata.posterior.intercept.values[1, 9])
     np.testing.assert_allclose(idata.log_likelihood.y.values[1, 9],
                                scipy.stats.norm.logpdf(y, b + X.to_numpy() @ w, np.sqrt(est.noise_var_)), rtol=1e-10)
     with pytest.raises(ValueError, match="sampler must be 'nuts' or 'gibbs'"):
@@ -153,7 +153,7 @@ def test_type2_twin_gibbs_agrees_with_nuts(name):
     est.fit(X, y)
     runs = {s: est.sample_posterior(X, y, s, draws=800, warmup=400, chains=2, seed=5, surrogate_eps=eps)
             for s in ("nuts", "gibbs")}
-    for var in ("coef", "noise_var", "intercept"):
+    for var in ("beta", "noise_var", "intercept"):
         means = {s: az.summary(d, var_names=[var], kind="all", round_to="none") for s, d in runs.items()}
         gap = np.abs(means["nuts"]["mean"].to_numpy() - means["gibbs"]["mean"].to_numpy())
         mcse = np.hypot(means["nuts"]["mcse_mean"].to_numpy(), means["gibbs"]["mcse_mean"].to_numpy())

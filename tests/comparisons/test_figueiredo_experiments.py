@@ -67,6 +67,7 @@ def test_smoke_contract(tmp_path, exp_id, reps, methods, keys, metrics, has_pape
     assert len(result.plots) == n_plots
 
 
+@pytest.mark.slow  # 35 s of the default suite's 15 minutes; the tables' own smoke tests stay in it
 def test_width_sweep_at_the_papers_width_repeats_each_tables_own_figure(tmp_path):
     """The sweep runs the tables' own protocols: at the paper's h its EM and SVM rows, and its logistic
     row, equal the tables' (crabs' first two splits, Pima's fixed split), and its nine widths are √2

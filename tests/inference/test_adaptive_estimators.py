@@ -301,8 +301,8 @@ def test_inference_data_names_the_design_columns_after_the_inputs():
         (AdaptiveSparseRegressor(features="quadratic"), y, "beta", ["bias", "age", "bmi", "bp", "age^2"]),
         (AdaptiveSparseRegressor(features=FunctionTransformer()), y, "beta", ["h0", "h1", "h2"]),
         (SparseProbitClassifier(), labels, "beta", ["bias", "age", "bmi", "bp"]),
-        (SMLRClassifier(features=None), labels, "coef", ["age", "bmi", "bp"]),
-        (BLSRegressor(), y, "coef", ["age", "bmi", "bp"]),
+        (SMLRClassifier(features=None), labels, "beta", ["age", "bmi", "bp"]),
+        (BLSRegressor(), y, "beta", ["age", "bmi", "bp"]),
         (RVMClassifier(features="linear"), labels, "beta", ["bias", "age", "bmi", "bp"]),
     ]
     for est, target, var, first in cases:
