@@ -43,7 +43,7 @@ def validate_regression_data(estimator, X, y):
 def validate_classification_data(estimator, X, y, *, min_classes=2):
     """Float64 ``X`` and encoded labels; sets ``classes_``. One class is a ``ValueError``."""
     X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
-    if y.dtype.kind not in "iub":  # 1-D integer or bool labels are always classes: skip its 0.17 ms
+    if y.dtype.kind not in "iub":  # 1-D integer or bool labels are always classes: skip its cost
         check_classification_targets(y)  # "Unknown label type: continuous ..." for regression targets
     classes, y_enc = np.unique(y, return_inverse=True)
     if len(classes) < min_classes:

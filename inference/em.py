@@ -74,7 +74,8 @@ SMALL_WIDTH = 64
 #: data of a new size mostly reuses compiled loops; padding costs at most 25 % per iteration.
 PAD_PER_OCTAVE = 4
 #: With at most this many weights active, the M-step's Cholesky runs on them alone, inside the
-#: compiled loop of a wider slice (a 64-wide factorization costs about 10 µs, an 8-wide one 1).
+#: compiled loop of a wider slice (a factorization of the whole slice costs many times one of
+#: the few active weights).
 SMALL_SOLVE = 8
 #: The M-step takes its dual (n × n) form only when the active width exceeds this many times
 #: n: a Cholesky of k × k costs k³/3 per iteration, the dual form n²k + n³/3 (kernel bases

@@ -88,9 +88,9 @@ class SweepVariates(NamedTuple):
     """The random numbers of a run of sweeps, drawn apart from their arithmetic: leading axes
     (sweep, chain or data set), then the sizes below.
 
-    They come from NumPy (:func:`draw_variates`), before the compiled sweeps: drawn inside the
-    ``scan`` by JAX's threefry, one small draw per sweep, they took 60 % of a diabetes run, and
-    drawn in bulk by JAX still half (18–25 ms for 12,000 sweeps, against NumPy's 5 ms).
+    They come from NumPy (:func:`draw_variates`), before the compiled sweeps: JAX's threefry,
+    whether one small draw per sweep inside the ``scan`` or in bulk, is several times slower than
+    NumPy's generator and would take a large share of a run.
     """
     beta_normal: object  # (p,) N(0, 1): the Cholesky path's z, Bhattacharya's u
     row_normal: object  # (rows,) Bhattacharya's δ: N(0, 1) on the data rows, 0 on the padding; (0,) on the Cholesky path
@@ -169,9 +169,9 @@ UNROLL_MAX = 16
 
 def back_substitution(L, b):
     """``x`` with ``Lᵀx = b`` for lower-triangular ``L``: written out for ``p ≤ UNROLL_MAX``, else
-    ``lax.linalg.triangular_solve``. 3000 sweeps of 4 chains, n = 4p, one thread, written out
-    against LAPACK: 11.4 / 15.0 ms at p = 8, 25.3 / 27.3 at p = 16, 32.4 / 31.4 at p = 20 (and
-    0.1–0.3 s more to compile)."""
+    ``lax.linalg.triangular_solve``. At small ``p`` the fused scalar steps are faster than a
+    LAPACK call; the lead shrinks as ``p`` grows and is gone a little above ``UNROLL_MAX``, while
+    the written-out form takes longer to compile."""
     p = L.shape[-1]
     if p > UNROLL_MAX:
         return jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True, transpose_a=True)[:, 0]
@@ -188,10 +188,10 @@ def beta_cholesky(z, bordered, inv_tau2, noise_var):
 
     ``A⁻¹Xᵀy + σL⁻ᵀz = L⁻ᵀ(L⁻¹Xᵀy + σz)`` with ``A = LLᵀ``. The factor of the bordered matrix
     ``[[A, Xᵀy], [yᵀX, κ]]`` is ``[[L, 0], [(L⁻¹Xᵀy)ᵀ, ·]]``, so its last row is ``L⁻¹Xᵀy``, and
-    the draw takes one triangular solve instead of two. Diabetes, 3000 sweeps of 4 chains, one
-    thread: 16.6 ms, against 17.6 ms with two solves and 19.1 ms through ``jnp.linalg.cholesky``
-    (which symmetrizes its input; this matrix is symmetric as built); 12.4 ms with
-    :func:`back_substitution` written out.
+    the draw takes one triangular solve instead of two, which is the faster. The factor comes
+    from ``lax.linalg.cholesky`` without symmetrizing: ``jnp.linalg.cholesky`` symmetrizes its
+    input, work wasted on this matrix, which is symmetric as built. The solve is
+    :func:`back_substitution`, written out at small ``p``.
     """
     p = inv_tau2.shape[-1]
     factor = jax.lax.linalg.cholesky(bordered + jnp.diag(jnp.append(inv_tau2, 0.0)), symmetrize_input=False)
@@ -383,8 +383,8 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
 
 def gaussian_log_likelihood(beta, noise_var, X, y):
     """Pointwise ``log N(y_i | x_iᵀβ, σ²)`` for draws ``beta`` (…, p) and ``noise_var`` (…): shape (…, n).
-    (Written out: SciPy's ``norm.logpdf`` took 77–133 ms on diabetes's 8000 × 442, more than the
-    sampling.)"""
+    (Written out: SciPy's ``norm.logpdf`` on a draws × data array can cost more than the
+    sampling itself.)"""
     s2 = np.asarray(noise_var)[..., None]
     resid = y - np.asarray(beta) @ X.T
     return -0.5 * (np.log(2.0 * np.pi * s2) + resid * resid / s2)

@@ -55,10 +55,10 @@ def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise
     (``lax.map`` of :func:`~.typeii.fit`, ``pause_when_full`` passed on), each with its own ``cond``
     branches and LAPACK solves.
     ``lanes > 1``: :func:`_fit_queue`, ``vmap``-ed steps over that many fits at once. On CPU the
-    sequential map is the faster (sinc, N = 100, 100 fits, capacity 16, one thread: 1.1 ms per
-    fit, against 2.4 ms on 5 lanes, 2.8 on 10 and 4.8 on 50): under ``vmap`` an update that any
-    lane chooses runs for every lane, and the indexed reads and writes of one basis become
-    gathers and scatters, so a lane-step costs 22–46 µs against 10.5 µs for a step of one fit.
+    sequential map is the faster, and more lanes make the ``vmap``-ed fits slower still: under
+    ``vmap`` an update that any lane chooses runs for every lane, and the indexed reads and
+    writes of one basis become gathers and scatters, so a lane-step costs several times a step
+    of one fit.
     """
     kw = dict(capacity=capacity, max_iter=max_iter, tol=tol, noise_tol=noise_tol, noise_every=noise_every,
               align_max=align_max)
@@ -77,8 +77,8 @@ def _fit_queue(data, rule, noise_var, *, lanes, capacity, max_iter, tol, noise_t
     fixed chunk of fits stops. Each kind of update (re-estimate/delete, add, σ², a refill) runs,
     ``vmap``-ed and kept where chosen, only on the iterations on which some lane chose it (a
     plain ``vmap`` of :func:`~.typeii.fit` turns every ``cond`` into a select that runs all branches, the
-    σ² update with its two recomputes included, on every step: 20 ms per fit). Recomputes use
-    :func:`spd_inverse_sweep`, not LAPACK.
+    σ² update with its two recomputes included, on every step, which makes each fit several
+    times slower). Recomputes use :func:`spd_inverse_sweep`, not LAPACK.
     """
     vmap = jax.vmap
     n = noise_var.shape[0]

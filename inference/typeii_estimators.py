@@ -66,13 +66,13 @@ from ._warnings import warn_degenerate
 from .typeii_warnings import warn_after_fit
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from .posterior_sampling import PosteriorSamplingMixin
-from .rvm_classifier import RVMClassifier  # noqa: F401  (re-exported: it lived here)
+from .rvm_classifier import RVMClassifier  # noqa: F401  (re-exported: importable from this module too)
 
 
 #: The type-II regressors try the factored kernel design only above this many training points:
 #: an engine step costs O(M · slots) either way, and the factor saves the adds' O(NM) and forming
-#: the design, which is less than it costs at small N (RVM on sinc, h = 2: 7.5 vs 6.7 ms at
-#: N = 300, 6.9 vs 9.9 ms at 500, 31 vs 285 ms at 4000, factored vs dense).
+#: the design, which is less than the factorization costs at small N; above this size the
+#: factored fit is the faster, and its lead grows with N.
 LOW_RANK_MIN_N = 300
 
 
@@ -159,6 +159,18 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
 
     @atomic_fit
     def fit(self, X, y):
+        """Fit by sequential type-II maximum likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1):
+        the prior variances of the basis functions, the noise variance and λ where the hierarchy has one.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n, d)
+        y : array-like, shape (n,)
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
         X, y = validate_regression_data(self, X, y)
         self.feature_map_ = None if self.features is None else make_feature_map(

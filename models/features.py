@@ -135,8 +135,8 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
 
 def fit_transform_validated(feature_map, X):
     """``feature_map.fit_transform(X)`` for ``X`` an estimator has validated already (2-D, finite
-    float64, no column names): one of this module's maps skips validating it a second time (0.2–0.4
-    ms of a 1–2 ms linear fit); another transformer is called as it is."""
+    float64, no column names): one of this module's maps skips validating it a second time (a
+    sizable share of a small linear fit); another transformer is called as it is."""
     if not isinstance(feature_map, _FeatureMap):
         return feature_map.fit_transform(X)
     feature_map._check_params()

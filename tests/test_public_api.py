@@ -18,17 +18,6 @@ import pytest
 PACKAGES = ("sparsebayes", "sparsebayes.models", "sparsebayes.inference", "sparsebayes.comparisons")
 API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.rst"
 
-#: Public methods still without a docstring, by where they are defined, in modules that other work
-#: is rewriting; each is an xfail (not strict: drop the entry when the docstring lands).
-PENDING = {
-    "sparsebayes.inference.adaptive.AdaptiveSparseRegressor.fit",
-    "sparsebayes.inference.adaptive.SparseProbitClassifier.fit",
-    "sparsebayes.inference._base.OneVsAllLinkClassifier.predict",
-    "sparsebayes.inference.rvm_classifier.RVMClassifier.fit",
-    "sparsebayes.inference.typeii_estimators._TypeIIRegressor.fit",
-}
-
-
 def exported_names(package):
     """The public names of ``package``: ``__all__``, ``_LAZY`` and what its ``__init__`` defines."""
     module = importlib.import_module(package)
@@ -94,8 +83,7 @@ OBJECTS = public_objects()
 
 
 def _param(qualified, where, obj):
-    marks = [pytest.mark.xfail(reason=f"docstring pending in {where}", strict=False)] if where in PENDING else []
-    return pytest.param(qualified, where, obj, id=qualified, marks=marks)
+    return pytest.param(qualified, where, obj, id=qualified)
 
 
 def test_the_walk_finds_the_estimators_and_their_methods():
