@@ -61,7 +61,8 @@ def _cmd_compare(args):
 
     progress = not args.no_progress and sys.stderr.isatty()
     if args.dataset in DATASETS:
-        given = [f"--{k}" for k in ("target", "estimator", "features") if getattr(args, k) is not None]
+        given = [f"--{k.replace('_', '-')}" for k in ("target", "estimator", "features", "test_fraction")
+                 if getattr(args, k) is not None]
         if given:
             args.parser.error(f"{', '.join(given)} apply to a CSV file, not to the bundled data set {args.dataset!r}")
         return _compare_bundled(args, progress)
@@ -80,7 +81,8 @@ def _cmd_compare(args):
     try:
         cmp, directory = run(args.dataset, args.target, estimator=args.estimator, features=args.features,
                              out=args.out, draws=args.draws, chains=args.chains, warmup=args.warmup, seed=args.seed,
-                             progress=progress, log=log, surrogate_eps=args.surrogate_eps)
+                             progress=progress, log=log, surrogate_eps=args.surrogate_eps,
+                             test_fraction=args.test_fraction)
     except ValueError as err:  # the table or the choice of model: a message, not a traceback
         print(f"sparsebayes compare: error: {err}", file=sys.stderr)
         return 2
@@ -88,6 +90,9 @@ def _cmd_compare(args):
 
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(cmp.summary().round(3).to_string())
+        if cmp.y_test is not None:
+            print("held-out predictive:")
+            print(cmp.predictive().round(4).to_string())
     for diag in cmp.diagnostics().values():
         for warning in diag["warnings"]:
             print(f"warning: {warning}")
@@ -135,6 +140,17 @@ def _out_dir(text):
     if not os.access(first, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"{text!r}: {first} is not writable")
     return text
+
+
+def _fraction(text):
+    """An argparse type: a number strictly between 0 and 1 (the held-out share of the rows)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {value:g}")
+    return value
 
 
 def _count(minimum, below=None, below_name=None):
@@ -226,6 +242,10 @@ def build_parser():
     p_cmp.add_argument("--features", choices=list(FEATURES), default=None,
                        help="CSV: the feature map (default linear: the columns themselves; the EM and "
                             "SMLR estimators add a bias column, the type-II regressors a flat intercept)")
+    p_cmp.add_argument("--test-fraction", type=_fraction, default=None,
+                       help="CSV: hold out this share of the rows (drawn with --seed; stratified by class for a "
+                            "classifier), fit and sample on the rest, and score the point estimate and the "
+                            "posterior predictive on the held-out rows (the report's 'Held-out predictive')")
     p_cmp.add_argument("--no-progress", action="store_true",
                        help="no step lines or progress bars on stderr (bars are shown only when stderr is a terminal)")
     p_cmp.add_argument("--chains", type=_count(1), default=4, help="NUTS / Gibbs chains (default 4)")

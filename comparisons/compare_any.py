@@ -17,8 +17,10 @@ result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in wh
 
 ``summary()`` tabulates per weight the point estimate, each sampler's median and 90 % interval, the
 posterior mass ``P(|β_i| < c)`` beside the prior's, and R-hat / ESS; ``diagnostics()`` the
-sampler's health with a warning per failed check; ``plot()`` a forest plot; ``save(dir)`` a
-self-contained report. Nothing here touches matplotlib's global state (figures are
+sampler's health with a warning per failed check; ``predictive()``, given held-out rows
+(``X_test``/``y_test`` or ``test_size``), the point estimate's plug-in predictions beside each
+sampler's posterior predictive (log score, RMSE or error rate); ``plot()`` a forest plot;
+``save(dir)`` a self-contained report. Nothing here touches matplotlib's global state (figures are
 ``matplotlib.figure.Figure`` objects, never pyplot's).
 """
 from __future__ import annotations
@@ -43,7 +45,8 @@ _SAMPLER_WORDS = {"nuts": "NUTS", "gibbs": "Gibbs"}
 
 
 def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
-            progress_bar=None, surrogate_eps=None, target_accept_prob=0.8, prior_draws=4000, log=None):
+            progress_bar=None, surrogate_eps=None, target_accept_prob=0.8, prior_draws=4000, log=None,
+            X_test=None, y_test=None, test_size=None):
     """Fit ``estimator`` (a clone, if it is not fitted) and sample the posterior of its model on ``(X, y)``.
 
     Parameters
@@ -72,6 +75,15 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
     log : callable or None
         Called with a short line before each step (fitting, each sampler), e.g. ``print``; the
         command line's progress report.
+    X_test, y_test : array (m, d) or DataFrame, array (m,), optional
+        Held-out rows and their targets, not used in the fit or the sampling: each sampler also
+        predicts them (the ``predictions`` group of its ``InferenceData``) and
+        :meth:`Comparison.predictive` scores the point estimate against the posterior predictive on
+        them. Both or neither; ``X_test`` with ``X``'s columns.
+    test_size : float in (0, 1), int or None
+        Instead of ``X_test``/``y_test``: hold out this fraction (or number) of the rows of ``(X, y)``,
+        chosen at random with ``seed``; the estimator is then fitted (a clone, even if it is fitted)
+        on the other rows only, so that the held-out rows are new to both the fit and the samplers.
 
     Returns
     -------
@@ -91,12 +103,21 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
     )
     from sparsebayes.inference.sparse_estimators import engine_estimator
 
+    from .compare_predictive import check_test_data
+
     estimator = engine_estimator(estimator)  # SparseRegressor / SparseClassifier: the engine estimator they fit
     if not isinstance(estimator, SUPPORTED):
         raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; "
                          f"got {type(estimator).__name__}")
     if isinstance(samplers, str) or not samplers or len(set(samplers)) != len(samplers):
         raise ValueError(f"samplers must be a non-empty tuple of distinct names such as ('nuts',), got {samplers!r}")
+    if test_size is not None:
+        if X_test is not None or y_test is not None:
+            raise ValueError("pass test_size or X_test/y_test, not both")
+        from sklearn.model_selection import train_test_split
+        X, X_test, y, y_test = train_test_split(X, y, test_size=test_size, random_state=seed)
+        estimator = clone(estimator)  # unfitted: fitted below on the training rows only
+    check_test_data(X, X_test, y_test)
     say = log or (lambda line: None)
     try:
         check_is_fitted(estimator)
@@ -104,8 +125,14 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         say(f"fitting {type(estimator).__name__}")
         estimator = clone(estimator).fit(X, y)
     t = twin(estimator, X, y, surrogate_eps=surrogate_eps)  # checks prior and data before any sampling
+    if X_test is not None:
+        try:  # and the held-out rows (labels among the fitted classes, finite targets)
+            twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
+        except ValueError as err:
+            raise ValueError(f"X_test / y_test: {err}") from err
     settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
-                    progress_bar=bool(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob)
+                    progress_bar=bool(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob,
+                    X_test=X_test, y_test=y_test)
     samples = {}
     for s in samplers:
         say(f"sampling the posterior by {_SAMPLER_WORDS.get(s, s)} ({num_chains} chains × {num_warmup} warm-up + "
@@ -122,7 +149,8 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
     prior = prior_beta_draws(estimator, X, y, num_draws=prior_draws, seed=seed, surrogate_eps=surrogate_eps,
                              noise_var=noise)
     return Comparison(estimator=estimator, idata=idata, samples=samples, names=_flat_names(t), design=t.H,
-                      prior_beta=prior, az=az, weight_dims=tuple(t.weight_dims))
+                      prior_beta=prior, az=az, weight_dims=tuple(t.weight_dims), X_test=X_test,
+                      y_test=None if y_test is None else np.asarray(y_test))
 
 
 def _flat_names(t):
@@ -150,7 +178,8 @@ class Comparison:
     its ``InferenceData``; names : the weights' names (``basis`` coords; ``"basis[class]"`` for SMLR's
     weights on two dims), one per entry of ``beta`` flattened; design : the design the samplers ran on
     (``feature_map_.transform(X)``; centred ``X`` for the Bayesian Lasso; SMLR's penalized design);
-    prior_beta : draws (m, p) of β from the prior; weight_dims : ``beta``'s dims besides chain and draw.
+    prior_beta : draws (m, p) of β from the prior; weight_dims : ``beta``'s dims besides chain and draw;
+    X_test, y_test : the held-out rows (``None`` when none were given).
     """
 
     estimator: object
@@ -161,6 +190,8 @@ class Comparison:
     prior_beta: np.ndarray
     az: object = field(repr=False)
     weight_dims: tuple = ("basis",)
+    X_test: object = field(default=None, repr=False)
+    y_test: np.ndarray = field(default=None, repr=False)
 
     @property
     def point(self):
@@ -262,6 +293,19 @@ class Comparison:
         out["warnings"] = found
         return out
 
+    def predictive(self):
+        """Held-out predictive comparison, ``pandas.DataFrame`` indexed by ``source``: the point estimate,
+        then each sampler; columns ``log_score`` (mean log predictive density: plug-in at the point
+        estimate, the posterior predictive's for a sampler), ``rmse`` (regression; the posterior
+        predictive mean's) or ``error_rate`` (classification; the posterior-mean probabilities'
+        class), ``n_test`` (:mod:`sparsebayes.comparisons.compare_predictive`). It tells whether
+        averaging over the posterior predicts new rows better than the single estimate.
+        ``ValueError`` when ``compare`` was given no test data."""
+        if self.y_test is None:
+            raise ValueError("no held-out data: pass X_test and y_test, or test_size, to compare")
+        from .compare_predictive import predictive_table
+        return predictive_table(self)
+
     def plot(self, near_zero=None):
         """A forest plot (``matplotlib.figure.Figure``, not registered with pyplot): per weight, each
         sampler's median and 90 % interval, the point estimate as a cross, and the ``±c`` band of
@@ -298,5 +342,6 @@ class Comparison:
         png = buf.getvalue()
         (out / "forest.png").write_bytes(png)
         self.idata.to_netcdf(str(out / "draws.nc"))
-        write_report(out, self, self.summary(), self.diagnostics(), base64.b64encode(png).decode("ascii"))
+        write_report(out, self, self.summary(), self.diagnostics(), base64.b64encode(png).decode("ascii"),
+                     None if self.y_test is None else self.predictive())
         return out

@@ -13,9 +13,21 @@ def _header(cmp):
             ("draws per sampler", f"{idata.posterior.sizes['chain']} chains × {idata.posterior.sizes['draw']}")]
 
 
-def write_report(out, cmp, table, diagnostics, png_base64):
-    """``report.md`` and ``report.html`` in ``out`` from the summary ``table``, the ``diagnostics`` and
-    the forest plot (base64 PNG, embedded in the HTML so that it is one self-contained file)."""
+PREDICTIVE_NOTE = ("Scores on held-out rows, used neither in the fit nor by the samplers. log_score: the mean "
+                   "log predictive density (higher is better): for the point estimate the plug-in density, the "
+                   "model's likelihood at the point estimate (with the fitted noise variance for regression); for "
+                   "a sampler the log of the mean over its draws of the likelihood. rmse: of the point "
+                   "prediction and of the posterior predictive mean; error_rate: of the predicted class and of "
+                   "the class with the largest posterior-mean probability.")
+NO_TEST = ("No held-out data were given: pass X_test and y_test (or test_size) to sparsebayes.compare for "
+           "this comparison.")
+
+
+def write_report(out, cmp, table, diagnostics, png_base64, predictive=None):
+    """``report.md`` and ``report.html`` in ``out`` from the summary ``table``, the ``diagnostics``, the
+    held-out ``predictive`` table (:meth:`~sparsebayes.comparisons.compare_any.Comparison.predictive`;
+    ``None``: the section says none was given) and the forest plot (base64 PNG, embedded in the HTML so
+    that it is one self-contained file)."""
     import pandas as pd
     c = table.attrs["near_zero"]
     diag = pd.DataFrame({s: {k: v for k, v in d.items() if k != "warnings"} for s, d in diagnostics.items()}).T
@@ -27,7 +39,9 @@ def write_report(out, cmp, table, diagnostics, png_base64):
             "The model line names any surrogate, or hyperparameter held at its fitted value.")
     md = ["# sparsebayes comparison", ""] + [f"- **{k}**: {v}" for k, v in _header(cmp)] + [
         "", "## Weights", "", note, "", table.to_markdown(floatfmt=".4g"), "", "## Diagnostics", "", diag.to_markdown(floatfmt=".4g"), "",
-        "### Warnings", ""] + [f"- {w}" for w in found] + ["", "## Forest plot", "", "![forest plot](forest.png)", ""]
+        "### Warnings", ""] + [f"- {w}" for w in found] + ["", "## Held-out predictive", ""] + (
+        [NO_TEST] if predictive is None else [PREDICTIVE_NOTE, "", predictive.to_markdown(floatfmt=".4g")]) + [
+        "", "## Forest plot", "", "![forest plot](forest.png)", ""]
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
     esc = html.escape
     body = ["<h1>sparsebayes comparison</h1>", "<ul>"]
@@ -35,7 +49,10 @@ def write_report(out, cmp, table, diagnostics, png_base64):
     body += ["</ul>", "<h2>Weights</h2>", f"<p>{esc(note)}</p>", table.to_html(float_format=lambda v: f"{v:.4g}"),
              "<h2>Diagnostics</h2>", diag.to_html(float_format=lambda v: f"{v:.4g}"), "<h3>Warnings</h3>", "<ul>"]
     body += [f"<li>{esc(w)}</li>" for w in found]
-    body += ["</ul>", "<h2>Forest plot</h2>", f'<img alt="forest plot" src="data:image/png;base64,{png_base64}">']
+    body += ["</ul>", "<h2>Held-out predictive</h2>"]
+    body += ([f"<p>{esc(NO_TEST)}</p>"] if predictive is None else
+             [f"<p>{esc(PREDICTIVE_NOTE)}</p>", predictive.to_html(float_format=lambda v: f"{v:.4g}")])
+    body += ["<h2>Forest plot</h2>", f'<img alt="forest plot" src="data:image/png;base64,{png_base64}">']
     page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sparsebayes comparison</title>"
             "<style>body{font-family:sans-serif;max-width:60em;margin:auto}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:2px 6px}</style></head><body>\n"

@@ -116,12 +116,14 @@ def make_estimator(name, classification, features=None, *, draws=1000, chains=4,
 
 
 def run(path, target, *, estimator=None, features=None, out="results", draws=1000, chains=4, warmup=1000,
-        seed=0, progress=False, log=print, surrogate_eps=1e-3):
+        seed=0, progress=False, log=print, surrogate_eps=1e-3, test_fraction=None):
     """Read the CSV, fit, compare and save the report into ``out/compare-<file stem>/``.
 
     Returns the :class:`~sparsebayes.comparisons.compare_any.Comparison` and the report's
     directory. ``log`` gets one line per step; ``progress`` turns on the samplers' bars;
-    ``surrogate_eps`` is the ε of the RVM's surrogate (the other families ignore it).
+    ``surrogate_eps`` is the ε of the RVM's surrogate (the other families ignore it);
+    ``test_fraction``: hold out this share of the rows (seeded by ``seed``, stratified by class
+    for a classifier), fitted and sampled on the rest and scored in the report's held-out section.
     """
     import sparsebayes
     from sparsebayes.inference.twin_posterior import gibbs_able
@@ -138,6 +140,12 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
                          progress=progress)
     task = f"classification, {y.nunique()} classes" if classification else "regression"
     log(f"read {path}: {len(y)} rows, {X.shape[1]} inputs, target {target!r} ({task})")
+    X_test = y_test = None
+    if test_fraction is not None:
+        from sklearn.model_selection import train_test_split
+        X, X_test, y, y_test = train_test_split(X, y, test_size=test_fraction, random_state=seed,
+                                                stratify=y if classification else None)
+        log(f"holding out {len(y_test)} rows; fitting and sampling on {len(y)}")
     log(f"fitting {type(est).__name__}")
     est.fit(X, y)
     samplers = ("nuts", "gibbs") if gibbs_able(est) else ("nuts",)
@@ -145,7 +153,7 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
         log(f"note: the RVM's flat hyperprior makes its posterior improper; sampling the labelled proper surrogate "
             f"alpha_i ~ Gamma(eps, eps), eps = {surrogate_eps:g}")
     cmp = sparsebayes.compare(est, X, y, samplers=samplers, num_warmup=warmup, num_samples=draws, num_chains=chains,
-                              seed=seed, progress_bar=progress, log=log,
+                              seed=seed, progress_bar=progress, log=log, X_test=X_test, y_test=y_test,
                               surrogate_eps=surrogate_eps if estimator in IMPROPER else None)
     directory = Path(out) / f"compare-{Path(path).stem}"
     log(f"writing the report to {directory}")

@@ -34,11 +34,13 @@ _IMPROPER = ("the RVM's flat prior on each precision α_i has no proper posterio
              "α_i ~ Gamma(eps, eps)")
 
 
-def build(est, X, y, surrogate_eps):
-    """The twin of fitted ``est`` (one of :data:`SUPPORTED`) on ``(X, y)``."""
+def build(est, X, y, surrogate_eps, keep=None):
+    """The twin of fitted ``est`` (one of :data:`SUPPORTED`) on ``(X, y)``. ``keep``: the type-II
+    twin's columns in the model (``t.keep`` of the training twin, for held-out rows); ``None``:
+    those not constant on ``X``."""
     X = validate_predict_data(est, X)
     if isinstance(est, TYPEII):
-        return _typeii(est, X, y, surrogate_eps)
+        return _typeii(est, X, y, surrogate_eps, keep)
     if isinstance(est, RVMClassifier):
         return _rvm_classifier(est, X, y, surrogate_eps)
     return _smlr(est, X, y, surrogate_eps)
@@ -65,7 +67,7 @@ def _labels(est, y, n):
     return y
 
 
-def _typeii(est, X, y, surrogate_eps):
+def _typeii(est, X, y, surrogate_eps, keep=None):
     H = np.asarray(est._design(X), dtype=np.float64)
     names = basis_names(est, est.feature_map_, H.shape[1])
     y = np.asarray(y, dtype=np.float64)
@@ -73,7 +75,8 @@ def _typeii(est, X, y, surrogate_eps):
         raise ValueError(f"y must be {H.shape[0]} finite numbers, one per row of X")
     # a column that is constant (zero once centred, with the intercept) is not in the fitted model: the
     # engine masks it and its weight is 0; the twin leaves it out too and gives it weight 0 in every draw
-    keep = np.ptp(H, axis=0) > 0 if est.fit_intercept else np.any(H != 0, axis=0)
+    if keep is None:
+        keep = np.ptp(H, axis=0) > 0 if est.fit_intercept else np.any(H != 0, axis=0)
     kwargs = dict(c=float(est.c), d=float(est.d), intercept=bool(est.fit_intercept))
     if isinstance(est, RVMRegressor):
         eps, label = _surrogate(surrogate_eps, "rvm")
@@ -96,7 +99,7 @@ def _typeii(est, X, y, surrogate_eps):
         layout.update(to_weights=lambda w: _expand(w, keep), site_coords={"model_basis": list(np.asarray(names)[keep])},
                       site_dims={s: ["model_basis"] for s in ("beta", "tau", "beta_raw", "precision_surrogate")})
     return SimpleNamespace(model=typeii_twin_model, H=H[:, keep], y=y, kwargs=kwargs, names=names, label=label,
-                           gibbs=_typeii_gibbs, **layout)
+                           gibbs=_typeii_gibbs, **{**layout, "keep": keep})
 
 
 def fitted_lam(est):
@@ -179,9 +182,10 @@ def _smlr(est, X, y, surrogate_eps):
                            names=names, label=f"smlr-{est.penalty}-lam={est.lam_:.6g}", gibbs=None,
                            weight_site="coef", to_weights=to_weights, weight_dims=("basis", "class"),
                            weight_coords={"basis": names, "class": classes},
-                           site_dims={"coef": ["basis", "free_class"]}, site_coords={"free_class": classes[:-1]})
+                           site_dims={"coef": ["basis", "free_class"]}, site_coords={"free_class": classes[:-1]},
+                           keep=None)
 
 
 def _layout(names, to_weights=None):
     return dict(weight_site="beta", to_weights=to_weights, weight_dims=("basis",), weight_coords={"basis": names},
-                site_dims={}, site_coords={})
+                site_dims={}, site_coords={}, keep=None)

@@ -46,26 +46,34 @@ BASIS_SITES = ("beta", "tau", "tau2", "lam_local", "beta_raw", "precision_surrog
 SUPPORTED = (AdaptiveSparseRegressor, SparseProbitClassifier, BayesianLassoRegressor, *twin_builders.SUPPORTED)
 
 
-def twin(est, X, y, *, surrogate_eps=None):
+def twin(est, X, y, *, surrogate_eps=None, train=None):
     """The model of fitted ``est`` on ``(X, y)``: a namespace with ``model``, the design ``H``, the
     targets ``y`` (0/1 for the classifier, centred for the Bayesian Lasso), the model's keyword
-    arguments ``kwargs``, the basis ``names`` and a ``label`` for the prior; and the fields
-    :mod:`~sparsebayes.inference.twin_builders` documents (``gibbs``, ``weight_site``, ``to_weights``,
-    ``weight_dims``, ``weight_coords``, ``site_dims``, ``site_coords``). ``ValueError`` for an
-    estimator, prior or data it cannot build."""
+    arguments ``kwargs``, the basis ``names`` and a ``label`` for the prior; ``y_offset``, what
+    the model's ``y`` was shifted by (the training mean for the Bayesian Lasso, else 0); and the
+    fields :mod:`~sparsebayes.inference.twin_builders` documents (``gibbs``, ``weight_site``,
+    ``to_weights``, ``weight_dims``, ``weight_coords``, ``site_dims``, ``site_coords``, ``keep``).
+    ``ValueError`` for an estimator, prior or data it cannot build.
+
+    ``train``: the twin of the training data, when ``(X, y)`` are held-out rows. The design of new
+    rows must be the training model's, so what the twin takes from the data (the Bayesian Lasso's
+    centring, the type-II twins' columns left out as constant) is taken from ``train``.
+    """
     if not isinstance(est, SUPPORTED):
         raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; got {type(est).__name__}")
     check_is_fitted(est)
     if isinstance(est, twin_builders.SUPPORTED):
-        return twin_builders.build(est, X, y, surrogate_eps)
-    t = _em_twin(est, X, y, surrogate_eps)
+        t = twin_builders.build(est, X, y, surrogate_eps, keep=None if train is None else train.keep)
+        t.y_offset = 0.0
+        return t
+    t = _em_twin(est, X, y, surrogate_eps, None if train is None else train.centre)
     t.gibbs = _bayesian_lasso_gibbs if t.model is bayesian_lasso else (
         _hierarchy_gibbs if t.model is sparse_regression_model and supports(t.prior, "gibbs") else None)
     t.__dict__.update({k: v for k, v in twin_builders._layout(t.names).items() if k not in t.__dict__})
     return t
 
 
-def _em_twin(est, X, y, surrogate_eps):
+def _em_twin(est, X, y, surrogate_eps, centre=None):
     X = validate_predict_data(est, X)
     if isinstance(est, BayesianLassoRegressor):
         if surrogate_eps is not None:
@@ -73,8 +81,9 @@ def _em_twin(est, X, y, surrogate_eps):
         y = _regression_targets(y, X)
         names = basis_names(est, None, X.shape[1])
         kwargs = dict(lam2_shape=est.lam2_shape, lam2_rate=est.lam2_rate, c=est.c, d=est.d)
-        return SimpleNamespace(model=bayesian_lasso, H=X - X.mean(axis=0), y=y - y.mean(), kwargs=kwargs,
-                               names=names, label="bayesian-lasso")
+        x_mean, y_mean = (X.mean(axis=0), float(y.mean())) if centre is None else centre
+        return SimpleNamespace(model=bayesian_lasso, H=X - x_mean, y=y - y_mean, kwargs=kwargs, names=names,
+                               label="bayesian-lasso", centre=(x_mean, y_mean), y_offset=y_mean, keep=None)
     H = np.asarray(transform_validated(est.feature_map_, X), dtype=np.float64)
     names = basis_names(est, est.feature_map_, H.shape[1])
     prior = make_prior(est.prior, est.gamma)
@@ -100,11 +109,12 @@ def _em_twin(est, X, y, surrogate_eps):
         if y.ndim != 1 or y.shape[0] != H.shape[0] or not np.all(np.isin(y, est.classes_)):
             raise ValueError(f"y must hold {H.shape[0]} labels among the classifier's classes {list(est.classes_)}")
         return SimpleNamespace(model=sparse_probit_model, H=H, y=(y == est.classes_[1]).astype(np.float64),
-                               kwargs=kwargs, names=names, label=label, prior=prior)
+                               kwargs=kwargs, names=names, label=label, prior=prior, centre=None, y_offset=0.0,
+                               keep=None)
     if est.noise_var is not None:
         kwargs["noise_var"] = float(est.noise_var)
     return SimpleNamespace(model=sparse_regression_model, H=H, y=_regression_targets(y, H), kwargs=kwargs,
-                           names=names, label=label, prior=prior)
+                           names=names, label=label, prior=prior, centre=None, y_offset=0.0, keep=None)
 
 
 def _regression_targets(y, X):
@@ -115,7 +125,7 @@ def _regression_targets(y, X):
 
 
 def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
-                     progress_bar=False, surrogate_eps=None, target_accept_prob=0.8):
+                     progress_bar=False, surrogate_eps=None, target_accept_prob=0.8, X_test=None, y_test=None):
     """Draws of the posterior of fitted ``est``'s own model on ``(X, y)`` as ``InferenceData``.
 
     Groups: ``posterior`` (``beta`` on dim ``basis``, coords the feature map's names),
@@ -125,8 +135,14 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     where the twin has a Gibbs sampler (``ValueError`` naming the hierarchy otherwise).
     ``attrs["model"]`` names the prior (and a surrogate, or a hyperparameter held at its fitted
     value, when one is).
+
+    With held-out rows ``X_test``, ``y_test`` the group ``predictions`` holds, per draw and test row,
+    the model's ``log_lik`` and its predictive ``mean`` (regression) or class probabilities ``prob``
+    (on ``class_code``, the index into ``est.classes_``), for held-out scores of the sampled model
+    (:mod:`sparsebayes.inference.twin_predictive`).
     """
     t = twin(est, X, y, surrogate_eps=surrogate_eps)
+    t_test = None if X_test is None else twin(est, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
     check_count("seed", seed, 0)
     coords = {"basis": t.names, **t.site_coords}
     dims = {**{s: ["basis"] for s in BASIS_SITES}, "y": ["obs"], **t.site_dims}
@@ -152,6 +168,10 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
         raise ValueError(f"sampler must be {allowed} for "
                          f"{type(est).__name__}, got {sampler!r}")
     _add_posterior_predictive(idata, t, kwargs, seed)
+    if t_test is not None:
+        from .twin_predictive import add_predictions
+        add_predictions(idata, t_test, kwargs, n_classes=len(est.classes_) if hasattr(est, "classes_") else None,
+                        seed=seed + 2)
     idata = _to_weight_layout(idata, t)
     idata.attrs.update(model=t.label, estimator=type(est).__name__, sampler=sampler)
     idata.posterior.attrs.update(model=t.label)
