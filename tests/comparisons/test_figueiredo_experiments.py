@@ -44,11 +44,12 @@ SMOKE = [
     ("figueiredo-table1-me", 2, {"ols", "jeffreys-em", "lasso-cv", "lasso-gcv", "subset-selection"},
      ("dataset", "sigma"), ("me_improvement",), False, 0),
     ("figueiredo-table2-sinc", 1, {"jeffreys-em", "rvm", "svm"}, (), ("rmse", "n_kernels"), False, 1),
-    ("figueiredo-table2-boston", 1, {"jeffreys-em", "rvm", "svm"}, (), ("rmse", "n_kernels", "kernel_width"), False, 0),
+    pytest.param("figueiredo-table2-boston", 1, {"jeffreys-em", "rvm", "svm"}, (), ("rmse", "n_kernels", "kernel_width"),
+                 False, 0, marks=pytest.mark.slow),  # 20 s: the SVR grid search of one Boston split
 ]
 
 
-@pytest.mark.parametrize("exp_id, reps, methods, keys, metrics, has_paper, n_plots", SMOKE, ids=[s[0] for s in SMOKE])
+@pytest.mark.parametrize("exp_id, reps, methods, keys, metrics, has_paper, n_plots", SMOKE, ids=[(s.values if hasattr(s, "values") else s)[0] for s in SMOKE])
 def test_smoke_contract(tmp_path, exp_id, reps, methods, keys, metrics, has_paper, n_plots):
     out, result = _run(exp_id, tmp_path, reps)
     rows = out["rows"]
