@@ -302,19 +302,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
 
     @atomic_fit
     def fit(self, X, y):
-        """Fit the sparse MAP by EM (Figueiredo 2003, Sec. 3, eqs. 12–16).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame, shape (n, d)
-            Inputs, finite; a DataFrame's columns name the weights.
-        y : array-like, shape (n,)
-            Targets, finite.
-
-        Returns
-        -------
-        self
-        """
+        """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
+        (Figueiredo 2003, Sec. 3, eqs. 12–16); returns ``self``."""
         prior = self._check_params()
         if self.noise_var is not None:
             check_number("noise_var (None: estimated)", self.noise_var, 0.0, strict=True)
@@ -456,19 +445,8 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
 
     @atomic_fit
     def fit(self, X, y):
-        """Fit the sparse probit MAP by EM over the latent targets (Figueiredo 2003, Sec. 4), one
-        classifier for two classes, one per class (one-vs-all) beyond.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame, shape (n, d)
-        y : array-like, shape (n,)
-            Class labels (at least two classes).
-
-        Returns
-        -------
-        self
-        """
+        """Fit the sparse probit MAP by EM over the latent targets (Figueiredo 2003, Sec. 4): one
+        classifier for two classes, one per class (one-vs-all) beyond; returns ``self``."""
         prior = self._check_params()
         X, y_enc = validate_classification_data(self, X, y)
         fm, H, factor = self._design(X, prior)

@@ -64,12 +64,10 @@ def point_weight_layout(est):
     """``(name, dims, coords)`` of the weights in ``est.to_inference_data()``'s posterior: the variable
     on the basis (``beta``), its dims without ``chain``/``draw``, and their coords."""
     point = est.to_inference_data().posterior
-    for name in ("beta",):
-        if name in point:
-            var = point[name]
-            dims = tuple(d for d in var.dims if d not in _SAMPLE_DIMS)
-            return name, dims, {d: list(var.coords[d].values) for d in dims}
-    raise ValueError(f"{type(est).__name__}.to_inference_data() has no weight variable 'beta'")
+    if "beta" not in point:
+        raise ValueError(f"{type(est).__name__}.to_inference_data() has no weight variable 'beta'")
+    dims = tuple(d for d in point["beta"].dims if d not in _SAMPLE_DIMS)
+    return "beta", dims, {d: list(point["beta"].coords[d].values) for d in dims}
 
 
 def align_to_point_estimate(est, idata, source="beta", source_dim="basis"):

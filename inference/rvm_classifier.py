@@ -96,20 +96,8 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
 
     @atomic_fit
     def fit(self, X, y):
-        """Fit the RVM classifier by sequential type-II maximum likelihood with the Laplace
-        approximation at the posterior mode (Tipping 2001, Sec. 4; Tipping & Faul 2003, Sec. 5), one
-        classifier for two classes, one per class (one-vs-all) beyond.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame, shape (n, d)
-        y : array-like, shape (n,)
-            Class labels (at least two classes).
-
-        Returns
-        -------
-        self
-        """
+        """Fit by sequential type-II maximum likelihood with the Laplace approximation at the mode
+        (Tipping 2001, Sec. 4; Tipping & Faul 2003, Sec. 5), one-vs-all beyond two classes; returns ``self``."""
         check_flags(self)
         check_max_iter(self.max_iter)
         check_number("tol", self.tol, 0.0)

@@ -48,7 +48,7 @@ def _lazy(module, name):
     return getattr(importlib.import_module(f"sparsebayes.inference.{module}"), name)
 
 
-def _em_prior(prior, options):
+def _em_prior(prior):
     """``prior`` for the EM estimators: a name of the registry or a hierarchy object with the EM
     E-step (checked here, so the error names the hierarchy before anything is built)."""
     if isinstance(prior, str):
@@ -63,7 +63,7 @@ def _regression_engine(method, prior, options):
     """(class, keyword arguments) of the engine estimator for regression."""
     name = hierarchy_name(prior)
     if method == "em":
-        return _lazy("adaptive", "AdaptiveSparseRegressor"), {"prior": _em_prior(prior, options)}
+        return _lazy("adaptive", "AdaptiveSparseRegressor"), {"prior": _em_prior(prior)}
     if method == "type2":
         table = {"ard": "RVMRegressor", "laplace": "FLAPRegressor", "scaled_laplace": "BLSRegressor"}
         if name not in table:
@@ -81,7 +81,7 @@ def _classification_engine(method, prior, options):
     """(class, keyword arguments) of the engine estimator for classification."""
     name = hierarchy_name(prior)
     if method == "em":
-        return _lazy("adaptive", "SparseProbitClassifier"), {"prior": _em_prior(prior, options)}
+        return _lazy("adaptive", "SparseProbitClassifier"), {"prior": _em_prior(prior)}
     if method == "type2":
         if name != "ard":
             _refuse(prior, method, {"ard": "RVMClassifier"})

@@ -159,18 +159,8 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
 
     @atomic_fit
     def fit(self, X, y):
-        """Fit by sequential type-II maximum likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1):
-        the prior variances of the basis functions, the noise variance and λ where the hierarchy has one.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame, shape (n, d)
-        y : array-like, shape (n,)
-
-        Returns
-        -------
-        self
-        """
+        """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II
+        maximum likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1); returns ``self``."""
         self._check_params()
         X, y = validate_regression_data(self, X, y)
         self.feature_map_ = None if self.features is None else make_feature_map(
