@@ -117,7 +117,7 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
 
     Returns the report's entries, the per-coefficient table and the Markdown lines.
     """
-    import arviz as az
+    from sparsebayes.inference._arviz_compat import summary as arviz_summary
     import jax.numpy as jnp
 
     from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier, run_nuts
@@ -160,7 +160,7 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
                                                progress_bar=progress_bar)
         timings.update(bayesian_lasso["timings_s"])
 
-    summary = az.summary(idata, var_names=["beta"], round_to="none")
+    summary = arviz_summary(idata, var_names=["beta"])
     beta_draws = post["beta"].values.reshape(-1, len(names))
     window = NEAR_ZERO * (float(np.std(ytr)) if regression else 1.0)
     gamma_a, gamma_b = GAMMA_PRIOR
@@ -221,13 +221,12 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
 
     Returns the report's entries, the per-weight table and the Markdown lines.
     """
-    import arviz as az
+    from sparsebayes.inference._arviz_compat import summary as arviz_summary
     import jax
     import jax.numpy as jnp
 
     from sparsebayes.inference import SMLRCV, run_nuts
     from sparsebayes.models.multinomial import (
-        LaplacePrior,
         class_probabilities,
         log_posterior,
         multinomial_logistic_model,
@@ -242,7 +241,9 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
     Htr, Hte = smlr.feature_map_.transform(Xtr), smlr.feature_map_.transform(Xte)
     codes = np.searchsorted(smlr.classes_, ytr)
     basis = list(smlr.feature_map_.get_feature_names_out(prob.names))
-    prior = LaplacePrior(float(smlr.lam_))
+    from sparsebayes.models.priors import LaplacePrior
+
+    prior = LaplacePrior.from_lam(float(smlr.lam_))
     t0 = time.perf_counter()
     idata = run_nuts(multinomial_logistic_model, jnp.asarray(Htr), jnp.asarray(codes), n_classes=len(classes),
                      prior=prior, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
@@ -251,23 +252,23 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
     timings["nuts_s"] = time.perf_counter() - t0
 
     post = idata.posterior
-    summary = az.summary(idata, var_names=["coef"], round_to="none")
+    summary = arviz_summary(idata, var_names=["coef"])
     draws = post["coef"].values.reshape((-1,) + post["coef"].shape[2:])
     names = [f"{b} [{c}]" for b in basis for c in classes[:-1]]  # az.summary's order: basis-major
     window = NEAR_ZERO
     prior_mass = -np.expm1(-float(smlr.lam_) * window)  # P(|w| < c) under the Laplace prior exp(−λ|w|)
     table = _posterior_table(summary, names, draws.reshape(len(draws), -1), window, prior_mass)
-    table.insert(0, "smlr", smlr.coef_[:, :-1].ravel())
+    table.insert(0, "smlr", smlr._basis_weights_[:, :-1].ravel())
 
     H, Y1 = jnp.asarray(Htr), one_hot_reference(jnp.asarray(codes), len(classes))
-    map_logpost = float(log_posterior(jnp.asarray(smlr.coef_[:, :-1]), H, Y1, prior))
+    map_logpost = float(log_posterior(jnp.asarray(smlr._basis_weights_[:, :-1]), H, Y1, prior))
     draw_logpost = np.asarray(jax.vmap(lambda w: log_posterior(w, H, Y1, prior))(jnp.asarray(draws)))
     post_proba = np.asarray(jax.vmap(lambda w: class_probabilities(w, jnp.asarray(Hte)))(jnp.asarray(draws))).mean(0)
     scores = {"smlr": _classification_scores(yte, smlr.classes_, smlr.predict_proba(Xte)),
               "nuts-posterior-predictive": _classification_scores(yte, smlr.classes_, post_proba)}
     diag = {**_nuts_diagnostics(idata), "lam": float(smlr.lam_), "near_zero_window": window,
             "prior_mass_in_window": prior_mass,
-            "smlr_zeros": int(np.sum(smlr.coef_[:, :-1] == 0)), "n_weights": int(smlr.coef_[:, :-1].size),
+            "smlr_zeros": int(np.sum(smlr._basis_weights_[:, :-1] == 0)), "n_weights": int(smlr._basis_weights_[:, :-1].size),
             "map_log_posterior": map_logpost, "max_draw_log_posterior": float(draw_logpost.max())}
     diag["warnings"] += _map_warnings(map_logpost, diag["max_draw_log_posterior"])
 
@@ -301,10 +302,10 @@ def _nuts_diagnostics(idata):
     """Divergences, the largest R-hat and the least bulk and tail ESS over every sampled variable,
     the ESS per second of the sampler's own time (warm-up and draws, JAX's compile excluded:
     ``run_nuts``'s ``sampling_seconds − compile_seconds``), and ``warnings`` naming what failed."""
-    import arviz as az
+    from sparsebayes.inference._arviz_compat import summary as arviz_summary
 
     post = idata.posterior
-    diag = az.summary(idata, kind="diagnostics", round_to="none")
+    diag = arviz_summary(idata, kind="diagnostics")
     own = float(post.attrs["sampling_seconds"] - post.attrs["compile_seconds"])
     out = {"n_divergences": int(post.attrs["n_divergences"]), "max_r_hat": float(diag["r_hat"].max()),
            "min_ess_bulk": float(diag["ess_bulk"].min()), "min_ess_tail": float(diag["ess_tail"].min()),
@@ -372,7 +373,7 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
     sampler's largest R-hat and least bulk ESS per second of warm-up and draws, compile excluded;
     NUTS's divergences; ``warnings`` naming what failed), held-out RMSE ``scores`` and ``timings_s``.
     """
-    import arviz as az
+    from sparsebayes.inference._arviz_compat import summary as arviz_summary
     import pandas as pd
 
     from sparsebayes.inference import BayesianLassoRegressor, BLSRegressor
@@ -392,7 +393,7 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
                                      num_chains=num_chains, seed=seed,
                                      progress_bar=progress_bar and sampler == "gibbs").fit(Xtr, ytr)
         timings[f"bayesian_lasso_{sampler}_s"] = time.perf_counter() - t0
-        summary = az.summary(fit.idata_, kind="diagnostics", round_to="none")  # every sampled variable
+        summary = arviz_summary(fit.idata_, kind="diagnostics")  # every sampled variable
         beta_rows = summary.loc[[k for k in summary.index if k.startswith("beta[")]]
         table[f"{sampler}_median"] = fit.coef_
         table[f"{sampler}_2.5%"], table[f"{sampler}_97.5%"] = fit.coef_interval_

@@ -12,8 +12,12 @@ result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in wh
   It is a group of its own, not ``posterior``, so that no ArviZ function takes one point for a
   sample; :attr:`Comparison.point_idata` gives it back as an ``InferenceData`` whose ``posterior``
   it is, for ``az.plot_forest([cmp.point_idata, cmp.idata])``;
-* a second sampler's draws are in the groups ``posterior_<sampler>`` (``samples`` keeps each
-  sampler's whole ``InferenceData``).
+* a second sampler's draws are in the group ``posterior_<sampler>`` and, with held-out rows, its
+  predictions in ``predictions_<sampler>`` (the first sampler's are ``predictions``); ``samples``
+  keeps each sampler's whole ``InferenceData``.
+
+Under ArviZ 1.x every ``InferenceData`` here is an ``xarray.DataTree`` with the same groups
+(:mod:`sparsebayes.inference._arviz_compat`), and the diagnostics are the same statistics.
 
 ``summary()`` tabulates per weight the point estimate, each sampler's median and 90 % interval, the
 posterior mass ``P(|β_i| < c)`` beside the prior's, and R-hat / ESS; ``diagnostics()`` the
@@ -101,7 +105,9 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         sample_posterior,
         twin,
     )
+    from sparsebayes.inference._arviz_compat import copy, dataset, has_group, set_group
     from sparsebayes.inference.sparse_estimators import engine_estimator
+    from sparsebayes.inference.twin_predictive import GROUP as PREDICTIONS_GROUP
 
     from .compare_predictive import check_test_data
 
@@ -139,12 +145,11 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
             f"{num_samples} draws)")
         samples[s] = sample_posterior(estimator, X, y, s, **settings)
     point = point_estimate_dataset(estimator, t.names, t.weight_dims, t.weight_coords)
-    idata = samples[samplers[0]].copy()
-    with warnings.catch_warnings():  # ArviZ warns that these groups are not in its schema; they are ours
-        warnings.simplefilter("ignore", UserWarning)
-        idata.add_groups({POINT_GROUP: point})
-        for s in samplers[1:]:
-            idata.add_groups({f"posterior_{s}": samples[s].posterior})
+    idata = set_group(copy(samples[samplers[0]]), POINT_GROUP, point)
+    for s in samplers[1:]:
+        set_group(idata, f"posterior_{s}", dataset(samples[s], "posterior"))
+        if has_group(samples[s], PREDICTIONS_GROUP):
+            set_group(idata, f"{PREDICTIONS_GROUP}_{s}", dataset(samples[s], PREDICTIONS_GROUP))
     noise = np.median(idata.posterior["noise_var"].values) if "noise_var" in idata.posterior else 1.0
     prior = prior_beta_draws(estimator, X, y, num_draws=prior_draws, seed=seed, surrogate_eps=surrogate_eps,
                              noise_var=noise)
@@ -201,10 +206,9 @@ class Comparison:
     @property
     def point_idata(self):
         """The point estimate as an ``InferenceData`` whose ``posterior`` is it (attrs ``point_estimate = 1``)."""
-        ds = getattr(self.idata, POINT_GROUP)
-        idata = self.az.InferenceData(posterior=ds.copy())
-        idata.attrs.update(ds.attrs)
-        return idata
+        from sparsebayes.inference._arviz_compat import dataset, from_datasets
+        ds = dataset(self.idata, POINT_GROUP)
+        return from_datasets({"posterior": ds.copy()}, attrs=ds.attrs)
 
     def _beta(self, sampler):
         beta = self.samples[sampler].posterior["beta"].transpose("chain", "draw", *self.weight_dims)
@@ -244,10 +248,11 @@ class Comparison:
 
     def _mixing(self, idata):
         """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
-        az, out = self.az, {}
-        for name, fn in (("r_hat", lambda: az.rhat(idata, var_names=["beta"])),
-                         ("ess_bulk", lambda: az.ess(idata, var_names=["beta"], method="bulk")),
-                         ("ess_tail", lambda: az.ess(idata, var_names=["beta"], method="tail"))):
+        from sparsebayes.inference._arviz_compat import ess, rhat
+        out = {}
+        for name, fn in (("r_hat", lambda: rhat(idata, var_names=["beta"])),
+                         ("ess_bulk", lambda: ess(idata, var_names=["beta"], method="bulk")),
+                         ("ess_tail", lambda: ess(idata, var_names=["beta"], method="tail"))):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 out[name] = np.asarray(fn()["beta"].transpose(*self.weight_dims).values, dtype=np.float64).reshape(-1)
@@ -262,7 +267,9 @@ class Comparison:
         return {s: self._diagnose(s, idata) for s, idata in self.samples.items()}
 
     def _diagnose(self, sampler, idata):
-        az, post = self.az, idata.posterior
+        from sparsebayes.inference._arviz_compat import bfmi as fraction_of_missing_information
+        from sparsebayes.inference._arviz_compat import ess, rhat
+        post = idata.posterior
 
         def extreme(ds, fn):
             vals = np.concatenate([np.ravel(v.values) for v in ds.data_vars.values()] or [np.array([np.nan])])
@@ -270,11 +277,12 @@ class Comparison:
             return float(fn(vals)) if vals.size else float("nan")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            r_hat = extreme(az.rhat(idata), np.max) if post.sizes["chain"] > 1 else float("nan")
-            bulk, tail = (extreme(az.ess(idata, method=m), np.min) for m in ("bulk", "tail"))
+            r_hat = extreme(rhat(idata), np.max) if post.sizes["chain"] > 1 else float("nan")
+            bulk, tail = (extreme(ess(idata, method=m), np.min) for m in ("bulk", "tail"))
         stats = getattr(idata, "sample_stats", None)
         div = int(stats["diverging"].values.sum()) if stats is not None and "diverging" in stats else 0
-        bfmi = float(np.min(az.bfmi(idata))) if stats is not None and "energy" in stats else float("nan")
+        bfmi = (float(np.min(fraction_of_missing_information(idata))) if stats is not None and "energy" in stats
+                else float("nan"))
         seconds = post.attrs.get("sampling_seconds", np.nan) - post.attrs.get("compile_seconds", 0.0)
         out = dict(r_hat_max=r_hat, ess_bulk_min=bulk, ess_tail_min=tail, divergences=div, bfmi_min=bfmi,
                    ess_bulk_per_second=bulk / seconds if seconds > 0 else float("nan"))

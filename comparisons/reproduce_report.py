@@ -62,8 +62,13 @@ RECORDED = {
 }
 
 
+#: What tells a row's setting apart on the page: the join keys, and keys of rows that have no paper
+#: counterpart to join on (``basis``: smlr-digits' linear and RBF rows).
+SETTING_KEYS = (*JOIN_KEYS, "basis")
+
+
 def _keys(row):
-    return ", ".join(f"{k} = {_cell(row[k])}" for k in JOIN_KEYS if k in row and k != "method")
+    return ", ".join(f"{k} = {_cell(row[k])}" for k in SETTING_KEYS if k in row and k != "method")
 
 
 def _figure_lines(payload):

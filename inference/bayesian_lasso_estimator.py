@@ -122,7 +122,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
             When the prior shrinks every coefficient to about zero (``lam2_rate`` far too small
             for the units of ``X``).
         """
-        import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
+        from ._arviz_compat import rhat
         if self.sampler not in ("gibbs", "nuts", "nuts-marginal"):
             raise ValueError(f"sampler must be 'gibbs', 'nuts' or 'nuts-marginal', got {self.sampler!r}")
         check_number("credible_level", self.credible_level, 0.0, strict=True)
@@ -169,7 +169,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         _warn_if_shrunk_to_zero(self, Xc, yc)
         self.rhat_ = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
-            self.rhat_ = float(np.max(az.rhat(idata, var_names=["beta"])["beta"].values))
+            self.rhat_ = float(np.max(rhat(idata, var_names=["beta"])["beta"].values))
             if self.rhat_ > self.rhat_max:
                 warnings.warn(f"{self.sampler} chains have not mixed: max R-hat over beta {self.rhat_:.3f} > "
                               f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=2)
@@ -189,13 +189,15 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         return mean, np.sqrt(draws.var(axis=1) + self.noise_var_draws_.mean() + self.intercept_var_)
 
     def to_inference_data(self):
-        """The sampler's draws (chain, draw) as ``InferenceData``: a copy, so that editing it (adding
-        groups, renaming) leaves the fitted ``idata_`` as it was."""
+        """The sampler's draws (chain, draw) as ``InferenceData`` (ArviZ 1.x: ``xarray.DataTree``): a deep
+        copy, so that editing it (adding groups, renaming) leaves the fitted ``idata_`` as it was."""
+        from ._arviz_compat import copy
         check_is_fitted(self, "idata_")
-        return self.idata_.copy()
+        return copy(self.idata_)
 
     def summary(self):
-        """ArviZ summary of β (R-hat, bulk/tail ESS, MCSE)."""
+        """ArviZ's own summary of β (R-hat, bulk/tail ESS, MCSE), in the installed ArviZ's layout
+        (1.x gives an equal-tailed interval where 0.x gives the HDI)."""
         import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
         return az.summary(self.idata_, var_names=["beta"])
 

@@ -19,7 +19,18 @@ other change. Each check raises ``AssertionError`` with the numbers when it fail
   same at random β (the engine climbs the model's log posterior, nothing else);
 * ``em_objective_monotone``: EM iterations never decrease that objective (on a fixed active set);
 * ``capability_errors``: every engine the hierarchy lacks refuses it with a ``ValueError`` that
-  names the hierarchy.
+  names the hierarchy;
+* ``typeii_optimum``: the penalty ``κ`` is minus the derivative of ``typeii_log_hyperprior`` in a
+  variance, and the per-basis optimum, :func:`~sparsebayes.models.typeii_hierarchies.optimal_variance`
+  at the hierarchy's penalty ``κ = typeii_penalty(λ, σ²)``, maximises ``ℓ(v)`` of 004 eq. 14 (against
+  a bounded scalar search), and the move gain ``variance_objective_change`` is ``ℓ(v') − ℓ(v)``;
+* ``typeii_lambda_update``: ``typeii_update_lambda`` maximises ``typeii_log_hyperprior`` over λ
+  (against a scalar search in ``log λ``; a hierarchy without λ: the hyperprior does not depend on it);
+* ``typeii_evidence``: a few engine steps, scored with λ re-maximised and with the hierarchy's own
+  σ² update (which must then be an ascent: not ``ScaledLaplacePrior(noise_update="variances-fixed")``,
+  see :mod:`sparsebayes.models.typeii_hierarchies`), never lower ``L``, each
+  step's :class:`~sparsebayes.inference.typeii_moves.Info` gain is at most its rise, and the engine's
+  ``L`` is the directly computed ``log N(y; 0, σ²I + ΦVΦᵀ)`` plus the hierarchy's hyperprior terms.
 """
 from __future__ import annotations
 
@@ -27,7 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from numpyro.infer import Predictive
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 
 from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.priors import CAPABILITIES, require, supports
@@ -153,6 +164,86 @@ def check_capability_errors(prior):
             raise AssertionError(f"require({prior}, {engine!r}) accepted a hierarchy without the capability")
 
 
+#: (s, q, λ, σ²) at which the type-II pieces are checked: pruned (q² − s ≤ 2κ) and kept bases, small and large λ.
+TYPEII_POINTS = ((1.0, 0.5, 0.3, 1.0), (2.0, 3.0, 0.3, 1.0), (0.7, 4.0, 2.5, 0.4), (5.0, 2.6, 0.05, 2.0),
+                 (0.2, 1.1, 8.0, 0.1))
+
+
+def _ell(v, s, q, kappa):
+    """004 eq. 14: ``½[−log(1 + vs) + q²v/(1 + vs)] − κv``, written out (no engine code)."""
+    return 0.5 * (-np.log1p(v * s) + q * q * v / (1.0 + v * s)) - kappa * v
+
+
+def _ell_neg(v, s, q, kappa):
+    return -_ell(v, s, q, kappa)
+
+
+def check_typeii_optimum(prior):
+    from sparsebayes.models.typeii_hierarchies import optimal_variance, variance_objective_change
+
+    for s, q, lam, noise_var in TYPEII_POINTS:
+        kappa = float(prior.typeii_penalty(jnp.asarray(lam), jnp.asarray(noise_var)))
+        assert kappa >= 0.0, f"{prior}: negative penalty {kappa}"
+        # κ is the linear penalty of the hyperprior terms in one variance: minus their derivative in Σv
+        # (λ, σ² and the active count held), by a central difference
+        h, total = 1e-5, 3.0
+        terms = [float(prior.typeii_log_hyperprior(jnp.asarray(total + e), jnp.asarray(lam), jnp.asarray(noise_var),
+                                                   jnp.asarray(3))) for e in (h, -h)]
+        slope = (terms[0] - terms[1]) / (2 * h)
+        assert np.isclose(kappa, -slope, rtol=1e-6, atol=1e-8), \
+            f"{prior}: penalty κ = {kappa}, but the hyperprior terms fall by {-slope} per unit of variance"
+        got = float(optimal_variance(s, q, kappa))
+        top = 10.0 * q * q / (s * s) + 10.0
+        res = optimize.minimize_scalar(_ell_neg, args=(s, q, kappa), bounds=(0.0, top), method="bounded",
+                                       options={"xatol": 1e-12 * top})
+        best = max(-res.fun, _ell(0.0, s, q, kappa))
+        assert _ell(got, s, q, kappa) >= best - 1e-9, f"{prior}: v = {got} is not the maximiser at (s, q, κ) = {(s, q, kappa)}"
+        for v_old in (0.0, 0.3, 2.0):
+            gain = float(variance_objective_change(got, v_old, s, q, kappa))
+            assert np.isclose(gain, _ell(got, s, q, kappa) - _ell(v_old, s, q, kappa), rtol=1e-9, atol=1e-12), \
+                f"{prior}: the gain from v = {v_old} is {gain}"
+
+
+def check_typeii_lambda_update(prior):
+    for sum_var, noise_var, n_active in ((0.7, 1.0, 2), (12.0, 0.3, 5), (0.05, 2.0, 9)):
+        args = (jnp.asarray(sum_var), jnp.asarray(noise_var), jnp.asarray(n_active))
+        lam = float(prior.typeii_update_lambda(*args))
+
+        def value(lam_, args=args):
+            return float(prior.typeii_log_hyperprior(args[0], jnp.asarray(lam_), args[1], args[2]))
+
+        if value(1.0) == value(3.0):  # no λ (ARD): nothing depends on it
+            assert lam == 0.0, f"{prior}: λ = {lam} for a hyperprior that does not depend on λ"
+            continue
+        res = optimize.minimize_scalar(lambda t: -value(np.exp(t)), bracket=(-5.0, 5.0), tol=1e-12)
+        assert lam > 0 and value(lam) >= -res.fun - 1e-9 * max(1.0, abs(res.fun)), \
+            f"{prior}: λ = {lam} gives {value(lam)}, a search over λ {-res.fun} at λ = {np.exp(res.x)}"
+
+
+def check_typeii_evidence(prior, n_steps=25):
+    from . import typeii
+
+    H, y = _regression(seed=2, n=30, p=8)
+    H, y = H - H.mean(0), y - y.mean()
+    prior = prior.replace(lambda_update="profiled")
+    data = typeii.make_data(H, y)
+    start = typeii.init(data, prior, 0.1 * np.var(y), H.shape[1])
+    state, info = typeii.trace(start, data, prior, n_steps=n_steps)
+    L = np.r_[float(start.objective), np.asarray(info.objective)]
+    rise, moved = np.diff(L), np.asarray(info.kind) < 2
+    slack = 1e-8 * np.maximum(1.0, np.abs(L[1:]))
+    assert moved.sum() >= 2, f"{prior}: the engine moved {moved.sum()} times"
+    assert np.all(rise >= -slack), f"{prior}: L fell by {-rise.min():.3g}"
+    assert np.all(rise[moved] >= np.asarray(info.gain)[moved] - slack[moved]), f"{prior}: a step rose less than its gain"
+    v, noise_var, lam = np.asarray(state.var), float(state.noise_var), float(state.lam)
+    cov = noise_var * np.eye(y.size) + (H * v) @ H.T
+    direct = stats.multivariate_normal(np.zeros(y.size), cov).logpdf(y) + float(
+        prior.typeii_log_hyperprior(jnp.asarray(v.sum()), jnp.asarray(lam), jnp.asarray(noise_var),
+                                    jnp.asarray(int((v > 0).sum()))))
+    assert np.isclose(float(state.objective), direct, rtol=1e-9, atol=1e-9), \
+        f"{prior}: the engine's L {float(state.objective)} against the direct {direct}"
+
+
 def hierarchy_checks(prior):
     """``(name, check)`` for every check that applies to ``prior`` (each ``check()`` takes no argument)."""
     has = lambda *names: all(hasattr(prior, n) for n in names)  # noqa: E731
@@ -169,6 +260,10 @@ def hierarchy_checks(prior):
         yield "model_equals_solver", lambda: check_model_equals_solver(prior)
     if supports(prior, "em"):
         yield "em_objective_monotone", lambda: check_em_objective_monotone(prior)
+    if supports(prior, "type2"):
+        yield "typeii_optimum", lambda: check_typeii_optimum(prior)
+        yield "typeii_lambda_update", lambda: check_typeii_lambda_update(prior)
+        yield "typeii_evidence", lambda: check_typeii_evidence(prior)
 
 
 def check_hierarchy(prior):

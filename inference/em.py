@@ -311,16 +311,19 @@ def _width(k, p):
 
 def _gather(H, gram, beta, active, width, rows):
     """Columns ``active`` of H (and of HᵀH), zero-padded to ``width`` columns (padding has β = 0)
-    and ``rows`` rows."""
+    and ``rows`` rows. ``active`` holds distinct column indices in increasing order
+    (``np.flatnonzero``), so as many as H has columns means all of them, in order."""
     k = active.size
+    # every column active (the first slice, from the ridge start): slices, not fancy-index copies
+    cols = slice(None) if k == H.shape[1] else active
     Hb = np.zeros((rows, width))
-    Hb[:H.shape[0], :k] = H[:, active]
+    Hb[:H.shape[0], :k] = H[:, cols]
     bb = np.zeros(width)
-    bb[:k] = beta[active]
+    bb[:k] = beta[cols]
     if gram is None:
         return Hb, None, bb
     G = np.zeros((width, width))
-    G[:k, :k] = gram[np.ix_(active, active)]
+    G[:k, :k] = gram if k == H.shape[1] else gram[np.ix_(active, active)]
     return Hb, G, bb
 
 

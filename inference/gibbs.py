@@ -12,6 +12,12 @@ Full conditionals (Park & Casella 2008, Sec. 2):
   (``n − 1``: the intercept is integrated out, as in Park & Casella);
 * ``1/τ_j² | · ~ InverseGaussian(√(λ²σ²/β_j²), λ²)``, drawn by Michael, Schucany & Haas (1976);
 * ``λ² | · ~ Gamma(p + r, Σ τ_j²/2 + δ)``.
+
+The engine contract (DESIGN, inference/): :class:`State` and :class:`Info`, :func:`init`, the pure
+:func:`step` (one guarded sweep from its :class:`SweepVariates`) and :func:`run`, the jit boundary
+(``lax.scan`` over sweeps, chains by ``vmap``); :func:`run_gibbs` drives it in compiled calls and
+returns ``InferenceData``, :func:`posterior_mean_batch` drives the same step over a batch of data
+sets.
 """
 from __future__ import annotations
 
@@ -24,8 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve
-from tqdm.auto import tqdm
 
+from ._progress import bar_chunk, chunk_lengths, progress, show_progress
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
                           feature_labels)
@@ -35,7 +41,7 @@ def michael_root(mean, shape, w):
     """The smaller root ``x = μ + μ²w/(2λ) − μ√(4μλw + μ²w²)/(2λ)`` of Michael, Schucany & Haas
     (1976), as ``2μλ / (2λ + μw + √(μ²w² + 4μλw))`` (multiplied by the conjugate: no cancellation).
 
-    The form ``μ − 2μ²w/(μw + √(·))`` used before subtracts nearly equal numbers when
+    The direct form ``μ − 2μ²w/(μw + √(·))`` subtracts nearly equal numbers when
     ``μw ≫ λ``: 2e-10 relative error at μ = 1e10, all of it (x = 0) at μ = 1e16, and 8e-8 at
     λ = 1e-9 (against 60-digit arithmetic)."""
     mw = mean * w
@@ -51,13 +57,20 @@ def inverse_gaussian_from(mean, shape, chi2, uniform):
     return jnp.where(uniform <= mean / (mean + x), x, mean * mean / x)
 
 
-class GibbsState(NamedTuple):
+class State(NamedTuple):
     """One chain's current draw: ``β``, ``σ²``, the local ``τ_j²`` and ``λ²`` (Park & Casella 2008, Sec. 2)."""
 
     beta: jax.Array
     noise_var: jax.Array
     tau2: jax.Array
     lam2: jax.Array
+
+
+class Info(NamedTuple):
+    """What a :func:`step` reports besides the draw: whether the sweep left float64 and was
+    refused (the chain then stays where it was)."""
+
+    refused: jax.Array
 
 
 class Hyper(NamedTuple):
@@ -96,7 +109,8 @@ class SweepVariates(NamedTuple):
     row_normal: object  # (rows,) Bhattacharya's δ: N(0, 1) on the data rows, 0 on the padding; (0,) on the Cholesky path
     ig_chi2: object  # (p,) χ²₁: Michael–Schucany–Haas's ν²
     ig_uniform: object  # (p,) U(0, 1)
-    gammas: object  # (2,) standard Gamma((n − 1)/2 + p/2 + c) and Gamma(p + r)
+    noise_gamma: object  # () standard Gamma((n − 1)/2 + p/2 + c), for σ²
+    lam2_gamma: object  # () standard Gamma(p + r), for λ²
 
 
 def variate_streams(seed):
@@ -116,9 +130,11 @@ def draw_variates(streams, sweeps, batch, n_obs, rows, p, hyper, use_cholesky):
     delta = np.zeros((*lead, 0 if use_cholesky else rows))
     if not use_cholesky:
         delta[..., :n_obs] = row_normal.standard_normal((*lead, n_obs))
+    # both Gamma variates of a sweep from one call on their shared stream, σ²'s first, λ²'s second
+    gammas = gamma.standard_gamma(shapes, size=(*lead, 2))
     return SweepVariates(normal.standard_normal((*lead, p)), delta,
                          chi2.standard_normal((*lead, p)) ** 2, uniform.random((*lead, p)),
-                         gamma.standard_gamma(shapes, size=(*lead, 2)))
+                         gammas[..., 0], gammas[..., 1])
 
 
 class SweepData(NamedTuple):
@@ -237,9 +253,9 @@ def draw_lam2(gamma_variate, tau2, hyper):
     return gamma_variate / (0.5 * jnp.sum(tau2) + hyper.lam2_rate)
 
 
-def gibbs_step(variates, state, data, hyper, use_cholesky):
+def sweep(state, variates, data, hyper, use_cholesky):
     """One sweep through the four full conditionals (module docstring), from its
-    :class:`SweepVariates`.
+    :class:`SweepVariates`; returns the new :class:`State` (:func:`step` guards it).
 
     ``data`` (:func:`sweep_data`) may carry padding, zero rows of ``X`` with ``y = 0``
     (:func:`run_gibbs`; the number of real rows is in the Gamma variate's shape). They change no
@@ -251,68 +267,63 @@ def gibbs_step(variates, state, data, hyper, use_cholesky):
     else:
         beta = beta_bhattacharya(variates.beta_normal, variates.row_normal, data.X, data.y, state.tau2,
                                  state.noise_var)
-    noise_var = draw_noise_var(variates.gammas[0], residual_sum_of_squares(data, beta), beta, state.tau2, hyper)
+    noise_var = draw_noise_var(variates.noise_gamma, residual_sum_of_squares(data, beta), beta, state.tau2, hyper)
     tau2 = draw_tau2(variates.ig_chi2, variates.ig_uniform, beta, noise_var, state.lam2)
-    lam2 = draw_lam2(variates.gammas[1], tau2, hyper)
-    return GibbsState(beta, noise_var, tau2, lam2)
+    lam2 = draw_lam2(variates.lam2_gamma, tau2, hyper)
+    return State(beta, noise_var, tau2, lam2)
 
 
-def guarded_gibbs_step(variates, state, data, hyper, use_cholesky):
-    """:func:`gibbs_step`, but a sweep that leaves float64 (a NaN or inf anywhere) is refused.
+def step(state, variates, data, hyper, use_cholesky):
+    """The engine's step, pure: :func:`sweep`, but a sweep that leaves float64 (a NaN or inf
+    anywhere) is refused; returns ``(state, Info)``.
 
     With ``p > n`` and a vague prior on λ² a chain can drift towards σ² → 0, λ² → 0 and
     τ² → ∞, where the β draw's Cholesky factor breaks down. The chain then stays where it
-    was; the returned flag counts such sweeps so that callers can warn (the draws after a
-    refusal no longer follow the posterior).
+    was; :attr:`Info.refused` says so, so that callers can warn (the draws after a refusal no
+    longer follow the posterior).
     """
-    new = gibbs_step(variates, state, data, hyper, use_cholesky)
+    new = sweep(state, variates, data, hyper, use_cholesky)
     ok = jnp.all(jnp.array([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(new)]))
-    return jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, state), ~ok
+    return jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, state), Info(~ok)
 
 
 @partial(jax.jit, static_argnames=("use_cholesky",))
-def _run_chains(variates, state, data, hyper, use_cholesky):
-    """The sweeps of ``variates`` (sweep-major) for every chain (``vmap`` inside the ``scan``):
-    ``(last state, every sweep's state (sweep, chain, …), refused sweeps)``. Compiled once per
-    shape: the data and the hyperparameters are arguments, not constants of a closure (which
-    compiled anew on every fit: 1.5 s of a 2.2 s ``BayesianLassoRegressor`` fit on 100 × 3 data)."""
-    step = jax.vmap(lambda v, s: guarded_gibbs_step(v, s, data, hyper, use_cholesky))
+def run(state, variates, data, hyper, use_cholesky):
+    """The jit boundary: the sweeps of ``variates`` (sweep-major) for every chain (``vmap`` inside
+    the ``scan``) from ``state`` (chain-major, :func:`init`); returns ``(last state, every sweep's
+    state (sweep, chain, …), every sweep's Info)``. Compiled once per shape: the data and the
+    hyperparameters are arguments, not constants of a closure, so a new fit of the same shape
+    compiles nothing."""
+    chains_step = jax.vmap(lambda s, v: step(s, v, data, hyper, use_cholesky))
 
     def body(state, v):
-        new, refused = step(v, state)
-        return new, (new, refused)
+        new, info = chains_step(state, v)
+        return new, (new, info)
 
-    last, (draws, refused) = jax.lax.scan(body, state, variates)
-    return last, draws, jnp.sum(refused)
-
-
-def _chunk_lengths(total, size):
-    """Sweeps per compiled call: ``size`` each, the last call taking the rest (at most two
-    lengths, so at most two compiles)."""
-    size = max(1, min(size, total))
-    return [size] * (total // size) + ([total % size] if total % size else [])
+    last, (draws, infos) = jax.lax.scan(body, state, variates)
+    return last, draws, infos
 
 
 def _chunk_size(total, batch, p, rows, use_cholesky, progress_bar, budget=2**21):
-    """Sweeps per call: all of them, or about a twentieth with a progress bar, and at most as many
-    as keep one call's variates within ``budget`` numbers (16 MiB)."""
+    """Sweeps per call: all of them, or about a twentieth with a progress bar
+    (:func:`~sparsebayes.inference._progress.bar_chunk`), and at most as many as keep one call's
+    variates within ``budget`` numbers (16 MiB)."""
     per_sweep = batch * (3 * p + 2 + (0 if use_cholesky else rows))
-    size = -(-total // 20) if progress_bar else total
-    return max(1, min(size, budget // per_sweep))
+    return max(1, min(bar_chunk(total, progress_bar), budget // per_sweep))
 
 
-def _initial_state(X, y, num_chains, rng):
+def init(X, y, num_chains, rng):
     """Over-dispersed starts around a ridge fit (different per chain; NumPy, ``rng`` a Generator)."""
     n, p = X.shape
     G = X.T @ X
     ridge = np.linalg.solve(G + np.eye(p) * (1e-3 * np.trace(G) / p + 1e-12), X.T @ y)
     s2 = max(np.var(y - X @ ridge), 1e-6 * np.var(y) + 1e-12)
     beta = ridge[None, :] * (1.0 + 0.1 * rng.standard_normal((num_chains, p)))
-    return GibbsState(beta, np.full(num_chains, s2), np.ones((num_chains, p)), np.ones(num_chains))
+    return State(beta, np.full(num_chains, s2), np.ones((num_chains, p)), np.ones(num_chains))
 
 
 def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000, num_samples=2000,
-              num_chains=4, seed=0, coords=None, progress_bar=False, log_likelihood=True):
+              num_chains=4, seed=0, coords=None, progress_bar=None, log_likelihood=True):
     """Park–Casella Gibbs on centred ``X``, ``y``; returns ``InferenceData`` (chain, draw).
 
     Posterior variables ``beta`` (dim ``feature``), ``noise_var``, ``tau2``, ``lam2``; the
@@ -321,10 +332,11 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     ``observed_data`` ``y`` and the pointwise ``log_likelihood`` ``log N(y_i | x_iᵀβ, σ²)`` of
     every draw, the groups (and names) that ``run_nuts`` gives for the same NumPyro model
     (:func:`sparsebayes.models.bayesian_lasso.bayesian_lasso`), so ``az.loo`` and
-    ``az.compare`` take Gibbs and NUTS fits alike. ``progress_bar=True`` runs the sweeps in about 20
-    compiled calls with a tqdm bar between them (long runs of wide problems are cut into calls
-    anyway, to bound the variates held at once); the draws are the same however the sweeps are
-    cut (:func:`variate_streams`).
+    ``az.compare`` take Gibbs and NUTS fits alike. With a progress bar (``progress_bar=True``;
+    ``None``, the default: when standard error is a terminal) the sweeps run in about 20 compiled
+    calls of :func:`run` with a tqdm bar between them (long runs of wide problems are cut into
+    calls anyway, to bound the variates held at once); the draws are the same however the sweeps
+    are cut (:func:`variate_streams`).
 
     ``X`` (n, p) and ``y`` (n,) may be NumPy arrays, pandas objects or lists; they are checked
     and converted to float64 first (:func:`~sparsebayes.inference._validation.check_data`), and
@@ -332,7 +344,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     ``ValueError`` naming the problem. A DataFrame's column names label the ``feature`` dim
     (``coords`` given for it wins).
     """
-    import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
+    from ._arviz_compat import from_dict
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
     hyper = checked_hyper(lam2_shape, lam2_rate, c, d)
@@ -340,40 +352,40 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     X, y = check_data(X, y, min_samples=2)  # pandas and lists too; n ≥ 2: the intercept takes one degree of freedom
     n, p = X.shape
     streams = variate_streams(seed)
-    state = _initial_state(X, y, num_chains, streams[0])
-    # zero rows up to a shared size, so a new n mostly reuses the compiled sampler (gibbs_step)
+    state = init(X, y, num_chains, streams[0])
+    # zero rows up to a shared size, so a new n mostly reuses the compiled sampler (:func:`sweep`)
     rows = bucket(n, per_octave=4)
     data = _sweep_data(pad_to(X, (rows, p)), pad_to(y, (rows,)))  # set up once (QR), before the timing
     use_cholesky = n >= p
     total = num_warmup + num_samples
-    lengths = _chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar))
+    progress_bar = show_progress(progress_bar)
+    lengths = chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar))
     one_sweep = draw_variates(variate_streams(0), 1, num_chains, n, rows, p, hyper, use_cholesky)  # for the shapes
-    compiled = {m: _run_chains.lower(jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one_sweep),
-                                     state, data, hyper, use_cholesky).compile()
+    compiled = {m: run.lower(state, jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one_sweep),
+                             data, hyper, use_cholesky).compile()
                 for m in set(lengths)}  # outside the timing (cached after the first fit of a shape)
     chunks, refused = [], 0
     t0 = time.perf_counter()
-    with tqdm(total=total, desc="gibbs", disable=not progress_bar) as bar:
+    with progress(total, "gibbs", progress_bar) as bar:
         for m in lengths:
             variates = draw_variates(streams, m, num_chains, n, rows, p, hyper, use_cholesky)
-            state, draws, bad = compiled[m](variates, state, data, hyper)
+            state, draws, infos = compiled[m](state, variates, data, hyper)
             chunks.append(draws)
-            refused += int(bad)
+            refused += int(np.sum(infos.refused))
             bar.update(m)
     jax.block_until_ready(chunks)
     seconds = time.perf_counter() - t0
     _warn_refused(refused, num_chains * total)
     posterior = {k: np.concatenate([np.asarray(getattr(c, k)) for c in chunks], axis=0)[num_warmup:].swapaxes(0, 1)
-                 for k in GibbsState._fields}
+                 for k in State._fields}
     groups = {}
     if log_likelihood:
         groups = {"observed_data": {"y": y},
                   "log_likelihood": {"y": gaussian_log_likelihood(posterior["beta"], posterior["noise_var"], X, y)}}
-    idata = az.from_dict(
-        posterior=posterior,
+    idata = from_dict(
+        {"posterior": posterior, **groups},
         coords={"basis": np.arange(p) if features is None else features, **(coords or {})},
         dims={"beta": ["basis"], "tau2": ["basis"], "y": ["obs"]},
-        **groups,
     )
     idata.posterior.attrs["inference"] = "gibbs"
     idata.posterior.attrs["sampling_seconds"] = seconds
@@ -406,15 +418,15 @@ def _sum_batch_draws(variates, state, sums, data, first_kept, hyper, use_cholesk
     """The sweeps of ``variates`` (sweep-major) for every data set of a batch (``vmap`` inside the
     ``scan``), adding up the β draws of sweeps ``first_kept`` on: ``(last state, sums, refused
     sweeps per data set)``."""
-    step = jax.vmap(lambda v, s, d: guarded_gibbs_step(v, s, d, hyper, use_cholesky))
+    sets_step = jax.vmap(lambda s, v, d: step(s, v, d, hyper, use_cholesky))
 
     def body(carry, inp):
         state, sums = carry
         v, i = inp
-        new, bad = step(v, state, data)
-        return (new, sums + jnp.where(i >= first_kept, new.beta, 0.0)), bad
+        new, info = sets_step(state, v, data)
+        return (new, sums + jnp.where(i >= first_kept, new.beta, 0.0)), info.refused
 
-    sweeps = variates.gammas.shape[0]
+    sweeps = variates.noise_gamma.shape[0]
     (state, sums), bad = jax.lax.scan(body, (state, sums), (variates, jnp.arange(sweeps)))
     return state, sums, jnp.sum(bad, axis=0)
 
@@ -426,19 +438,19 @@ def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0):
     Only running sums are kept, so thousands of draws over a 100-data-set table fit in memory:
     the sweeps run in calls of at most 16 MiB of variates (:func:`_chunk_size`).
     Returns the means (B, p) and, per data set, the number of refused sweeps
-    (:func:`guarded_gibbs_step`).
+    (:func:`step`).
     """
     Xs, ys = _checked_batch(Xs, ys, num_warmup, num_samples)
     hyper = checked_hyper(*hyper)
     B, n, p = Xs.shape
     use_cholesky = n >= p
     streams = variate_streams(seed)
-    starts = [_initial_state(X, y, 1, streams[0]) for X, y in zip(Xs, ys)]
+    starts = [init(X, y, 1, streams[0]) for X, y in zip(Xs, ys)]
     state = jax.tree.map(lambda *a: np.concatenate(a), *starts)
     data = _batch_sweep_data(Xs, ys)
     sums, refused, done = np.zeros((B, p)), np.zeros(B, np.int64), 0
     total = num_warmup + num_samples
-    for m in _chunk_lengths(total, _chunk_size(total, B, p, n, use_cholesky, False)):
+    for m in chunk_lengths(total, _chunk_size(total, B, p, n, use_cholesky, False)):
         variates = draw_variates(streams, m, B, n, n, p, hyper, use_cholesky)
         state, sums, bad = _sum_batch_draws(variates, state, sums, data, num_warmup - done, hyper, use_cholesky)
         refused += np.asarray(bad)

@@ -72,7 +72,7 @@ def run_nuts(
 
     Returns
     -------
-    arviz.InferenceData
+    arviz.InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ 1.x)
         ``posterior.attrs``: ``sampling_seconds``, the wall time of warm-up and draws together,
         split into ``warmup_seconds`` and ``draws_seconds``; ``compile_seconds``, the part of it
         JAX spent compiling (NumPyro compiles inside its runs: the warm-up and the sampling loop,
@@ -90,7 +90,7 @@ def run_nuts(
     size (a model's weights: ``features`` of :func:`~sparsebayes.models.bayesian_lasso.bayesian_lasso`).
     Bad data is a ``ValueError`` naming the problem (:func:`_check_design_and_targets`).
     """
-    import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
+    from ._arviz_compat import from_numpyro
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
     features = feature_labels(model_args[0]) if model_args else None
@@ -131,7 +131,7 @@ def run_nuts(
         samples, extra = jax.device_get(jax.block_until_ready((samples, extra)))
         t2 = time.perf_counter()
     draws = _Draws(model, model_args, model_kwargs, samples, extra, num_chains, num_samples)
-    idata = az.from_numpyro(draws, coords=coords, dims=dims, log_likelihood=False)
+    idata = from_numpyro(draws, coords=coords, dims=dims)
     _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs, cached=compiled)
     idata = _drop_factor_sites(idata, factor_sites(trace))
     idata.posterior.attrs["inference"] = "nuts"
@@ -277,20 +277,19 @@ def _cached_log_likelihood(flat_samples, model_args, traced_kwargs, config):
 
 def _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs, cached):
     """The ``log_likelihood`` group ``az.from_numpyro`` would add (dims those of ``observed_data``)."""
-    import arviz as az
-    if "observed_data" not in idata.groups():
+    from ._arviz_compat import dataset, group_from_dict, has_group, set_group
+    if not has_group(idata, "observed_data"):
         return
     flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in samples.items()}
     if cached:
         pointwise = _cached_log_likelihood(flat, model_args, traced_kwargs, config=config)
     else:
         pointwise = log_likelihood(config.model, flat, *model_args, **model_kwargs)
-    obs = idata.observed_data
+    obs = dataset(idata, "observed_data")
     lead = (config.num_chains, config.num_samples)
     ll = {k: np.asarray(v).reshape(*lead, *np.shape(v)[1:]) for k, v in pointwise.items()}
-    group = az.from_dict(log_likelihood=ll, dims={k: list(obs[k].dims) for k in ll},
-                         coords={d: obs[d].values for d in obs.dims}).log_likelihood
-    idata.add_groups(log_likelihood=group)
+    set_group(idata, "log_likelihood", group_from_dict("log_likelihood", ll, dims={k: list(obs[k].dims) for k in ll},
+                                                       coords={d: obs[d].values for d in obs.dims}))
 
 
 class _Draws:
@@ -354,18 +353,19 @@ def factor_sites(trace):
 def _drop_factor_sites(idata, names):
     """Keep only the data's pointwise terms in ``log_likelihood`` and ``observed_data``, so that
     ``az.loo`` / ``az.compare`` find the one log-likelihood array they need."""
+    from ._arviz_compat import dataset, has_group, set_group
     for group in ("log_likelihood", "observed_data"):
-        if names and group in idata.groups():
-            ds = getattr(idata, group)
+        if names and has_group(idata, group):
+            ds = dataset(idata, group)
             kept = ds.drop_vars([n for n in names if n in ds.data_vars])
             used = {d for v in kept.data_vars.values() for d in v.dims}
-            setattr(idata, group, kept.drop_dims([d for d in kept.dims if d not in used]))
+            set_group(idata, group, kept.drop_dims([d for d in kept.dims if d not in used]))
     return idata
 
 
 def _warn_on_diagnostics(idata, n_div, rhat_max):
     """Warn about divergent transitions and, with ``rhat_max`` and two or more chains, unmixed chains."""
-    import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
+    from ._arviz_compat import rhat as split_rhat
     post = idata.posterior
     if n_div:
         n_draws = post.sizes["chain"] * post.sizes["draw"]
@@ -373,7 +373,7 @@ def _warn_on_diagnostics(idata, n_div, rhat_max):
                       "the draws may be biased; raise target_accept_prob or sample a reparametrized model "
                       "(e.g. marginal=True for the Laplace hierarchy)", UserWarning, stacklevel=3)
     if rhat_max is not None and post.sizes["chain"] > 1:
-        rhat = np.concatenate([np.ravel(v.values) for v in az.rhat(idata).data_vars.values()])
+        rhat = np.concatenate([np.ravel(v.values) for v in split_rhat(idata).data_vars.values()])
         rhat = float(np.max(rhat[np.isfinite(rhat)], initial=1.0))  # a constant variable has no R-hat
         if rhat > rhat_max:
             warnings.warn(f"NUTS chains have not mixed: max R-hat {rhat:.3f} > {rhat_max}; increase num_warmup / "

@@ -75,16 +75,17 @@ def align_to_point_estimate(est, idata, source="beta", source_dim="basis"):
     estimate (:func:`point_weight_layout`): its variable name, its basis dim, and a leading dim of
     one entry (a binary classifier's ``classifier``) added. Every group is changed alike; the
     basis coords must agree, else ``ValueError``."""
+    from ._arviz_compat import dataset, groups, rename_dims, set_group
     name, dims, coords = point_weight_layout(est)
     basis_dim = dims[-1] if source_dim not in dims else source_dim
     here = list(idata.posterior[source].coords[source_dim].values)
     if [str(c) for c in here] != [str(c) for c in coords[basis_dim]]:
         raise ValueError(f"the sampled weights {here} do not match the point estimate's {coords[basis_dim]}")
     if basis_dim != source_dim:
-        idata = idata.rename({source_dim: basis_dim})
+        idata = rename_dims(idata, {source_dim: basis_dim})
     extra = [d for d in dims if d not in (basis_dim, *idata.posterior[source].dims)]
-    for group in idata.groups():
-        ds = getattr(idata, group)
+    for group in groups(idata):
+        ds = dataset(idata, group)
         if source not in ds:
             continue
         var = ds[source]
@@ -95,7 +96,7 @@ def align_to_point_estimate(est, idata, source="beta", source_dim="basis"):
             var = var.expand_dims({d: coords[d]}, axis=var.dims.index(basis_dim))
         var = var.transpose(*_SAMPLE_DIMS, *dims) if set(_SAMPLE_DIMS) <= set(var.dims) else var
         ds = ds.drop_vars(source).assign({name: var})
-        setattr(idata, group, ds)
+        set_group(idata, group, ds)
     idata.attrs["weights"] = name
     return idata
 

@@ -40,15 +40,13 @@ from sparsebayes.inference.smlr_scale import UNIT_RANGE, bias_scale, lambda_max,
 from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estimate_idata
 from sparsebayes.inference.posterior_sampling import PosteriorSamplingMixin
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
-from sparsebayes.models.multinomial import (
-    FlatPrior,
-    GaussianPrior,
-    LaplacePrior,
-    flatten,
-    hessian,
-    unflatten,
-)
+from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
+from sparsebayes.models.multinomial import flatten, hessian, unflatten
+from sparsebayes.models.priors import LaplacePrior, make_prior, require
 
+#: The hierarchy of each ``penalty`` at ``lam``: λ is the Laplace marginal's l1 weight (``γ = λ²``) or
+#: the Gaussian prior's precision; ``penalty=None`` is :class:`FlatPrior` (maximum likelihood).
+PENALTY_PRIORS = {"l1": LaplacePrior.from_lam, "l2": GaussianPrior}
 PENALTIES = ("l1", "l2", None)
 
 
@@ -62,14 +60,31 @@ def visitation_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def make_prior(penalty, lam):
-    """The prior object for ``penalty`` (``"l1"`` Laplace, ``"l2"`` Gaussian, ``None`` flat)."""
+def penalty_prior(penalty, lam):
+    """The hierarchy object of ``penalty`` (:data:`PENALTY_PRIORS`) at ``lam``, checked for the bound
+    engine; ``ValueError`` for another penalty or a ``lam`` that is not a positive number."""
     if penalty not in PENALTIES:
         raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
     if penalty is None:
         return FlatPrior()
     check_number("lam", lam, 0.0, strict=True)
-    return LaplacePrior(float(lam)) if penalty == "l1" else GaussianPrior(float(lam))
+    return require(make_prior(PENALTY_PRIORS[penalty](float(lam))), "bound")
+
+
+def sklearn_layout(W, bias):
+    """``(coef_, intercept_)`` in scikit-learn's layout (``LogisticRegression``'s) from ``W`` (n_basis × m,
+    the reference class's zero column last; its first row the bias's where ``bias``).
+
+    ``coef_`` holds the weights of the other design columns, one row per class, and ``intercept_`` the bias
+    row (zeros without a bias column), so that the logits are ``Φ_out @ coef_.T + intercept_``. With two
+    classes there is one row, the log-odds of class 1 against class 0 (``w_1 − w_0 = −w_0``), the
+    two-class ``decision_function``.
+    """
+    W = np.asarray(W, dtype=np.float64)
+    inputs, intercept = (W[1:], W[0]) if bias else (W, np.zeros(W.shape[1]))
+    if W.shape[1] == 2:
+        return (inputs[:, 1] - inputs[:, 0])[None, :], np.array([intercept[1] - intercept[0]])
+    return np.ascontiguousarray(inputs.T), np.array(intercept)
 
 
 #: ``solver="auto"`` takes the Newton solver up to this many weights ``d(m−1)``, surrogate-cd beyond.
@@ -120,7 +135,7 @@ def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed
     objective has the constant removed.  This only saves jit compilations.  ``cache`` (a
     dict owned by the caller, for one design) keeps the precomputed problem across a λ path.
     """
-    prior = make_prior(penalty, lam)
+    prior = penalty_prior(penalty, lam)
     n, d = Phi.shape
     solver = choose_solver(solver, n, d, n_classes)
     n_pad, d_pad = bucket(n, per_octave=4, minimum=16), bucket(d, per_octave=4, minimum=16)
@@ -198,7 +213,7 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         return make_feature_map(self.features, kernel_width=kernel_width, allow_none=True)
 
     def _design(self, X, *, fit):
-        """``h(X)``: the design in the units of ``coef_`` (bias column of ones)."""
+        """``h(X)``: the design in the units of the fitted weights (bias column of ones)."""
         if self.feature_map_ is None:
             return X
         return fit_transform_validated(self.feature_map_, X) if fit else transform_validated(self.feature_map_, X)
@@ -216,17 +231,19 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         return scale_bias_row(np.asarray(self._design(X, fit=fit), dtype=np.float64).T, self.bias_scale_).T
 
     def _penalized_coef(self):
-        """``coef_``'s ``W`` in the penalized problem's units: the bias row divided by ``bias_scale_``."""
-        return scale_bias_row(self.coef_[:, :-1], 1.0 / self.bias_scale_)
+        """``W`` (``_basis_weights_`` without the reference column) in the penalized problem's units: the
+        bias row divided by ``bias_scale_``."""
+        return scale_bias_row(self._basis_weights_[:, :-1], 1.0 / self.bias_scale_)
 
     def _warn_if_constant(self, Phi, y_enc, change):
         """:class:`DegenerateFitWarning` when every weight of an input is zero (SMLR): the classifier
         then ignores ``X``. ``Phi`` is the penalized design (for λ_max); ``change(lam_max)`` says
         what to do."""
-        inputs = self.coef_[1:] if has_bias_column(self.feature_map_) else self.coef_
+        W = self._basis_weights_
+        inputs = W[1:] if has_bias_column(self.feature_map_) else W
         if self.penalty != "l1" or np.any(inputs != 0):
             return
-        top, label = lambda_max(Phi, y_enc, len(self.classes_)), np.asarray(self.classes_[np.argmax(self.coef_[0])])
+        top, label = lambda_max(Phi, y_enc, len(self.classes_)), np.asarray(self.classes_[np.argmax(W[0])])
         warn_degenerate(self, (
             f"every weight is zero at lam={self.lam_:.3g}, at or above λ_max={top:.3g} for these data (the λ that "
             f"zeroes every weight; it grows with the units of X): every class gets probability 1/{len(self.classes_)}"
@@ -236,7 +253,8 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
     def _set_fit(self, W, info, solver):
         """Fitted attributes from the penalized problem's ``W`` (bias row in its units)."""
         d = W.shape[0]
-        self.coef_ = np.hstack([scale_bias_row(W, self.bias_scale_), np.zeros((d, 1))])
+        self._basis_weights_ = np.hstack([scale_bias_row(W, self.bias_scale_), np.zeros((d, 1))])
+        self.coef_, self.intercept_ = sklearn_layout(self._basis_weights_, has_bias_column(self.feature_map_))
         self.n_iter_ = int(info.n_iter)
         self.objective_ = float(info.objective)
         self.optimality_residual_ = float(info.residual)
@@ -269,7 +287,7 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         """``[XW, 0]``, n × m: eq. 1's linear predictors, the reference class's fixed at zero."""
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        return np.asarray(self._design(X, fit=False) @ self.coef_)
+        return np.asarray(self._design(X, fit=False) @ self._basis_weights_)
 
     def decision_function(self, X):
         """The logits ``[XW, 0]`` (n × m); for two classes the log-odds of ``classes_[1]``
@@ -304,7 +322,7 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
             raise ValueError("the Laplace approximation is defined for penalty='l2' (RMLR): the l1 posterior is "
                              "not differentiable at its sparse mode, and without a prior the Hessian can be singular")
         Phi = self._design(self._training_inputs(X, "the Hessian"), fit=False)
-        W = self.coef_[:, :-1]
+        W = self._basis_weights_[:, :-1]
         # the prior's precision λ, on the intercept b = c·w_c (penalty λ w_c²/2) λ/c², c = bias_scale_
         prior = np.asarray(flatten(scale_bias_row(np.full(W.shape, self.lam_), self.bias_scale_ ** -2.0)))
         precision = np.diag(prior) - np.asarray(hessian(jnp.asarray(W), jnp.asarray(Phi)))
@@ -312,11 +330,12 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         return L_inv.T @ L_inv
 
     def to_inference_data(self, X=None, *, draws=0, seed=0):
-        """The MAP estimate ``W`` (dims ``basis`` × ``class``, reference column zero) as ArviZ
-        ``InferenceData``; for RMLR with the training inputs ``X`` and ``draws > 0``, draws of its
-        Laplace approximation (:meth:`laplace_covariance`) instead."""
+        """The MAP estimate ``W`` as ArviZ ``InferenceData`` (``beta`` on ``basis`` × ``class``, the reference
+        column zero: ``coef_`` and ``intercept_`` in the engine's layout, :func:`sklearn_layout`); for RMLR
+        with the training inputs ``X`` and ``draws > 0``, draws of its Laplace approximation instead."""
         check_is_fitted(self)
-        d = self.coef_.shape[0]
+        W = self._basis_weights_
+        d = W.shape[0]
         coords = {"basis": basis_names(self, self.feature_map_, d), "class": [str(c) for c in self.classes_]}
         attrs = {"penalty": str(self.penalty), "lam": float(self.lam_), "objective": self.objective_,
                  "optimality_residual": self.optimality_residual_, "bias_scale": self.bias_scale_}
@@ -324,12 +343,12 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
             if X is None:
                 raise ValueError("Laplace draws need the training inputs X (the Hessian is taken on them)")
             cov = self.laplace_covariance(X)
-            flat = gaussian_draws(flatten(self.coef_[:, :-1]), cov, n_draws=draws, seed=seed)
-            coef = np.zeros((1, draws) + self.coef_.shape)
+            flat = gaussian_draws(flatten(W[:, :-1]), cov, n_draws=draws, seed=seed)
+            coef = np.zeros((1, draws) + W.shape)
             coef[0, ..., :-1] = jax.vmap(lambda w: unflatten(w, d))(flat[0])
             return draws_idata({"beta": coef}, method="rmlr-laplace-approximation", coords=coords,
                                dims={"beta": ["basis", "class"]}, attrs=attrs)
-        return point_estimate_idata({"beta": self.coef_}, method=f"bound-optimization-{self.solver_}",
+        return point_estimate_idata({"beta": W}, method=f"bound-optimization-{self.solver_}",
                                     coords=coords, dims={"beta": ["basis", "class"]}, attrs=attrs)
 
     def generalization_bounds(self, X, y, *, delta=0.05, n_draws=2000, seed=0):
@@ -397,7 +416,7 @@ class SMLRClassifier(_MultinomialLogisticBase):
     max_iter : int, default=2000
         Iterations (block) or sweeps (component-wise).
     warm_start : bool, default=False
-        Start from the previous ``coef_`` when the shapes agree.
+        Start from the previous fit's weights when the shapes agree.
     random_state : int, RandomState or None, default=0
         Seeds the visitation of zero weights (:func:`visitation_seed`; ``None``: a fresh seed each fit).
 
@@ -405,8 +424,11 @@ class SMLRClassifier(_MultinomialLogisticBase):
     ----------
     classes_ : ndarray (m,)
         Class labels; the last is the reference class.
-    coef_ : ndarray (d, m)
-        ``W`` with the reference class's zero column last; row ``k`` is basis function ``k``.
+    coef_ : ndarray (m, n_features_out), or (1, n_features_out) for two classes
+        ``LogisticRegression``'s layout (:func:`sklearn_layout`): ``decision_function(X)`` is
+        ``X_out @ coef_.T + intercept_``, ``X_out`` the design ``feature_map_.transform(X)`` without its
+        bias column; the reference class's row is zero.
+    intercept_ : ndarray (m,), or (1,) for two classes: the bias weights (zeros without a bias column).
     feature_map_ : transformer or None
     active_ : bool (n_basis,), the basis functions with a nonzero weight in some class (the kept basis);
         ``n_active_`` counts them, ``n_nonzero_`` counts the nonzero weights.
@@ -438,13 +460,13 @@ class SMLRClassifier(_MultinomialLogisticBase):
     @atomic_fit
     def fit(self, X, y):
         """Fit the MAP estimate; raises ``ValueError`` on bad input."""
-        make_prior(self.penalty, self.lam)
+        penalty_prior(self.penalty, self.lam)
         if not isinstance(self.lam_relative, (bool, np.bool_)):
             raise ValueError(f"lam_relative must be True or False, got {self.lam_relative!r}")
         if self.lam_relative and self.penalty != "l1":
             raise ValueError(f"lam_relative=True takes lam as a fraction of SMLR's λ_max: penalty must be 'l1', "
                              f"got {self.penalty!r}")
-        old = (self.coef_, self.classes_) if self.warm_start and hasattr(self, "coef_") else None
+        old = (self._basis_weights_, self.classes_) if self.warm_start and hasattr(self, "_basis_weights_") else None
         self._clear_fitted()
         X, y_enc = self._validate(X, y)
         self.feature_map_ = self._feature_map(self.kernel_width)

@@ -19,7 +19,7 @@ from sparsebayes.inference._validation import check_count
 from sparsebayes.inference.smlr import (
     _MultinomialLogisticBase,
     fit_coef,
-    make_prior,
+    penalty_prior,
     visitation_seed,
 )
 from sparsebayes.inference.smlr_scale import lambda_max
@@ -131,7 +131,7 @@ class SMLRCV(_MultinomialLogisticBase):
         """``ValueError`` for a parameter SMLRCV cannot use (before any data are looked at)."""
         if self.penalty is None:
             raise ValueError("SMLRCV chooses λ: penalty must be 'l1' or 'l2'")
-        make_prior(self.penalty, 1.0)
+        penalty_prior(self.penalty, 1.0)
         check_count("cv", self.cv, 2)
         if self.lams is None:
             check_count("n_lams", self.n_lams, 1)

@@ -65,7 +65,8 @@ def _regression_engine(method, prior, options):
     if method == "em":
         return _lazy("adaptive", "AdaptiveSparseRegressor"), {"prior": _em_prior(prior)}
     if method == "type2":
-        table = {"ard": "RVMRegressor", "laplace": "FLAPRegressor", "scaled_laplace": "BLSRegressor"}
+        table = {"ard": "RVMRegressor", "laplace": "FLAPRegressor", "laplace_variance": "FLAPRegressor",
+                 "scaled_laplace": "BLSRegressor"}
         if name not in table:
             _refuse(prior, method, table)
         _reject_fixed_hyperparameters(prior, method)
@@ -91,7 +92,7 @@ def _classification_engine(method, prior, options):
         if name not in penalties:
             _refuse(prior, method, {"laplace": "SMLRClassifier", "gaussian": "SMLRClassifier"})
         kw = {"penalty": penalties[name]}
-        if is_hierarchy(prior) and name == "laplace":  # SMLR's λ is the Laplace marginal's l1 weight
+        if is_hierarchy(prior):  # SMLR's λ: the Laplace marginal's l1 weight, or the Gaussian prior's precision
             if getattr(prior, "gamma_prior", None) is not None:
                 raise ValueError("method='map' (SMLR) fits a fixed lam: a LaplacePrior with gamma_prior (γ estimated) "
                                  "needs method='em', or give LaplacePrior(gamma) without gamma_prior")

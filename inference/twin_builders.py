@@ -118,12 +118,13 @@ def _typeii_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progr
     """:func:`run_typeii_gibbs` as ``InferenceData`` with the NUTS twin's names and groups."""
     import time
 
-    import arviz as az
     import scipy.stats
+
+    from ._arviz_compat import from_dict
 
     start = time.perf_counter()
     draws = run_typeii_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                             seed=seed, **t.kwargs)
+                             seed=seed, progress_bar=progress_bar, **t.kwargs)
     seconds = time.perf_counter() - start
     log_lik = draws.pop("log_lik")
     if not t.kwargs.get("intercept", True):
@@ -133,10 +134,10 @@ def _typeii_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progr
     noise = t.kwargs.get("noise_var", draws.get("noise_var"))
     mean = np.einsum("cdp,np->cdn", draws["beta"], t.H) + np.asarray(draws.get("intercept", 0.0))[..., None]
     pointwise = scipy.stats.norm.logpdf(t.y, mean, np.sqrt(np.asarray(noise))[..., None])
-    idata = az.from_dict(posterior=draws, sample_stats={"log_lik": log_lik}, log_likelihood={"y": pointwise},
-                         observed_data={"y": t.y}, coords=coords,
-                         dims={**{k: t.site_dims.get(k, ["basis"]) for k, v in draws.items() if np.ndim(v) == 3},
-                               "y": ["obs"]})
+    idata = from_dict({"posterior": draws, "sample_stats": {"log_lik": log_lik}, "log_likelihood": {"y": pointwise},
+                       "observed_data": {"y": t.y}}, coords=coords,
+                      dims={**{k: t.site_dims.get(k, ["basis"]) for k, v in draws.items() if np.ndim(v) == 3},
+                            "y": ["obs"]})
     idata.posterior.attrs.update(sampling_seconds=seconds, inference="typeii-twin-gibbs")
     return idata
 
@@ -157,14 +158,12 @@ def _rvm_classifier(est, X, y, surrogate_eps):
 
 
 def _smlr(est, X, y, surrogate_eps):
-    from sparsebayes.models.multinomial import (
-        GaussianPrior,
-        LaplacePrior,
-        multinomial_logistic_model,
-    )
+    from sparsebayes.models.map_priors import GaussianPrior
+    from sparsebayes.models.multinomial import multinomial_logistic_model
+    from sparsebayes.models.priors import LaplacePrior
 
     _no_surrogate(surrogate_eps, est)
-    priors = {"l1": LaplacePrior, "l2": GaussianPrior}
+    priors = {"l1": LaplacePrior.from_lam, "l2": GaussianPrior}
     if est.penalty not in priors:
         raise ValueError(f"penalty {est.penalty!r} has no proper prior to sample; the twin needs 'l1' (SMLR) or 'l2'")
     H = np.asarray(est._penalized_design(X, fit=False), dtype=np.float64)
@@ -173,7 +172,7 @@ def _smlr(est, X, y, surrogate_eps):
     names = basis_names(est, est.feature_map_, H.shape[1])
     scale = float(est.bias_scale_)
 
-    def to_weights(w):  # the penalized problem's W -> coef_: bias row at bias_scale_, reference column 0
+    def to_weights(w):  # the penalized problem's W -> the estimator's beta: bias row at bias_scale_, reference column 0
         w = np.array(w, dtype=np.float64)
         w[..., 0, :] *= scale
         return np.concatenate([w, np.zeros(w.shape[:-1] + (1,))], axis=-1)

@@ -195,8 +195,10 @@ def _to_weight_layout(idata, t):
     if t.to_weights is None and t.weight_site == "beta":
         return idata
     import xarray as xr
-    for group in idata.groups():
-        ds = getattr(idata, group)
+
+    from ._arviz_compat import dataset, groups, set_group
+    for group in groups(idata):
+        ds = dataset(idata, group)
         if t.weight_site not in ds:
             continue
         site = ds[t.weight_site]
@@ -206,7 +208,7 @@ def _to_weight_layout(idata, t):
                                coords={**{d: site.coords[d] for d in lead}, **t.weight_coords})
         ds = ds.drop_vars(t.weight_site).assign(beta=weights)
         unused = [d for d in t.site_coords if not any(d in v.dims for v in ds.data_vars.values())]
-        setattr(idata, group, ds.drop_vars(unused, errors="ignore"))
+        set_group(idata, group, ds.drop_vars(unused, errors="ignore"))
     return idata
 
 
@@ -214,10 +216,11 @@ def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coord
     """Park–Casella Gibbs (:func:`~sparsebayes.inference.gibbs.run_gibbs`) on the dims of the NUTS twin."""
     idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                       progress_bar=progress_bar, coords={"basis": t.names}, **t.kwargs)
-    idata = idata.rename({d: "obs" for g in ("observed_data", "log_likelihood") if g in idata.groups()
-                          for d in getattr(idata, g).dims if d not in ("chain", "draw", "obs")})
-    if "sample_stats" not in idata.groups():  # the Gibbs sweeps' own statistic: the data's log likelihood
-        idata.add_groups(sample_stats=idata.log_likelihood["y"].sum("obs").to_dataset(name="log_lik"))
+    from ._arviz_compat import dataset, has_group, rename_dims, set_group
+    rename_dims(idata, {d: "obs" for g in ("observed_data", "log_likelihood") if has_group(idata, g)
+                        for d in dataset(idata, g).dims if d not in ("chain", "draw", "obs")})
+    if not has_group(idata, "sample_stats"):  # the Gibbs sweeps' own statistic: the data's log likelihood
+        set_group(idata, "sample_stats", idata.log_likelihood["y"].sum("obs").to_dataset(name="log_lik"))
     return idata
 
 
@@ -228,17 +231,18 @@ def _hierarchy_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, pr
     ``beta_raw`` (``β = τ λ z``) for the horseshoe; ``log_likelihood`` and ``observed_data`` ``y``."""
     import time
 
-    import arviz as az
     import scipy.stats
 
     from . import hierarchy_gibbs
+    from ._arviz_compat import from_dict
 
     if "noise_var" in t.kwargs:
         raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes noise_var: "
                          "use sampler='nuts'")
     start = time.perf_counter()
     states, infos = hierarchy_gibbs.run(t.H, t.y, t.prior, num_warmup=num_warmup, num_samples=num_samples,
-                                        num_chains=num_chains, seed=seed, fit_intercept=False)
+                                        num_chains=num_chains, seed=seed, fit_intercept=False,
+                                        progress_bar=progress_bar)
     seconds = time.perf_counter() - start
     beta, noise_var = np.asarray(states.beta), np.asarray(states.noise_var)
     post = {"beta": beta, "noise_var": noise_var}
@@ -246,10 +250,10 @@ def _hierarchy_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, pr
         lam = np.sqrt(np.asarray(states.aux["lam2"]))
         post.update(lam_local=lam, beta_raw=beta / (t.prior.tau * lam))
     loglik = scipy.stats.norm.logpdf(t.y, np.einsum("cdp,np->cdn", beta, t.H), np.sqrt(noise_var)[..., None])
-    idata = az.from_dict(posterior=post, sample_stats={"log_lik": np.asarray(infos.log_lik),
-                                                       "log_min_variance": np.asarray(infos.log_min_variance)},
-                         log_likelihood={"y": loglik}, observed_data={"y": t.y}, coords=coords,
-                         dims={**{k: ["basis"] for k in post if k != "noise_var"}, "y": ["obs"]})
+    idata = from_dict({"posterior": post, "sample_stats": {"log_lik": np.asarray(infos.log_lik),
+                                                           "log_min_variance": np.asarray(infos.log_min_variance)},
+                       "log_likelihood": {"y": loglik}, "observed_data": {"y": t.y}}, coords=coords,
+                      dims={**{k: ["basis"] for k in post if k != "noise_var"}, "y": ["obs"]})
     idata.posterior.attrs.update(sampling_seconds=seconds, inference="hierarchy-gibbs")
     return idata
 
@@ -261,16 +265,17 @@ def _sites(model, H, y, kwargs):
 
 def _add_posterior_predictive(idata, t, kwargs, seed):
     """``y`` drawn from the model at every posterior draw (sites ``posterior`` holds substituted)."""
-    import arviz as az
     from numpyro.infer import Predictive
+
+    from ._arviz_compat import group_from_dict, set_group
     post = idata.posterior
     lead = (post.sizes["chain"], post.sizes["draw"])
     flat = {k: np.asarray(v.values).reshape(-1, *v.shape[2:]) for k, v in post.data_vars.items()}
     draws = Predictive(t.model, posterior_samples=flat, return_sites=["y"])(
         jax.random.PRNGKey(seed + 1), t.H, **kwargs)["y"]
-    group = az.from_dict(posterior_predictive={"y": np.asarray(draws, dtype=np.float64).reshape(*lead, -1)},
-                         dims={"y": ["obs"]}).posterior_predictive
-    idata.add_groups(posterior_predictive=group)
+    set_group(idata, "posterior_predictive",
+              group_from_dict("posterior_predictive", {"y": np.asarray(draws, dtype=np.float64).reshape(*lead, -1)},
+                              dims={"y": ["obs"]}))
 
 
 def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, noise_var=1.0):
@@ -300,7 +305,7 @@ def point_estimate_dataset(est, names, dims=("basis",), coords=None):
     ``point_estimate = 1`` and the routine (``inference``). A binary classifier's ``classifier`` dim
     (one entry) is dropped. For the Bayesian Lasso the "point" is its posterior median ``coef_``,
     labelled as such."""
-    import arviz as az
+    from ._arviz_compat import group_from_dict
     coords = {"basis": list(names)} if coords is None else coords
     if isinstance(est, BayesianLassoRegressor):
         data = {"beta": np.asarray(est.coef_, dtype=np.float64), "noise_var": est.noise_var_}
@@ -317,7 +322,7 @@ def point_estimate_dataset(est, names, dims=("basis",), coords=None):
     shape = tuple(len(coords[d]) for d in dims)
     if data["beta"].shape != shape:
         raise ValueError(f"the point estimate has {data['beta'].shape} weights, the model {shape}")
-    ds = az.from_dict(posterior={k: np.asarray(v, dtype=np.float64)[None, None, ...] for k, v in data.items()},
-                      coords=coords, dims={"beta": list(dims)}).posterior
+    ds = group_from_dict("posterior", {k: np.asarray(v, dtype=np.float64)[None, None, ...] for k, v in data.items()},
+                         coords=coords, dims={"beta": list(dims)})
     ds.attrs = {"point_estimate": 1, "inference": method}
     return ds

@@ -76,12 +76,11 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
 def add_predictions(idata, t_test, kwargs, *, n_classes=None, seed=0):
     """Add the group :data:`GROUP` to ``idata``: :func:`predictions` of its ``posterior`` (in the model's
     site layout) at the test twin ``t_test``'s rows, on dims ``(chain, draw, test_obs[, class])``."""
-    import arviz as az
+    from ._arviz_compat import group_from_dict, set_group
     post = idata.posterior
     lead = (post.sizes["chain"], post.sizes["draw"])
     out = predictions(t_test.model, t_test.H, t_test.y, kwargs, site_draws(post), n_classes=n_classes,
                       y_offset=float(t_test.y_offset), seed=seed)
     values = {k: v.reshape(*lead, *v.shape[1:]) for k, v in out.items()}
     dims = {"log_lik": ["test_obs"], "mean": ["test_obs"], "prob": ["test_obs", "class_code"]}
-    group = az.from_dict(predictions=values, dims={k: dims[k] for k in values}).predictions
-    idata.add_groups({GROUP: group})
+    set_group(idata, GROUP, group_from_dict(GROUP, values, dims={k: dims[k] for k in values}))

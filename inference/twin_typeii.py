@@ -21,17 +21,17 @@ from ``N(ȳ − φ̄ᵀw, σ²/n)`` after integrating it out of the other condit
 """
 from __future__ import annotations
 
-from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
-from jax.scipy.linalg import cho_factor, cho_solve, solve_triangular
 from numpyro.distributions import constraints
 from sparsebayes.models.priors import variance_of_precision
 
+from . import hierarchy_gibbs
 from .gibbs import inverse_gaussian_from
 
 #: Hierarchies of the twins: ``"laplace"`` (the exponential scale mixture) and
@@ -72,49 +72,52 @@ def typeii_twin_model(H, y=None, *, hierarchy, lam=1.0, surrogate_eps=None, scal
             numpyro.sample("y", dist.Bernoulli(logits=eta), obs=y)
 
 
-def _sweep(key, state, data, *, hierarchy, lam, eps, scaled, fixed_noise, c, d):
-    """One Gibbs sweep on the centred data (intercept integrated out): β | τ, σ²; σ² | β, τ; τ | β, σ²."""
-    beta, noise_var, tau = state
-    k_beta, k_noise, k_chi, k_unif = jax.random.split(key, 4)
-    v = jnp.maximum(tau * (noise_var if scaled else 1.0), jnp.finfo(jnp.float64).tiny)
-    A = data["gram"] / noise_var + jnp.diag(1.0 / v)
-    L, lower = cho_factor(A, lower=True)
-    mean = cho_solve((L, lower), data["Xty"] / noise_var)
-    beta = mean + solve_triangular(L.T, jax.random.normal(k_beta, mean.shape), lower=False)
-    rss = jnp.sum((data["y"] - data["X"] @ beta) ** 2)
-    if not fixed_noise:
-        shape = 0.5 * data["dof"] + c + (0.5 * beta.size if scaled else 0.0)
-        rate = 0.5 * rss + d + (0.5 * jnp.sum(beta**2 / tau) if scaled else 0.0)
-        noise_var = rate / jax.random.gamma(k_noise, shape)
-    b2 = jnp.maximum(beta**2, jnp.finfo(jnp.float64).tiny)
-    if hierarchy == "laplace":  # 1/τ_i | β_i ~ IG(√(λ s²/β_i²), λ) for τ_i ~ Exp(λ/2), β_i ~ N(0, s²τ_i)
-        s2 = noise_var if scaled else 1.0
-        chi2 = jax.random.normal(k_chi, beta.shape) ** 2
-        tau = 1.0 / inverse_gaussian_from(jnp.sqrt(lam * s2 / b2), lam, chi2, jax.random.uniform(k_unif, beta.shape))
-    else:  # α_i = 1/τ_i | β_i ~ Gamma(ε + ½, ε + β_i²/2)
-        tau = (eps + 0.5 * b2) / jax.random.gamma(k_chi, eps + 0.5, beta.shape)
-    log_lik = -0.5 * data["dof"] * jnp.log(2 * jnp.pi * noise_var) - 0.5 * rss / noise_var
-    return (beta, noise_var, tau), log_lik
+class LaplaceMixture(NamedTuple):
+    """The Laplace hierarchy as an exponential scale mixture, ``β_i | τ_i ~ N(0, τ_i)``, ``τ_i ~ Exp(lam/2)``,
+    with its Gibbs conditional ``1/τ_i | β_i ~ IG(√(lam/β_i²), lam)`` (Park & Casella 2008, Sec. 2),
+    for :mod:`sparsebayes.inference.hierarchy_gibbs` (aux ``tau``). The BLS twin runs it ``scaled``
+    (``β_i | σ², τ_i ~ N(0, σ²τ_i)``), FLAP as it is."""
+
+    lam: float
+
+    def gibbs_init(self, p, dtype=jnp.float64):
+        return {"tau": jnp.ones(p, dtype)}
+
+    def gibbs_prior_variance(self, aux):
+        return aux["tau"]
+
+    def gibbs_update(self, key, beta, aux):
+        k_chi, k_unif = jax.random.split(key)
+        b2 = jnp.maximum(beta**2, jnp.finfo(beta.dtype).tiny)
+        chi2 = jax.random.normal(k_chi, beta.shape, dtype=beta.dtype) ** 2
+        uniform = jax.random.uniform(k_unif, beta.shape, dtype=beta.dtype)
+        return {"tau": 1.0 / inverse_gaussian_from(jnp.sqrt(self.lam / b2), self.lam, chi2, uniform)}
 
 
-@partial(jax.jit, static_argnames=("num_warmup", "num_samples", "hierarchy", "scaled", "fixed_noise"))
-def _chains(keys, start, data, lam, eps, c, d, *, num_warmup, num_samples, hierarchy, scaled, fixed_noise):
-    sweep = partial(_sweep, data=data, hierarchy=hierarchy, lam=lam, eps=eps, scaled=scaled,
-                    fixed_noise=fixed_noise, c=c, d=d)
+class GammaPrecision(NamedTuple):
+    """The RVM's labelled surrogate, ``β_i | α_i ~ N(0, 1/α_i)``, ``α_i ~ Gamma(eps, eps)``, with its
+    Gibbs conditional ``α_i | β_i ~ Gamma(eps + ½, eps + β_i²/2)`` (Tipping 2001's conjugate pair),
+    for :mod:`sparsebayes.inference.hierarchy_gibbs` (aux ``tau = 1/α``)."""
 
-    def one_chain(key):
-        def body(state, k):
-            state, log_lik = sweep(k, state)
-            return state, (state, log_lik)
-        _, out = jax.lax.scan(body, start, jax.random.split(key, num_warmup + num_samples))
-        return jax.tree_util.tree_map(lambda a: a[num_warmup:], out)
+    eps: float
 
-    return jax.vmap(one_chain)(keys)
+    def gibbs_init(self, p, dtype=jnp.float64):
+        return {"tau": jnp.ones(p, dtype)}
+
+    def gibbs_prior_variance(self, aux):
+        return aux["tau"]
+
+    def gibbs_update(self, key, beta, aux):
+        b2 = jnp.maximum(beta**2, jnp.finfo(beta.dtype).tiny)
+        return {"tau": (self.eps + 0.5 * b2) / jax.random.gamma(key, self.eps + 0.5, beta.shape, dtype=beta.dtype)}
 
 
 def run_typeii_gibbs(H, y, *, hierarchy, lam=1.0, surrogate_eps=None, scaled=False, noise_var=None, c=-1.0, d=0.0,
-                     intercept=True, num_warmup=1000, num_samples=1000, num_chains=4, seed=0):
-    """Gibbs draws of the Gaussian twin (:func:`typeii_twin_model`'s posterior, the same arguments).
+                     intercept=True, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, progress_bar=None):
+    """Gibbs draws of the Gaussian twin (:func:`typeii_twin_model`'s posterior, the same arguments), by
+    :func:`sparsebayes.inference.hierarchy_gibbs.run` with :class:`LaplaceMixture` (``scaled`` for BLS)
+    or :class:`GammaPrecision`, σ² under ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` or fixed at ``noise_var``.
+    ``progress_bar``: a tqdm bar over the sweeps (``None``: when standard error is a terminal).
 
     Returns a dict of arrays with leading ``(chain, draw)``: ``beta``, ``noise_var``, ``intercept``
     (zeros without one), ``tau`` (the prior variances' mixing variable: ``σ²τ_i`` or ``γ_i``) or, for
@@ -125,18 +128,13 @@ def run_typeii_gibbs(H, y, *, hierarchy, lam=1.0, surrogate_eps=None, scaled=Fal
     H, y = np.asarray(H, dtype=np.float64), np.asarray(y, dtype=np.float64)
     n, p = H.shape
     x_mean, y_mean = (H.mean(axis=0), y.mean()) if intercept else (np.zeros(p), 0.0)
-    X, yc = H - x_mean, y - y_mean
-    data = {"X": jnp.asarray(X), "y": jnp.asarray(yc), "gram": jnp.asarray(X.T @ X), "Xty": jnp.asarray(X.T @ yc),
-            "dof": jnp.float64(n - (1 if intercept else 0))}
-    ridge = np.linalg.solve(X.T @ X + 1e-6 * np.trace(X.T @ X) / p * np.eye(p) + 1e-12 * np.eye(p), X.T @ yc)
-    s2 = float(noise_var) if noise_var is not None else max(float(np.mean((yc - X @ ridge) ** 2)), 1e-12 * np.var(y))
-    start = (jnp.asarray(ridge), jnp.float64(s2), jnp.ones(p))
-    eps = 0.0 if surrogate_eps is None else float(surrogate_eps)
-    keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
-    (beta, noise, tau), log_lik = _chains(keys, start, data, jnp.float64(lam), jnp.float64(eps), jnp.float64(c),
-                                          jnp.float64(d), num_warmup=num_warmup, num_samples=num_samples,
-                                          hierarchy=hierarchy, scaled=bool(scaled), fixed_noise=noise_var is not None)
-    beta, noise, tau = np.asarray(beta), np.asarray(noise), np.asarray(tau)
+    prior = LaplaceMixture(float(lam)) if hierarchy == "laplace" else GammaPrecision(
+        0.0 if surrogate_eps is None else float(surrogate_eps))
+    states, infos = hierarchy_gibbs.run(
+        H, y, prior, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
+        fit_intercept=intercept, noise_prior=hierarchy_gibbs.NoisePrior(float(c), float(d)),
+        noise_var=None if noise_var is None else float(noise_var), scaled=bool(scaled), progress_bar=progress_bar)
+    beta, noise, tau, log_lik = states.beta, states.noise_var, states.aux["tau"], infos.log_lik
     rng = np.random.default_rng([seed, 7])
     centre = y_mean - beta @ x_mean
     out = {"beta": beta, "noise_var": noise,

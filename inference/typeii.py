@@ -17,16 +17,17 @@ basis function ``i`` the objective splits as in 004 eq. 14, so the engine keeps
     s_i = S_i / (1 − v_i S_i),  q_i = Q_i / (1 − v_i S_i)            (004 eq. 19)
 
 for all candidates, and at each step takes the single add / re-estimate / delete that raises
-``L`` most (the closed-form gains of :func:`sparsebayes.models.typeii_rules.variance_objective_change`).
-Σ, μ, S, Q and log|Σ| follow by rank-one updates; a prior is a rule object
-(:mod:`sparsebayes.models.typeii_rules`), the engine never branches on which one.
+``L`` most (the closed-form gains of :func:`sparsebayes.models.typeii_hierarchies.variance_objective_change`).
+Σ, μ, S, Q and log|Σ| follow by rank-one updates; the prior is a hierarchy object with the
+type-II capability (:mod:`sparsebayes.models.typeii_hierarchies`: ARD, the scaled Laplace, the
+Laplace on the variances), checked once by :func:`check_prior`; the engine never branches on which one.
 
 Schedule. After every move λ is set to its maximiser (004 eq. 17) given the τ_i. How a move
-is scored is the rule's choice (``rule.profile_lambda``): with λ re-maximised (the exact change
+is scored is the hierarchy's flag ``lambda_update``: with λ re-maximised (the exact change
 of ``L``; FLAP by default, BLS/FLAPσ with ``lambda_update="profiled"``) or at the current λ
 as 004 Algorithm 1 does (the default of BLS and FLAPσ, which reproduces the paper but is not
 an ascent of ``L``: a move that changes the number of active τ_i ignores the ``A log(λ/2)``
-term; see :mod:`sparsebayes.models.typeii_rules`; the RVM has no λ, and both ways are its
+term; see :mod:`sparsebayes.models.typeii_hierarchies`; the RVM has no λ, and both ways are its
 exact change of ``L``). Every
 ``noise_every`` steps, and whenever no single-basis move raises ``L`` by more than ``tol``,
 σ² is re-estimated and everything is recomputed from a Cholesky factor (which also removes
@@ -36,10 +37,16 @@ step ``σ² = (‖y − Φμ‖² + σ² Σγ_i + 2d)/(N + 2c + 2)`` as fallback
 would lower ``L`` (the EM step cannot: the prior variances held fixed, ``L`` depends on σ²
 through the likelihood alone). With the profiled moves ``L`` therefore never decreases
 (a test checks it for every prior). Not so for BLS with the variances-fixed update
-(:func:`~sparsebayes.models.typeii_rules.with_noise_update`): there ``τ_i = v_i/σ²`` moves
+(``ScaledLaplacePrior(noise_update="variances-fixed")``): there ``τ_i = v_i/σ²`` moves
 with σ², and its prior term ``−λΣv_i/(2σ²)`` is part of ``L`` but not of the update, so ``L``
 can fall at a σ² step. The fit stops when no move
 gains more than ``tol`` and σ² changed by less than ``noise_tol`` (relative).
+
+The contract of every engine: :class:`State`, :func:`init`, a pure :func:`step` returning the new
+state and the step's :class:`Info` (the move taken, its basis and variance, its gain, ``L`` after it),
+:func:`run` the jit boundary (``lax.while_loop`` to convergence), :func:`trace` a fixed number of steps
+keeping each :class:`Info` (``lax.scan``); :func:`fit` is :func:`init` and :func:`run` in one program.
+The Laplace path (:mod:`.typeii_laplace`) has the same shape and the same :class:`Info`.
 
 Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free), with the
 cache ``B = ΦᵀΦ_slots`` (M × capacity) filled when a basis enters, so that a step costs
@@ -59,12 +66,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sparsebayes.models.typeii_rules import optimal_variance
+from sparsebayes.models.priors import require
+from sparsebayes.models.typeii_hierarchies import optimal_variance
 
 from .typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
 from .typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view  # noqa: F401
 from .typeii_moves import (  # noqa: F401  (public here: the engine's names)
-    CYCLE_MEMORY, Move, best_move, capacity_hit, gate_moves, grow_slots, note_cycle, profiled_moves, variance_moves)
+    CYCLE_MEMORY, PAUSED, Info, Move, best_move, capacity_hit, gate_moves, grow_slots, note_cycle, profiled_moves, variance_moves)
 
 _LOG_2PI = jnp.log(2.0 * jnp.pi)
 
@@ -81,7 +89,7 @@ class TypeIIData(NamedTuple):
     yy: jax.Array
 
 
-class TypeIIState(NamedTuple):
+class State(NamedTuple):
     """Engine state; arrays over the M candidates or over the ``capacity`` slots."""
 
     var: jax.Array            # (M,) prior variances v_i, 0 = not in the model
@@ -104,6 +112,12 @@ class TypeIIState(NamedTuple):
     recent: jax.Array         # (CYCLE_MEMORY,) L after each of the last steps, newest first (NaN before)
     cycled: jax.Array         # stopped on a cycle of moves, at the cycle's best L (:func:`note_cycle`)
     n_moves: jax.Array        # steps that added, re-estimated or deleted a basis (0: the fit never left its start)
+
+
+def check_prior(prior):
+    """``prior`` after checking it has the type-II capability (``ValueError`` naming the hierarchy and
+    the missing piece otherwise, e.g. "HorseshoePrior has no type-II update")."""
+    return require(prior, "type2")
 
 
 def make_data(Phi, y, n_obs=None, basis_mask=None, yy=None):
@@ -149,7 +163,7 @@ def _recompute(data, state, var, noise_var, inverse=spd_inverse_lapack):
     return state._replace(var=var, noise_var=noise_var, Sigma=Sigma, mu=mu, logdet_Sigma=-logdet_P, S=S, Q=Q)
 
 
-def objective(data, state, rule):
+def objective(data, state, prior):
     """``L`` of the module docstring from the engine's bookkeeping (log|C| via log|Σ|)."""
     active, idx = _slot_view(state)
     v_slot = jnp.where(active, state.var[idx], 1.0)
@@ -157,7 +171,7 @@ def objective(data, state, rule):
     Phity_slot = jnp.where(active, data.Phity[idx], 0.0)
     yCy = (data.yy - Phity_slot @ state.mu) / state.noise_var
     loglik = -0.5 * (data.n_obs * _LOG_2PI + logdet_C + yCy)
-    return loglik + rule.log_hyperprior(jnp.sum(state.var), state.lam, state.noise_var, jnp.sum(active))
+    return loglik + prior.typeii_log_hyperprior(jnp.sum(state.var), state.lam, state.noise_var, jnp.sum(active))
 
 
 def sparsity_quality(state):
@@ -187,36 +201,36 @@ def _noise_moments(data, state):
     return jnp.maximum(resid2, 0.0), gamma
 
 
-def _update_noise(data, state, rule, inverse=spd_inverse_lapack):
+def _update_noise(data, state, prior, inverse=spd_inverse_lapack):
     """Re-estimate σ² (see the module docstring) and recompute from a Cholesky factor."""
-    mode = type(rule).noise_mode
+    mode = prior.noise_update  # static: one compiled program per flag
     if mode == "fixed":
         return state
-    c, d = rule.c, rule.d
+    c, d = prior.typeii_noise_prior()
     old = state.noise_var
-    if mode == "scaled":
+    if mode == "eq18":
         # 004 eq. 18: yᵀC̃⁻¹y = σ² yᵀC⁻¹y with τ held fixed, so every v_i = σ²τ_i rescales.
         active, idx = _slot_view(state)
         yCty = data.yy - jnp.where(active, data.Phity[idx], 0.0) @ state.mu
         new = (yCty + 2.0 * d) / (data.n_obs + 2.0 * c + 2.0)
         new = jnp.maximum(new, 1e-12 * data.yy / data.n_obs)
         out = _recompute(data, state, state.var * (new / old), new, inverse)
-        return out._replace(objective=objective(data, out, rule))
+        return out._replace(objective=objective(data, out, prior))
     resid2, gamma = _noise_moments(data, state)
     fixed_point = (resid2 + 2.0 * d) / jnp.maximum(data.n_obs - gamma + 2.0 * c + 2.0, 1e-12)
     em = (resid2 + old * gamma + 2.0 * d) / (data.n_obs + 2.0 * c + 2.0)
     floor = 1e-12 * data.yy / data.n_obs
     out = _recompute(data, state, state.var, jnp.maximum(fixed_point, floor), inverse)
-    out = out._replace(objective=objective(data, out, rule))
+    out = out._replace(objective=objective(data, out, prior))
 
     def em_step(_):
         o = _recompute(data, state, state.var, jnp.maximum(em, floor), inverse)
-        return o._replace(objective=objective(data, o, rule))
+        return o._replace(objective=objective(data, o, prior))
 
     return jax.lax.cond(out.objective >= state.objective, lambda _: out, em_step, None)
 
 
-def init(data, rule, noise_var, capacity, inverse=spd_inverse_lapack):
+def init(data, prior, noise_var, capacity, inverse=spd_inverse_lapack):
     """One basis in the model: the column best aligned with ``y`` (Tipping & Faul 2003, Sec. 4)."""
     M = data.Phi.shape[1]
     noise_var = jnp.asarray(noise_var, jnp.float64)
@@ -225,7 +239,7 @@ def init(data, rule, noise_var, capacity, inverse=spd_inverse_lapack):
     s, q = data.col_sq[m] / noise_var, data.Phity[m] / noise_var
     v0 = jnp.maximum((q * q - s) / (s * s), 1e-2 / s)
     col = data.Phi[:, m] @ data.Phi
-    state = TypeIIState(
+    state = State(
         var=jnp.zeros(M).at[m].set(v0),
         slot_of=jnp.full(M, -1, jnp.int32).at[m].set(jnp.int32(0)),
         basis_of_slot=jnp.full(capacity, -1, jnp.int32).at[0].set(m.astype(jnp.int32)),
@@ -248,14 +262,14 @@ def init(data, rule, noise_var, capacity, inverse=spd_inverse_lapack):
         n_moves=jnp.zeros((), jnp.int32),
     )
     state = _recompute(data, state, state.var, noise_var, inverse)
-    state = state._replace(lam=rule.update_lambda(jnp.sum(state.var), noise_var, 1))
-    return state._replace(objective=objective(data, state, rule))
+    state = state._replace(lam=prior.typeii_update_lambda(jnp.sum(state.var), noise_var, 1))
+    return state._replace(objective=objective(data, state, prior))
 
 
-def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
+def candidate_gains(data, state, prior, align_max, n_fixed_point=8):
     """Best new variance of every basis function and the gain of moving there.
 
-    ``rule.profile_lambda`` true: the gain is the exact change of ``L`` — the marginal
+    ``prior.profile_lambda`` true: the gain is the exact change of ``L`` — the marginal
     likelihood (004 eq. 14) plus the hyperprior terms with λ re-maximised (the number of
     active τ_i and their sum move); the new variance maximises that sum (with λ at its optimum
     the stationarity condition is ``v = optimal_variance(s, q, κ(λ(v)))``, envelope theorem,
@@ -265,41 +279,46 @@ def candidate_gains(data, state, rule, align_max, n_fixed_point=8):
     """
     s, q = sparsity_quality(state)
     active = state.var > 0
-    if rule.profile_lambda:
-        proposal, gain = profiled_moves(state.var, state.lam, state.noise_var, rule, s, q, n_fixed_point)
+    if prior.profile_lambda:
+        proposal, gain = profiled_moves(state.var, state.lam, state.noise_var, prior, s, q, n_fixed_point)
     else:
-        proposal, gain = variance_moves(s, q, state.var, rule.penalty(state.lam, state.noise_var))
+        proposal, gain = variance_moves(s, q, state.var, prior.typeii_penalty(state.lam, state.noise_var))
     full = jnp.sum(active) >= state.mu.shape[0]
     # S_i = φ_iᵀC⁻¹φ_i > 0: a candidate whose S rounds to 0 or below (σ² tiny beside ‖φ_i‖²) is not scored
     eligible = data.basis_mask & (s > 0) & (state.align <= align_max)
     return (proposal, *gate_moves(proposal, gain, active, eligible, full))
 
 
-def choose_move(data, state, rule, *, tol=1e-9, align_max=1.0 - 1e-3):
+def choose_move(data, state, prior, *, tol=1e-9, align_max=1.0 - 1e-3):
     """The single add / re-estimate / delete that raises ``L`` most (:func:`candidate_gains`)."""
-    return best_move(*candidate_gains(data, state, rule, align_max), state.var, tol)
+    return best_move(*candidate_gains(data, state, prior, align_max), state.var, tol)
 
 
-def last_basis_pruned(state, rule):
-    """Whether the only basis left in the model meets the rule's pruning condition at the current
-    λ and σ² (``q_i² − s_i ≤ 2κ``: :func:`~sparsebayes.models.typeii_rules.optimal_variance` gives
+def last_basis_pruned(state, prior):
+    """Whether the only basis left in the model meets the hierarchy's pruning condition at the current
+    λ and σ² (``q_i² − s_i ≤ 2κ``: :func:`~sparsebayes.models.typeii_hierarchies.optimal_variance` gives
     0; for BLS 004's ``q_i² − s_i ≤ λσ⁻²``, for the RVM ``q_i² ≤ s_i``).
 
     The engine never deletes its last basis (:func:`.typeii_moves.gate_moves`: with no τ_i left λ's profile
-    degenerates), so such a basis stays at the variance it last had, which no rule chose; the
+    degenerates), so such a basis stays at the variance it last had, which no hierarchy chose; the
     estimators report the empty model instead (:class:`~sparsebayes.inference.typeii_estimators`).
     """
     s, q = sparsity_quality(state)
     active = state.var > 0
-    pruned = optimal_variance(s, q, rule.penalty(state.lam, state.noise_var)) <= 0
+    pruned = optimal_variance(s, q, prior.typeii_penalty(state.lam, state.noise_var)) <= 0
     return (jnp.sum(active) == 1) & jnp.any(active & pruned)
 
 
-def finish_move(data, state, rule, move, *, tol=1e-9):
-    """After a move: λ by its update rule, ``L``, the step count and the capacity flag."""
-    state = state._replace(lam=rule.update_lambda(jnp.sum(state.var), state.noise_var, jnp.sum(state.var > 0)))
+#: :func:`last_basis_pruned` as one compiled program (the estimators ask it once per fit; run eagerly
+#: it would dispatch, and on a first fit compile, each of its operations apart).
+last_basis_pruned_jit = jax.jit(last_basis_pruned)
+
+
+def finish_move(data, state, prior, move, *, tol=1e-9):
+    """After a move: λ by its update prior, ``L``, the step count and the capacity flag."""
+    state = state._replace(lam=prior.typeii_update_lambda(jnp.sum(state.var), state.noise_var, jnp.sum(state.var > 0)))
     return state._replace(
-        objective=objective(data, state, rule),
+        objective=objective(data, state, prior),
         n_iter=state.n_iter + 1,
         n_moves=state.n_moves + (move.kind < 2).astype(jnp.int32),
         converged=jnp.zeros((), bool),
@@ -308,7 +327,7 @@ def finish_move(data, state, rule, move, *, tol=1e-9):
     )
 
 
-def move_step(data, state, rule, move, *, tol=1e-9):
+def move_step(data, state, prior, move, *, tol=1e-9):
     """Apply ``move`` (:func:`choose_move`: add / re-estimate / delete, or none) and update λ.
 
     Returns the new state (``n_iter`` advanced, ``L`` re-evaluated) and whether a basis moved."""
@@ -319,7 +338,7 @@ def move_step(data, state, rule, move, *, tol=1e-9):
          lambda st: st],
         state,
     )
-    return finish_move(data, state, rule, move, tol=tol), move.kind < 2
+    return finish_move(data, state, prior, move, tol=tol), move.kind < 2
 
 
 def noise_due(state, moved, noise_every):
@@ -327,58 +346,66 @@ def noise_due(state, moved, noise_every):
     return (state.n_iter % noise_every == 0) | ~moved
 
 
-def noise_step(data, state, rule, moved, *, noise_tol=1e-7, inverse=spd_inverse_lapack):
+def noise_step(data, state, prior, moved, *, noise_tol=1e-7, inverse=spd_inverse_lapack):
     """The σ² update after a move step; converged when nothing moved and σ² changed < ``noise_tol``."""
-    new = _update_noise(data, state, rule, inverse)
+    new = _update_noise(data, state, prior, inverse)
     change = jnp.abs(new.noise_var - state.noise_var) / state.noise_var
     return new._replace(converged=~moved & (change < noise_tol))
 
 
-def step(data, state, rule, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3, pause_when_full=False):
-    """One add / re-estimate / delete, the λ update, and (on schedule) the σ² update.
+def step(state, data, prior, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
+         pause_when_full=False):
+    """One add / re-estimate / delete, the λ update, and (on schedule) the σ² update; returns the new
+    :class:`State` and the step's :class:`Info` (the move taken, its gain, ``L`` after it).
 
     When the best move is an add refused for want of a free slot, the step takes the best
     move that fits and sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but
-    ``capacity_hit`` instead, so that the fit can go on with more slots (:func:`fit_growing`)."""
-    move = choose_move(data, state, rule, tol=tol, align_max=align_max)
+    ``capacity_hit`` instead (``info.kind == PAUSED``), so that the fit can go on with more slots
+    (:func:`fit_growing`)."""
+    move = choose_move(data, state, prior, tol=tol, align_max=align_max)
     paused = pause_when_full & capacity_hit(move, tol)
     # a paused step is the no-move branch with its scalars held, not a third conditional: each
     # conditional copies the state
-    new, moved = move_step(data, state, rule, move._replace(kind=jnp.where(paused, 2, move.kind)), tol=tol)
+    new, moved = move_step(data, state, prior, move._replace(kind=jnp.where(paused, 2, move.kind)), tol=tol)
     new = jax.lax.cond(noise_due(new, moved, noise_every) & ~paused,
-                       lambda s: noise_step(data, s, rule, moved, noise_tol=noise_tol), lambda s: s, new)
+                       lambda s: noise_step(data, s, prior, moved, noise_tol=noise_tol), lambda s: s, new)
     new = note_cycle(new)
     if pause_when_full:
         held = ("lam", "objective", "n_iter", "converged", "last_gain", "recent", "cycled")
         new = new._replace(**{f: jnp.where(paused, getattr(state, f), getattr(new, f)) for f in held})
-    return new
+    return new, Info.of(move, new.objective, paused)
 
 
-@partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
-def fit(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
-        align_max=1.0 - 1e-3, pause_when_full=False):
-    """Run the sequential engine to convergence (``lax.while_loop``) in ``capacity`` slots;
-    returns the final state (``capacity_hit`` if an add was refused for want of a slot; with
-    ``pause_when_full`` the fit stops there instead, see :func:`resume`)."""
-    return resume(data, rule, init(data, rule, noise_var, capacity), max_iter=max_iter, tol=tol, noise_tol=noise_tol,
-                  noise_every=noise_every, align_max=align_max, pause_when_full=pause_when_full)
+def _running(state, max_iter):
+    return ~state.converged & ~state.cycled & (state.n_iter < max_iter)
 
 
 @partial(jax.jit, static_argnames=("pause_when_full",))
-def resume(data, rule, state, *, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
-           pause_when_full=False):
-    """Go on from ``state`` until converged or ``max_iter``; with ``pause_when_full``, also stop
-    (``capacity_hit`` set, nothing else changed) when the best move is an add with no free slot."""
+def run(state, data, prior, *, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
+        pause_when_full=False):
+    """The jit boundary: :func:`step` from ``state`` (``lax.while_loop``) until converged, cycled or
+    ``max_iter``; with ``pause_when_full``, also stop (``capacity_hit`` set, nothing else changed)
+    when the best move is an add with no free slot. Returns the final :class:`State`."""
 
     def cond(st):
-        go = ~st.converged & ~st.cycled & (st.n_iter < max_iter)
+        go = _running(st, max_iter)
         return go & ~st.capacity_hit if pause_when_full else go
 
     def body(st):
-        return step(data, st, rule, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max,
-                    pause_when_full=pause_when_full)
+        return step(st, data, prior, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max,
+                    pause_when_full=pause_when_full)[0]
 
     return jax.lax.while_loop(cond, body, state)
+
+
+@partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
+def fit(data, prior, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
+        align_max=1.0 - 1e-3, pause_when_full=False):
+    """:func:`init` then :func:`run` in ``capacity`` slots, one compiled program; returns the final
+    state (``capacity_hit`` if an add was refused for want of a slot; with ``pause_when_full`` the
+    fit stops there instead). The hierarchy is checked once (:func:`check_prior`)."""
+    return run(init(data, check_prior(prior), noise_var, capacity), data, prior, max_iter=max_iter, tol=tol,
+               noise_tol=noise_tol, noise_every=noise_every, align_max=align_max, pause_when_full=pause_when_full)
 
 
 @partial(jax.jit, static_argnames=("capacity",))
@@ -394,32 +421,31 @@ def widen(state, capacity):
     )
 
 
-def fit_growing(data, rule, noise_var, *, limit, start=16, **kw):
+def fit_growing(data, prior, noise_var, *, limit, start=16, **kw):
     """:func:`fit` starting in ``start`` slots and doubling them, without restarting, whenever the
     best move is an add that finds no free slot, up to ``limit`` (past which adds are refused
     and ``capacity_hit`` is reported, as in :func:`fit`; :func:`.typeii_moves.grow_slots`). The
     steps are those of one fit with ``limit`` slots; each width compiles once.
     """
-    return grow_slots(lambda c, pause: fit(data, rule, noise_var, capacity=c, pause_when_full=pause, **kw),
-                      lambda st, pause: resume(data, rule, st, pause_when_full=pause, **kw), widen, start, limit)
+    check_prior(prior)
+    return grow_slots(lambda c, pause: fit(data, prior, noise_var, capacity=c, pause_when_full=pause, **kw),
+                      lambda st, pause: run(st, data, prior, pause_when_full=pause, **kw), widen, start, limit)
 
 
-@partial(jax.jit, static_argnames=("capacity", "n_steps"))
-def fit_trace(data, rule, noise_var, *, capacity, n_steps, tol=1e-9, noise_tol=1e-7, noise_every=1,
-              align_max=1.0 - 1e-3):
-    """Like :func:`fit` for a fixed number of steps (``lax.scan``), keeping ``L`` after each."""
-    state = init(data, rule, noise_var, capacity)
+@partial(jax.jit, static_argnames=("n_steps",))
+def trace(state, data, prior, *, n_steps, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3):
+    """:func:`step` ``n_steps`` times from ``state`` (``lax.scan``; a fit that has stopped stays,
+    with ``kind`` none and gain 0); returns the final state and every step's :class:`Info`."""
 
     def body(st, _):
-        new = jax.lax.cond(
-            st.converged | st.cycled, lambda s: s,
-            lambda s: step(data, s, rule, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max),
-            st,
-        )
-        return new, new.objective
+        return jax.lax.cond(
+            _running(st, jnp.iinfo(jnp.int32).max),
+            lambda s: step(s, data, prior, tol=tol, noise_tol=noise_tol, noise_every=noise_every,
+                           align_max=align_max),
+            lambda s: (s, Info.none(s.objective)), st)
 
-    final, trace = jax.lax.scan(body, state, None, length=n_steps)
-    return final, jnp.concatenate([state.objective[None], trace])
+    check_prior(prior)
+    return jax.lax.scan(body, state, None, length=n_steps)
 
 
 def coefficients(state, n_basis):

@@ -24,29 +24,29 @@ from .typeii import (
     noise_due,
     noise_step,
     note_cycle,
-    resume,
+    run,
     spd_inverse_sweep,
     widen,
 )
 
 
-def fit_batch_growing(data, rule, noise_var, *, limit, start=16, **kw):
+def fit_batch_growing(data, prior, noise_var, *, limit, start=16, **kw):
     """:func:`~.typeii.fit_growing` for a leading data-set axis, the fits one after another in one compiled
     program (``lax.map``); a fit that pauses for want of a slot goes on, once every fit has
     stopped or paused, in twice the slots (the finished ones then stop at once)."""
-    return grow_slots(lambda c, pause: fit_batch(data, rule, noise_var, capacity=c, pause_when_full=pause, **kw),
-                      lambda st, pause: _resume_batch(data, rule, st, pause_when_full=pause, **kw),
+    return grow_slots(lambda c, pause: fit_batch(data, prior, noise_var, capacity=c, pause_when_full=pause, **kw),
+                      lambda st, pause: _resume_batch(data, prior, st, pause_when_full=pause, **kw),
                       lambda st, c: jax.vmap(lambda one: widen(one, c))(st), start, limit)
 
 
 @partial(jax.jit, static_argnames=("pause_when_full",))
-def _resume_batch(data, rule, state, *, pause_when_full, **kw):
-    return jax.lax.map(lambda args: resume(args[0], rule, args[1], pause_when_full=pause_when_full, **kw),
+def _resume_batch(data, prior, state, *, pause_when_full, **kw):
+    return jax.lax.map(lambda args: run(args[1], args[0], prior, pause_when_full=pause_when_full, **kw),
                        (data, state))
 
 
 @partial(jax.jit, static_argnames=("capacity", "lanes", "pause_when_full"))
-def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
+def fit_batch(data, prior, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
               align_max=1.0 - 1e-3, lanes=1, pause_when_full=False):
     """:func:`~.typeii.fit` for a leading data-set axis of ``data`` and ``noise_var``: the same steps, so the
     same final states as one fit per data set.
@@ -63,14 +63,14 @@ def fit_batch(data, rule, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise
     kw = dict(capacity=capacity, max_iter=max_iter, tol=tol, noise_tol=noise_tol, noise_every=noise_every,
               align_max=align_max)
     if lanes == 1:
-        return jax.lax.map(lambda args: fit(args[0], rule, args[1], pause_when_full=pause_when_full, **kw),
+        return jax.lax.map(lambda args: fit(args[0], prior, args[1], pause_when_full=pause_when_full, **kw),
                            (data, noise_var))
     if pause_when_full:
         raise ValueError("vmap-ed lanes cannot pause for want of a slot: use lanes=1")
-    return _fit_queue(data, rule, noise_var, lanes=lanes, **kw)
+    return _fit_queue(data, prior, noise_var, lanes=lanes, **kw)
 
 
-def _fit_queue(data, rule, noise_var, *, lanes, capacity, max_iter, tol, noise_tol, noise_every, align_max):
+def _fit_queue(data, prior, noise_var, *, lanes, capacity, max_iter, tol, noise_tol, noise_every, align_max):
     """A work queue in one ``while_loop``: ``lanes`` fits advance together, one ``vmap``-ed step at a
     time, and a lane whose fit stops stores its final state and starts the next data set, so the
     loop runs for about the total number of steps over ``lanes``, not until the slowest of a
@@ -83,12 +83,12 @@ def _fit_queue(data, rule, noise_var, *, lanes, capacity, max_iter, tol, noise_t
     vmap = jax.vmap
     n = noise_var.shape[0]
     n_lanes = min(lanes, n)
-    init_lanes = vmap(lambda d, nv: init(d, rule, nv, capacity, spd_inverse_sweep))
-    choose = vmap(lambda d, st: choose_move(d, st, rule, tol=tol, align_max=align_max))
+    init_lanes = vmap(lambda d, nv: init(d, prior, nv, capacity, spd_inverse_sweep))
+    choose = vmap(lambda d, st: choose_move(d, st, prior, tol=tol, align_max=align_max))
     reestimate = vmap(_reestimate_or_delete)
     add = vmap(_add)
-    finish = vmap(lambda d, st, mv: finish_move(d, st, rule, mv, tol=tol))
-    noises = vmap(lambda d, st, mv: noise_step(d, st, rule, mv, noise_tol=noise_tol, inverse=spd_inverse_sweep))
+    finish = vmap(lambda d, st, mv: finish_move(d, st, prior, mv, tol=tol))
+    noises = vmap(lambda d, st, mv: noise_step(d, st, prior, mv, noise_tol=noise_tol, inverse=spd_inverse_sweep))
 
     def take(jobs):
         return jax.tree.map(lambda a: a[jobs], (data, noise_var))

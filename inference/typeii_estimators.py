@@ -1,7 +1,8 @@
 """scikit-learn estimators over the sequential type-II engine: BLS, RVM, FLAP / FLAPσ.
 
-All three are :class:`_TypeIIRegressor` with a different rule object
-(:mod:`sparsebayes.models.typeii_rules`). The design is ``features`` applied to ``X``
+All three are :class:`_TypeIIRegressor` with a different hierarchy object
+(:mod:`sparsebayes.models.typeii_hierarchies`: ``ARDPrior``, ``ScaledLaplacePrior``,
+``LaplaceVariancePrior``). The design is ``features`` applied to ``X``
 (``None``: the columns of ``X`` themselves, the linear BLS of 004 Sec. 4; a transformer such as
 ``GaussianKernelFeatures.from_helgoy_li(r)``: kernel regression, 004 Sec. 3). With
 ``fit_intercept=True`` the design columns and ``y`` are centred first and the intercept has a
@@ -35,25 +36,19 @@ The Bernoulli RVM, :class:`~sparsebayes.inference.rvm_classifier.RVMClassifier`,
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
+import jax
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
-from sparsebayes.models.typeii_rules import (
-    BLSRule,
-    FLAPRule,
-    FLAPSigmaRule,
-    RVMRule,
-    with_lambda_update,
-    with_noise_update,
-)
+from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
 
 from . import typeii
 from ._base import atomic_fit, basis_names, make_feature_map
 from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, kernel_feature_rows
-from ._shapes import bucket, pad_to
 from ._validation import (
     check_count,
     check_flags,
@@ -63,6 +58,7 @@ from ._validation import (
     validate_regression_data,
 )
 from ._warnings import warn_degenerate
+from .typeii_design import fit_design
 from .typeii_warnings import warn_after_fit
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from .posterior_sampling import PosteriorSamplingMixin
@@ -76,40 +72,27 @@ from .rvm_classifier import RVMClassifier  # noqa: F401  (re-exported: importabl
 LOW_RANK_MIN_N = 300
 
 
-def fit_design(Phi, y, rule, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, factor=None,
-               n_obs=None):
-    """Fit one design with the engine, padding to power-of-two shapes and growing the capacity
-    (:func:`typeii.fit_growing`).
+class TypeIIProblem(NamedTuple):
+    """What a type-II regressor hands the engine: the centred design ``Phi`` (``None`` when factored:
+    ``factor``) and targets ``y``, the evidence's dimension ``n_obs``, σ²'s start ``noise_var``, the
+    hierarchy ``prior`` and, for a hierarchy with σ² fixed, that σ² (``fixed_noise``, else ``None``)."""
 
-    Returns the final engine state (unpadded columns are the first ``Phi.shape[1]``).
-    ``max_active`` caps the number of basis functions in the model (default: all). With a
-    :class:`~sparsebayes.inference._lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
-    may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii.make_data`): an add
-    then costs ``O(rM)`` instead of ``O(NM)``. ``n_obs`` is the dimension of the data the
-    evidence is of: ``N`` (default), or ``N − 1`` for centred data with a flat intercept
-    integrated out (``y`` and every column centred: the constant direction then holds noise
-    alone, and the evidence of the rest is the engine's with ``N − 1`` in place of ``N``).
-    """
-    y = np.asarray(y, dtype=np.float64)
-    n_obs, yy = (y.size if n_obs is None else n_obs), None
-    if factor is not None:
-        Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
-    n, m = Phi.shape
-    n_pad, m_pad = bucket(n), bucket(m)
-    Phi_pad = pad_to(Phi, (n_pad, m_pad), out=typeii.aligned_zeros((n_pad, m_pad)))  # to the device uncopied
-    y_pad = pad_to(np.asarray(y, dtype=np.float64), (n_pad,))
-    mask = pad_to(np.ones(m, bool), (m_pad,))  # (zero columns, such as a centred bias, are masked by the engine)
-    data = typeii.make_data(Phi_pad, y_pad, n_obs=n_obs, basis_mask=mask, yy=yy)
-    limit = min(m_pad, bucket(max_active) if max_active else m_pad)
-    return typeii.fit_growing(data, rule, noise_var, limit=limit, max_iter=max_iter, tol=tol, noise_every=noise_every)
+    Phi: np.ndarray | None
+    y: np.ndarray
+    n_obs: int
+    noise_var: float
+    prior: object
+    fixed_noise: float | None
+    factor: object
 
 
 class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
-    """Shared fit/predict over :func:`sparsebayes.inference.typeii.fit`; subclasses give ``_rule``."""
+    """Shared fit/predict over :func:`sparsebayes.inference.typeii.fit`; subclasses give ``_prior``
+    (the type-II hierarchy object their parameters make)."""
 
     _method = "typeii"
 
-    def _rule(self):
+    def _prior(self):
         raise NotImplementedError
 
     def _initial_noise_var(self, y):
@@ -161,6 +144,18 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II
         maximum likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1); returns ``self``."""
+        problem = self._prepare(X, y)
+        if problem is not None:
+            state = fit_design(problem.Phi, problem.y, problem.prior, problem.noise_var, max_iter=self.max_iter,
+                               tol=self.tol, noise_every=self.noise_every, max_active=self.max_active,
+                               factor=problem.factor, n_obs=problem.n_obs)
+            self._finish(problem, state)
+        return self
+
+    def _prepare(self, X, y):
+        """Everything of :meth:`fit` before the engine: checks, the feature map, the centred design
+        (or its low-rank factor) and targets, σ²'s start and the hierarchy, as a :class:`TypeIIProblem`;
+        ``None`` when there is nothing to fit (the empty model is then set, with its warning)."""
         self._check_params()
         X, y = validate_regression_data(self, X, y)
         self.feature_map_ = None if self.features is None else make_feature_map(
@@ -179,35 +174,39 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         # the flat intercept integrated out: the evidence of the centred data, N − 1 dimensions
         n_obs = y.size - 1 if self.fit_intercept else y.size
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
-        rule = self._rule()
-        fixed_noise = noise0 if type(rule).noise_mode == "fixed" else None
+        prior = self._prior()
+        fixed_noise = noise0 if prior.noise_update == "fixed" else None
         # nothing to explain (a centred constant y is constant up to rounding; without an intercept only
         # y = 0 is), or nothing to explain it with: the empty model (all weights pruned), no engine run
         if np.all(y_c == y_c[0]) and (self.fit_intercept or y_c[0] == 0):
             self._set_empty(m, y_c, n_obs, fixed_noise)
             warn_degenerate(self, "y is constant: the fit is the empty model, which predicts it",
-                            "nothing to fit; check the target", stacklevel=4)
-            return self
+                            "nothing to fit; check the target", stacklevel=5)
+            return None
         if factor is None and not np.any(Phi_c):
             self._set_empty(m, y_c, n_obs, fixed_noise)
             warn_degenerate(self, "every design column is zero" + (" once centred" if self.fit_intercept else "")
-                            + ": the fit is the empty model", "give features that vary over the data", stacklevel=4)
-            return self
-        state = fit_design(Phi_c, y_c, rule, noise0, max_iter=self.max_iter, tol=self.tol,
-                           noise_every=self.noise_every, max_active=self.max_active, factor=factor, n_obs=n_obs)
-        self._set_from_state(state, rule, y_c, n_obs, fixed_noise)
-        warn_after_fit(self, state, rule, y_c)
-        return self
+                            + ": the fit is the empty model", "give features that vary over the data", stacklevel=5)
+            return None
+        return TypeIIProblem(Phi_c, y_c, n_obs, noise0, prior, fixed_noise, factor)
 
-    def _set_from_state(self, state, rule, y_c, n_obs, fixed_noise):
+    def _finish(self, problem, state):
+        """Everything of :meth:`fit` after the engine: the fitted attributes from its final ``state``
+        and the warnings they call for."""
+        pruned = bool(typeii.last_basis_pruned_jit(state, problem.prior))
+        state = jax.device_get(state)  # one transfer: the attributes below read host copies
+        self._set_from_state(state, pruned, problem.y, problem.n_obs, problem.fixed_noise)
+        warn_after_fit(self, state, problem.prior, problem.y)
+
+    def _set_from_state(self, state, last_basis_pruned, y_c, n_obs, fixed_noise):
         """The fitted attributes from the engine's final state. ``converged_`` holds when the engine
         stopped because no move gained more than ``tol`` *after* moving at least once: a fit that
         never left its start (one basis function, chosen by its projection on ``y``, not by the
         evidence) searched nothing and is not reported as converged."""
         m = self.design_offset_.size
         moved = int(state.n_moves) > 0
-        if bool(typeii.last_basis_pruned(state, rule)):
-            # the engine keeps its last basis whatever the rule says (typeii.last_basis_pruned): the rule prunes it
+        if last_basis_pruned:
+            # the engine keeps its last basis whatever the hierarchy says (typeii.last_basis_pruned): it prunes it
             self._set_empty(m, y_c, n_obs, fixed_noise)
             self.n_iter_, self.cycled_ = int(state.n_iter), bool(state.cycled)
             self.converged_ = bool(state.converged) and moved
@@ -234,7 +233,7 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
 
     def _set_empty(self, m, y_c, n_obs, fixed_noise=None):
         """The empty model: no weight, ``σ² = y_cᵀy_c / n_obs`` (its maximum-likelihood noise) or the
-        rule's fixed σ², ``L`` not given (NaN: with no τ_i the BLS and FLAP objectives have no
+        hierarchy's fixed σ², ``L`` not given (NaN: with no τ_i the BLS and FLAP objectives have no
         maximum in λ)."""
         self.coef_ = np.zeros(m)
         self.active_ = np.zeros(m, bool)
@@ -350,8 +349,8 @@ class RVMRegressor(_TypeIIRegressor):
         self.max_active = max_active
         self.low_rank = low_rank
 
-    def _rule(self):
-        return RVMRule(c=float(self.c), d=float(self.d))
+    def _prior(self):
+        return ARDPrior(c=float(self.c), d=float(self.d))
 
 
 class BLSRegressor(_TypeIIRegressor):
@@ -372,13 +371,13 @@ class BLSRegressor(_TypeIIRegressor):
         ``"algorithm1"`` (default): 004 Algorithm 1 — each move takes eq. 16 at the current λ
         and λ follows by eq. 17 afterwards. ``"profiled"``: every move is scored with λ
         re-maximised, an exact ascent of eq. 13 (with ``A`` active τ_i counted, see
-        :mod:`sparsebayes.models.typeii_rules`); it charges each added basis the change of
+        :mod:`sparsebayes.models.typeii_hierarchies`); it charges each added basis the change of
         ``A log(λ/2)`` and so ends sparser than the paper's algorithm.
     noise_update : {"eq18", "variances-fixed"}
         ``"eq18"`` (default): σ² by 004 eq. 18 with the τ_i held fixed. ``"variances-fixed"``:
         Tipping & Faul's σ² update with the prior variances σ²τ_i held fixed, as the RVM's; on
         kernel bases it keeps more kernels and gives 004's bump table more closely (see
-        :func:`sparsebayes.models.typeii_rules.with_noise_update`).
+        :class:`sparsebayes.models.typeii_hierarchies.ScaledLaplacePrior`).
     tol : float
         Smallest gain of a move (nats); 1e-5 by default, since Algorithm 1 can end in a limit
         cycle of moves gaining < 1e-6 nats at the current λ.
@@ -404,9 +403,9 @@ class BLSRegressor(_TypeIIRegressor):
         self.max_active = max_active
         self.low_rank = low_rank
 
-    def _rule(self):
-        rule = BLSRule(a=float(self.a), b=float(self.b), c=float(self.c), d=float(self.d))
-        return with_noise_update(with_lambda_update(rule, self.lambda_update), self.noise_update)
+    def _prior(self):
+        prior = ScaledLaplacePrior(a=float(self.a), b=float(self.b), c=float(self.c), d=float(self.d))
+        return prior.replace(lambda_update=self.lambda_update, noise_update=self.noise_update)
 
 
 class FLAPRegressor(_TypeIIRegressor):
@@ -424,7 +423,7 @@ class FLAPRegressor(_TypeIIRegressor):
         ``λ ~ Gamma(a, b)``.
     lambda_update : {"algorithm1", "profiled"} or None
         As for :class:`BLSRegressor`; ``None`` (default): Algorithm 1 for FLAPσ, the profiled
-        ascent for FLAP with fixed noise (see :mod:`sparsebayes.models.typeii_rules`).
+        ascent for FLAP with fixed noise (see :mod:`sparsebayes.models.typeii_hierarchies`).
     tol : float
         Smallest gain of a move (nats), 1e-5 by default as for :class:`BLSRegressor`.
     features, kernel_width, fit_intercept, max_iter, noise_every, max_active, low_rank :
@@ -463,12 +462,11 @@ class FLAPRegressor(_TypeIIRegressor):
         self.max_active = max_active
         self.low_rank = low_rank
 
-    def _rule(self):
-        if self.estimate_noise:
-            rule = FLAPSigmaRule(a=float(self.a), b=float(self.b), c=float(self.c), d=float(self.d))
-        else:
-            rule = FLAPRule(a=float(self.a), b=float(self.b))
-        return with_lambda_update(rule, self.lambda_update)
+    def _prior(self):
+        prior = LaplaceVariancePrior(a=float(self.a), b=float(self.b), c=float(self.c), d=float(self.d))
+        if self.estimate_noise:  # FLAPσ: 004 Algorithm 1 by default
+            prior = prior.replace(noise_update="variances-fixed", lambda_update="algorithm1")
+        return prior.replace(lambda_update=self.lambda_update)
 
     def _initial_noise_var(self, y):
         if self.noise_var is not None:

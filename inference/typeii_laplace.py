@@ -53,12 +53,14 @@ from jax.scipy.linalg import cho_solve, solve_triangular
 import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
-from sparsebayes.inference.typeii_moves import best_move, capacity_hit, gate_moves, grow_slots, variance_moves
+from sparsebayes.inference.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, variance_moves
 
 
-class LaplaceState(NamedTuple):
+class State(NamedTuple):
     """Prior variances ``var`` over the M candidates (0 = not in the model), the slots of the
-    active ones (``basis_of_slot``, ``-1`` free), the mode ``w`` over the slots and ``L``."""
+    active ones (``basis_of_slot``, ``-1`` free), the mode ``w`` over the slots, ``L`` (``objective``)
+    and ``chol``, the Cholesky factor of ``Σ⁻¹ = Φ_AᵀBΦ_A + V_A⁻¹`` at the mode over the slots
+    (identity rows where free; set by :func:`_settle`)."""
 
     var: jax.Array
     basis_of_slot: jax.Array
@@ -69,6 +71,7 @@ class LaplaceState(NamedTuple):
     capacity_hit: jax.Array
     last_gain: jax.Array
     stalled: jax.Array
+    chol: jax.Array = None
 
 
 def _slots(Phi, state):
@@ -169,7 +172,7 @@ def sparsity_quality(likelihood, Phi, t, state, L):
 
 def _settle(likelihood, Phi, t, state):
     """Move ``w`` to the mode for ``state.var`` and recompute ``L``, both on the active slots
-    alone (:func:`_on_active_slots`); returns the state and ``L`` over all slots."""
+    alone (:func:`_on_active_slots`); returns the state (its ``chol`` set) and that factor."""
     active, Phi_A, v_slot = _slots(Phi, state)
     K = active.shape[0]
 
@@ -180,7 +183,7 @@ def _settle(likelihood, Phi, t, state):
                 _evidence(likelihood, cols, t, act, var, w, L))
 
     w, L, objective = _on_active_slots(active, settle)
-    return state._replace(w=w, objective=objective), L
+    return state._replace(w=w, objective=objective, chol=L), L
 
 
 def init(likelihood, Phi, t, basis_mask, capacity):
@@ -193,24 +196,27 @@ def init(likelihood, Phi, t, basis_mask, capacity):
     score = jnp.where(basis_mask & (col_sq > 0), proj**2 / jnp.maximum(col_sq, 1e-300), -jnp.inf)
     m = jnp.argmax(score)
     w_m = proj[m] / col_sq[m]
-    state = LaplaceState(
+    state = State(
         var=jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6)),
         basis_of_slot=jnp.full(capacity, -1, jnp.int32).at[0].set(m.astype(jnp.int32)),
         w=jnp.zeros(capacity).at[0].set(w_m),
         objective=jnp.zeros(()), n_iter=jnp.asarray(0), converged=jnp.asarray(False),
-        capacity_hit=jnp.asarray(False), last_gain=jnp.asarray(jnp.inf), stalled=jnp.asarray(False))
-    return _settle(likelihood, Phi, t, state)
+        capacity_hit=jnp.asarray(False), last_gain=jnp.asarray(jnp.inf), stalled=jnp.asarray(False),
+        chol=jnp.eye(capacity))
+    return _settle(likelihood, Phi, t, state)[0]
 
 
-def step(likelihood, Phi, t, basis_mask, state, L, *, tol, pause_when_full=False):
+def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False):
     """One add / re-estimate / delete of largest predicted gain (:mod:`.typeii_moves`), then the
-    new mode and ``L``.
+    new mode and ``L``; returns the new :class:`State` and the step's
+    :class:`~sparsebayes.inference.typeii_moves.Info`.
 
     When the best move is an add with no free slot, the step takes the best move that fits and
-    sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``."""
+    sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
+    (``info.kind == PAUSED``)."""
     var = state.var
     active = var > 0
-    _, _, s, q = sparsity_quality(likelihood, Phi, t, state, L)
+    _, _, s, q = sparsity_quality(likelihood, Phi, t, state, state.chol)
     proposal, gain = variance_moves(s, q, var, jnp.zeros(()))
     full = jnp.all(state.basis_of_slot >= 0)
     chosen = best_move(proposal, *gate_moves(proposal, gain, active, basis_mask, full), var, tol)
@@ -224,42 +230,44 @@ def step(likelihood, Phi, t, basis_mask, state, L, *, tol, pause_when_full=False
         entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
         basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
         w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
-        moved, L_new = _settle(likelihood, Phi, t,
-                               state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
+        moved, _ = _settle(likelihood, Phi, t,
+                           state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
         return moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=chosen.gain,
-                              capacity_hit=state.capacity_hit | hit), L_new
+                              capacity_hit=state.capacity_hit | hit)
 
     if not pause_when_full:
-        return advance(None)
-    return jax.lax.cond(hit, lambda _: (state._replace(capacity_hit=jnp.asarray(True)), L), advance, None)
+        new = advance(None)
+        return new, Info.of(chosen, new.objective)
+    new = jax.lax.cond(hit, lambda _: state._replace(capacity_hit=jnp.asarray(True)), advance, None)
+    return new, Info.of(chosen, new.objective, hit)
 
 
 @partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
 def _start_and_run(likelihood, Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full):
     """:func:`_run` from the start (one compiled program for a fit that never outgrows its slots)."""
-    state, L = init(likelihood, Phi, t, basis_mask, capacity)
-    return _run(likelihood, Phi, t, basis_mask, (state, L, state, jnp.asarray(0)), max_iter=max_iter, tol=tol, patience=patience,
-                pause_when_full=pause_when_full)
+    state = init(likelihood, Phi, t, basis_mask, capacity)
+    return _run(likelihood, Phi, t, basis_mask, (state, state, jnp.asarray(0)), max_iter=max_iter, tol=tol,
+                patience=patience, pause_when_full=pause_when_full)
 
 
 @partial(jax.jit, static_argnames=("pause_when_full",))
 def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
-    """Steps from ``carry`` (state, ``L``, the best state so far, steps since it) until converged,
+    """Steps from ``carry`` (state, the best state so far, steps since it) until converged,
     ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
-    no free slot (the carry is then returned as it was)."""
+    no free slot (the carry is then returned as it was). The jit boundary of the Laplace path."""
 
     def body(carry):
-        state, L, best, since = carry
-        state, L = step(likelihood, Phi, t, basis_mask, state, L, tol=tol, pause_when_full=pause_when_full)
+        state, best, since = carry
+        state, _ = step(state, likelihood, Phi, t, basis_mask, tol=tol, pause_when_full=pause_when_full)
         better = state.objective > best.objective
         best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
         since = jnp.where(better, 0, since + 1)
         if pause_when_full:  # a paused step is no step: the count of steps without progress stands
-            since = jnp.where(state.capacity_hit, carry[3], since)
-        return state, L, best, since
+            since = jnp.where(state.capacity_hit, carry[2], since)
+        return state, best, since
 
     def cond(carry):
-        state, _, _, since = carry
+        state, _, since = carry
         go = ~state.converged & (state.n_iter < max_iter) & (since < patience)
         return go & ~state.capacity_hit if pause_when_full else go
 
@@ -268,17 +276,18 @@ def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, paus
 
 @partial(jax.jit, static_argnames=("capacity",))
 def _widen(carry, capacity):
-    """The carry in ``capacity`` slots: new slots free, ``L`` extended by identity rows (a free
+    """The carry in ``capacity`` slots: new slots free, ``chol`` extended by identity rows (a free
     slot's row of the precision is the identity's), ``capacity_hit`` cleared."""
-    state, L, best, since = carry
+    state, best, since = carry
     extra = capacity - state.w.shape[0]
 
     def pad(s):
+        L = s.chol
+        L = jnp.pad(L, ((0, extra), (0, extra))) + jnp.diag(jnp.r_[jnp.zeros(L.shape[0]), jnp.ones(extra)])
         return s._replace(basis_of_slot=jnp.pad(s.basis_of_slot, (0, extra), constant_values=-1),
-                          w=jnp.pad(s.w, (0, extra)), capacity_hit=jnp.asarray(False))
+                          w=jnp.pad(s.w, (0, extra)), capacity_hit=jnp.asarray(False), chol=L)
 
-    L = jnp.pad(L, ((0, extra), (0, extra))) + jnp.diag(jnp.r_[jnp.zeros(L.shape[0]), jnp.ones(extra)])
-    return pad(state), L, pad(best), since
+    return pad(state), pad(best), since
 
 
 def _padded(Phi, t, basis_mask):
@@ -314,7 +323,7 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
     n, n_basis = np.shape(Phi)
     Phi, t, basis_mask = _padded(Phi, t, basis_mask)
     kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))
-    state, _, best, since = grow_slots(
+    state, best, since = grow_slots(
         lambda c, pause: _start_and_run(likelihood, Phi, t, basis_mask, capacity=c, pause_when_full=pause, **kw),
         lambda carry, pause: _run(likelihood, Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen,
         capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit, whole_below=4)
@@ -323,19 +332,17 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
 
 
 @partial(jax.jit, static_argnames=("n_steps",))
-def fit_trace(likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6):
-    """``n_steps`` steps from :func:`init` in a slot for every candidate (``lax.scan``), keeping ``L``
-    after each (steps after convergence keep the state); returns the last state and the ``n_steps + 1``
-    values of ``L``, the start's first. On the data as given (no padding), for tests and diagnostics."""
-    state, L = init(likelihood, Phi, t, basis_mask, Phi.shape[1])
+def trace(state, likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6):
+    """``n_steps`` of :func:`step` from ``state`` (``lax.scan``; a fit that has converged stays, with
+    ``kind`` none and gain 0); returns the last state and every step's
+    :class:`~sparsebayes.inference.typeii_moves.Info`. On the data as given (no padding), for tests
+    and diagnostics; start from :func:`init` with a slot for every candidate."""
 
-    def body(carry, _):
-        new = jax.lax.cond(carry[0].converged, lambda c: c,
-                           lambda c: step(likelihood, Phi, t, basis_mask, *c, tol=tol), carry)
-        return new, new[0].objective
+    def body(st, _):
+        return jax.lax.cond(st.converged, lambda s: (s, Info.none(s.objective)),
+                            lambda s: step(s, likelihood, Phi, t, basis_mask, tol=tol), st)
 
-    (final, _), trace = jax.lax.scan(body, (state, L), None, length=n_steps)
-    return final, jnp.concatenate([state.objective[None], trace])
+    return jax.lax.scan(body, state, None, length=n_steps)
 
 
 @jax.jit

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from sparsebayes.models.typeii_rules import optimal_variance, variance_objective_change
+from sparsebayes.models.typeii_hierarchies import optimal_variance, variance_objective_change
 
 
 class Move(NamedTuple):
@@ -34,6 +34,35 @@ class Move(NamedTuple):
     blocked: jax.Array
 
 
+#: ``Info.kind`` of a step that found its best move an add with no free slot and paused (changed nothing).
+PAUSED = 3
+
+
+class Info(NamedTuple):
+    """What one step of either path did: ``kind`` 0 re-estimate or delete, 1 add, 2 none (no gain
+    above ``tol``, or the fit had stopped), :data:`PAUSED`; the chosen ``basis`` and its new
+    variance ``var`` (0 = deleted); ``gain`` the move's predicted change of the objective; and
+    ``objective`` the objective after the step."""
+
+    kind: jax.Array
+    basis: jax.Array
+    var: jax.Array
+    gain: jax.Array
+    objective: jax.Array
+
+    @classmethod
+    def of(cls, move, objective, paused=False):
+        """The :class:`Info` of a step that chose ``move`` (a :class:`Move`) and ended at ``objective``."""
+        kind = jnp.where(paused, PAUSED, move.kind).astype(jnp.int32)
+        return cls(kind, jnp.asarray(move.m, jnp.int32), move.var, move.gain, objective)
+
+    @classmethod
+    def none(cls, objective):
+        """The :class:`Info` of a fit that has stopped: no move, gain 0."""
+        z = jnp.zeros_like(objective)
+        return cls(jnp.asarray(2, jnp.int32), jnp.asarray(0, jnp.int32), z, z, objective)
+
+
 def variance_moves(s, q, var, kappa):
     """Each ``v_i`` at its maximiser of ``ℓ_i`` for the linear penalty ``κ`` (004 eq. 16; for
     ``κ = 0`` the RVM's ``α_i = s_i²/(q_i² − s_i)``, Tipping & Faul 2003, eq. 20), and the gain
@@ -42,7 +71,7 @@ def variance_moves(s, q, var, kappa):
     return proposal, variance_objective_change(proposal, var, s, q, kappa)
 
 
-def profiled_moves(var, lam, noise_var, rule, s, q, n_fixed_point):
+def profiled_moves(var, lam, noise_var, prior, s, q, n_fixed_point):
     """Moves scored with λ re-maximised: the exact change of ``L`` (``A`` and ``Σ τ`` move).
 
     With λ at its optimum the stationarity condition is ``v = optimal_variance(s, q, κ(λ(v)))``
@@ -53,20 +82,20 @@ def profiled_moves(var, lam, noise_var, rule, s, q, n_fixed_point):
     active = var > 0
     n_active = jnp.sum(active)
     sum_var = jnp.sum(var)
-    base = rule.log_hyperprior(sum_var, lam, noise_var, n_active)
+    base = prior.typeii_log_hyperprior(sum_var, lam, noise_var, n_active)
 
     def gain_of(v):
         sum_new = sum_var + v - var
         n_new = n_active + (v > 0).astype(jnp.int32) - active.astype(jnp.int32)
-        lam_new = rule.update_lambda(sum_new, noise_var, n_new)
+        lam_new = prior.typeii_update_lambda(sum_new, noise_var, n_new)
         return (variance_objective_change(v, var, s, q, zero)
-                + rule.log_hyperprior(sum_new, lam_new, noise_var, n_new) - base)
+                + prior.typeii_log_hyperprior(sum_new, lam_new, noise_var, n_new) - base)
 
     def refine(v, _):
-        lam_v = rule.update_lambda(sum_var - var + v, noise_var, n_active - active + 1)
-        return optimal_variance(s, q, rule.penalty(lam_v, noise_var)), None
+        lam_v = prior.typeii_update_lambda(sum_var - var + v, noise_var, n_active - active + 1)
+        return optimal_variance(s, q, prior.typeii_penalty(lam_v, noise_var)), None
 
-    first = optimal_variance(s, q, rule.penalty(lam, noise_var))
+    first = optimal_variance(s, q, prior.typeii_penalty(lam, noise_var))
     refined, _ = jax.lax.scan(refine, first, None, length=n_fixed_point)
     g_first, g_refined, g_zero = gain_of(first), gain_of(refined), gain_of(jnp.zeros_like(first))
     proposal = jnp.where(g_refined >= g_first, refined, first)
@@ -120,7 +149,7 @@ def note_cycle(state):
     at the first of its states whose ``L`` is the cycle's largest. A cycle must also have fallen on
     the way (its ``L`` spans more than 1e-9 relative): a fit creeping to convergence by moves that
     each gain a little over ``tol`` returns to its ``L`` of two steps ago within 1e-12 too, and
-    must go on. The profiled rules are ascents and never cycle.
+    must go on. The profiled hierarchies are ascents and never cycle.
     """
     L = state.objective
     scale = jnp.maximum(jnp.abs(L), 1.0)

@@ -38,7 +38,7 @@ def regressor_advice(estimator):
     return "no basis function explains y beyond its mean; " + scale_advice(estimator.feature_map_)
 
 
-def warn_after_fit(estimator, state, rule, y_c):
+def warn_after_fit(estimator, state, prior, y_c):
     """A fitted regressor's warnings, from the engine's final ``state`` (:mod:`.typeii`): a degenerate
     fit (the empty model, a NaN objective, a fit that never left its start) as a
     :class:`~sparsebayes.inference._warnings.DegenerateFitWarning`; else a collapsed σ², a cycle or
@@ -54,13 +54,13 @@ def warn_after_fit(estimator, state, rule, y_c):
                         "aligned with y), so the fit stopped there (converged_ is False)", regressor_advice(est),
                         stacklevel=5)
         return
-    if type(rule).noise_mode != "fixed" and est.noise_var_ <= NOISE_COLLAPSE * float(np.mean(y_c**2)):
+    if prior.noise_update != "fixed" and est.noise_var_ <= NOISE_COLLAPSE * float(np.mean(y_c**2)):
         warnings.warn(
             f"the estimated noise variance collapsed to {est.noise_var_:.3g} ({est.noise_var_ / np.mean(y_c**2):.2g} "
             f"of mean(y²)): the fit interpolates the training data with {int(est.active_.sum())} basis functions "
             f"for {y_c.size} points, and its predictive sds are not to be trusted; fix the noise variance, or use "
             "fewer basis functions than points", UserWarning, stacklevel=4)
-    profiled_hint = ("" if rule.profile_lambda or not hasattr(est, "lambda_update") else
+    profiled_hint = ("" if prior.profile_lambda or not hasattr(est, "lambda_update") else
                      "; lambda_update='profiled' moves by an ascent of L and converges")
     name = type(est).__name__
     if est.cycled_:

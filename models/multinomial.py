@@ -12,17 +12,14 @@ Kronecker products in the Hessian and in Böhning's bound (eq. 8).
 Labels enter as ``Y1``: the ``n × (m−1)`` one-hot indicators of the first ``m−1`` classes
 (the paper's ``y'_j``); a row of zeros is the reference class.
 
-Priors (MAP penalties, 003 Sec. 3.3–3.4) are small pytree NamedTuples:
-
-* :class:`LaplacePrior` ``p(w) ∝ exp(−λ‖w‖₁)`` (eq. 3, SMLR),
-* :class:`GaussianPrior` ``p(w) ∝ exp(−λ‖w‖²/2)`` (Sec. 3.3, RMLR),
-* :class:`FlatPrior` (maximum likelihood, Sec. 3.2),
-
-each carrying the closed-form pieces the bound-optimization engine needs: the
-component-wise maximizer of the surrogate (eqs. 15–16), the block maximizer (eqs. 7, 10,
-13) and the distance of the gradient to the prior's (sub)differential, the first-order
-optimality residual.  :func:`multinomial_logistic_model` writes the same hierarchy as a
-NumPyro model for NUTS.
+The priors (MAP penalties, 003 Sec. 3.3–3.4) are the registered hierarchy objects
+:class:`~sparsebayes.models.priors.LaplacePrior` (``λ‖w‖₁``, eq. 3, SMLR, with ``λ = √γ``:
+``LaplacePrior.from_lam(λ)``), :class:`~sparsebayes.models.map_priors.GaussianPrior`
+(``λ‖w‖²/2``, Sec. 3.3, RMLR) and :class:`~sparsebayes.models.map_priors.FlatPrior` (maximum
+likelihood, Sec. 3.2). The penalty is each one's ``neg_log_prior``; the closed-form pieces the
+bound-optimization engine needs are their ``"bound"`` capability
+(:data:`~sparsebayes.models.priors.CAPABILITIES`, math in :mod:`sparsebayes.models.penalties`).
+:func:`multinomial_logistic_model` writes the same model as a NumPyro model for NUTS.
 """
 from __future__ import annotations
 
@@ -167,150 +164,10 @@ class BohningBound(NamedTuple):
         return self.gram_eigvecs @ R @ self.class_eigvecs.T
 
 
-# ---------------------------------------------------------------------------------------
-# Priors: penalty, component-wise and block maximizers of the surrogate, optimality residual
-# ---------------------------------------------------------------------------------------
-
-
-def soft_threshold(a, delta):
-    """``soft(a; δ) = sign(a) max(0, |a| − δ)`` (Sec. 3.5)."""
-    return jnp.sign(a) * jnp.maximum(jnp.abs(a) - delta, 0.0)
-
-
-def _solve_psd(M, b):
-    """``M⁻¹ b`` for symmetric positive definite ``M`` by a Cholesky factor."""
-    factor = jax.scipy.linalg.cho_factor(M, lower=True)
-    return jax.scipy.linalg.cho_solve(factor, b)
-
-
-class LaplacePrior(NamedTuple):
-    """``p(w) ∝ exp(−λ‖w‖₁)`` (eq. 3): SMLR's l1 penalty.
-
-    Parameters
-    ----------
-    lam : float
-        The prior parameter ``λ > 0``.
-    """
-
-    lam: float
-
-    def penalty(self, coef):
-        """``λ‖w‖₁``."""
-        return self.lam * jnp.sum(jnp.abs(coef))
-
-    def coordinate_update(self, z, b_kk):
-        """``soft(z; −λ/B_kk)`` with ``z = w_k − g_k/B_kk`` (eq. 15)."""
-        return soft_threshold(z, -self.lam / b_kk)
-
-    def block_update(self, coef, rhs, bound):
-        """``Υ(ΥBΥ − λI)⁻¹Υ(Bw − g)``, ``Υ = diag|w|^½`` (eq. 13); ``rhs = Bw − g``.
-
-        Solved as ``−Υ(λI − ΥBΥ)⁻¹Υ rhs`` with a Cholesky factor of the positive definite
-        ``λI − ΥBΥ``; no ``1/|w|`` appears, so zero weights stay exactly zero.  Needs the
-        dense ``bound.matrix``.
-        """
-        u = jnp.sqrt(jnp.abs(flatten(coef)))
-        M = self.lam * jnp.eye(u.size) - u[:, None] * bound.matrix * u[None, :]
-        return unflatten(-u * _solve_psd(M, u * flatten(rhs)), coef.shape[0])
-
-    def newton_terms(self, coef, grad):
-        """Free weights, penalty gradient and curvature on them, and the orthant (signs).
-
-        The nonzero weights are free and keep their signs ``σ``; on that orthant the penalty
-        is ``λ σᵀw``. Zero weights stay zero (another step decides which enter).
-        """
-        sign = jnp.sign(coef)
-        return sign != 0, self.lam * sign, jnp.zeros_like(coef), sign
-
-    def project(self, coef, orthant):
-        """Zero the weights that left their orthant (changed sign, or were not free)."""
-        return jnp.where(coef * orthant > 0, coef, 0.0)
-
-    def residual(self, coef, grad):
-        """Distance of ``g`` to ``λ ∂‖w‖₁`` per coefficient (zero at the MAP estimate)."""
-        at_zero = jnp.maximum(jnp.abs(grad) - self.lam, 0.0)
-        return jnp.where(coef == 0, at_zero, jnp.abs(grad - self.lam * jnp.sign(coef)))
-
-    def numpyro_prior(self):
-        """Independent ``Laplace(0, 1/λ)`` weights."""
-        return dist.Laplace(0.0, 1.0 / self.lam)
-
-
-class GaussianPrior(NamedTuple):
-    """``p(w) ∝ exp(−λ‖w‖²/2)`` (Sec. 3.3): RMLR's ridge penalty, λ the inverse variance.
-
-    Parameters
-    ----------
-    lam : float
-        The prior precision ``λ > 0``.
-    """
-
-    lam: float
-
-    def penalty(self, coef):
-        """``λ‖w‖²/2``."""
-        return 0.5 * self.lam * jnp.sum(coef * coef)
-
-    def coordinate_update(self, z, b_kk):
-        """``B_kk/(B_kk − λ) · z`` (eq. 16)."""
-        return b_kk / (b_kk - self.lam) * z
-
-    def block_update(self, coef, rhs, bound):
-        """``(B − λI)⁻¹(Bw − g)`` (eq. 10) with the precomputed eigenbasis of ``B``."""
-        return bound.solve_shifted(rhs, self.lam)
-
-    def newton_terms(self, coef, grad):
-        """Every weight free; penalty gradient ``λw`` and curvature ``λ``; no orthant."""
-        return jnp.ones(coef.shape, bool), self.lam * coef, jnp.full(coef.shape, self.lam), None
-
-    def project(self, coef, orthant):
-        """No constraint."""
-        return coef
-
-    def residual(self, coef, grad):
-        """``|g − λw|`` per coefficient."""
-        return jnp.abs(grad - self.lam * coef)
-
-    def numpyro_prior(self):
-        """Independent ``Normal(0, λ^{-½})`` weights."""
-        return dist.Normal(0.0, 1.0 / jnp.sqrt(self.lam))
-
-
-class FlatPrior(NamedTuple):
-    """No prior: maximum likelihood (Sec. 3.2).  Exists only if the data are not separable."""
-
-    def penalty(self, coef):
-        """Zero."""
-        return jnp.zeros((), dtype=jnp.float64)
-
-    def coordinate_update(self, z, b_kk):
-        """``z = w_k − g_k/B_kk`` (eq. 15 with λ = 0)."""
-        return z
-
-    def block_update(self, coef, rhs, bound):
-        """``B⁻¹(Bw − g) = w − B⁻¹g`` (eq. 7) with the precomputed eigenbasis of ``B``."""
-        return bound.solve_shifted(rhs, 0.0)
-
-    def newton_terms(self, coef, grad):
-        """Every weight free, no penalty; no orthant."""
-        return jnp.ones(coef.shape, bool), jnp.zeros_like(coef), jnp.zeros_like(coef), None
-
-    def project(self, coef, orthant):
-        """No constraint."""
-        return coef
-
-    def residual(self, coef, grad):
-        """``|g|`` per coefficient."""
-        return jnp.abs(grad)
-
-    def numpyro_prior(self):
-        """An improper flat density (NUTS needs a proper posterior: non-separable data)."""
-        return dist.ImproperUniform(dist.constraints.real, (), ())
-
-
 def log_posterior(coef, X, Y1, prior):
-    """``L(W) = ℓ(W) − penalty(W)``: the objective every bound iteration increases."""
-    return log_likelihood(coef, X, Y1) - prior.penalty(coef)
+    """``L(W) = ℓ(W) − penalty(W)``, the penalty ``prior.neg_log_prior``: the objective every bound
+    iteration increases."""
+    return log_likelihood(coef, X, Y1) - prior.neg_log_prior(coef)
 
 
 # ---------------------------------------------------------------------------------------
@@ -321,14 +178,17 @@ def log_posterior(coef, X, Y1, prior):
 def multinomial_logistic_model(X, y=None, *, n_classes, prior):
     """Multinomial logistic regression, last class the reference (eq. 1), i.i.d. prior on ``W``.
 
-    ``W`` (site ``"coef"``, ``d × (m−1)``) has independent ``prior.numpyro_prior()``
+    ``W`` (site ``"coef"``, ``d × (m−1)``) has independent ``prior.marginal_distribution()``
     entries (Laplace for SMLR, Gaussian for RMLR, flat for ML); ``y`` (site ``"y"``) is
     categorical with logits ``[XW, 0]``.  Its log joint density equals
     :func:`log_posterior` up to a constant in ``W``.
     """
+    if not hasattr(prior, "marginal_distribution"):
+        raise ValueError(f"{type(prior).__name__} has no marginal_distribution (one weight's prior as a NumPyro "
+                         "distribution): the multinomial model takes LaplacePrior, GaussianPrior or FlatPrior")
     X = jnp.asarray(X)
     d = X.shape[1]
-    coef = numpyro.sample("coef", prior.numpyro_prior().expand([d, n_classes - 1]).to_event(2))
+    coef = numpyro.sample("coef", prior.marginal_distribution().expand([d, n_classes - 1]).to_event(2))
     eta = X @ coef
     logits = jnp.concatenate([eta, jnp.zeros((X.shape[0], 1))], axis=1)
     with numpyro.plate("data", X.shape[0]):

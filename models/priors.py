@@ -32,6 +32,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
+from sparsebayes.models import penalties
 from sparsebayes.models._checks import check_number
 
 
@@ -149,6 +150,41 @@ class LaplacePrior(NamedTuple):
         a, b = self.gamma_prior
         return -(0.5 * n_weights + a - 1.0) * jnp.log(self.gamma) + b * self.gamma
 
+    # bound-optimization capability (sparsebayes.inference.bound; SMLR, 003 Sec. 3): the penalty is
+    # neg_log_prior, λ‖w‖₁ with λ = √γ (eq. 3); γ is fixed there (the engine refuses a gamma_prior)
+    #: The l1 kink makes exact zeros: the block update (eq. 13) needs the dense B and never moves a zero
+    #: weight, so the engine starts a block fit from a ridge step and prunes and re-enters weights.
+    bound_sparse = True
+
+    @property
+    def bound_ridge_precision(self):
+        """``λ = √γ``: the precision of the ridge step (eq. 10) that starts a block fit."""
+        return jnp.sqrt(self.gamma)
+
+    def bound_coordinate_update(self, z, b_kk):
+        """``soft(z; −λ/B_kk)`` with ``z = w_k − g_k/B_kk`` (eq. 15)."""
+        return penalties.l1_coordinate_update(z, b_kk, jnp.sqrt(self.gamma))
+
+    def bound_block_update(self, coef, rhs, bound):
+        """``Υ(ΥBΥ − λI)⁻¹Υ(Bw − g)``, ``Υ = diag|w|^½`` (eq. 13); ``rhs = Bw − g``."""
+        return penalties.l1_block_update(coef, rhs, bound, jnp.sqrt(self.gamma))
+
+    def bound_newton_terms(self, coef, grad):
+        """The nonzero weights free on their sign orthant, where the penalty is ``λ σᵀw``."""
+        return penalties.l1_newton_terms(coef, jnp.sqrt(self.gamma))
+
+    def bound_project(self, coef, orthant):
+        """Zero the weights that left their orthant."""
+        return penalties.orthant_project(coef, orthant)
+
+    def bound_residual(self, coef, grad):
+        """Distance of ``g`` to ``λ ∂‖w‖₁`` per coefficient (zero at the MAP estimate)."""
+        return penalties.l1_residual(coef, grad, jnp.sqrt(self.gamma))
+
+    def marginal_distribution(self):
+        """One weight's marginal prior, ``Laplace(0, 1/√γ)`` (the multinomial model's sampling statement)."""
+        return dist.Laplace(0.0, 1.0 / jnp.sqrt(self.gamma))
+
 
 class JeffreysPrior(NamedTuple):
     """Gaussian scale mixture with the Jeffreys hyperprior ``p(τ_i) ∝ 1/τ_i`` (000 Sec. 3.3).
@@ -235,11 +271,16 @@ CAPABILITIES = {
     "em": ("em_scale", "neg_log_prior"),
     "nuts": ("sample_beta",),
     "gibbs": ("gibbs_init", "gibbs_prior_variance", "gibbs_update"),
-    "type2": ("typeii_rule",),
+    # type-II capability: the pieces of :mod:`sparsebayes.models.typeii_hierarchies`
+    "type2": ("typeii_penalty", "typeii_update_lambda", "typeii_log_hyperprior"),
+    # bound-optimization capability (MAP by Böhning's bound, sparsebayes.inference.bound): the penalty
+    # and the surrogate's maximizers; a hierarchy with bound_sparse also has bound_ridge_precision
+    "bound": ("neg_log_prior", "bound_sparse", "bound_coordinate_update", "bound_block_update",
+              "bound_newton_terms", "bound_project", "bound_residual"),
 }
 
 _ENGINE_WORDS = {"em": "EM E-step", "nuts": "NumPyro sampling statement (twin)", "gibbs": "Gibbs conditionals",
-                 "type2": "type-II update"}
+                 "type2": "type-II update", "bound": "bound-optimization pieces"}
 
 
 def update_shared(prior, beta, new_beta, n_weights):
@@ -277,7 +318,7 @@ def is_hierarchy(obj):
     """True for an instance of a registered hierarchy class (or any object with a ``name`` and a
     ``log_marginal`` or ``em_scale``: a user's own, unregistered, hierarchy)."""
     return not isinstance(obj, (str, type)) and isinstance(getattr(obj, "name", None), str) and (
-        hasattr(obj, "em_scale") or hasattr(obj, "log_marginal"))
+        hasattr(obj, "em_scale") or hasattr(obj, "log_marginal") or hasattr(obj, "typeii_penalty"))
 
 
 def supports(prior, engine):
@@ -316,3 +357,5 @@ register_hierarchy(JeffreysPrior)
 # The built-in hierarchies defined in their own modules register on import; importing them here
 # makes every registered name reachable from make_prior however the package was imported.
 from sparsebayes.models import horseshoe as _horseshoe  # noqa: E402,F401
+from sparsebayes.models import typeii_hierarchies as _typeii_hierarchies  # noqa: E402,F401  (type-II capability)
+from sparsebayes.models import map_priors as _map_priors  # noqa: E402,F401  (bound-optimization capability)

@@ -1,4 +1,5 @@
-"""Importing the package stays light: ArviZ (1.3 s of a 3 s import) loads when first used."""
+"""Importing the package stays light (ArviZ, scikit-learn, NumPyro and the engines load when first used) and turns on float64."""
+import os
 import subprocess
 import sys
 
@@ -38,3 +39,11 @@ def test_every_public_name_and_submodule_is_reachable_as_before():
     assert sparsebayes.comparisons.__name__ == "sparsebayes.comparisons"
     for package, name in ((inference, "no_such_name"), (models, "no_such_name"), (sparsebayes, "no_such_name")):
         assert not hasattr(package, name)
+
+
+def test_importing_the_package_alone_turns_on_float64():
+    code = ("import jax; assert not jax.config.jax_enable_x64; import sparsebayes, jax.numpy as jnp; "
+            "assert jax.config.jax_enable_x64 and jnp.zeros(1).dtype == jnp.float64")
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

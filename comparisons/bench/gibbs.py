@@ -58,10 +58,11 @@ def _bench(args):
         X, y = problems[name]
         y = y - y.mean()
         res = {}
-        run_gibbs(X, y, num_warmup=2, num_samples=8, num_chains=4)  # compile
+        run_gibbs(X, y, num_warmup=2, num_samples=8, num_chains=4, progress_bar=False)  # compile
         for sampler in ["gibbs", *args.samplers]:
             if sampler == "gibbs":
-                idata = run_gibbs(X, y, num_warmup=args.warmup, num_samples=args.draws, num_chains=4)
+                idata = run_gibbs(X, y, num_warmup=args.warmup, num_samples=args.draws, num_chains=4,
+                                  progress_bar=False)  # one compiled call, as timed
             elif sampler == "pymc":
                 try:
                     idata, total = _pymc_bayesian_lasso(X, y, args.draws, args.warmup)

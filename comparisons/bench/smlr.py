@@ -109,7 +109,8 @@ def _bench(args, describe):
     from sklearn.preprocessing import StandardScaler
 
     from sparsebayes.inference import bound
-    from sparsebayes.models.multinomial import LaplacePrior, class_probabilities
+    from sparsebayes.models.multinomial import class_probabilities
+    from sparsebayes.models.priors import LaplacePrior
 
     X, y = make_classification(n_samples=12000, n_features=500, n_informative=50, n_classes=10,
                                random_state=0)
@@ -117,7 +118,7 @@ def _bench(args, describe):
     X_tr, X_te = scaler.transform(X[:10000]), scaler.transform(X[10000:])
     y_tr, y_te = y[:10000], y[10000:]
     lam, m = 1.0 / args.C, 10
-    prior = LaplacePrior(lam)
+    prior = LaplacePrior.from_lam(lam)
     print(describe())
     print(f"data: n={len(y_tr)} train / {len(y_te)} held out, d=500, m=10; C={args.C} <-> lam={lam}")
     rows = []

@@ -23,7 +23,6 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     import jax
-    import numpy as np
     from sklearn.datasets import make_classification
 
     import sparsebayes  # noqa: F401  (float64)
@@ -39,7 +38,7 @@ def main(argv=None):
             auto = SMLRClassifier(lam=10.0, solver="auto", features=None).fit(X, y)
             times.append(time.perf_counter() - t)
         line = (f"n={n}: auto -> {auto.solver_}: first {times[0]:.2f} s, second {times[1]:.2f} s, "
-                f"objective {auto.objective_:.6f}, {np.count_nonzero(auto.coef_)} nonzero")
+                f"objective {auto.objective_:.6f}, {auto.n_nonzero_} nonzero")
         if n <= args.cd_up_to:
             t = time.perf_counter()
             cd = SMLRClassifier(lam=10.0, solver="surrogate-cd", features=None).fit(X, y)

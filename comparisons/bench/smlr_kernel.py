@@ -82,11 +82,12 @@ def run(threads, budget=60.0):
 
     from sparsebayes.inference import bound
     from sparsebayes.models import multinomial as mm
+    from sparsebayes.models.priors import LaplacePrior
 
     rows = []
     for name, Phi, y, lam in _cases():
         m = int(y.max()) + 1
-        prior = mm.LaplacePrior(lam)
+        prior = LaplacePrior.from_lam(lam)
         Y1 = mm.one_hot_reference(y, m)
 
         def ours(solver, tol, max_iter=100_000):

@@ -52,9 +52,9 @@ def _bench(args, describe):
     from sparsebayes.inference import typeii
     from sparsebayes.inference.typeii_batch import fit_batch, fit_batch_growing
     from sparsebayes.inference._lowrank import factor_kernel_design, gaussian_kernel_rows
-    from sparsebayes.inference.typeii_estimators import fit_design
+    from sparsebayes.inference.typeii_design import fit_design
     from sparsebayes.models.features import GaussianKernelFeatures
-    from sparsebayes.models.typeii_rules import RVMRule
+    from sparsebayes.models.typeii_hierarchies import ARDPrior
 
     print(describe() + "; shared 2-core machine, timings are noisy")
     fastrvm_at = {}
@@ -62,7 +62,7 @@ def _bench(args, describe):
         X, y = sinc(n, sigma=0.1, seed=0)
         Phi = GaussianKernelFeatures(width=2.0).fit(X).transform(X)
         noise0 = 0.1 * np.var(y)
-        fit = lambda: jax.block_until_ready(fit_design(Phi, y, RVMRule(), noise0, noise_every=NOISE_EVERY))  # noqa: E731
+        fit = lambda: jax.block_until_ready(fit_design(Phi, y, ARDPrior(), noise0, noise_every=NOISE_EVERY))  # noqa: E731
         fit()  # compile
         ours, st = _best_of(fit)
         line = f"N={n:5d} ours {ours * 1e3:9.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV)"
@@ -70,7 +70,7 @@ def _bench(args, describe):
         def factored():  # the pivoted Cholesky from X is timed with the fit
             f = factor_kernel_design(gaussian_kernel_rows(X, 2.0), np.ones(n), bias=True)
             return f, None if f is None else jax.block_until_ready(
-                fit_design(None, y, RVMRule(), noise0, noise_every=NOISE_EVERY, factor=f))
+                fit_design(None, y, ARDPrior(), noise0, noise_every=NOISE_EVERY, factor=f))
 
         ours_f = None
         if factored()[0] is not None:  # (compiles)
@@ -105,10 +105,10 @@ def _bench(args, describe):
     noise0 = jnp.asarray(0.1 * y.var(1))
     runs = {
         "one after another (fit_batch_growing)": lambda: fit_batch_growing(
-            data, RVMRule(), noise0, limit=Phi.shape[2], noise_every=NOISE_EVERY),
+            data, ARDPrior(), noise0, limit=Phi.shape[2], noise_every=NOISE_EVERY),
         # vmap-ed lanes cannot pause to grow: 16 slots, and the line says if any fit outgrew them
         "vmap on 10 lanes (fit_batch, lanes=10)": lambda: fit_batch(
-            data, RVMRule(), noise0, capacity=16, noise_every=NOISE_EVERY, lanes=10),
+            data, ARDPrior(), noise0, capacity=16, noise_every=NOISE_EVERY, lanes=10),
     }
     for name, run in runs.items():
         run_ready = lambda: jax.block_until_ready(run())  # noqa: E731

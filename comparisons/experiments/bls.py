@@ -5,9 +5,10 @@ Kernel experiments (Tables 1–2, Figs. 1–2) use the Gaussian kernel ``exp(-r�
 kernel as ``exp(-r²‖x − x'‖)``; we read the missing square as a typo since it is called
 Gaussian. ``r`` is chosen per method and per noise level by 5-fold cross-validation
 (validation MSE) over a grid, on ``n_pilot`` pilot data sets of the setting, and then used
-for all replications (one compiled call per batch of fits; see :func:`fit_kernel_batch`).
+for all replications (one compiled call per batch of fits: the public estimators through their
+batched entry point, :func:`~sparsebayes.inference.typeii_many.fit_many`; see :func:`fit_kernel_batch`).
 BLS and FLAPσ follow 004 Algorithm 1 (moves at the current λ), FLAP the profiled ascent
-(see :mod:`sparsebayes.models.typeii_rules`). FLAP's fixed noise is ``σ² = 0.01‖y‖²/N``
+(see :mod:`sparsebayes.models.typeii_hierarchies`). FLAP's fixed noise is ``σ² = 0.01‖y‖²/N``
 (see ``FLAPRegressor``). The diabetes tables (6-7) are in
 :mod:`sparsebayes.comparisons.experiments.bls_diabetes`.
 """
@@ -16,25 +17,28 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import numpy as np
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 from sklearn.model_selection import KFold
 
-from sparsebayes.inference import typeii
-from sparsebayes.inference.typeii_batch import fit_batch_growing
 from sparsebayes.inference.gibbs import Hyper, posterior_mean_batch
-from sparsebayes.inference.typeii_estimators import BLSRegressor, fit_design
-from sparsebayes.models.features import gaussian_kernel
-from sparsebayes.models.typeii_rules import BLSRule, FLAPRule, FLAPSigmaRule, RVMRule, with_noise_update
+from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+from sparsebayes.inference.typeii_many import fit_many
+from sparsebayes.models.features import GaussianKernelFeatures
 
 from ..registry import Result, experiment
 from ..synthetic import linear_regression_data, sinc, sinc_function
 from ..synthetic_bls import SIM2, SIM3, bump, bump_function, grouped_regression
 
-KERNEL_METHODS = {"rvm": RVMRule(), "flap": FLAPRule(), "flap-sigma": FLAPSigmaRule(), "bls": BLSRule()}
+#: The kernel experiments' fits: the public estimators with 004's kernel design (a bias column and
+#: the Gaussian kernels, no separate intercept: ``features`` is set per kernel parameter r) and engine
+#: controls that trade precision for speed (σ² every 5 steps, a gain tolerance of 1e-5, at most 300 steps).
+KERNEL_CONTROLS = {"fit_intercept": False, "tol": 1e-5, "max_iter": 300, "noise_every": 5}
+KERNEL_METHODS = {"rvm": RVMRegressor(**KERNEL_CONTROLS), "flap": FLAPRegressor(**KERNEL_CONTROLS),
+                  "flap-sigma": FLAPRegressor(estimate_noise=True, **KERNEL_CONTROLS),
+                  "bls": BLSRegressor(**KERNEL_CONTROLS)}
 
 PAPER_T1 = {  # sigma: method -> (NOV, sd, RMSE, sd, sigma_hat, sd), 004 Table 1 (mean (SD) over 100 sets)
     0.05: {"rvm": (5.23, 0.45, 0.016, 0.003, 0.049, 0.004), "flap": (6.53, 1.21, 0.015, 0.003, None, None), "flap-sigma": (12.30, 1.79, 0.017, 0.004, 0.047, 0.004), "bls": (15.23, 3.12, 0.018, 0.004, 0.049, 0.005)},
@@ -58,49 +62,31 @@ def _paper_kernel_rows(table, key):
     return [{"method": m, key: k, **dict(zip(names, v))} for k, row in table.items() for m, v in row.items()]
 
 
-def _design(X, centers, r):
-    """Bias column and Gaussian kernels ``exp(-r²‖x − c‖²)`` (Helgøy–Li's parametrization)."""
-    K = gaussian_kernel(X, centers, 1.0 / (np.sqrt(2.0) * r))
-    return np.hstack([np.ones((X.shape[0], 1)), K])
+def fit_kernel_batch(X_train, y_train, r, estimator, X_eval, *, batched=True):
+    """Fit ``estimator`` with the kernels ``GaussianKernelFeatures.from_helgoy_li(r[k])`` to each
+    ``(X_train[k], y_train[k])`` and predict at ``X_eval[k]``.
 
-
-def _initial_noise(rule, y):
-    """FLAP: fixed ``σ² = 0.01‖y‖²/N``; the others: 004 Algorithm 1's ``0.1 var(y)``."""
-    return 0.01 * np.mean(y**2, axis=-1) if isinstance(rule, FLAPRule) else 0.1 * np.var(y, axis=-1)
-
-
-def fit_kernel_batch(X_train, y_train, r, rule, X_eval, *, tol=1e-5, max_iter=300, noise_every=5, batched=True):
-    """Fit ``len(X_train)`` kernel models in one compiled call; predict at ``X_eval``.
-
-    Returns predictions (B, n_eval), kernel counts (bias excluded), σ̂², active masks and
-    the fraction converged. Defaults trade precision for speed (σ² every 5 steps, a gain
-    tolerance of 1e-5, at most 300 steps). ``batched=True`` (default) runs
-    :func:`~sparsebayes.inference.typeii_batch.fit_batch_growing` (the steps of single fits, one after another in one
-    compiled call); ``batched=False`` loops over :func:`fit_design` in Python. Batched is the
-    faster, for both the RVM and BLS (predictions included).
+    Returns predictions (B, n_eval), kernel counts (bias excluded), σ̂², active masks (over the bias
+    and kernel columns) and the fraction converged (``converged_``). ``batched=True`` (default) fits
+    through :func:`~sparsebayes.inference.typeii_many.fit_many` (one compiled call, the steps of single
+    fits); ``batched=False`` calls each clone's ``fit``. Either way the numbers are the fitted
+    estimators', as a user gets them; a ``ConvergenceWarning`` (``max_iter`` reached) is counted in the
+    fraction converged, not printed.
     """
-    Phi = np.stack([_design(x, x, rr) for x, rr in zip(X_train, r)])
-    Phi_eval = np.stack([_design(xe, x, rr) for xe, x, rr in zip(X_eval, X_train, r)])
-    noise0 = _initial_noise(rule, y_train)
-    m = Phi.shape[2]
-    if batched:
-        data = jax.vmap(typeii.make_data)(jnp.asarray(Phi), jnp.asarray(y_train))
-        st = fit_batch_growing(data, rule, jnp.asarray(noise0), limit=m, max_iter=max_iter, tol=tol,
-                               noise_every=noise_every)
-        mean = np.asarray(jax.vmap(lambda s, P: typeii.predict(s, P)[0])(st, jnp.asarray(Phi_eval)))
-        var, noise_var, conv = np.asarray(st.var), np.asarray(st.noise_var), np.asarray(st.converged)
-    else:
-        means, var, noise_var, conv = [], [], [], []
-        for P, yy, nv, Pe in zip(Phi, y_train, noise0, Phi_eval):
-            f = fit_design(P, yy, rule, nv, max_iter=max_iter, tol=tol, noise_every=noise_every)
-            means.append(np.asarray(typeii.predict(f, jnp.asarray(Pe))[0]))
-            var.append(np.asarray(f.var)[:m]); noise_var.append(float(f.noise_var)); conv.append(bool(f.converged))
-        mean, var, noise_var, conv = np.stack(means), np.stack(var), np.asarray(noise_var), np.asarray(conv)
-    active = var > 0
-    return mean, active[:, 1:].sum(1), noise_var, active, float(np.mean(conv))
+    estimators = [clone(estimator).set_params(features=GaussianKernelFeatures.from_helgoy_li(float(rr))) for rr in r]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if batched:
+            fitted = fit_many(estimators, X_train, y_train)
+        else:
+            fitted = [e.fit(X, y) for e, X, y in zip(estimators, X_train, y_train)]
+    mean = np.stack([e.predict(xe) for e, xe in zip(fitted, X_eval)])
+    active = np.stack([e.active_ for e in fitted])
+    noise_var = np.array([e.noise_var_ for e in fitted])
+    return mean, active[:, 1:].sum(1), noise_var, active, float(np.mean([e.converged_ for e in fitted]))
 
 
-def choose_r_by_cv(datasets, grid, rule, *, n_folds=5, seed=0):
+def choose_r_by_cv(datasets, grid, estimator, *, n_folds=5, seed=0):
     """Kernel parameter with the least 5-fold validation MSE, pooled over the pilot data sets.
 
     Returns ``(r, mse_per_r)``: the choice and the validation MSE of every grid value. All fits
@@ -116,7 +102,7 @@ def choose_r_by_cv(datasets, grid, rule, *, n_folds=5, seed=0):
     Xtr = np.stack([a[:n_tr] for a in Xtr]); ytr = np.stack([a[:n_tr] for a in ytr])
     Xva = np.stack([a[:n_va] for a in Xva]); yva = np.stack([a[:n_va] for a in yva])
     r = np.tile(np.asarray(grid, dtype=float), len(datasets) * n_folds)
-    pred, *_ = fit_kernel_batch(Xtr, ytr, r, rule, Xva)
+    pred, *_ = fit_kernel_batch(Xtr, ytr, r, estimator, Xva)
     per_r = np.mean((pred - yva) ** 2, axis=1).reshape(-1, len(grid)).mean(axis=0)
     return float(grid[int(np.argmin(per_r))]), per_r
 
@@ -127,7 +113,7 @@ def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilo
     training inputs, and for each the mean paired difference from the RVM's on the same data sets,
     with its standard error (``rmse_vs_rvm``, ``rmse_vs_rvm_se``; ``rmse_train_vs_rvm``, ...).
 
-    ``extra_methods`` (``{name: rule}``) adds methods beside :data:`KERNEL_METHODS` (not in
+    ``extra_methods`` (``{name: estimator}``) adds methods beside :data:`KERNEL_METHODS` (not in
     the figure); ``fixed_r`` (``{method: r}``) adds rows ``"method@r=..."`` fitted at that r
     instead of the CV's.
     """
@@ -144,20 +130,20 @@ def _kernel_table(make_data, levels, key, grid, x_test, f_of, reps, seed, n_pilo
         f_train = f_of(X[..., 0])
         cv_curves = []
         runs = []
-        for name, rule in methods.items():
-            r, cv_mse = choose_r_by_cv(pilot, grid, rule, seed=seed)
+        for name, estimator in methods.items():
+            r, cv_mse = choose_r_by_cv(pilot, grid, estimator, seed=seed)
             cv_curves.append(f"{name} " + "/".join(f"{v:.3f}" for v in cv_mse))
-            runs.append((name, rule, r))
+            runs.append((name, estimator, r))
         runs += [(f"{name}@r={r:g}", methods[name], r) for name, r in (fixed_r or {}).items()]
         level_rows, errors_of = [], {}
-        for name, rule, r in runs:
-            pred_all, nov, s2, active, conv = fit_kernel_batch(X, y, np.full(reps, r), rule, Xe)
+        for name, estimator, r in runs:
+            pred_all, nov, s2, active, conv = fit_kernel_batch(X, y, np.full(reps, r), estimator, Xe)
             pred, pred_train = pred_all[:, :len(x_test)], pred_all[:, len(x_test):]
             rmse = np.sqrt(np.mean((pred - f_test) ** 2, axis=1))
             rmse_train = np.sqrt(np.mean((pred_train - f_train) ** 2, axis=1))
             errors_of[name] = {"rmse": rmse, "rmse_train": rmse_train}
             sh = np.sqrt(s2)
-            estimated = not isinstance(rule, FLAPRule)
+            estimated = getattr(estimator, "estimate_noise", True)
             level_rows.append({"method": name, key: level, "r": r, "n_kernels": nov.mean(), "n_kernels_sd": nov.std(ddof=1) if reps > 1 else 0.0,
                          "rmse": rmse.mean(), "rmse_sd": rmse.std(ddof=1) if reps > 1 else 0.0,
                          "rmse_train": rmse_train.mean(), "rmse_train_sd": rmse_train.std(ddof=1) if reps > 1 else 0.0,
@@ -252,7 +238,7 @@ def table2_bump(reps, seed, out, n_pilot=10):
     """
     x_test = np.linspace(0, 1, 1000)[:, None]
     grid = np.array([10.0, 20.0, 35.0, 60.0, 100.0, 150.0])
-    variances_fixed = {"bls-variances-fixed": with_noise_update(BLSRule(), "variances-fixed")}
+    variances_fixed = {"bls-variances-fixed": BLSRegressor(noise_update="variances-fixed", **KERNEL_CONTROLS)}
     paper_widths = {"rvm": 100.0, "bls": 150.0, "bls-variances-fixed": 150.0}
     rows, plots, notes = _kernel_table(lambda s, rng: bump(120, snr=s, seed=rng), [10, 5, 4, 3, 2, 1], "snr", grid,
                                        x_test, bump_function, reps, seed, n_pilot, (1, 3, 10), out,

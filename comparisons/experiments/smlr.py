@@ -88,11 +88,10 @@ def _mlr(penalty, X_tr, y_tr, X_te, y_te, *, features, width, seed, n_lams=8):
     clf, n_warn = _fit_counting_warnings(SMLRCV(penalty=penalty, features=features, kernel_width=width, cv=INNER_CV,
                                                 n_lams=n_lams, solver=solver, tol=TOL, max_iter=MAX_ITER,
                                                 random_state=seed), X_tr, y_tr)
-    W = clf.coef_[:, :-1]
-    kernel_rows = slice(1, None)  # row 0 is the bias
+    W = clf.coef_  # classes × kernels (the bias is intercept_)
     return {"errors": int(np.sum(clf.predict(X_te) != y_te)), "solver": clf.solver_,
-            "n_kernels": int(np.count_nonzero(W[kernel_rows])),
-            "n_basis": int(np.count_nonzero(np.any(W[kernel_rows] != 0, axis=1))),
+            "n_kernels": int(np.count_nonzero(W)),
+            "n_basis": int(np.count_nonzero(np.any(W != 0, axis=0))),
             "lam": clf.lam_, "not_converged": n_warn}
 
 
@@ -232,7 +231,7 @@ def _sweep_split(X_tr, y_tr, X_te, y_te, widths, lams, seed, n_splits):
         for j in order:
             n_warn += _fit_counting_warnings(clf.set_params(lam=lams[j]), X_tr, y_tr)[1]
             errors[i, j] += int(np.sum(clf.predict(X_te) != y_te))
-            kernels[i, j] += np.count_nonzero(clf.coef_[1:, :-1]) / n_splits
+            kernels[i, j] += np.count_nonzero(clf.coef_) / n_splits
     return errors, kernels, n_warn
 
 
@@ -336,9 +335,9 @@ def digits(reps, seed, out):
                                          tol=1e-4, max_iter=1000).fit(X_tr, y[tr])
                 seconds += time.perf_counter() - t0
                 errors += int(np.sum(clf.predict(X_te) != y[te]))
-                W = clf.coef_[1:, :-1]
+                W = clf.coef_  # classes × basis functions (the bias is intercept_)
                 n_nonzero += np.count_nonzero(W)
-                n_basis += np.count_nonzero(np.any(W != 0, axis=1))
+                n_basis += np.count_nonzero(np.any(W != 0, axis=0))
             n_test = sum(len(te) for _, te in folds)
             rows.append({"method": method, "basis": basis, "errors": errors, "error_rate": errors / n_test,
                          "n_nonzero": n_nonzero / len(folds), "n_basis": n_basis / len(folds),
@@ -385,8 +384,8 @@ def _highdim_rep(seed):
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf = SMLRCV(penalty=penalty, features="linear", cv=5, n_lams=8, tol=TOL, max_iter=MAX_ITER,
                          solver="block" if penalty == "l2" else "auto", random_state=seed).fit(X_tr, y_tr)
-        W = clf.coef_[1:, :-1]
-        out[method] = (np.sum(clf.predict(X_te) != y_te), np.any(W != 0, axis=1).sum(), np.any(W[:10] != 0, axis=1).sum())
+        W = clf.coef_  # classes × inputs (the bias is intercept_)
+        out[method] = (np.sum(clf.predict(X_te) != y_te), np.any(W != 0, axis=0).sum(), np.any(W[:, :10] != 0, axis=0).sum())
     return out
 
 

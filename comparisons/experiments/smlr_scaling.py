@@ -31,10 +31,10 @@ def scaling(reps, seed, out):
     import matplotlib.ticker
 
     from sparsebayes.inference import bound
-    from sparsebayes.models.multinomial import LaplacePrior
+    from sparsebayes.models.priors import LaplacePrior
 
     rng = np.random.default_rng(seed)
-    m, prior = 3, LaplacePrior(1.0)
+    m, prior = 3, LaplacePrior.from_lam(1.0)
     rows = []
     for vary, values in (("n", (1000, 2000, 4000, 8000, 16000)), ("d", (25, 50, 100, 200, 400))):
         for v in tqdm(values, desc=f"smlr-scaling {vary}"):

@@ -1,11 +1,11 @@
 """``sparsebayes compare data.csv --target COLUMN``: a user's own table, written here, through the CLI."""
-import arviz as az
 import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
 from sparsebayes.comparisons.cli import main
 from sparsebayes.comparisons.compare_csv import default_estimator, is_classification, read_table
+from sparsebayes.inference import _arviz_compat as compat
 
 TINY = ["--draws", "30", "--warmup", "30", "--chains", "2"]
 
@@ -35,7 +35,7 @@ def test_csv_report_files_and_one_naming_scheme(tmp_path, capsys):
     for name in ("report.md", "report.html", "forest.png", "draws.nc"):
         assert (report / name).stat().st_size > 0
     names = ["bias", "age", "dose", "noise", "site_south", "site_west"]
-    idata = az.from_netcdf(str(report / "draws.nc"))
+    idata = compat.from_netcdf(report / "draws.nc")
     parts = [idata.point_estimate, idata.posterior, idata.posterior_gibbs]
     for part in parts:
         assert part["beta"].dims == ("chain", "draw", "basis")

@@ -1,7 +1,6 @@
 """API of the adaptive-sparseness estimators: bad input, InferenceData, warnings (the sklearn checks: tests/test_estimator_checks.py)."""
 import warnings
 
-import arviz as az
 import numpy as np
 import pytest
 from scipy import stats
@@ -9,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.comparisons.synthetic import sinc, two_gaussians
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+from sparsebayes.inference import _arviz_compat as compat
 
 
 def _blobs(k=3, n=90, seed=0):
@@ -61,7 +61,7 @@ def test_inference_data_point_estimate_and_laplace_conditional():
     reg = AdaptiveSparseRegressor(prior="laplace", gamma=1.0, noise_var=0.01, features="kernel",
                                   kernel_width=2.0).fit(X, y)
     idata = reg.to_inference_data()
-    assert isinstance(idata, az.InferenceData)
+    assert isinstance(idata, compat.idata_type())
     np.testing.assert_allclose(idata.posterior["beta"].values[0, 0], reg.beta_)
     draws = reg.to_inference_data(draws=4000)
     post = draws.posterior["beta"].values[0]

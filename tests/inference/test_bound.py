@@ -7,6 +7,8 @@ from sklearn.linear_model import LogisticRegression
 
 from sparsebayes.inference import bound
 from sparsebayes.models import multinomial as mm
+from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
+from sparsebayes.models.priors import LaplacePrior
 
 
 def _problem_data(n, d, m, seed=0, scale=1.0):
@@ -29,18 +31,18 @@ def _fit(X, y, m, prior, solver, **kw):
 _L1 = {"l1_ratio": 1.0} if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
 
 CASES = [  # (name, prior, solver)
-    ("ml-block", mm.FlatPrior(), "block"),
-    ("ml-cw", mm.FlatPrior(), "componentwise"),
-    ("rmlr-block", mm.GaussianPrior(2.0), "block"),
-    ("rmlr-cw", mm.GaussianPrior(2.0), "componentwise"),
-    ("smlr-block", mm.LaplacePrior(4.0), "block"),
-    ("smlr-cw", mm.LaplacePrior(4.0), "componentwise"),
-    ("ml-scd", mm.FlatPrior(), "surrogate-cd"),
-    ("rmlr-scd", mm.GaussianPrior(2.0), "surrogate-cd"),
-    ("smlr-scd", mm.LaplacePrior(4.0), "surrogate-cd"),
-    ("ml-newton", mm.FlatPrior(), "newton"),
-    ("rmlr-newton", mm.GaussianPrior(2.0), "newton"),
-    ("smlr-newton", mm.LaplacePrior(4.0), "newton"),
+    ("ml-block", FlatPrior(), "block"),
+    ("ml-cw", FlatPrior(), "componentwise"),
+    ("rmlr-block", GaussianPrior(2.0), "block"),
+    ("rmlr-cw", GaussianPrior(2.0), "componentwise"),
+    ("smlr-block", LaplacePrior.from_lam(4.0), "block"),
+    ("smlr-cw", LaplacePrior.from_lam(4.0), "componentwise"),
+    ("ml-scd", FlatPrior(), "surrogate-cd"),
+    ("rmlr-scd", GaussianPrior(2.0), "surrogate-cd"),
+    ("smlr-scd", LaplacePrior.from_lam(4.0), "surrogate-cd"),
+    ("ml-newton", FlatPrior(), "newton"),
+    ("rmlr-newton", GaussianPrior(2.0), "newton"),
+    ("smlr-newton", LaplacePrior.from_lam(4.0), "newton"),
 ]
 
 
@@ -59,7 +61,7 @@ def test_objective_never_decreases(name, prior, solver):
 @pytest.mark.parametrize("m,lam", [(2, 3.0), (3, 4.0), (6, 3.0)])
 def test_all_solvers_reach_same_optimum_and_support(m, lam):
     X, y = _problem_data(120, 8, m, seed=m)
-    prior = mm.LaplacePrior(lam)
+    prior = LaplacePrior.from_lam(lam)
     cb, ib = _fit(X, y, m, prior, "block", tol=1e-11, max_iter=20000)
     cc, ic = _fit(X, y, m, prior, "componentwise", tol=1e-11, max_iter=20000)
     cs, is_ = _fit(X, y, m, prior, "surrogate-cd", tol=1e-11, max_iter=20000)
@@ -81,13 +83,13 @@ def test_all_solvers_reach_same_optimum_and_support(m, lam):
 @pytest.mark.parametrize("lam", [0.5, 2.0, 8.0])
 def test_binary_smlr_equals_liblinear_l1(lam):
     X, y = _problem_data(200, 6, 2, seed=7, scale=2.0)
-    coef, info = _fit(X, y, 2, mm.LaplacePrior(lam), "componentwise", tol=1e-12, max_iter=20000)
+    coef, info = _fit(X, y, 2, LaplacePrior.from_lam(lam), "componentwise", tol=1e-12, max_iter=20000)
     # liblinear: min ||v||_1 + C sum log(1 + exp(-y v'x)), bias as a feature (no intercept)
     lib = LogisticRegression(**_L1, solver="liblinear", C=1.0 / lam, fit_intercept=False,
                              tol=1e-12, max_iter=100000).fit(X, y)
     v = -lib.coef_.ravel()  # ours models class 0 against the reference class 1
     Y1 = mm.one_hot_reference(y, 2)
-    obj_lib = float(mm.log_posterior(v[:, None], X, Y1, mm.LaplacePrior(lam)))
+    obj_lib = float(mm.log_posterior(v[:, None], X, Y1, LaplacePrior.from_lam(lam)))
     assert abs(float(info.objective) - obj_lib) <= 1e-7 * abs(obj_lib)
     np.testing.assert_allclose(coef[:, 0], v, atol=1e-4)
     np.testing.assert_array_equal(coef[:, 0] != 0, np.abs(v) > 1e-8)
@@ -131,7 +133,7 @@ def _lbfgs_split(X, y, m, lam, penalty):
 def test_multiclass_equals_generic_solver(m, penalty, solver):
     X, y = _problem_data(150, 7, m, seed=11)
     lam = 3.0
-    prior = mm.LaplacePrior(lam) if penalty == "l1" else mm.GaussianPrior(lam)
+    prior = LaplacePrior.from_lam(lam) if penalty == "l1" else GaussianPrior(lam)
     coef, info = _fit(X, y, m, prior, solver, tol=1e-11, max_iter=20000)
     w_ref, obj_ref = _lbfgs_split(X, y, m, lam, penalty)
     assert float(info.objective) >= obj_ref - 1e-9 * abs(obj_ref)  # never worse than the oracle
@@ -145,7 +147,7 @@ def test_loglik_hessian_matches_autodiff():
     X, y = _problem_data(40, 5, 4, seed=2)
     Y1 = mm.one_hot_reference(y, 4)
     W = np.random.default_rng(0).normal(size=(5, 3))
-    H = jax.hessian(lambda w: mm.log_posterior(w.reshape(5, 3), X, Y1, mm.FlatPrior()))(W.ravel())
+    H = jax.hessian(lambda w: mm.log_posterior(w.reshape(5, 3), X, Y1, FlatPrior()))(W.ravel())
     P = np.asarray(mm.class_probabilities(W, X))[:, :3]
     every = np.arange(15)
     np.testing.assert_allclose(np.asarray(bound.loglik_hessian(P, X, every)), -np.asarray(H), rtol=1e-10, atol=1e-10)
@@ -162,7 +164,7 @@ def test_newton_reaches_the_map_where_the_mm_steps_crawl():
     y = (x[:, 0] * x[:, 1] > 0).astype(int)
     K = np.exp(-((x[:, None, :] - x[None, :, :]) ** 2).sum(-1) / 2.0)
     X = np.hstack([np.ones((60, 1)), K])
-    prior = mm.LaplacePrior(0.05)
+    prior = LaplacePrior.from_lam(0.05)
     cn, in_ = _fit(X, y, 2, prior, "newton", tol=1e-10, max_iter=5000)
     cs, is_ = _fit(X, y, 2, prior, "surrogate-cd", tol=1e-10, max_iter=int(in_.n_iter))
     assert bool(in_.converged) and float(in_.residual) < 1e-6
@@ -174,7 +176,7 @@ def test_newton_reaches_the_map_where_the_mm_steps_crawl():
 
 def test_componentwise_is_reproducible_and_warm_start_is_immediate():
     X, y = _problem_data(100, 10, 3, seed=3)
-    prior = mm.LaplacePrior(5.0)
+    prior = LaplacePrior.from_lam(5.0)
     c1, i1 = _fit(X, y, 3, prior, "componentwise", tol=1e-9, seed=4)
     c2, _ = _fit(X, y, 3, prior, "componentwise", tol=1e-9, seed=4)
     np.testing.assert_array_equal(c1, c2)
@@ -185,7 +187,7 @@ def test_componentwise_is_reproducible_and_warm_start_is_immediate():
 
 def test_max_iter_reports_not_converged():
     X, y = _problem_data(100, 10, 3, seed=3)
-    _, info = _fit(X, y, 3, mm.LaplacePrior(1.0), "componentwise", tol=1e-14, max_iter=3)
+    _, info = _fit(X, y, 3, LaplacePrior.from_lam(1.0), "componentwise", tol=1e-14, max_iter=3)
     assert not bool(info.converged) and int(info.n_iter) == 3
 
 
@@ -202,7 +204,7 @@ def test_block_smlr_readmits_a_pruned_weight_that_the_optimum_needs():
     coef = rng.normal(size=(d, m - 1)) * 2 * (rng.uniform(size=(d, 1)) < 0.5)
     P = np.asarray(mm.class_probabilities(coef, X))
     y = (P.cumsum(1) > rng.uniform(size=(n, 1))).argmax(1)
-    prior = mm.LaplacePrior(2.0)
+    prior = LaplacePrior.from_lam(2.0)
     block, info = _fit(X, y, m, prior, "block", tol=1e-10, max_iter=20_000)
     newton, info_newton = _fit(X, y, m, prior, "newton", tol=1e-12)
     assert float(info.converged) and float(info.residual) < 1e-6
@@ -218,7 +220,7 @@ def test_componentwise_keeps_finite_normalizers_where_a_probability_saturates():
     n, m = 60, 3
     y = np.repeat(np.arange(m), n // m)
     X = np.c_[np.ones(n), rng.normal(size=(n, 2)) + 3 * np.eye(m)[y][:, :2]]
-    prior = mm.LaplacePrior(1.0)
+    prior = LaplacePrior.from_lam(1.0)
     coef0 = 10.0 * np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     cw, info = _fit(X, y, m, prior, "componentwise", coef0=coef0, tol=1e-10, max_iter=5000)
     _, info_newton = _fit(X, y, m, prior, "newton", tol=1e-12)
@@ -236,7 +238,7 @@ def test_ml_block_step_climbs_on_a_rank_deficient_basis():
     X = rng.normal(size=(40, 2))
     y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
     Phi = make_feature_map("kernel", kernel_width=1.0).fit_transform(X)
-    prior = mm.FlatPrior()
+    prior = FlatPrior()
     problem = bound.make_problem(Phi, y, 2, solver="block", prior=prior)
     assert float(np.min(problem.bound.gram_eigvals)) < 0  # the rounding this is about
     _, infos = bound.trace(problem, prior, solver="block", n_steps=20)

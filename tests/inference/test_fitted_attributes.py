@@ -44,7 +44,7 @@ def test_kernel_estimators_share_feature_map_and_relevance_indices(est):
     kept = np.asarray(est.relevance_indices_)
     assert kept.size > 0 and set(kept.tolist()) <= set(range(40))
     # the kept indices are the training points whose kernel column carries a nonzero weight
-    # coef_ is (40,), (k, 40), (41,) or, for SMLR, (41, m): kernel columns last, after any bias
+    # coef_ is (40,), (k, 40) or (41,): kernel columns last, after any bias
     weights = np.atleast_2d(est.coef_)
     kernel_weights = (weights if weights.shape[1] in (40, 41) else weights.T)[:, -40:]
     np.testing.assert_array_equal(np.flatnonzero(np.any(kernel_weights != 0, axis=0)), np.sort(kept))

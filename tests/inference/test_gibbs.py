@@ -7,8 +7,8 @@ from scipy import stats
 
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
+from sparsebayes.inference._progress import chunk_lengths as _chunk_lengths
 from sparsebayes.inference.gibbs import (
-    _chunk_lengths,
     Hyper,
     beta_bhattacharya,
     beta_cholesky,
@@ -16,12 +16,12 @@ from sparsebayes.inference.gibbs import (
     draw_lam2,
     draw_noise_var,
     draw_tau2,
-    gibbs_step,
-    guarded_gibbs_step,
+    sweep,
+    step,
     draw_variates,
     inverse_gaussian_from,
     run_gibbs,
-    GibbsState,
+    State,
     UNROLL_MAX,
     sweep_data,
     variate_streams,
@@ -106,11 +106,10 @@ def test_scalar_conditionals_match_closed_forms():
     n, p = X.shape
     shape = (n - 1) / 2 + p / 2
     v = jax.tree.map(lambda a: a[:, 0], draw_variates(variate_streams(3), 20000, 1, n, n, p, hyper, True))
-    g = np.asarray(v.gammas)
-    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid @ resid, beta, tau2, hyper))(g[:, 0]))
+    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid @ resid, beta, tau2, hyper))(v.noise_gamma))
     rate = resid @ resid / 2 + np.sum(beta**2 / tau2) / 2
     assert stats.kstest(sv, stats.invgamma(shape, scale=rate).cdf).pvalue > 1e-3
-    lv = np.asarray(jax.vmap(lambda gv: draw_lam2(gv, tau2, hyper))(g[:, 1]))
+    lv = np.asarray(jax.vmap(lambda gv: draw_lam2(gv, tau2, hyper))(v.lam2_gamma))
     assert stats.kstest(lv, stats.gamma(p + 1.0, scale=1 / (tau2.sum() / 2 + 1.78)).cdf).pvalue > 1e-3
     tv = np.asarray(jax.vmap(lambda c, u: draw_tau2(c, u, beta, s2, lam2))(v.ig_chi2, v.ig_uniform))
     mu0 = np.sqrt(lam2 * s2 / beta[0] ** 2)
@@ -209,7 +208,8 @@ def test_gibbs_log_likelihood_is_the_models_and_loo_agrees_with_nuts():
     assert list(nuts.log_likelihood.data_vars) == ["y"] and list(nuts.observed_data.data_vars) == ["y"]
     table = az.compare({"gibbs": gibbs, "nuts": nuts})
     # seed 5: 0.27 nats apart (seeds 6, 7: 0.05, 0.08), dse 0.15; elpd about -13.5
-    assert abs(table.loc["gibbs", "elpd_loo"] - table.loc["nuts", "elpd_loo"]) < 0.5
+    elpd = "elpd_loo" if "elpd_loo" in table else "elpd"  # ArviZ 0.x's column name, or 1.x's
+    assert abs(table.loc["gibbs", elpd] - table.loc["nuts", elpd]) < 0.5
 
 
 def test_bhattacharya_path_runs_when_p_exceeds_n():
@@ -286,17 +286,17 @@ def test_a_sweep_that_leaves_float64_is_refused(use_cholesky):
     data = sweep_data(X, y)
     hyper = Hyper(0.1, 0.1, 0.0, 0.0)
     v = jax.tree.map(lambda a: a[0, 0], draw_variates(variate_streams(3), 1, 1, n, n, p, hyper, use_cholesky))
-    good = GibbsState(np.zeros(p) + 0.1, np.float64(0.5), np.ones(p), np.float64(1.0))
-    new, refused = guarded_gibbs_step(v, good, data, hyper, use_cholesky)
-    plain = gibbs_step(v, good, data, hyper, use_cholesky)
-    assert not bool(refused)
+    good = State(np.zeros(p) + 0.1, np.float64(0.5), np.ones(p), np.float64(1.0))
+    new, info = step(good, v, data, hyper, use_cholesky)
+    plain = sweep(good, v, data, hyper, use_cholesky)
+    assert not bool(info.refused)
     np.testing.assert_array_equal(np.asarray(new.beta), np.asarray(plain.beta))
     # σ² = 0 and a zero τ²: the plain sweep leaves float64, the guarded one stays put
     bad = good._replace(noise_var=np.float64(0.0), tau2=np.r_[0.0, np.ones(p - 1)])
-    plain = gibbs_step(v, bad, data, hyper, use_cholesky)
+    plain = sweep(bad, v, data, hyper, use_cholesky)
     assert not all(np.all(np.isfinite(np.asarray(leaf))) for leaf in plain)
-    new, refused = guarded_gibbs_step(v, bad, data, hyper, use_cholesky)
-    assert bool(refused)
+    new, info = step(bad, v, data, hyper, use_cholesky)
+    assert bool(info.refused)
     for a, b in zip(new, bad):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 

@@ -34,7 +34,10 @@ def test_em_objective_climbs_with_the_shared_hyperparameters_estimated(prior):
 
 
 def test_registry_holds_the_built_in_hierarchies_with_their_checks():
-    assert {"laplace", "jeffreys", "horseshoe"} <= set(HIERARCHIES)
+    assert {"laplace", "jeffreys", "horseshoe", "ard", "scaled_laplace", "laplace_variance"} <= set(HIERARCHIES)
+    for name in ("ard", "scaled_laplace", "laplace_variance"):
+        assert {c for n, c in CASES if n == name} == {"capability_errors", "typeii_optimum", "typeii_lambda_update",
+                                                      "typeii_evidence"}
     assert ("laplace", "e_step_variance_quadrature") in CASES
     assert {c for n, c in CASES if n == "horseshoe"} >= {"e_step_quadrature", "marginal_quadrature",
                                                         "twin_draws_marginal", "model_equals_solver",
@@ -42,8 +45,12 @@ def test_registry_holds_the_built_in_hierarchies_with_their_checks():
 
 
 def test_missing_capability_is_a_value_error_naming_hierarchy_and_piece():
-    with pytest.raises(ValueError, match=r"HorseshoePrior has no type-II update \(missing: typeii_rule\)"):
+    with pytest.raises(ValueError, match=r"HorseshoePrior has no type-II update \(missing: typeii_penalty, "):
         require(make_prior("horseshoe"), "type2")
+    with pytest.raises(ValueError, match=r"LaplacePrior has no type-II update.*laplace_variance"):
+        require(make_prior("laplace"), "type2")
+    with pytest.raises(ValueError, match="ARDPrior has no EM E-step"):
+        require(make_prior("ard"), "em")
     with pytest.raises(ValueError, match="JeffreysPrior has no NumPyro sampling statement"):
         require(make_prior("jeffreys"), "nuts")
 
@@ -100,3 +107,29 @@ def test_a_wrong_e_step_is_caught():
         checks["e_step_quadrature"]()
     with pytest.raises(AssertionError):
         checks["em_objective_monotone"]()
+
+
+def test_a_wrong_type_ii_piece_is_caught():
+    """The penalty doubled (no longer minus the derivative of the hyperprior terms in a variance)
+    fails the optimum check; λ's update 10 % off its maximiser fails the λ check."""
+    import dataclasses
+
+    from sparsebayes.inference.conformance import check_typeii_lambda_update, check_typeii_optimum
+    from sparsebayes.models.typeii_hierarchies import LaplaceVariancePrior
+
+    @dataclasses.dataclass(frozen=True)
+    class DoublePenalty(LaplaceVariancePrior):
+        def typeii_penalty(self, lam, noise_var):
+            return 2.0 * super().typeii_penalty(lam, noise_var)
+
+    @dataclasses.dataclass(frozen=True)
+    class OffLambda(LaplaceVariancePrior):
+        def typeii_update_lambda(self, sum_var, noise_var, n_active):
+            return 1.1 * super().typeii_update_lambda(sum_var, noise_var, n_active)
+
+    with pytest.raises(AssertionError, match="penalty"):
+        check_typeii_optimum(DoublePenalty())
+    with pytest.raises(AssertionError, match="a search over λ"):
+        check_typeii_lambda_update(OffLambda())
+    check_typeii_optimum(LaplaceVariancePrior())
+    check_typeii_lambda_update(LaplaceVariancePrior())

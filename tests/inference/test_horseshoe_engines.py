@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes
 
+from sparsebayes.inference import _arviz_compat as compat
 from sparsebayes.inference import hierarchy_gibbs, run_nuts
 from sparsebayes.inference.em import fit_em
 from sparsebayes.models import GaussianLikelihood, HorseshoePrior, require, sparse_regression_model
@@ -26,7 +27,7 @@ def posteriors(diabetes):
                     progress_bar=False, seed=1, target_accept_prob=0.95)
     states, _ = hierarchy_gibbs.run(X, y, prior, num_warmup=500, num_samples=2000, num_chains=4, seed=2,
                                     fit_intercept=False)
-    gibbs = az.from_dict(posterior={"beta": states.beta, "noise_var": states.noise_var})
+    gibbs = compat.from_dict({"posterior": {"beta": states.beta, "noise_var": states.noise_var}})
     return nuts, gibbs
 
 

@@ -65,7 +65,7 @@ def test_evidence_at_given_variances_matches_a_direct_computation(var):
     Phi, t = _counts(seed=1)
     var = np.asarray(var)
     slots = np.r_[np.flatnonzero(var > 0), -1].astype(np.int32)
-    state = typeii_laplace.LaplaceState(var=var, basis_of_slot=slots, w=np.zeros(slots.size), objective=0.0, n_iter=0,
+    state = typeii_laplace.State(var=var, basis_of_slot=slots, w=np.zeros(slots.size), objective=0.0, n_iter=0,
                                         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
     state, _ = typeii_laplace._settle(POISSON, Phi, t, state)
     ev, A, w = _dense_evidence(Phi, t, var)
@@ -77,7 +77,7 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem():
     Phi, t = _counts(n=30, d=6, seed=2)
     var = np.array([1.5, 0.0, 0.7, 0.0, 2.0, 0.0])
     slots = np.array([0, 2, 4, -1], np.int32)
-    state = typeii_laplace.LaplaceState(var=var, basis_of_slot=slots, w=np.zeros(4), objective=0.0, n_iter=0,
+    state = typeii_laplace.State(var=var, basis_of_slot=slots, w=np.zeros(4), objective=0.0, n_iter=0,
                                         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
     state, L = typeii_laplace._settle(POISSON, Phi, t, state)
     S, Q, _, _ = typeii_laplace.sparsity_quality(POISSON, Phi, t, state, L)
@@ -91,10 +91,15 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem():
 
 def test_evidence_never_decreases_along_a_fit():
     Phi, t = _counts(n=60, d=8, seed=3)
-    final, trace = typeii_laplace.fit_trace(POISSON, Phi, t, np.ones(Phi.shape[1], bool), n_steps=40)
-    trace = np.asarray(trace)
+    mask = np.ones(Phi.shape[1], bool)
+    start = typeii_laplace.init(POISSON, Phi, t, mask, Phi.shape[1])
+    final, info = typeii_laplace.trace(start, POISSON, Phi, t, mask, n_steps=40)
+    trace = np.r_[float(start.objective), np.asarray(info.objective)]
     assert bool(final.converged) and np.isfinite(trace).all()
     assert np.all(np.diff(trace) >= -1e-9 * np.abs(trace[1:]))
+    kind = np.asarray(info.kind)
+    assert kind[0] < 2 and set(np.unique(kind)) <= {0, 1, 2}  # moves, then none once converged
+    assert np.all(np.diff((kind == 2).astype(int)) >= 0)
     assert trace[-1] > trace[0] + 1.0  # the fit moved
 
 
@@ -105,7 +110,9 @@ def test_padding_changes_no_step():
     mask = np.ones(Phi.shape[1], bool)
     padded = typeii_laplace.fit(Phi, t, mask, likelihood=POISSON, capacity=Phi.shape[1])
     assert typeii_laplace._padded(Phi, t, mask)[0].shape[0] > Phi.shape[0]
-    exact, trace = typeii_laplace.fit_trace(POISSON, Phi, t, mask, n_steps=int(padded.n_iter))
+    start = typeii_laplace.init(POISSON, Phi, t, mask, Phi.shape[1])
+    exact, info = typeii_laplace.trace(start, POISSON, Phi, t, mask, n_steps=int(padded.n_iter))
+    trace = np.asarray(info.objective)
     assert bool(exact.converged) and int(exact.n_iter) == int(padded.n_iter)
     # the modes are found to a Newton step of 1e-8 relative, in 5 slots here and 8 in the padded fit,
     # so the steps' variances agree to rounding, and L to 1e-9 relative (the constant is 3 nats)

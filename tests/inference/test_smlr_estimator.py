@@ -1,12 +1,12 @@
 """SMLR / RMLR estimators: scikit-learn API, labels, sparsity, bad input."""
 import warnings
 
-import arviz as az
 import numpy as np
 import pytest
 import scipy.special
 from sklearn.exceptions import ConvergenceWarning
 
+from sparsebayes.inference import _arviz_compat as compat
 from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
 
 
@@ -22,8 +22,9 @@ def test_string_labels_and_reference_column():
     labels = np.array(["setosa", "virginica", "versicolor"])[y]
     clf = SMLRClassifier(lam=0.5).fit(X, labels)
     assert list(clf.classes_) == sorted(set(labels))
-    assert clf.coef_.shape == (3, 3)  # bias + 2 inputs, one column per class
-    np.testing.assert_array_equal(clf.coef_[:, -1], 0.0)
+    assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)  # a row per class, 2 inputs
+    np.testing.assert_array_equal(clf.coef_[-1], 0.0)  # the reference class
+    assert clf.intercept_[-1] == 0.0
     assert set(clf.predict(X)) <= set(labels)
     assert clf.score(X, labels) > 0.9
     np.testing.assert_allclose(clf.predict_proba(X).sum(1), 1.0)
@@ -139,8 +140,10 @@ def test_inference_data():
     X, y = _three_blobs()
     clf = SMLRClassifier(lam=0.5).fit(X, y)
     idata = clf.to_inference_data()
-    assert isinstance(idata, az.InferenceData)
-    np.testing.assert_allclose(idata.posterior["beta"].values[0, 0], clf.coef_)
+    assert isinstance(idata, compat.idata_type())
+    beta = idata.posterior["beta"].values[0, 0]  # basis × class: the bias row, then the inputs'
+    np.testing.assert_array_equal(beta[0], clf.intercept_)
+    np.testing.assert_array_equal(beta[1:].T, clf.coef_)
     assert idata.attrs["penalty"] == "l1"
 
 
@@ -328,13 +331,14 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     import jax.numpy as jnp
     from numpyro.infer.util import log_density
 
-    from sparsebayes.models.multinomial import GaussianPrior, flatten, multinomial_logistic_model, unflatten
+    from sparsebayes.models.map_priors import GaussianPrior
+    from sparsebayes.models.multinomial import flatten, multinomial_logistic_model, unflatten
 
     X, y = _three_blobs()
     clf = SMLRClassifier(penalty="l2", lam=0.5).fit(X, y)
     cov = clf.laplace_covariance(X)
     Phi = jnp.asarray(clf.feature_map_.transform(X))
-    W = clf.coef_[:, :-1]
+    W = np.vstack([clf.intercept_, clf.coef_.T])[:, :-1]  # basis × free classes
 
     def log_joint(w):
         return log_density(multinomial_logistic_model, (Phi, jnp.asarray(y)), dict(n_classes=3, prior=GaussianPrior(0.5)),
@@ -344,7 +348,7 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     np.testing.assert_allclose(cov @ precision, np.eye(W.size), atol=1e-8)
     n = 20_000
     draws = clf.to_inference_data(X, draws=n, seed=0).posterior["beta"].values[0]
-    assert draws.shape == (n,) + clf.coef_.shape and np.all(draws[..., -1] == 0)
+    assert draws.shape == (n, W.shape[0], 3) and np.all(draws[..., -1] == 0)
     flat = draws[..., :-1].transpose(0, 2, 1).reshape(n, -1)  # flatten's class-major order, per draw
     np.testing.assert_array_equal(flat[0], np.asarray(flatten(draws[0, :, :-1])))
     np.testing.assert_allclose(np.cov(flat.T), cov, atol=0.05 * np.abs(cov).max())
@@ -371,7 +375,7 @@ def test_log_proba_and_decision_function_stay_in_log_space():
     X, y = _three_blobs(90)
     clf = SMLRClassifier(lam=1e-3).fit(X, y)
     X_far = X * 200.0
-    logits = X_far @ clf.coef_[1:] + clf.coef_[0]  # linear basis: bias row first
+    logits = X_far @ clf.coef_.T + clf.intercept_  # linear basis: the bias is intercept_
     ref = logits - scipy.special.logsumexp(logits, axis=1, keepdims=True)
     assert ref.min() < -800  # exp underflows to 0 here
     np.testing.assert_allclose(clf.predict_log_proba(X_far), ref, rtol=1e-10, atol=1e-9)

@@ -28,9 +28,9 @@ def test_cv_fit_does_not_depend_on_the_units_of_x(power):
     unit = _quiet_fit(SMLRCV(), X, Y)
     scaled = _quiet_fit(SMLRCV(), X * s, Y)
     assert scaled.lam_ == pytest.approx(unit.lam_ * s, rel=1e-12)
-    assert scaled.coef_[0, 0] != 0.0  # the intercept
-    np.testing.assert_allclose(scaled.coef_[0], unit.coef_[0], rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(scaled.coef_[1:] * s, unit.coef_[1:], rtol=1e-6, atol=1e-9)
+    assert scaled.intercept_[0] != 0.0
+    np.testing.assert_allclose(scaled.intercept_, unit.intercept_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(scaled.coef_ * s, unit.coef_, rtol=1e-6, atol=1e-9)
     np.testing.assert_array_equal(scaled.predict(X * s), unit.predict(X))
     assert unit.bias_scale_ == 1.0 and scaled.bias_scale_ == s
 
@@ -40,7 +40,7 @@ def test_cv_keeps_the_bias_for_inputs_in_units_of_1e8():
     and the fit scores as on the unscaled inputs."""
     unit = _quiet_fit(SMLRCV(), X, Y)
     big = _quiet_fit(SMLRCV(), X * 1e8, Y)
-    assert big.coef_[0, 0] != 0.0
+    assert big.intercept_[0] != 0.0
     assert big.score(X * 1e8, Y) >= unit.score(X, Y) - 0.01
     assert big.bias_scale_ == 2.0 ** 27
 
@@ -77,7 +77,7 @@ def test_only_the_bias_left_is_a_constant_classifier_warning():
     top = lambda_max(np.hstack([np.ones((200, 1)), X]), y, 2)
     with pytest.warns(DegenerateFitWarning, match="only the bias is not: a constant classifier that predicts 1"):
         clf = SMLRClassifier(lam=0.5 * top).fit(X, y)
-    assert clf.coef_[0, 0] != 0 and np.all(clf.coef_[1:] == 0)
+    assert clf.intercept_[0] != 0 and np.all(clf.coef_ == 0)
 
 
 def test_lam_relative_takes_lam_as_a_fraction_of_lambda_max():
@@ -102,7 +102,7 @@ def test_laplace_covariance_penalizes_the_intercept_in_its_own_units():
     s = 2.0 ** 10
     unit = SMLRClassifier(penalty="l2", lam=0.3, tol=1e-10).fit(X, Y)
     scaled = SMLRClassifier(penalty="l2", lam=0.3 * s * s, tol=1e-10).fit(X * s, Y)
-    np.testing.assert_allclose(scaled.coef_[0], unit.coef_[0], rtol=1e-7)
+    np.testing.assert_allclose(scaled.intercept_, unit.intercept_, rtol=1e-7)
     D = np.where(np.arange(6) == 0, 1.0, 1.0 / s)
     np.testing.assert_allclose(scaled.laplace_covariance(X * s), unit.laplace_covariance(X) * np.outer(D, D),
                                rtol=1e-6)
@@ -119,7 +119,7 @@ def test_a_linear_refit_after_a_kernel_fit_keeps_no_kernel_attribute(Est):
     assert hasattr(est, "relevance_indices_")
     est.set_params(features="linear").fit(Xs, Ys)
     assert not hasattr(est, "relevance_indices_")
-    assert est.coef_.shape == (6, 2)
+    assert est.coef_.shape == (1, 5) and est.intercept_.shape == (1,)
 
 
 def test_cv_with_a_class_smaller_than_the_folds_uses_fewer_folds():

@@ -92,7 +92,7 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem(slots):
     var = np.zeros(Phi.shape[1])
     active = [m for m in slots if m >= 0]
     var[active] = np.linspace(0.7, 30.0, len(active))
-    state = typeii_laplace.LaplaceState(
+    state = typeii_laplace.State(
         var=var, basis_of_slot=np.array(slots, np.int32), w=np.zeros(len(slots)), objective=0.0, n_iter=0,
         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
     state, L = typeii_laplace._settle(BERNOULLI, Phi, t, state)

@@ -6,6 +6,9 @@ import pytest
 from numpyro.infer.util import log_density
 
 from sparsebayes.models import multinomial as mm
+from sparsebayes.models import penalties
+from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
+from sparsebayes.models.priors import LaplacePrior
 
 
 def _data(n=40, d=4, m=3, seed=0):
@@ -72,14 +75,14 @@ def test_safe_laplace_update_equals_eq12():
     lam = 1.3
     B = np.asarray(bound.matrix)
     eq12 = np.linalg.solve(B - lam * np.diag(1 / np.abs(mm.flatten(coef))), mm.flatten(rhs))
-    np.testing.assert_allclose(mm.flatten(mm.LaplacePrior(lam).block_update(coef, rhs, bound)), eq12, rtol=1e-9)
+    np.testing.assert_allclose(mm.flatten(LaplacePrior.from_lam(lam).bound_block_update(coef, rhs, bound)), eq12, rtol=1e-9)
 
 
 def test_soft_threshold():
-    np.testing.assert_allclose(mm.soft_threshold(jnp.array([-3.0, -0.5, 0.2, 2.0]), 1.0), [-2.0, 0.0, 0.0, 1.0])
+    np.testing.assert_allclose(penalties.soft_threshold(jnp.array([-3.0, -0.5, 0.2, 2.0]), 1.0), [-2.0, 0.0, 0.0, 1.0])
 
 
-@pytest.mark.parametrize("prior", [mm.LaplacePrior(2.0), mm.GaussianPrior(0.5), mm.FlatPrior()])
+@pytest.mark.parametrize("prior", [LaplacePrior.from_lam(2.0), GaussianPrior(0.5), FlatPrior()])
 def test_numpyro_model_equals_solver_objective_up_to_constant(prior):
     X, y, Y1 = _data(n=20, d=3, m=3)
     rng = np.random.default_rng(5)
@@ -106,7 +109,7 @@ def test_nuts_samples_small_rmlr_posterior():
     from sparsebayes.inference.nuts import run_nuts
 
     X, y, _ = _data(n=60, d=2, m=3)
-    idata = run_nuts(mm.multinomial_logistic_model, X, y, n_classes=3, prior=mm.LaplacePrior(1.0),
+    idata = run_nuts(mm.multinomial_logistic_model, X, y, n_classes=3, prior=LaplacePrior.from_lam(1.0),
                      num_warmup=300, num_samples=300, num_chains=2, progress_bar=False)
     import arviz as az
 

@@ -1,0 +1,86 @@
+"""A design handed to the Gaussian type-II engine (:mod:`.typeii`) the way the estimators hand it:
+padded to bucketed shapes and fitted with growing slots, one design (:func:`fit_design`) or many of
+the same shape in one compiled call (:func:`fit_designs`, over :mod:`.typeii_batch`).
+
+The regressors of :mod:`.typeii_estimators` fit through :func:`fit_design`, and
+:func:`sparsebayes.inference.typeii_many.fit_many` (the batched entry point of the paper tables)
+through :func:`fit_designs`: the same padding, the same engine steps (:mod:`.typeii_batch` takes the
+steps of single fits), the same post-processing by the estimators.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import typeii
+from ._shapes import bucket, pad_to
+from .typeii_batch import fit_batch_growing
+
+
+class PackedDesign(NamedTuple):
+    """A design as the engine takes it: ``Phi`` and ``y`` zero-padded to bucketed shapes, the mask of
+    the real columns, the evidence's dimension ``n_obs`` and ``yy = yᵀy`` (``None``: from ``y``)."""
+
+    Phi: np.ndarray
+    y: np.ndarray
+    basis_mask: np.ndarray
+    n_obs: int
+    yy: float | None
+
+
+def pack_design(Phi, y, *, n_obs=None, factor=None):
+    """:class:`PackedDesign` of ``Phi`` and ``y`` (see :func:`fit_design` for ``factor`` and ``n_obs``)."""
+    y = np.asarray(y, dtype=np.float64)
+    n_obs, yy = (y.size if n_obs is None else n_obs), None
+    if factor is not None:
+        Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
+    n, m = Phi.shape
+    n_pad, m_pad = bucket(n), bucket(m)
+    Phi_pad = pad_to(Phi, (n_pad, m_pad), out=typeii.aligned_zeros((n_pad, m_pad)))  # to the device uncopied
+    y_pad = pad_to(np.asarray(y, dtype=np.float64), (n_pad,))
+    mask = pad_to(np.ones(m, bool), (m_pad,))  # (zero columns, such as a centred bias, are masked by the engine)
+    return PackedDesign(Phi_pad, y_pad, mask, n_obs, yy)
+
+
+def _limit(n_columns, max_active):
+    return min(n_columns, bucket(max_active) if max_active else n_columns)
+
+
+def fit_design(Phi, y, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, factor=None,
+               n_obs=None):
+    """Fit one design with the engine, padding to bucketed shapes and growing the capacity
+    (:func:`typeii.fit_growing`).
+
+    Returns the final engine state (unpadded columns are the first ``Phi.shape[1]``).
+    ``max_active`` caps the number of basis functions in the model (default: all). With a
+    :class:`~sparsebayes.inference._lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
+    may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii.make_data`): an add
+    then costs ``O(rM)`` instead of ``O(NM)``. ``n_obs`` is the dimension of the data the
+    evidence is of: ``N`` (default), or ``N − 1`` for centred data with a flat intercept
+    integrated out (``y`` and every column centred: the constant direction then holds noise
+    alone, and the evidence of the rest is the engine's with ``N − 1`` in place of ``N``).
+    """
+    packed = pack_design(Phi, y, n_obs=n_obs, factor=factor)
+    data = typeii.make_data(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)
+    return typeii.fit_growing(data, prior, noise_var, limit=_limit(packed.Phi.shape[1], max_active),
+                              max_iter=max_iter, tol=tol, noise_every=noise_every)
+
+
+def fit_designs(packed, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None):
+    """:func:`fit_design` for a list of :class:`PackedDesign` of one shape (no ``yy``: not factored), in one
+    compiled call (:func:`.typeii_batch.fit_batch_growing`, the steps of the single fits); returns the
+    list of final states."""
+    shapes = {p.Phi.shape for p in packed}
+    if len(shapes) != 1 or any(p.yy is not None for p in packed):
+        raise ValueError(f"fit_designs takes unfactored designs of one padded shape, got shapes {sorted(shapes)}")
+    data = jax.vmap(typeii.make_data)(jnp.asarray(np.stack([p.Phi for p in packed])),
+                                      jnp.asarray(np.stack([p.y for p in packed])),
+                                      jnp.asarray([float(p.n_obs) for p in packed]),
+                                      jnp.asarray(np.stack([p.basis_mask for p in packed])))
+    states = fit_batch_growing(data, prior, jnp.asarray(noise_var, jnp.float64),
+                               limit=_limit(packed[0].Phi.shape[1], max_active), max_iter=max_iter, tol=tol,
+                               noise_every=noise_every)
+    return [jax.tree.map(lambda a, k=k: a[k], states) for k in range(len(packed))]

@@ -1,0 +1,159 @@
+"""The generic hierarchy Gibbs engine (:mod:`sparsebayes.inference.hierarchy_gibbs`) and the type-II
+twins that run through it: one-weight posteriors against quadrature on a grid (an oracle that
+shares no code with the engine), the progress bar's chunked calls against one call, and its
+argument checks."""
+import sys
+
+import jax
+import numpy as np
+import pytest
+from sparsebayes.inference import hierarchy_gibbs
+from sparsebayes.inference._progress import chunk_lengths, show_progress
+from sparsebayes.inference.twin_typeii import run_typeii_gibbs
+from sparsebayes.models import HorseshoePrior
+
+
+def _one_weight_data(n=12, slope=0.6, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    return x[:, None], slope * x + rng.normal(size=n)
+
+
+def _batch_se(draws, batches=20):
+    """Monte Carlo SE of the mean of ``draws`` (chain, draw) by batch means."""
+    c, d = draws.shape
+    means = draws[:, : d - d % batches].reshape(c * batches, -1).mean(axis=1)
+    return means.std(ddof=1) / np.sqrt(means.size)
+
+
+def _grid_moments(log_density, beta, log_s2):
+    """Posterior means of β and log σ² on a (β, log σ²) grid from the unnormalized ``log_density``
+    (log σ², not σ²: with few data σ²'s posterior has heavy tails, its mean a large Monte Carlo SE)."""
+    B, S = np.meshgrid(beta, log_s2, indexing="ij")
+    logp = log_density(B, np.exp(S)) + S  # + log σ²: the Jacobian of σ² = e^s
+    w = np.exp(logp - logp.max())
+    w /= w.sum()
+    return float(np.sum(w * B)), float(np.sum(w * S))
+
+
+def _check_means(draws, want, name):
+    draws = {**draws, "log_noise_var": np.log(draws["noise_var"])}
+    for key, value in want.items():
+        got = draws[key].reshape(draws[key].shape[:2])  # (chain, draw): one weight
+        z = abs(got.mean() - value) / _batch_se(got)
+        assert z < 5, f"{name} {key}: Gibbs {got.mean():.5f}, quadrature {value:.5f}, {z:.1f} SE apart"
+
+
+SAMPLING = dict(num_warmup=300, num_samples=4000, num_chains=4, seed=1, intercept=False)
+
+
+def test_laplace_twin_with_fixed_noise_matches_quadrature():
+    """FLAP's twin: ``β ~ Laplace(0, 1/√λ)``, σ² fixed; the posterior of one weight on a grid."""
+    H, y = _one_weight_data()
+    lam, s2 = 9.0, 1.3
+    draws = run_typeii_gibbs(H, y, hierarchy="laplace", lam=lam, noise_var=s2, **SAMPLING)
+    assert np.all(draws["noise_var"] == s2)
+    b = np.linspace(-4, 4, 40001)
+    logp = -np.sum((y[:, None] - H @ b[None, :]) ** 2, axis=0) / (2 * s2) - np.sqrt(lam) * np.abs(b)
+    w = np.exp(logp - logp.max())
+    mean = float(np.sum(w * b) / w.sum())
+    _check_means(draws, {"beta": mean}, "laplace, σ² fixed")
+
+
+def test_scaled_laplace_twin_matches_quadrature():
+    """BLS's twin (``scaled``): ``β | σ² ~ Laplace(0, σ/√λ)``, ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}``,
+    ``c = 0.5, d = 0.4``: the joint posterior of one weight and σ² on a grid."""
+    H, y = _one_weight_data(seed=3)
+    lam, c, d = 6.0, 0.5, 0.4
+    draws = run_typeii_gibbs(H, y, hierarchy="laplace", lam=lam, scaled=True, c=c, d=d, **SAMPLING)
+    n = y.size
+
+    def log_density(B, S2):
+        rss = np.sum((y[None, None, :] - B[..., None] * H[:, 0]) ** 2, axis=-1)
+        return (-(n / 2 + c + 1) * np.log(S2) - (rss / 2 + d) / S2
+                - 0.5 * np.log(S2) - np.sqrt(lam) * np.abs(B) / np.sqrt(S2))
+
+    beta_mean, log_s2_mean = _grid_moments(log_density, np.linspace(-3, 3, 1201), np.linspace(-5, 4, 1601))
+    _check_means(draws, {"beta": beta_mean, "log_noise_var": log_s2_mean}, "scaled laplace")
+
+
+def test_gamma_precision_twin_matches_quadrature():
+    """The RVM surrogate: ``α ~ Gamma(ε, ε)`` (``ε = 1``: ``β`` is Student-t with 2 degrees of
+    freedom), flat prior on σ² (``c = −1``); six data, so that the prior's tail shapes the posterior
+    (with ``ε = 0.5`` the mean of β is 11 SE off)."""
+    H, y = _one_weight_data(n=6, slope=2.5, seed=5)
+    draws = run_typeii_gibbs(H, y, hierarchy="gamma-precision", surrogate_eps=1.0, **SAMPLING)
+    n = y.size
+
+    def log_density(B, S2):
+        rss = np.sum((y[None, None, :] - B[..., None] * H[:, 0]) ** 2, axis=-1)
+        return -(n / 2) * np.log(S2) - rss / (2 * S2) - 1.5 * np.log1p(B**2 / 2)
+
+    beta_mean, log_s2_mean = _grid_moments(log_density, np.linspace(-4, 8, 1601), np.linspace(-6, 5, 1601))
+    _check_means(draws, {"beta": beta_mean, "log_noise_var": log_s2_mean}, "gamma precision")
+    np.testing.assert_allclose(draws["beta_raw"] * np.sqrt(1 / draws["precision_surrogate"]), draws["beta"],
+                               rtol=1e-12)
+
+
+def test_the_progress_bar_cuts_the_sweeps_into_calls_with_the_same_draws(capsys):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 4))
+    y = X[:, 0] + 0.5 * rng.normal(size=30)
+    kw = dict(num_warmup=17, num_samples=26, num_chains=2, seed=4)
+    prior = HorseshoePrior(1.0, tau_prior=1.0)
+    one_call = hierarchy_gibbs.run(X, y, prior, progress_bar=False, **kw)
+    assert "43/43" not in capsys.readouterr().err
+    chunked = hierarchy_gibbs.run(X, y, prior, progress_bar=True, **kw)
+    assert "43/43" in capsys.readouterr().err
+    assert len(chunk_lengths(43, 3)) == 15  # the bar's calls: 3 sweeps each (about a twentieth), then 1
+    leaves = [jax.tree_util.tree_leaves(run) for run in (one_call, chunked)]
+    assert len(leaves[0]) == 8  # β, σ², λ², ν, τ², ξ; log_lik, log_min_variance
+    for a, b in zip(*leaves):
+        np.testing.assert_array_equal(a, b)
+    assert one_call[0].beta.shape == (2, 26, 4) and one_call[1].log_lik.shape == (2, 26)
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_the_default_bar_follows_the_terminal(monkeypatch, tty):
+    class Stream:
+        def isatty(self):
+            return tty
+
+    monkeypatch.setattr(sys, "stderr", Stream())
+    assert show_progress(None) is tty
+    assert show_progress(False) is False and show_progress(True) is True
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(noise_prior=hierarchy_gibbs.NoisePrior(-2.0, 0.0)), "c must be"),
+    (dict(noise_prior=hierarchy_gibbs.NoisePrior(0.0, -1.0)), "d must be"),
+    (dict(noise_var=0.0), "noise_var must be"),
+    (dict(noise_var=float("nan")), "noise_var must be"),
+])
+def test_bad_noise_settings_are_value_errors(kw, match):
+    X, y = _one_weight_data()
+    with pytest.raises(ValueError, match=match):
+        hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), num_warmup=1, num_samples=2, num_chains=1, **kw)
+
+
+def test_an_improper_noise_conditional_is_refused():
+    X, y = _one_weight_data(n=3)  # 2 degrees of freedom after the intercept, flat prior: IG(0, ·)
+    with pytest.raises(ValueError, match="improper"):
+        hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), num_warmup=1, num_samples=2, num_chains=1)
+
+
+@pytest.mark.parametrize("name", ["horseshoe", "flap"])
+def test_the_twins_gibbs_shows_its_bar_when_asked(name, capsys):
+    """``sample_posterior(..., "gibbs", progress_bar=True)`` reaches the engine's bar, for the regressor
+    with the horseshoe and for a type-II twin; without it there is none."""
+    from sparsebayes.inference import AdaptiveSparseRegressor, FLAPRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(25, 3))
+    y = X[:, 0] + 0.3 * rng.normal(size=25)
+    est = (AdaptiveSparseRegressor(prior="horseshoe") if name == "horseshoe" else FLAPRegressor()).fit(X, y)
+    capsys.readouterr()
+    est.sample_posterior(X, y, "gibbs", draws=20, warmup=10, chains=2, progress_bar=False)
+    assert "30/30" not in capsys.readouterr().err
+    est.sample_posterior(X, y, "gibbs", draws=20, warmup=10, chains=2, progress_bar=True)
+    assert "30/30" in capsys.readouterr().err
