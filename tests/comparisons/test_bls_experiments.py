@@ -33,6 +33,7 @@ def test_generators():
     assert len(SIM3["beta"]) == 60
 
 
+@pytest.mark.slow
 def test_sim2_smoke(tmp_path):
     from sparsebayes.comparisons.experiments import bls
 

@@ -157,6 +157,7 @@ def test_netcdf_round_trips(regression, tmp_path):
     assert int(back.point_estimate.attrs["point_estimate"]) == 1
 
 
+@pytest.mark.slow
 def test_classifier_with_horseshoe_prior():
     X, y = _table(n=100, seed=1)
     labels = np.where(y > np.median(y), "yes", "no")

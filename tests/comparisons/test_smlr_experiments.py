@@ -64,6 +64,7 @@ def test_table2_done_when(tmp_path, exp_id, max_errors, n_train):
     assert rows["smlr"]["errors"] <= max_errors
 
 
+@pytest.mark.slow
 def test_table2_sweep_warm_path_equals_cold_fits_and_writes_the_grid(tmp_path, monkeypatch):
     """The sweep's warm-started λ path gives each cold fit's test errors and kernel count (the MAP is
     unique), and the experiment writes one row per (dataset, h, λ) and the heatmap."""

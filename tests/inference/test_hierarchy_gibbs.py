@@ -142,7 +142,7 @@ def test_an_improper_noise_conditional_is_refused():
         hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), num_warmup=1, num_samples=2, num_chains=1)
 
 
-@pytest.mark.parametrize("name", ["horseshoe", "flap"])
+@pytest.mark.parametrize("name", [pytest.param("horseshoe", marks=pytest.mark.slow), "flap"])
 def test_the_twins_gibbs_shows_its_bar_when_asked(name, capsys):
     """``sample_posterior(..., "gibbs", progress_bar=True)`` reaches the engine's bar, for the regressor
     with the horseshoe and for a type-II twin; without it there is none."""

@@ -35,6 +35,7 @@ def _stat(idata, func):
     return np.asarray(func(idata.posterior["beta"].values.reshape(-1, idata.posterior["beta"].shape[-1])))
 
 
+@pytest.mark.slow
 def test_gibbs_matches_nuts_within_mcse(posteriors):
     nuts, gibbs = posteriors
     for prob in (0.05, 0.5, 0.95):
@@ -48,6 +49,7 @@ def test_gibbs_matches_nuts_within_mcse(posteriors):
     assert float(az.rhat(gibbs)["beta"].max()) < 1.01
 
 
+@pytest.mark.slow
 def test_em_keeps_every_weight_the_posterior_puts_far_from_zero(diabetes, posteriors):
     X, y = diabetes
     nuts, _ = posteriors

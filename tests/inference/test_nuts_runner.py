@@ -1,4 +1,5 @@
 """The NUTS runner on Figueiredo's Laplace hierarchy: the scale mixture is the Laplacian."""
+import pytest
 import arviz as az
 import jax.numpy as jnp
 import numpy as np
@@ -14,6 +15,7 @@ def _data(seed=0):
     return jnp.asarray(X), jnp.asarray(X @ np.array([1.5, 0.0, -0.8]) + 0.5 * rng.standard_normal(30))
 
 
+@pytest.mark.slow
 def test_hierarchical_and_marginal_laplace_posteriors_agree():
     X, y = _data()
     kw = dict(num_warmup=500, num_samples=1000, num_chains=2, progress_bar=False)

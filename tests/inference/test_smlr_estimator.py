@@ -324,6 +324,7 @@ def test_maximum_likelihood_on_separable_classes_warns_that_no_estimate_exists()
         SMLRClassifier(penalty="l2", lam=1.0).fit(X, separable.astype(int))  # a prior keeps it finite
 
 
+@pytest.mark.slow
 def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     """Model = solver: the precision is minus the Hessian (autodiff) of the NumPyro RMLR model's log
     density at the MAP; the draws have that covariance (class-major order) and the MAP as mean."""

@@ -121,6 +121,7 @@ def test_prior_none_takes_the_methods_default(diabetes, method, engine):
         assert est.estimator_.prior == "jeffreys"
 
 
+@pytest.mark.slow
 def test_compare_and_sample_posterior_reach_the_engine_estimator(diabetes):
     """``compare`` on a generic estimator is ``compare`` on the engine estimator it fitted."""
     import sparsebayes

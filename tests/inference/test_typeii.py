@@ -179,7 +179,7 @@ def test_rvm_sequential_reaches_the_direct_optimum(design):
     assert engine == pytest.approx(float(_log_marginal(Phi_j, y_j, st.var, st.noise_var)), abs=1e-8)
 
 
-@pytest.mark.parametrize("name", ["rvm", "bls"])
+@pytest.mark.parametrize("name", [pytest.param("rvm", marks=pytest.mark.slow), "bls"])
 def test_growing_capacity_takes_the_steps_of_a_fit_with_every_slot(name):
     """:func:`typeii.fit_growing` from 4 slots (paused and widened, never restarted) ends where
     a fit with a slot for every basis function ends, step for step; with a limit below the
