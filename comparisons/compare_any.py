@@ -71,7 +71,8 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
     num_warmup, num_samples, num_chains, seed, target_accept_prob
         Sampler settings (per sampler).
     progress_bar : bool or None
-        A progress bar per run; ``None`` or ``False``: none (and the compiled, faster path).
+        A progress bar per run; ``None``: when standard error is a terminal (a script in a shell shows
+        them, a notebook or a log file does not); ``False``: none (and NUTS's compiled, faster path).
     surrogate_eps : float or None
         For the Jeffreys prior: sample ``1/τ_i ~ Gamma(ε, ε)`` instead.
     prior_draws : int
@@ -136,8 +137,9 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
             twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
         except ValueError as err:
             raise ValueError(f"X_test / y_test: {err}") from err
+    from sparsebayes.inference._progress import show_progress
     settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
-                    progress_bar=bool(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob,
+                    progress_bar=show_progress(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob,
                     X_test=X_test, y_test=y_test)
     samples = {}
     for s in samplers:

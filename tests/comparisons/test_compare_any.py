@@ -216,3 +216,20 @@ def test_lazy_exports():
     from sparsebayes.comparisons.compare_any import compare
     assert sparsebayes.compare is compare is compare_estimator
     assert Comparison.__name__ == "Comparison"
+
+
+def test_progress_bars_follow_the_terminal_by_default(capsys, monkeypatch):
+    """``progress_bar=None`` (the default): bars when standard error is a terminal, none otherwise."""
+    import sys
+
+    from sklearn.datasets import load_diabetes
+
+    from sparsebayes.inference import FLAPRegressor
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:80, :4], y[:80]
+    run = dict(samplers=("gibbs",), num_warmup=20, num_samples=20, num_chains=1)
+    sparsebayes.compare(FLAPRegressor(), X, y, **run)
+    assert "%|" not in capsys.readouterr().err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    sparsebayes.compare(FLAPRegressor(), X, y, **run)
+    assert "%|" in capsys.readouterr().err
