@@ -184,11 +184,9 @@ class _AdaptiveSparseBase(BaseEstimator):
         quadratic features these are the terms of the centred inputs, the model's basis; ``coef_``
         re-expressed in the raw terms can have more nonzero linear terms."""
         beta = np.atleast_2d(self.beta_)[:, int(has_bias_column(self.feature_map_)):]
-        support = np.flatnonzero(np.any(beta != 0, axis=0))
         self.active_ = np.any(beta != 0, axis=0)
-        self.relevance_indices_ = support
-        self.n_active_ = int(support.size)
-
+        self.relevance_indices_ = np.flatnonzero(self.active_)
+        self.n_active_ = int(self.relevance_indices_.size)
 
 
 class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamplingMixin):
