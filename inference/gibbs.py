@@ -32,6 +32,8 @@ import numpy as np
 from jax.scipy.linalg import cho_solve
 
 from ._progress import bar_chunk, chunk_lengths, progress, show_progress
+from .gibbs_variates import (SweepVariates, choose_variates, device_key, device_variates, draw_variates,  # noqa: F401
+                             gamma_shapes, variate_streams)
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
                           feature_labels)
@@ -95,46 +97,6 @@ def checked_hyper(lam2_shape, lam2_rate, c, d):
     for name, value in values.items():
         check_number(name, value, 0.0)
     return Hyper(*(float(v) for v in values.values()))
-
-
-class SweepVariates(NamedTuple):
-    """The random numbers of a run of sweeps, drawn apart from their arithmetic: leading axes
-    (sweep, chain or data set), then the sizes below.
-
-    They come from NumPy (:func:`draw_variates`), before the compiled sweeps: JAX's threefry,
-    whether one small draw per sweep inside the ``scan`` or in bulk, is several times slower than
-    NumPy's generator and would take a large share of a run.
-    """
-    beta_normal: object  # (p,) N(0, 1): the Cholesky path's z, Bhattacharya's u
-    row_normal: object  # (rows,) Bhattacharya's δ: N(0, 1) on the data rows, 0 on the padding; (0,) on the Cholesky path
-    ig_chi2: object  # (p,) χ²₁: Michael–Schucany–Haas's ν²
-    ig_uniform: object  # (p,) U(0, 1)
-    noise_gamma: object  # () standard Gamma((n − 1)/2 + p/2 + c), for σ²
-    lam2_gamma: object  # () standard Gamma(p + r), for λ²
-
-
-def variate_streams(seed):
-    """Six independent NumPy Generators (PCG64) spawned from ``seed``: one for the chains' starts
-    and one for each field of :class:`SweepVariates`. One stream per field, drawn sweep-major,
-    makes the draws independent of how the sweeps are cut into calls."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)]
-
-
-def draw_variates(streams, sweeps, batch, n_obs, rows, p, hyper, use_cholesky):
-    """:class:`SweepVariates` for ``sweeps`` sweeps of ``batch`` chains (or data sets), in order,
-    from the last five of :func:`variate_streams` (NumPy's ziggurat normals and Marsaglia–Tsang
-    gammas); ``n_obs`` data rows, ``rows`` with the padding."""
-    normal, row_normal, chi2, uniform, gamma = streams[1:]
-    lead = (sweeps, batch)
-    shapes = [0.5 * (n_obs - 1) + 0.5 * p + hyper.c, p + hyper.lam2_shape]
-    delta = np.zeros((*lead, 0 if use_cholesky else rows))
-    if not use_cholesky:
-        delta[..., :n_obs] = row_normal.standard_normal((*lead, n_obs))
-    # both Gamma variates of a sweep from one call on their shared stream, σ²'s first, λ²'s second
-    gammas = gamma.standard_gamma(shapes, size=(*lead, 2))
-    return SweepVariates(normal.standard_normal((*lead, p)), delta,
-                         chi2.standard_normal((*lead, p)) ** 2, uniform.random((*lead, p)),
-                         gammas[..., 0], gammas[..., 1])
 
 
 class SweepData(NamedTuple):
@@ -307,7 +269,8 @@ def run(state, variates, data, hyper, use_cholesky):
 def _chunk_size(total, batch, p, rows, use_cholesky, progress_bar, budget=2**21):
     """Sweeps per call: all of them, or about a twentieth with a progress bar
     (:func:`~sparsebayes.inference._progress.bar_chunk`), and at most as many as keep one call's
-    variates within ``budget`` numbers (16 MiB)."""
+    variates within ``budget`` numbers (16 MiB by default; :func:`run_gibbs` allows 128 MiB to
+    variates drawn on the device, which never cross to it from the host)."""
     per_sweep = batch * (3 * p + 2 + (0 if use_cholesky else rows))
     return max(1, min(bar_chunk(total, progress_bar), budget // per_sweep))
 
@@ -323,7 +286,7 @@ def init(X, y, num_chains, rng):
 
 
 def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000, num_samples=2000,
-              num_chains=4, seed=0, coords=None, progress_bar=None, log_likelihood=True):
+              num_chains=4, seed=0, coords=None, progress_bar=None, log_likelihood=True, variates="auto"):
     """Park–Casella Gibbs on centred ``X``, ``y``; returns ``InferenceData`` (chain, draw).
 
     Posterior variables ``beta`` (dim ``feature``), ``noise_var``, ``tau2``, ``lam2``; the
@@ -337,6 +300,11 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     calls of :func:`run` with a tqdm bar between them (long runs of wide problems are cut into
     calls anyway, to bound the variates held at once); the draws are the same however the sweeps
     are cut (:func:`variate_streams`).
+
+    ``variates`` says where the random numbers are drawn (:mod:`.gibbs_variates`): ``"numpy"``
+    on the host, ``"device"`` by JAX where the sweeps run, ``"auto"`` (default) the device on an
+    accelerator and NumPy on a CPU, the faster of the two on each. The two give different
+    draws of the same posterior for a seed.
 
     ``X`` (n, p) and ``y`` (n,) may be NumPy arrays, pandas objects or lists; they are checked
     and converted to float64 first (:func:`~sparsebayes.inference._validation.check_data`), and
@@ -359,22 +327,35 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     use_cholesky = n >= p
     total = num_warmup + num_samples
     progress_bar = show_progress(progress_bar)
-    lengths = chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar))
+    source = choose_variates(variates)
+    budget = 2**21 if source == "numpy" else 2**24
+    lengths = chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar, budget))
     one_sweep = draw_variates(variate_streams(0), 1, num_chains, n, rows, p, hyper, use_cholesky)  # for the shapes
     compiled = {m: run.lower(state, jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one_sweep),
                              data, hyper, use_cholesky).compile()
                 for m in set(lengths)}  # outside the timing (cached after the first fit of a shape)
-    chunks, refused = [], 0
+    if source == "device":
+        key, shapes = device_key(seed), jnp.asarray(gamma_shapes(n, p, hyper))
+        drawers = {m: device_variates.lower(key, 0, m, num_chains, n, rows, p, shapes, use_cholesky).compile()
+                   for m in set(lengths)}
+    chunks, refusals, done = [], [], 0
     t0 = time.perf_counter()
     with progress(total, "gibbs", progress_bar) as bar:
         for m in lengths:
-            variates = draw_variates(streams, m, num_chains, n, rows, p, hyper, use_cholesky)
-            state, draws, infos = compiled[m](state, variates, data, hyper)
+            if source == "device":
+                sweep_variates = drawers[m](key, done, n, shapes)
+            else:
+                sweep_variates = draw_variates(streams, m, num_chains, n, rows, p, hyper, use_cholesky)
+            state, draws, infos = compiled[m](state, sweep_variates, data, hyper)
             chunks.append(draws)
-            refused += int(np.sum(infos.refused))
+            refusals.append(jnp.sum(infos.refused))
+            if progress_bar:
+                jax.block_until_ready(state)  # the bar shows sweeps done, not sweeps queued
+            done += m
             bar.update(m)
     jax.block_until_ready(chunks)
     seconds = time.perf_counter() - t0
+    refused = int(np.sum(jax.device_get(refusals)))
     _warn_refused(refused, num_chains * total)
     posterior = {k: np.concatenate([np.asarray(getattr(c, k)) for c in chunks], axis=0)[num_warmup:].swapaxes(0, 1)
                  for k in State._fields}
@@ -390,6 +371,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     idata.posterior.attrs["inference"] = "gibbs"
     idata.posterior.attrs["sampling_seconds"] = seconds
     idata.posterior.attrs["refused_sweeps"] = refused
+    idata.posterior.attrs["variates"] = source
     return idata
 
 

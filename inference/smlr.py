@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference import bound
+from sparsebayes.inference._backend import on_accelerator
 from sparsebayes.inference._base import atomic_fit, basis_names, has_bias_column, make_feature_map
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference._validation import (
@@ -91,10 +92,6 @@ def sklearn_layout(W, bias):
 NEWTON_MAX_WEIGHTS = 1024
 
 
-#: JAX backends that run the dense block updates (eq. 13) far faster than coordinate sweeps.
-ACCELERATOR_BACKENDS = ("gpu", "cuda", "rocm", "tpu")
-
-
 def choose_solver(solver, n_samples, n_basis, n_classes, backend=None):
     """``"auto"``: block on an accelerator (``backend``, default ``jax.default_backend()``: one
     dense ``dm × dm`` solve per step keeps a GPU busy, where coordinate sweeps are thousands of
@@ -104,7 +101,7 @@ def choose_solver(solver, n_samples, n_basis, n_classes, backend=None):
     (residual 1e-10 or below) where surrogate-cd stops at tol 1e-6 short of it (residual 1e-5 to
     1e-3)."""
     if solver == "auto":
-        if (backend or jax.default_backend()) in ACCELERATOR_BACKENDS:
+        if on_accelerator(backend):
             return "block"
         if n_samples > (n_basis * n_classes) ** 2:
             return "block"
