@@ -11,10 +11,12 @@ result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in wh
   (``beta``), dim (``basis``) and coords, as one chain of one draw marked ``point_estimate = 1``.
   It is a group of its own, not ``posterior``, so that no ArviZ function takes one point for a
   sample; :attr:`Comparison.point_idata` gives it back as an ``InferenceData`` whose ``posterior``
-  it is, for ``az.plot_forest([cmp.point_idata, cmp.idata])``;
-* a second sampler's draws are in the group ``posterior_<sampler>`` and, with held-out rows, its
-  predictions in ``predictions_<sampler>`` (the first sampler's are ``predictions``); ``samples``
-  keeps each sampler's whole ``InferenceData``.
+  it is, for ``az.plot_forest([cmp.point_idata, cmp.idata])`` (ArviZ 1.x: a dict ``{name: fit}``);
+* every group of each further sampler is there under ``<group>_<sampler>`` (:func:`sampler_group`):
+  ``posterior_gibbs``, ``sample_stats_gibbs``, ``log_likelihood_gibbs``, ``observed_data_gibbs``,
+  ``posterior_predictive_gibbs`` and, with held-out rows, ``predictions_gibbs`` (the first
+  sampler's are ``predictions``), so that ``draws.nc`` keeps every sampler's output; ``samples``
+  keeps each sampler's whole ``InferenceData`` under its own names.
 
 Under ArviZ 1.x every ``InferenceData`` here is an ``xarray.DataTree`` with the same groups
 (:mod:`sparsebayes.inference._arviz_compat`), and the diagnostics are the same statistics.
@@ -106,9 +108,8 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         sample_posterior,
         twin,
     )
-    from sparsebayes.inference._arviz_compat import copy, dataset, has_group, set_group
+    from sparsebayes.inference._arviz_compat import copy, dataset, groups, set_group
     from sparsebayes.inference.sparse_estimators import engine_estimator
-    from sparsebayes.inference.twin_predictive import GROUP as PREDICTIONS_GROUP
 
     from .compare_predictive import check_test_data
 
@@ -149,15 +150,22 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
     point = point_estimate_dataset(estimator, t.names, t.weight_dims, t.weight_coords)
     idata = set_group(copy(samples[samplers[0]]), POINT_GROUP, point)
     for s in samplers[1:]:
-        set_group(idata, f"posterior_{s}", dataset(samples[s], "posterior"))
-        if has_group(samples[s], PREDICTIONS_GROUP):
-            set_group(idata, f"{PREDICTIONS_GROUP}_{s}", dataset(samples[s], PREDICTIONS_GROUP))
+        for group in groups(samples[s]):
+            set_group(idata, sampler_group(group, s), dataset(samples[s], group))
     noise = np.median(idata.posterior["noise_var"].values) if "noise_var" in idata.posterior else 1.0
     prior = prior_beta_draws(estimator, X, y, num_draws=prior_draws, seed=seed, surrogate_eps=surrogate_eps,
                              noise_var=noise)
     return Comparison(estimator=estimator, idata=idata, samples=samples, names=_flat_names(t), design=t.H,
                       prior_beta=prior, az=az, weight_dims=tuple(t.weight_dims), X_test=X_test,
                       y_test=None if y_test is None else np.asarray(y_test))
+
+
+def sampler_group(group, sampler):
+    """The name in ``Comparison.idata`` of group ``group`` (``posterior``, ``sample_stats``,
+    ``log_likelihood``, ``observed_data``, ``posterior_predictive``, ``predictions``) of a sampler
+    after the first: ``<group>_<sampler>`` (``sample_stats_gibbs``). The first sampler's keep
+    ArviZ's own names, so that ``az.loo`` or ``az.plot_ppc`` read them and no other."""
+    return f"{group}_{sampler}"
 
 
 def _flat_names(t):

@@ -164,18 +164,28 @@ def bfmi(idata):
 #: The column order of ArviZ 0.x's ``az.summary(kind="all")``; 1.x names the 94 % HDI ``hdi94_lb`` /
 #: ``hdi94_ub`` and orders the columns otherwise.
 SUMMARY_COLUMNS = ("mean", "sd", "hdi_3%", "hdi_97%", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat")
+_SUMMARY_KINDS = {"all": slice(None), "stats": slice(0, 4), "diagnostics": slice(4, None)}
 
 
-def summary(idata, var_names=None, kind="all"):
+def summary(idata, var_names=None, kind="all", hdi_prob=0.94):
     """``az.summary`` unrounded, in ArviZ 0.x's layout under either version: one row per scalar
-    (``beta[bmi]``), columns :data:`SUMMARY_COLUMNS` (``kind="all"``, the 94 % HDI) or the last five
-    (``kind="diagnostics"``)."""
+    (``beta[bmi]``), columns :data:`SUMMARY_COLUMNS` (``kind="all"``), their first four
+    (``"stats"``: mean, sd and the HDI) or their last five (``"diagnostics"``). The HDI holds
+    ``hdi_prob`` of the draws, its columns named as 0.x names them (``hdi_3%`` / ``hdi_97%`` at
+    0.94, ``hdi_2.5%`` / ``hdi_97.5%`` at 0.95); 1.x would give an 89 % equal-tailed interval."""
+    if kind not in _SUMMARY_KINDS:
+        raise ValueError(f"kind must be one of {sorted(_SUMMARY_KINDS)}, got {kind!r}")
+    if not (isinstance(hdi_prob, (int, float)) and 0 < hdi_prob < 1):
+        raise ValueError(f"hdi_prob must be a number in (0, 1), got {hdi_prob!r}")
     az = _az()
     if not is_datatree_api():
-        return az.summary(idata, var_names=var_names, kind=kind, round_to="none")
-    table = az.summary(idata, var_names=var_names, kind=kind, ci_kind="hdi", ci_prob=0.94, round_to="none")
-    table = table.rename(columns={"hdi94_lb": "hdi_3%", "hdi94_ub": "hdi_97%"})
-    wanted = SUMMARY_COLUMNS if kind == "all" else SUMMARY_COLUMNS[4:]
+        return az.summary(idata, var_names=var_names, kind=kind, hdi_prob=hdi_prob, round_to="none")
+    tail = 100 * (1 - hdi_prob) / 2  # 0.x's column names: f"hdi_{100 * alpha / 2:g}%", alpha = 1 - hdi_prob
+    lo, hi = f"hdi_{tail:g}%", f"hdi_{100 - tail:g}%"
+    table = az.summary(idata, var_names=var_names, kind=kind, ci_kind="hdi", ci_prob=hdi_prob, round_to="none")
+    table = table.rename(columns={c: lo if c.endswith("_lb") else hi for c in table.columns
+                                  if c.startswith("hdi") and c.endswith(("_lb", "_ub"))})
+    wanted = ("mean", "sd", lo, hi, *SUMMARY_COLUMNS[4:])[_SUMMARY_KINDS[kind]]
     return table[[c for c in wanted if c in table.columns]]
 
 
@@ -204,7 +214,13 @@ def plot_forest(fits, var_names=None, combined=True):
     ArviZ 1.x labels the rows by coordinate (``bmi``), 0.x by variable and coordinate (``beta[bmi]``)."""
     az = _az()
     if is_datatree_api():
-        return figure(az.plot_forest(dict(fits), var_names=var_names, combined=combined, backend="matplotlib"))
+        with warnings.catch_warnings():
+            # arviz-plots concatenates the fits along a new dim; fits of other lengths (a point estimate,
+            # one draw, beside a sampler's draws) are outer-joined on chain and draw, as wanted, and
+            # xarray warns that its default join will change
+            warnings.filterwarnings("ignore", message="In a future version of xarray the default value for join",
+                                    category=FutureWarning)
+            return figure(az.plot_forest(dict(fits), var_names=var_names, combined=combined, backend="matplotlib"))
     return figure(az.plot_forest(list(fits.values()), model_names=list(fits), var_names=var_names,
                                  combined=combined))
 
