@@ -11,9 +11,11 @@ method     what it computes                      hierarchies (``prior=``)
 =========  ====================================  ==============================================
 "em"       the posterior mode by Figueiredo's    any with an EM E-step: "laplace", "jeffreys",
            EM (2003, Sec. 3)                     "horseshoe", or a registered object
-"type2"    type-II maximum likelihood of the     "ard" (Tipping's RVM, flat hyperprior on
-           prior variances (Tipping & Faul 2003)  α_i = 1/v_i), "laplace" (FLAP, Babacan et al.
-                                                 2010), "scaled_laplace" (BLS, Helgøy & Li)
+"type2"    type-II maximum likelihood of the     "ard" or ``ARDPrior`` (Tipping's RVM, flat
+           prior variances (Tipping & Faul       hyperprior on α_i = 1/v_i), "laplace" or
+           2003)                                 ``LaplaceVariancePrior`` (FLAP, Babacan et al.
+                                                 2010), "scaled_laplace" or
+                                                 ``ScaledLaplacePrior`` (BLS, Helgøy & Li)
 "map"      the MAP by bound optimization          "laplace" (l1), "gaussian" (l2): SMLR
            (Krishnapuram et al. 2005)             (classification only)
 "gibbs",   the posterior mean by Park–Casella    "scaled_laplace" (the Bayesian Lasso;
@@ -25,13 +27,26 @@ what these compose: ``fit`` builds the one the ``(method, prior)`` pair names, w
 ``kernel_width`` and the engine's own ``options``, fits it (``estimator_``), and copies its fitted
 attributes, so ``coef_``, ``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
 that no engine can fit is a ``ValueError`` naming the hierarchy and the missing piece.
+
+A type-II hierarchy object (:mod:`sparsebayes.models.typeii_hierarchies`) is its engine estimator's
+parameters in one piece: type-II estimates λ and σ², and the object's fields are what it does not
+estimate, the hyperprior constants ``a, b, c, d`` (``λ ~ Gamma(a, b)``, 004 eq. 8; ``p(σ²)`` of
+004 eq. 9) and the flags ``lambda_update``, ``noise_update``. They become the parameters of the same
+names (FLAP's ``noise_update="variances-fixed"`` is ``estimate_noise=True``, FLAPσ), so
+``prior=ScaledLaplacePrior(a=1.0, b=0.1)`` fits what ``BLSRegressor(a=1.0, b=0.1)`` fits, and the
+fitted ``prior_`` of a type-II estimator refits its model. A field that the engine estimator has no
+parameter for (the RVM's ``lambda_update``, the classifier's noise prior) must keep its default.
+EM's :class:`~sparsebayes.models.priors.LaplacePrior` fixes γ (or puts EM's proper hyperprior on it)
+and is refused under type-II: the Laplace hierarchy of FLAP is ``LaplaceVariancePrior``.
 """
 from __future__ import annotations
+
+import dataclasses
 
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.priors import HIERARCHIES, hierarchy_name, is_hierarchy, require
+from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, require
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -69,8 +84,8 @@ def _regression_engine(method, prior, options):
                  "scaled_laplace": "BLSRegressor"}
         if name not in table:
             _refuse(prior, method, table)
-        _reject_fixed_hyperparameters(prior, method)
-        return _lazy("typeii_estimators", table[name]), {}
+        cls = _lazy("typeii_estimators", table[name])
+        return cls, _typeii_parameters(prior, cls, cls._hierarchy)
     if method in ("gibbs", "nuts"):
         if name != "scaled_laplace":
             _refuse(prior, method, {"scaled_laplace": "BayesianLassoRegressor"})
@@ -86,7 +101,10 @@ def _classification_engine(method, prior, options):
     if method == "type2":
         if name != "ard":
             _refuse(prior, method, {"ard": "RVMClassifier"})
-        return _lazy("rvm_classifier", "RVMClassifier"), {}
+        from sparsebayes.models.typeii_hierarchies import ARDPrior
+
+        cls = _lazy("rvm_classifier", "RVMClassifier")
+        return cls, _typeii_parameters(prior, cls, ARDPrior)
     if method == "map":
         penalties = {"laplace": "l1", "gaussian": "l2"}
         if name not in penalties:
@@ -108,12 +126,37 @@ def _refuse(prior, method, table):
                      f"{', '.join(repr(k) for k in table)}")
 
 
-def _reject_fixed_hyperparameters(prior, method):
-    """Type-II estimates the hierarchy's hyperparameters; an object that fixes them would be ignored."""
-    if is_hierarchy(prior):
-        raise ValueError(f"method={method!r} estimates the hyperparameters of {type(prior).__name__} by type-II "
-                         f"maximum likelihood: give the prior by name ({hierarchy_name(prior)!r}), not as an object "
-                         "with fixed values")
+#: (engine estimator, hierarchy field) -> (its parameter, the value from the field's), where the two differ
+_TYPEII_RENAMED = {("FLAPRegressor", "noise_update"): ("estimate_noise", lambda flag: flag == "variances-fixed")}
+
+
+def _typeii_parameters(prior, cls, hierarchy):
+    """The parameters of the type-II engine estimator ``cls`` that a ``hierarchy`` object ``prior``
+    sets (module docstring); ``{}`` for a name. A field ``cls`` takes no parameter for must be at
+    its default, else the ``ValueError`` names it: the fit would silently drop it."""
+    if not is_hierarchy(prior):
+        return {}
+    if isinstance(prior, LaplacePrior):
+        raise ValueError("method='type2' estimates the hyperparameters of the Laplace hierarchy (its rate λ, "
+                         "FLAP): LaplacePrior is EM's object, with a fixed gamma or a proper gamma_prior; give "
+                         "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
+    if not isinstance(prior, hierarchy):
+        raise ValueError(f"{cls.__name__} (method='type2') fits {hierarchy.__name__}, not {type(prior).__name__}")
+    params = cls().get_params()
+    kw, unmatched = {}, []
+    for field in dataclasses.fields(prior):
+        value = getattr(prior, field.name)
+        value = value if isinstance(value, str) else float(value)
+        param, convert = _TYPEII_RENAMED.get((cls.__name__, field.name), (field.name, None))
+        if param in params:
+            kw[param] = value if convert is None else convert(value)
+        elif value != field.default:
+            unmatched.append(f"{field.name}={value!r}")
+    if unmatched:
+        raise ValueError(f"{cls.__name__} has no parameter for {type(prior).__name__}'s {', '.join(unmatched)}: "
+                         f"method='type2' would fit the default; leave {'them' if len(unmatched) > 1 else 'it'} "
+                         "at the default")
+    return kw
 
 
 class _ComposedEstimator(BaseEstimator):
@@ -146,7 +189,8 @@ class _ComposedEstimator(BaseEstimator):
                              f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
         fixed = sorted(set(options) & set(kw))
         if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method=; remove them from options")
+            raise ValueError(f"options {fixed} are set by prior= and method= (a type-II hierarchy object sets its "
+                             "fields' parameters); remove them from options")
         for key in ("features", "kernel_width"):
             if key in params:
                 kw[key] = getattr(self, key)
@@ -200,7 +244,9 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
         ``None`` takes the method's :data:`DEFAULT_PRIOR`: Jeffreys for EM, whose estimate does
         not depend on the units of ``y`` or ``X``):
         ``"laplace"``, ``"jeffreys"``, ``"horseshoe"``, ``"ard"``, ``"scaled_laplace"``, or an
-        object such as ``HorseshoePrior(tau=0.1)`` or ``LaplacePrior(gamma=2.0)`` (EM).
+        object such as ``HorseshoePrior(tau=0.1)`` or ``LaplacePrior(gamma=2.0)`` (EM), or
+        ``ScaledLaplacePrior(a=1.0, b=0.1)`` (type-II: its fields are the engine estimator's
+        parameters, module docstring).
     method : {"em", "type2", "gibbs", "nuts"}, default="em"
         The engine: EM posterior mode, type-II maximum likelihood, or the posterior mean by a
         sampler (``"typeii"`` is a synonym of ``"type2"``).
@@ -233,7 +279,8 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
     Parameters
     ----------
     prior : None, str or hierarchy object, default=None
-        ``None``: the method's :data:`DEFAULT_PRIOR`; ``"laplace"``, ``"jeffreys"``, ``"horseshoe"`` (EM); ``"ard"`` (type-II); ``"laplace"``
+        ``None``: the method's :data:`DEFAULT_PRIOR`; ``"laplace"``, ``"jeffreys"``, ``"horseshoe"`` (EM); ``"ard"`` or
+        ``ARDPrior()`` (type-II; its noise-prior fields must keep their defaults); ``"laplace"``
         or ``"gaussian"`` (MAP, the l1 / l2 penalty); or an object (EM; a ``LaplacePrior``
         under MAP gives SMLR its ``lam``).
     method : {"em", "type2", "map"}, default="em"

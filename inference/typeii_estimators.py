@@ -17,7 +17,9 @@ Fitted attributes: ``coef_`` (weights over the design columns, 0 where pruned), 
 ``active_`` (mask of the kept columns), ``relevance_indices_`` (training points of the kept
 kernel columns; for a plain design the kept column indices), ``sigma_`` (posterior
 covariance of the kept weights), ``noise_var_``, ``intercept_var_`` (with ``fit_intercept``,
-the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``lam_``,
+the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``lam_``, ``prior_``
+(the hierarchy object fitted, as ``SparseRegressor(method="type2", prior=...)`` takes it: its
+hyperprior constants and flags; the estimated λ and σ² are ``lam_`` and ``noise_var_``),
 ``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_`` (no move gains
 more than ``tol``, reached after at least one move: a fit that never left its start is not
 converged), ``cycled_`` (004 Algorithm 1 went round a cycle of moves; the fit stopped at the
@@ -35,6 +37,7 @@ The Bernoulli RVM, :class:`~sparsebayes.inference.rvm_classifier.RVMClassifier`,
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import NamedTuple
 
@@ -87,13 +90,19 @@ class TypeIIProblem(NamedTuple):
 
 
 class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
-    """Shared fit/predict over :func:`sparsebayes.inference.typeii.fit`; subclasses give ``_prior``
-    (the type-II hierarchy object their parameters make)."""
+    """Shared fit/predict over :func:`sparsebayes.inference.typeii.fit`; subclasses name their
+    hierarchy class (``_hierarchy``) and extend :meth:`_prior` with the flags their parameters set."""
 
     _method = "typeii"
+    #: The type-II hierarchy class fitted; its hyperprior constants are parameters of the same names.
+    _hierarchy = None
 
     def _prior(self):
-        raise NotImplementedError
+        """The hierarchy object: its constants (those of ``a, b, c, d`` it has) the parameters of the
+        same names, its flags at their defaults."""
+        flags = ("lambda_update", "noise_update")
+        return self._hierarchy(**{f.name: float(getattr(self, f.name))
+                                  for f in dataclasses.fields(self._hierarchy) if f.name not in flags})
 
     def _initial_noise_var(self, y):
         """004 Algorithm 1, step 1: ``σ² = 0.1 var(y)``."""
@@ -174,7 +183,7 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         # the flat intercept integrated out: the evidence of the centred data, N − 1 dimensions
         n_obs = y.size - 1 if self.fit_intercept else y.size
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
-        prior = self._prior()
+        prior = self.prior_ = self._prior()
         fixed_noise = noise0 if prior.noise_update == "fixed" else None
         # nothing to explain (a centred constant y is constant up to rounding; without an intercept only
         # y = 0 is), or nothing to explain it with: the empty model (all weights pruned), no engine run
@@ -335,6 +344,7 @@ class RVMRegressor(_TypeIIRegressor):
     """
 
     _method = "rvm-typeii"
+    _hierarchy = ARDPrior
 
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, c=-1.0, d=0.0, max_iter=2000,
                  tol=1e-9, noise_every=5, max_active=None, low_rank=True):
@@ -348,9 +358,6 @@ class RVMRegressor(_TypeIIRegressor):
         self.noise_every = noise_every
         self.max_active = max_active
         self.low_rank = low_rank
-
-    def _prior(self):
-        return ARDPrior(c=float(self.c), d=float(self.d))
 
 
 class BLSRegressor(_TypeIIRegressor):
@@ -384,6 +391,7 @@ class BLSRegressor(_TypeIIRegressor):
     """
 
     _method = "bls-typeii"
+    _hierarchy = ScaledLaplacePrior
 
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
                  lambda_update="algorithm1", noise_update="eq18", max_iter=2000, tol=1e-5, noise_every=1,
@@ -404,8 +412,7 @@ class BLSRegressor(_TypeIIRegressor):
         self.low_rank = low_rank
 
     def _prior(self):
-        prior = ScaledLaplacePrior(a=float(self.a), b=float(self.b), c=float(self.c), d=float(self.d))
-        return prior.replace(lambda_update=self.lambda_update, noise_update=self.noise_update)
+        return super()._prior().replace(lambda_update=self.lambda_update, noise_update=self.noise_update)
 
 
 class FLAPRegressor(_TypeIIRegressor):
@@ -442,6 +449,7 @@ class FLAPRegressor(_TypeIIRegressor):
     """
 
     _method = "flap-typeii"
+    _hierarchy = LaplaceVariancePrior
 
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, estimate_noise=False,
                  noise_var=None, a=0.0, b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5,
@@ -463,7 +471,7 @@ class FLAPRegressor(_TypeIIRegressor):
         self.low_rank = low_rank
 
     def _prior(self):
-        prior = LaplaceVariancePrior(a=float(self.a), b=float(self.b), c=float(self.c), d=float(self.d))
+        prior = super()._prior()
         if self.estimate_noise:  # FLAPσ: 004 Algorithm 1 by default
             prior = prior.replace(noise_update="variances-fixed", lambda_update="algorithm1")
         return prior.replace(lambda_update=self.lambda_update)

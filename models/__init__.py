@@ -19,6 +19,11 @@ _LAZY = {
     "GaussianLikelihood": "likelihoods",
     "ProbitLikelihood": "likelihoods",
     "HorseshoePrior": "horseshoe",
+    "ARDPrior": "typeii_hierarchies",
+    "LaplaceVariancePrior": "typeii_hierarchies",
+    "ScaledLaplacePrior": "typeii_hierarchies",
+    "FlatPrior": "map_priors",
+    "GaussianPrior": "map_priors",
     "HIERARCHIES": "priors",
     "JeffreysPrior": "priors",
     "LaplacePrior": "priors",
@@ -30,6 +35,7 @@ _LAZY = {
 __all__ = [
     "GaussianKernelFeatures", "LinearFeatures", "QuadraticFeatures", "gaussian_kernel",
     "GaussianLikelihood", "HIERARCHIES", "HorseshoePrior", "JeffreysPrior", "LaplacePrior", "ProbitLikelihood",
+    "ARDPrior", "FlatPrior", "GaussianPrior", "LaplaceVariancePrior", "ScaledLaplacePrior",
     "make_prior", "register_hierarchy", "require",
     "sparse_probit_model", "sparse_regression_model",
 ]

@@ -195,8 +195,41 @@ class ARDPrior(_TypeIIBase):
         return _log_noise_prior(noise_var, self.c, self.d)
 
 
+@dataclasses.dataclass(frozen=True)
+class _ExponentialVariances(_TypeIIBase):
+    """What BLS and FLAP share: exponential prior variables ``Exp(λ/2)`` (``τ_i`` for BLS, ``γ_i`` for
+    FLAP; :meth:`_sum_exponential` gives their sum from the variances ``v_i``), ``λ ~ Gamma(a, b)``
+    (004 eq. 8) and ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` (004 eq. 9); flat ``a = b = c = d = 0`` by
+    default. The subclasses give their flags' defaults, ``typeii_penalty`` and :meth:`_sum_exponential`
+    (this class is not a hierarchy: it is neither registered nor a pytree of its own)."""
+
+    a: float = 0.0
+    b: float = 0.0
+    c: float = 0.0
+    d: float = 0.0
+    lambda_update: str = "algorithm1"
+    noise_update: str = ""
+
+    def _sum_exponential(self, sum_var, noise_var):
+        """The sum of the exponential variables over the active set, from ``Σ v_i`` and σ²."""
+        raise NotImplementedError
+
+    def typeii_update_lambda(self, sum_var, noise_var, n_active):
+        """``λ = 2(A + a − 1)/(Σ τ_i + 2b)`` over the exponential variables (004 eq. 17; Babacan et
+        al.'s update on ``γ_i``)."""
+        return _exponential_lambda(self._sum_exponential(sum_var, noise_var), n_active, self.a, self.b)
+
+    def typeii_log_hyperprior(self, sum_var, lam, noise_var, n_active):
+        """``A log(λ/2) − λΣτ_i/2 + log p(λ)`` (004 eq. 13, the prior terms), plus ``log p(σ²)``
+        unless σ² is fixed (``noise_update="fixed"``: FLAP, whose σ² is not a parameter of ``L``)."""
+        terms = _exponential_terms(self._sum_exponential(sum_var, noise_var), lam, n_active, self.a, self.b)
+        if self.noise_update == "fixed":
+            return terms
+        return terms + _log_noise_prior(noise_var, self.c, self.d)
+
+
 @_typeii_hierarchy
-class ScaledLaplacePrior(_TypeIIBase):
+class ScaledLaplacePrior(_ExponentialVariances):
     """The Bayesian Lasso hierarchy of BLS (004 eqs. 5–9): ``w_i ~ N(0, σ²τ_i)``, ``τ_i ~ Exp(λ/2)``,
     ``λ ~ Gamma(a, b)``, ``σ² ~ InvGamma(c, d)``; flat ``a = b = c = d = 0`` by default.
 
@@ -212,10 +245,6 @@ class ScaledLaplacePrior(_TypeIIBase):
     ignores, so ``L`` can fall at its σ² steps.
     """
 
-    a: float = 0.0
-    b: float = 0.0
-    c: float = 0.0
-    d: float = 0.0
     lambda_update: str = "algorithm1"
     noise_update: str = "eq18"
 
@@ -226,18 +255,13 @@ class ScaledLaplacePrior(_TypeIIBase):
         """``κ = λ/(2σ²)``: ``τ_i ~ Exp(λ/2)`` on ``v_i = σ²τ_i`` (004 eq. 7)."""
         return lam / (2.0 * noise_var)
 
-    def typeii_update_lambda(self, sum_var, noise_var, n_active):
-        """``λ = 2(A + a − 1)/(Σ τ_i + 2b)`` with ``τ_i = v_i/σ²`` (004 eq. 17)."""
-        return _exponential_lambda(sum_var / noise_var, n_active, self.a, self.b)
-
-    def typeii_log_hyperprior(self, sum_var, lam, noise_var, n_active):
-        """``A log(λ/2) − λΣτ_i/2 + log p(λ) + log p(σ²)`` (004 eq. 13, the prior terms)."""
-        return _exponential_terms(sum_var / noise_var, lam, n_active, self.a, self.b) + _log_noise_prior(
-            noise_var, self.c, self.d)
+    def _sum_exponential(self, sum_var, noise_var):
+        """``Σ τ_i = Σ v_i / σ²`` (004 eq. 6)."""
+        return sum_var / noise_var
 
 
 @_typeii_hierarchy
-class LaplaceVariancePrior(_TypeIIBase):
+class LaplaceVariancePrior(_ExponentialVariances):
     """The Laplace hierarchy with its rate estimated by type-II (FLAP, Babacan et al. 2010):
     ``w_i ~ N(0, γ_i)``, ``γ_i ~ Exp(λ/2)``, ``λ ~ Gamma(a, b)``.
 
@@ -248,10 +272,6 @@ class LaplaceVariancePrior(_TypeIIBase):
     ``γ = λ`` (:meth:`laplace`); it is an object of its own for the reasons the module gives.
     """
 
-    a: float = 0.0
-    b: float = 0.0
-    c: float = 0.0
-    d: float = 0.0
     lambda_update: str = "profiled"
     noise_update: str = "fixed"
 
@@ -268,13 +288,6 @@ class LaplaceVariancePrior(_TypeIIBase):
         """``κ = λ/2``: ``γ_i ~ Exp(λ/2)`` on the variances themselves (Babacan et al. 2010)."""
         return 0.5 * lam * jnp.ones_like(noise_var)
 
-    def typeii_update_lambda(self, sum_var, noise_var, n_active):
-        """``λ = 2(A + a − 1)/(Σ γ_i + 2b)`` (004 eq. 17 on ``γ_i``; Babacan et al.'s update)."""
-        return _exponential_lambda(sum_var, n_active, self.a, self.b)
-
-    def typeii_log_hyperprior(self, sum_var, lam, noise_var, n_active):
-        """``A log(λ/2) − λΣγ_i/2 + log p(λ)``, plus ``log p(σ²)`` when σ² is re-estimated."""
-        terms = _exponential_terms(sum_var, lam, n_active, self.a, self.b)
-        if self.noise_update == "fixed":
-            return terms
-        return terms + _log_noise_prior(noise_var, self.c, self.d)
+    def _sum_exponential(self, sum_var, noise_var):
+        """``Σ γ_i = Σ v_i``: the exponential prior is on the variances themselves."""
+        return sum_var
