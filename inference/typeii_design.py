@@ -16,8 +16,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import typeii
+from ._backend import on_accelerator
 from ._shapes import bucket, pad_to
-from .typeii_batch import fit_batch_growing
+from .typeii_batch import fit_batch, fit_batch_growing
+
+#: most fits advanced together by one ``vmap``-ed step on an accelerator (:func:`batch_lanes`)
+ACCELERATOR_LANES = 1024
+
+#: bytes of the lanes' ``capacity × capacity`` posterior covariances held at once on an accelerator
+LANE_BUDGET = 2**32
 
 
 class PackedDesign(NamedTuple):
@@ -69,10 +76,23 @@ def fit_design(Phi, y, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every
                               max_iter=max_iter, tol=tol, noise_every=noise_every)
 
 
-def fit_designs(packed, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None):
+def batch_lanes(n_fits, capacity, backend=None):
+    """How many fits :func:`fit_designs` advances together: 1 on a CPU (one after another, where
+    ``vmap``-ed lanes are several times slower: :func:`.typeii_batch.fit_batch`), and on an
+    accelerator (``backend``, default ``jax.default_backend()``) as many as there are, up to
+    :data:`ACCELERATOR_LANES` and to what keeps their ``capacity²`` covariances within
+    :data:`LANE_BUDGET` (a fit one after another there is thousands of tiny dependent kernels)."""
+    if not on_accelerator(backend):
+        return 1
+    return int(max(1, min(n_fits, ACCELERATOR_LANES, LANE_BUDGET // (8 * capacity * capacity))))
+
+
+def fit_designs(packed, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, lanes=None):
     """:func:`fit_design` for a list of :class:`PackedDesign` of one shape (no ``yy``: not factored), in one
-    compiled call (:func:`.typeii_batch.fit_batch_growing`, the steps of the single fits); returns the
-    list of final states."""
+    compiled call; returns the list of final states. ``lanes`` (default :func:`batch_lanes`): 1 runs
+    the fits one after another with growing slots (:func:`.typeii_batch.fit_batch_growing`, the steps
+    of the single fits); more runs them ``vmap``-ed on that many lanes with every slot from the start
+    (:func:`.typeii_batch.fit_batch`: the same steps, its recomputes by a sweep, not LAPACK)."""
     shapes = {p.Phi.shape for p in packed}
     if len(shapes) != 1 or any(p.yy is not None for p in packed):
         raise ValueError(f"fit_designs takes unfactored designs of one padded shape, got shapes {sorted(shapes)}")
@@ -80,7 +100,13 @@ def fit_designs(packed, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_ever
                                       jnp.asarray(np.stack([p.y for p in packed])),
                                       jnp.asarray([float(p.n_obs) for p in packed]),
                                       jnp.asarray(np.stack([p.basis_mask for p in packed])))
-    states = fit_batch_growing(data, prior, jnp.asarray(noise_var, jnp.float64),
-                               limit=_limit(packed[0].Phi.shape[1], max_active), max_iter=max_iter, tol=tol,
-                               noise_every=noise_every)
+    limit = _limit(packed[0].Phi.shape[1], max_active)
+    noise_var = jnp.asarray(noise_var, jnp.float64)
+    lanes = batch_lanes(len(packed), limit) if lanes is None else lanes
+    if lanes == 1:
+        states = fit_batch_growing(data, prior, noise_var, limit=limit, max_iter=max_iter, tol=tol,
+                                   noise_every=noise_every)
+    else:
+        states = fit_batch(data, prior, noise_var, capacity=limit, lanes=lanes, max_iter=max_iter, tol=tol,
+                           noise_every=noise_every)
     return [jax.tree.map(lambda a, k=k: a[k], states) for k in range(len(packed))]
