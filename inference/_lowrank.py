@@ -127,3 +127,26 @@ def centre_rows(factor):
     """The factor of the column-centred design ``(I − 11ᵀ/n) QH̃ = Q₂(R₂H̃)``, ``Q − 1 q̄ᵀ = Q₂R₂``."""
     Q2, R2 = np.linalg.qr(factor.basis - factor.basis.mean(axis=0))
     return DesignFactor(Q2, R2 @ factor.design)
+
+
+def centred_design_factor(feature_map, X, *, fit_intercept):
+    """``(factor, offset)`` for a type-II regressor's design of Gaussian kernel features on ``X``,
+    or ``None`` when the kernel block is not of low numerical rank: the :class:`DesignFactor` of
+    the design (centred when ``fit_intercept``) and the column means taken off (``design_offset_``;
+    zeros without an intercept).
+
+    The kernel block is factored alone (:func:`factor_kernel_design`, pivot rows computed from
+    ``X``); with ``fit_intercept`` its factor is centred (:func:`centre_rows`) and the bias column,
+    zero once centred, is put back as zeros."""
+    factor = factor_kernel_design(kernel_feature_rows(feature_map, X), np.ones(X.shape[0]),
+                                  bias=feature_map.bias and not fit_intercept)
+    if factor is None:
+        return None
+    if not fit_intercept:
+        return factor, np.zeros(factor.design.shape[1])
+    offset = factor.basis.mean(axis=0) @ factor.design
+    factor = centre_rows(factor)
+    if feature_map.bias:
+        offset = np.r_[1.0, offset]
+        factor = DesignFactor(factor.basis, np.hstack([np.zeros((factor.design.shape[0], 1)), factor.design]))
+    return factor, offset

@@ -164,12 +164,13 @@ class _AdaptiveSparseBase(BaseEstimator):
         warn_degenerate(self, what, change, stacklevel=4)
 
     def _set_fitted_prior(self, priors):
-        """``prior_`` (and, for a hierarchy with a γ, ``gamma_``) from the fitted hierarchy of each
-        classifier (one for a regression or two classes)."""
+        """``prior_`` (and, for a hierarchy with a γ, ``gamma_`` and ``lam_ = √γ``, the l1 weight) from
+        the fitted hierarchy of each classifier (one for a regression or two classes)."""
         self.prior_ = priors[0] if len(priors) == 1 else priors
         if all(hasattr(p, "gamma") for p in priors):
             gammas = [float(p.gamma) for p in priors]
             self.gamma_ = gammas[0] if len(gammas) == 1 else np.array(gammas)
+            self.lam_ = np.sqrt(self.gamma_)
 
     def _split_bias(self, beta):
         """``(coef, intercept)`` in the raw terms (:func:`~._base.raw_weights`) of ``beta`` on the

@@ -83,14 +83,14 @@ def _typeii(est, X, y, surrogate_eps, keep=None):
         kwargs.update(hierarchy="gamma-precision", surrogate_eps=eps)
     else:
         _no_surrogate(surrogate_eps, est)
-        lam = fitted_lam(est)
+        lam = float(est.gamma_)  # the twin's ``lam`` is the papers' λ: the rate on the variances, ``gamma_``
         if not lam > 0:
-            raise ValueError(f"{type(est).__name__} fitted λ = {lam}: the empty model has no Laplace prior to sample")
+            raise ValueError(f"{type(est).__name__} fitted γ = {lam}: the empty model has no Laplace prior to sample")
         bls = isinstance(est, BLSRegressor)
         kwargs.update(hierarchy="laplace", lam=lam, scaled=bls)
         if not bls and not est.estimate_noise:
             kwargs["noise_var"] = float(est.noise_var_)
-        label = (f"{'bls' if bls else 'flap'}-laplace-lam={lam:.6g}-fixed-at-typeii"
+        label = (f"{'bls' if bls else 'flap'}-laplace-gamma={lam:.6g}-fixed-at-typeii"
                  + ("" if bls or est.estimate_noise else f"-noise_var={est.noise_var_:.6g}-fixed"))
     layout = _layout(names)
     if not keep.all():
@@ -100,11 +100,6 @@ def _typeii(est, X, y, surrogate_eps, keep=None):
                       site_dims={s: ["model_basis"] for s in ("beta", "tau", "beta_raw", "precision_surrogate")})
     return SimpleNamespace(model=typeii_twin_model, H=H[:, keep], y=y, kwargs=kwargs, names=names, label=label,
                            gibbs=_typeii_gibbs, **{**layout, "keep": keep})
-
-
-def fitted_lam(est):
-    """A type-II fit's λ (``lam_``, the package's one name for λ; ``lambda_`` in older fits)."""
-    return float(est.lam_ if hasattr(est, "lam_") else est.lambda_)
 
 
 def _expand(w, keep):

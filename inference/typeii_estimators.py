@@ -17,21 +17,23 @@ Fitted attributes: ``coef_`` (weights over the design columns, 0 where pruned), 
 ``active_`` (mask of the kept columns), ``relevance_indices_`` (training points of the kept
 kernel columns; for a plain design the kept column indices), ``sigma_`` (posterior
 covariance of the kept weights), ``noise_var_``, ``intercept_var_`` (with ``fit_intercept``,
-the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``lam_``, ``prior_``
-(the hierarchy object fitted, as ``SparseRegressor(method="type2", prior=...)`` takes it: its
-hyperprior constants and flags; the estimated λ and σ² are ``lam_`` and ``noise_var_``),
+the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``gamma_`` and
+``lam_`` (BLS and FLAP; the RVM has no such hyperparameter), ``prior_`` (the hierarchy object
+fitted, as ``SparseRegressor(method="type2", prior=...)`` takes it: its hyperprior constants and
+flags; the estimated hyperparameters are ``gamma_`` and ``noise_var_``),
 ``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_`` (no move gains
 more than ``tol``, reached after at least one move: a fit that never left its start is not
 converged), ``cycled_`` (004 Algorithm 1 went round a cycle of moves; the fit stopped at the
 cycle's best ``L``, see :func:`sparsebayes.inference.typeii.note_cycle`).
 
-Degenerate fits: the empty model (every basis function pruned; ``objective_`` NaN) and a fit that
-never left its start give a :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` that
-says what to change. Without an intercept the usual cause is uncentred inputs: on ``X + 100``
-every column is nearly the constant direction and only their differences carry the signal, so no
-single add raises the evidence (with the collinearity guard ``align_max`` off too) and the search
-ends where it began; the start, Tipping & Faul's column of largest ``(φ_iᵀy)²/‖φ_i‖²``, is then
-no better than any other. Centring (``fit_intercept=True``) removes the cause.
+λ and γ mean one thing across the package (:class:`~sparsebayes.models.priors.LaplacePrior`):
+``gamma_`` is the rate of the exponential on the prior variances, what these papers call λ
+(FLAP's ``γ_i ~ Exp(λ/2)``, Babacan et al. 2010; BLS's ``τ_i ~ Exp(λ/2)``, 004 eq. 7), EM's γ
+and Park & Casella's λ²; ``lam_ = √gamma_`` is the l1 weight of the Laplace marginal
+(``−log p(β) = λ‖β‖₁``, per unit σ for BLS), SMLR's λ and the Bayesian Lasso's λ.
+
+Degenerate fits (the empty model, a fit that never left its start) warn with what to change
+(:mod:`.typeii_warnings`).
 
 The Bernoulli RVM, :class:`~sparsebayes.inference.rvm_classifier.RVMClassifier`, is re-exported here.
 """
@@ -51,7 +53,7 @@ from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior
 
 from . import typeii
 from ._base import atomic_fit, basis_names, make_feature_map
-from ._lowrank import DesignFactor, centre_rows, factor_kernel_design, kernel_feature_rows
+from ._lowrank import centred_design_factor
 from ._validation import (
     check_count,
     check_flags,
@@ -113,27 +115,15 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
 
     def _low_rank_factor(self, X):
         """The :class:`DesignFactor` of the (centred) design for Gaussian kernel features of low
-        numerical rank (``low_rank``), else ``None``; sets ``design_offset_`` when it returns one.
-
-        The kernel block is factored alone (:func:`factor_kernel_design`, pivot rows computed
-        from ``X``); with ``fit_intercept`` its factor is centred (:func:`centre_rows`) and the
-        bias column, zero once centred, is put back as zeros."""
+        numerical rank (``low_rank``; :func:`centred_design_factor`), else ``None``; sets
+        ``design_offset_`` when it returns one."""
         fm = self.feature_map_
         if not (self.low_rank and isinstance(fm, GaussianKernelFeatures) and X.shape[0] > LOW_RANK_MIN_N):
             return None
-        keep_bias = fm.bias and not self.fit_intercept
-        factor = factor_kernel_design(kernel_feature_rows(fm, X), np.ones(X.shape[0]), bias=keep_bias)
-        if factor is None:
+        found = centred_design_factor(fm, X, fit_intercept=self.fit_intercept)
+        if found is None:
             return None
-        if not self.fit_intercept:
-            self.design_offset_ = np.zeros(factor.design.shape[1])
-            return factor
-        offset = factor.basis.mean(axis=0) @ factor.design
-        factor = centre_rows(factor)
-        if fm.bias:
-            offset = np.r_[1.0, offset]
-            factor = DesignFactor(factor.basis, np.hstack([np.zeros((factor.design.shape[0], 1)), factor.design]))
-        self.design_offset_ = offset
+        factor, self.design_offset_ = found
         return factor
 
     def _check_params(self):
@@ -232,7 +222,7 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         self.sigma_ = np.asarray(state.Sigma)[np.ix_(active_slots, active_slots)][np.ix_(order, order)]
         self.noise_var_ = float(state.noise_var)
         self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
-        self.lam_ = float(state.lam)
+        self._set_rate(float(state.lam))
         self.objective_ = float(state.objective)
         self.n_iter_ = int(state.n_iter)
         self.converged_ = bool(state.converged) and moved
@@ -249,13 +239,24 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         self.sigma_ = np.zeros((0, 0))
         self.noise_var_ = max(float(y_c @ y_c) / n_obs if fixed_noise is None else fixed_noise, 1e-12)
         self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
-        self.lam_ = 0.0
+        self._set_rate(0.0)
         self.objective_ = float("nan")
         self.n_iter_ = 0
         self.converged_ = True
         self.cycled_ = False
         self.intercept_ = self.y_offset_
         self._set_relevance()
+
+    def _set_rate(self, engine_lam):
+        """``gamma_`` (the engine's λ: the papers' rate on the variances) and ``lam_ = √gamma_``
+        (module docstring), where the hierarchy has one (not ARD)."""
+        if self._hierarchy is not ARDPrior:
+            self.gamma_, self.lam_ = engine_lam, engine_lam**0.5
+
+    def _hyperparameters(self):
+        """The fitted hyperparameters as point-estimate variables: σ², and γ and λ where the model has them."""
+        rates = {} if self._hierarchy is ARDPrior else {"gamma": self.gamma_, "lam": self.lam_}
+        return {"noise_var": self.noise_var_, **rates}
 
     def _set_relevance(self):
         if hasattr(self.feature_map_, "centers_for"):  # (None without a feature map)
@@ -292,10 +293,9 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
             return draws_idata({"beta": coef, "intercept": self.y_offset_ - coef @ self.design_offset_ + spread},
                                method=f"{self._method}-gaussian-posterior", coords=coords,
                                dims={"beta": ["basis"]},
-                               attrs={"noise_var": self.noise_var_, "lam": self.lam_,
-                                      "objective": self.objective_})
+                               attrs={**self._hyperparameters(), "objective": self.objective_})
         return point_estimate_idata(
-            {"beta": self.coef_, "intercept": self.intercept_, "noise_var": self.noise_var_, "lam": self.lam_},
+            {"beta": self.coef_, "intercept": self.intercept_, **self._hyperparameters()},
             method=self._method,
             coords=coords,
             dims={"beta": ["basis"]},

@@ -17,7 +17,6 @@ from sparsebayes.inference import (
 )
 from sparsebayes.inference import _arviz_compat as compat
 from sparsebayes.inference.posterior_sampling import same_layout
-from sparsebayes.inference.twin_builders import fitted_lam
 
 TINY = dict(num_warmup=60, num_samples=60, num_chains=2, seed=0)
 COLUMNS = ["height", "load", "idle"]
@@ -112,7 +111,7 @@ def test_type2_gibbs_is_the_estimators_model():
     (est, y, _, _, _), X = _case("flap")
     est.fit(X, y)
     idata = est.sample_posterior(X, y, "gibbs", draws=50, chains=2, seed=3)
-    assert "noise_var" not in idata.posterior and f"lam={fitted_lam(est):.6g}" in idata.attrs["model"]
+    assert "noise_var" not in idata.posterior and f"gamma={est.gamma_:.6g}" in idata.attrs["model"]
     assert idata.attrs["weights"] == "beta" and same_layout(est.to_inference_data().posterior, idata.posterior, "beta")
     w, b = idata.posterior.beta.values[1, 9], float(idata.posterior.intercept.values[1, 9])
     np.testing.assert_allclose(idata.log_likelihood.y.values[1, 9],

@@ -198,3 +198,29 @@ def test_every_estimator_names_the_kept_basis_the_objective_and_lam_alike():
             assert not hasattr(est, old), f"{name} still has {old}"
     for est in (BLSRegressor(), FLAPRegressor(), SMLRClassifier(lam=0.5)):
         assert hasattr(est.fit(X, Y_CLS if isinstance(est, SMLRClassifier) else Y_REG), "lam_")
+
+
+def test_gamma_and_lam_mean_one_thing_across_the_engines():
+    """``gamma_`` is the rate on the prior variances (EM's γ; FLAP's and BLS's paper λ) and
+    ``lam_ = √gamma_`` the l1 weight of the Laplace marginal (SMLR's λ): FLAP's fitted γ as an EM
+    prior gives the EM objective's penalty λ‖β‖₁ with that ``lam_``; a model without such a rate
+    (the RVM's ARD) has neither."""
+    from sparsebayes.comparisons.datasets import diabetes
+    from sparsebayes.models import LaplacePrior, LaplaceVariancePrior
+
+    flap = FLAPRegressor().fit(X, Y_REG)
+    ds = diabetes()
+    bls = BLSRegressor().fit(ds.X, ds.y)
+    em = AdaptiveSparseRegressor(prior="laplace", gamma=2.5).fit(X, Y_REG)
+    for est in (flap, bls, em):
+        assert est.gamma_ > 0 and est.lam_ == pytest.approx(np.sqrt(est.gamma_), rel=1e-15), type(est).__name__
+    assert em.gamma_ == 2.5
+    as_em = LaplaceVariancePrior.laplace(flap.gamma_)
+    assert as_em == LaplacePrior(gamma=flap.gamma_) and float(as_em.lam) == pytest.approx(flap.lam_, rel=1e-15)
+    assert float(flap.to_inference_data().posterior["gamma"].values.ravel()[0]) == flap.gamma_
+    assert float(flap.to_inference_data().posterior["lam"].values.ravel()[0]) == pytest.approx(flap.lam_)
+    smlr = SMLRClassifier(lam=0.5).fit(X, Y_CLS)
+    assert LaplacePrior.from_lam(smlr.lam_).lam == pytest.approx(smlr.lam_)
+    rvm = RVMRegressor().fit(X, Y_REG)
+    assert not hasattr(rvm, "gamma_") and not hasattr(rvm, "lam_")
+    assert "lam" not in rvm.to_inference_data().posterior
