@@ -117,7 +117,7 @@ def _em_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples, n
 
     Returns the report's entries, the per-coefficient table and the Markdown lines.
     """
-    from sparsebayes.inference._arviz_compat import summary as arviz_summary
+    from sparsebayes.inference.arviz_compat import summary as arviz_summary
     import jax.numpy as jnp
 
     from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier, run_nuts
@@ -221,7 +221,7 @@ def _smlr_block(name, prob, Xtr, ytr, Xte, yte, *, out, num_warmup, num_samples,
 
     Returns the report's entries, the per-weight table and the Markdown lines.
     """
-    from sparsebayes.inference._arviz_compat import summary as arviz_summary
+    from sparsebayes.inference.arviz_compat import summary as arviz_summary
     import jax
     import jax.numpy as jnp
 
@@ -302,7 +302,7 @@ def _nuts_diagnostics(idata):
     """Divergences, the largest R-hat and the least bulk and tail ESS over every sampled variable,
     the ESS per second of the sampler's own time (warm-up and draws, JAX's compile excluded:
     ``run_nuts``'s ``sampling_seconds − compile_seconds``), and ``warnings`` naming what failed."""
-    from sparsebayes.inference._arviz_compat import summary as arviz_summary
+    from sparsebayes.inference.arviz_compat import summary as arviz_summary
 
     post = idata.posterior
     diag = arviz_summary(idata, kind="diagnostics")
@@ -373,7 +373,7 @@ def _bayesian_lasso_block(Xtr, ytr, Xte, yte, names, *, num_warmup, num_samples,
     sampler's largest R-hat and least bulk ESS per second of warm-up and draws, compile excluded;
     NUTS's divergences; ``warnings`` naming what failed), held-out RMSE ``scores`` and ``timings_s``.
     """
-    from sparsebayes.inference._arviz_compat import summary as arviz_summary
+    from sparsebayes.inference.arviz_compat import summary as arviz_summary
     import pandas as pd
 
     from sparsebayes.inference import BayesianLassoRegressor, BLSRegressor

@@ -19,7 +19,7 @@ result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in wh
   keeps each sampler's whole ``InferenceData`` under its own names.
 
 Under ArviZ 1.x every ``InferenceData`` here is an ``xarray.DataTree`` with the same groups
-(:mod:`sparsebayes.inference._arviz_compat`), and the diagnostics are the same statistics.
+(:mod:`sparsebayes.inference.arviz_compat`), and the diagnostics are the same statistics.
 
 ``summary()`` tabulates per weight the point estimate, each sampler's median and 90 % interval, the
 posterior mass ``P(|β_i| < c)`` beside the prior's, and R-hat / ESS; ``diagnostics()`` the
@@ -108,7 +108,7 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         sample_posterior,
         twin,
     )
-    from sparsebayes.inference._arviz_compat import copy, dataset, groups, set_group
+    from sparsebayes.inference.arviz_compat import copy, dataset, groups, set_group
     from sparsebayes.inference.sparse_estimators import engine_estimator
 
     from .compare_predictive import check_test_data
@@ -216,7 +216,7 @@ class Comparison:
     @property
     def point_idata(self):
         """The point estimate as an ``InferenceData`` whose ``posterior`` is it (attrs ``point_estimate = 1``)."""
-        from sparsebayes.inference._arviz_compat import dataset, from_datasets
+        from sparsebayes.inference.arviz_compat import dataset, from_datasets
         ds = dataset(self.idata, POINT_GROUP)
         return from_datasets({"posterior": ds.copy()}, attrs=ds.attrs)
 
@@ -258,7 +258,7 @@ class Comparison:
 
     def _mixing(self, idata):
         """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
-        from sparsebayes.inference._arviz_compat import ess, rhat
+        from sparsebayes.inference.arviz_compat import ess, rhat
         out = {}
         for name, fn in (("r_hat", lambda: rhat(idata, var_names=["beta"])),
                          ("ess_bulk", lambda: ess(idata, var_names=["beta"], method="bulk")),
@@ -277,8 +277,8 @@ class Comparison:
         return {s: self._diagnose(s, idata) for s, idata in self.samples.items()}
 
     def _diagnose(self, sampler, idata):
-        from sparsebayes.inference._arviz_compat import bfmi as fraction_of_missing_information
-        from sparsebayes.inference._arviz_compat import ess, rhat
+        from sparsebayes.inference.arviz_compat import bfmi as fraction_of_missing_information
+        from sparsebayes.inference.arviz_compat import ess, rhat
         post = idata.posterior
 
         def extreme(ds, fn):

@@ -122,7 +122,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
             When the prior shrinks every coefficient to about zero (``lam2_rate`` far too small
             for the units of ``X``).
         """
-        from ._arviz_compat import rhat
+        from .arviz_compat import rhat
         if self.sampler not in ("gibbs", "nuts", "nuts-marginal"):
             raise ValueError(f"sampler must be 'gibbs', 'nuts' or 'nuts-marginal', got {self.sampler!r}")
         check_number("credible_level", self.credible_level, 0.0, strict=True)
@@ -191,7 +191,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
     def to_inference_data(self):
         """The sampler's draws (chain, draw) as ``InferenceData`` (ArviZ 1.x: ``xarray.DataTree``): a deep
         copy, so that editing it (adding groups, renaming) leaves the fitted ``idata_`` as it was."""
-        from ._arviz_compat import copy
+        from .arviz_compat import copy
         check_is_fitted(self, "idata_")
         return copy(self.idata_)
 

@@ -312,7 +312,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     ``ValueError`` naming the problem. A DataFrame's column names label the ``feature`` dim
     (``coords`` given for it wins).
     """
-    from ._arviz_compat import from_dict
+    from .arviz_compat import from_dict
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
     hyper = checked_hyper(lam2_shape, lam2_rate, c, d)

@@ -6,7 +6,7 @@ hyperparameters can be given as draws (``gaussian_draws``, ``draws_idata``) so A
 it beside NUTS/Gibbs output of the same model. The routine's name (``"inference"``) and its
 settings are attributes of the ``posterior`` group, where the samplers put theirs, and of the
 ``InferenceData`` itself. Under ArviZ 1.x the same groups are the nodes of an
-``xarray.DataTree`` (:mod:`sparsebayes.inference._arviz_compat`).
+``xarray.DataTree`` (:mod:`sparsebayes.inference.arviz_compat`).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def point_estimate_idata(estimates, *, method, coords=None, dims=None, attrs=Non
 def draws_idata(posterior, *, method, coords=None, dims=None, attrs=None):
     """``InferenceData`` of ``posterior`` (name -> array (chain, draw, ...)) with ``method`` in
     ``attrs["inference"]`` and ``attrs`` on both the ``posterior`` group and the whole."""
-    from ._arviz_compat import from_dict
+    from .arviz_compat import from_dict
     idata = from_dict({"posterior": posterior}, coords=coords, dims=dims)
     labels = {"inference": method, **(attrs or {})}
     idata.attrs.update(labels)

@@ -90,7 +90,7 @@ def run_nuts(
     size (a model's weights: ``features`` of :func:`~sparsebayes.models.bayesian_lasso.bayesian_lasso`).
     Bad data is a ``ValueError`` naming the problem (:func:`_check_design_and_targets`).
     """
-    from ._arviz_compat import from_numpyro
+    from .arviz_compat import from_numpyro
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
     features = feature_labels(model_args[0]) if model_args else None
@@ -277,7 +277,7 @@ def _cached_log_likelihood(flat_samples, model_args, traced_kwargs, config):
 
 def _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs, cached):
     """The ``log_likelihood`` group ``az.from_numpyro`` would add (dims those of ``observed_data``)."""
-    from ._arviz_compat import dataset, group_from_dict, has_group, set_group
+    from .arviz_compat import dataset, group_from_dict, has_group, set_group
     if not has_group(idata, "observed_data"):
         return
     flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in samples.items()}
@@ -353,7 +353,7 @@ def factor_sites(trace):
 def _drop_factor_sites(idata, names):
     """Keep only the data's pointwise terms in ``log_likelihood`` and ``observed_data``, so that
     ``az.loo`` / ``az.compare`` find the one log-likelihood array they need."""
-    from ._arviz_compat import dataset, has_group, set_group
+    from .arviz_compat import dataset, has_group, set_group
     for group in ("log_likelihood", "observed_data"):
         if names and has_group(idata, group):
             ds = dataset(idata, group)
@@ -365,7 +365,7 @@ def _drop_factor_sites(idata, names):
 
 def _warn_on_diagnostics(idata, n_div, rhat_max):
     """Warn about divergent transitions and, with ``rhat_max`` and two or more chains, unmixed chains."""
-    from ._arviz_compat import rhat as split_rhat
+    from .arviz_compat import rhat as split_rhat
     post = idata.posterior
     if n_div:
         n_draws = post.sizes["chain"] * post.sizes["draw"]

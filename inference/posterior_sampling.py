@@ -75,7 +75,7 @@ def align_to_point_estimate(est, idata, source="beta", source_dim="basis"):
     estimate (:func:`point_weight_layout`): its variable name, its basis dim, and a leading dim of
     one entry (a binary classifier's ``classifier``) added. Every group is changed alike; the
     basis coords must agree, else ``ValueError``."""
-    from ._arviz_compat import dataset, groups, rename_dims, set_group
+    from .arviz_compat import dataset, groups, rename_dims, set_group
     name, dims, coords = point_weight_layout(est)
     basis_dim = dims[-1] if source_dim not in dims else source_dim
     here = list(idata.posterior[source].coords[source_dim].values)

@@ -115,7 +115,7 @@ def _typeii_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progr
 
     import scipy.stats
 
-    from ._arviz_compat import from_dict
+    from .arviz_compat import from_dict
 
     start = time.perf_counter()
     draws = run_typeii_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,

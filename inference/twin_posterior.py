@@ -196,7 +196,7 @@ def _to_weight_layout(idata, t):
         return idata
     import xarray as xr
 
-    from ._arviz_compat import dataset, groups, set_group
+    from .arviz_compat import dataset, groups, set_group
     for group in groups(idata):
         ds = dataset(idata, group)
         if t.weight_site not in ds:
@@ -216,7 +216,7 @@ def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coord
     """Park–Casella Gibbs (:func:`~sparsebayes.inference.gibbs.run_gibbs`) on the dims of the NUTS twin."""
     idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                       progress_bar=progress_bar, coords={"basis": t.names}, **t.kwargs)
-    from ._arviz_compat import dataset, has_group, rename_dims, set_group
+    from .arviz_compat import dataset, has_group, rename_dims, set_group
     rename_dims(idata, {d: "obs" for g in ("observed_data", "log_likelihood") if has_group(idata, g)
                         for d in dataset(idata, g).dims if d not in ("chain", "draw", "obs")})
     if not has_group(idata, "sample_stats"):  # the Gibbs sweeps' own statistic: the data's log likelihood
@@ -234,7 +234,7 @@ def _hierarchy_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, pr
     import scipy.stats
 
     from . import hierarchy_gibbs
-    from ._arviz_compat import from_dict
+    from .arviz_compat import from_dict
 
     if "noise_var" in t.kwargs:
         raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes noise_var: "
@@ -267,7 +267,7 @@ def _add_posterior_predictive(idata, t, kwargs, seed):
     """``y`` drawn from the model at every posterior draw (sites ``posterior`` holds substituted)."""
     from numpyro.infer import Predictive
 
-    from ._arviz_compat import group_from_dict, set_group
+    from .arviz_compat import group_from_dict, set_group
     post = idata.posterior
     lead = (post.sizes["chain"], post.sizes["draw"])
     flat = {k: np.asarray(v.values).reshape(-1, *v.shape[2:]) for k, v in post.data_vars.items()}
@@ -305,7 +305,7 @@ def point_estimate_dataset(est, names, dims=("basis",), coords=None):
     ``point_estimate = 1`` and the routine (``inference``). A binary classifier's ``classifier`` dim
     (one entry) is dropped. For the Bayesian Lasso the "point" is its posterior median ``coef_``,
     labelled as such."""
-    from ._arviz_compat import group_from_dict
+    from .arviz_compat import group_from_dict
     coords = {"basis": list(names)} if coords is None else coords
     if isinstance(est, BayesianLassoRegressor):
         data = {"beta": np.asarray(est.coef_, dtype=np.float64), "noise_var": est.noise_var_}

@@ -76,7 +76,7 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
 def add_predictions(idata, t_test, kwargs, *, n_classes=None, seed=0):
     """Add the group :data:`GROUP` to ``idata``: :func:`predictions` of its ``posterior`` (in the model's
     site layout) at the test twin ``t_test``'s rows, on dims ``(chain, draw, test_obs[, class])``."""
-    from ._arviz_compat import group_from_dict, set_group
+    from .arviz_compat import group_from_dict, set_group
     post = idata.posterior
     lead = (post.sizes["chain"], post.sizes["draw"])
     out = predictions(t_test.model, t_test.H, t_test.y, kwargs, site_draws(post), n_classes=n_classes,

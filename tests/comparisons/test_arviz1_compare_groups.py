@@ -12,7 +12,7 @@ import pytest
 
 import sparsebayes
 from sparsebayes.inference import AdaptiveSparseRegressor, BayesianLassoRegressor
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 from sparsebayes.inference import twin_posterior
 
 COLUMNS = ["age", "dose", "weight"]

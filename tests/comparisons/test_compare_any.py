@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import sparsebayes
 from sparsebayes.inference import AdaptiveSparseRegressor, BayesianLassoRegressor, SparseProbitClassifier
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 from sparsebayes.inference._base import raw_weights
 from sparsebayes.models import HorseshoePrior
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from sparsebayes.comparisons.cli import main
 from sparsebayes.comparisons.compare_csv import default_estimator, is_classification, read_table
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 
 TINY = ["--draws", "30", "--warmup", "30", "--chains", "2"]
 

@@ -15,7 +15,7 @@ from sparsebayes.inference import (
     RVMRegressor,
     SMLRClassifier,
 )
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 from sparsebayes.inference.posterior_sampling import same_layout
 
 TINY = dict(num_warmup=60, num_samples=60, num_chains=2, seed=0)

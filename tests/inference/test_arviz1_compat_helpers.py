@@ -1,11 +1,11 @@
-"""The helpers of ``_arviz_compat`` that the notebooks call, under whichever ArviZ is installed:
+"""The helpers of ``arviz_compat`` that the notebooks call, under whichever ArviZ is installed:
 ``summary`` at any HDI probability and for each ``kind`` (the same columns under ArviZ 0.x and 1.x, 0.x's
 names; the HDI checked against the narrowest interval of the sorted draws), and ``plot_forest`` of a
 point estimate beside draws."""
 import numpy as np
 import pytest
 
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 
 
 def _fit():

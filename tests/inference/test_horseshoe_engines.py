@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes
 
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 from sparsebayes.inference import hierarchy_gibbs, run_nuts
 from sparsebayes.inference.em import fit_em
 from sparsebayes.models import GaussianLikelihood, HorseshoePrior, require, sparse_regression_model

@@ -4,7 +4,7 @@ import arviz as az
 import jax.numpy as jnp
 import numpy as np
 
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 from sparsebayes.inference import run_nuts
 from sparsebayes.models.adaptive import sparse_regression_model
 

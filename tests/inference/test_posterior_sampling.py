@@ -10,7 +10,7 @@ from sparsebayes.inference import (
     SMLRClassifier,
     SparseProbitClassifier,
 )
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 from sparsebayes.inference.posterior_sampling import PosteriorSamplingMixin, same_layout
 from sparsebayes.models import HorseshoePrior
 

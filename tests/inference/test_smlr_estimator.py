@@ -6,7 +6,7 @@ import pytest
 import scipy.special
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsebayes.inference import _arviz_compat as compat
+from sparsebayes.inference import arviz_compat as compat
 from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
 
 

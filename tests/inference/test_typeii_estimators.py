@@ -324,7 +324,7 @@ def test_flap_with_its_default_fixed_noise_warns_that_its_predictive_sd_is_not_c
 def test_sampler_data_and_pointwise_log_likelihood_share_a_named_obs_dimension(sampler):
     """``observed_data`` and ``log_likelihood`` index the data points by ``obs`` (was ArviZ's
     default ``y_dim_0``), and ``az.loo`` reads them."""
-    from sparsebayes.inference import _arviz_compat as compat
+    from sparsebayes.inference import arviz_compat as compat
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))
