@@ -16,7 +16,8 @@ shared machine needs more than three tries for a stable best. ARD is skipped abo
 ``--ard-max-n`` (default 1000: its p × p inverse per iteration makes n = 2000 and 4000 take
 many minutes).
 
-Run: ``python -m sparsebayes.comparisons.bench.em --threads 1`` (and ``--threads 2``). The
+Run: ``python -m sparsebayes.comparisons.bench.em --threads 1`` (and ``--threads 2``);
+``--max-n 300`` runs the probit cases alone (Ripley, WBC: the issue's "n ≤ 300" rows). The
 thread count is applied to the loaded BLAS pools and to XLA (:mod:`._threads`), and the pools'
 own report is printed. Timings on shared 2-core machines are noisy.
 """
@@ -56,8 +57,9 @@ def _cases(seed):
         yield "sinc regression", "reg", X, y, 3.0
 
 
-def run(threads, repeats, ard_max_n, seed=0):
-    """Time every case; returns a list of result dicts (also printed by :func:`main`)."""
+def run(threads, repeats, ard_max_n, seed=0, max_n=None):
+    """Time every case (those of at most ``max_n`` points, if given); returns a list of result
+    dicts (also printed by :func:`main`)."""
     import warnings
 
     import numpy as np
@@ -72,6 +74,8 @@ def run(threads, repeats, ard_max_n, seed=0):
     results = []
     for name, kind, X, y, width in _cases(seed):
         n = X.shape[0]
+        if max_n is not None and n > max_n:
+            continue
         Est = SparseProbitClassifier if kind == "clf" else AdaptiveSparseRegressor
         ours = lambda: Est(features="kernel", kernel_width=width).fit(X, y)  # noqa: E731
         dense = lambda: Est(features="kernel", kernel_width=width, low_rank=False).fit(X, y)  # noqa: E731
@@ -120,11 +124,12 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads (default 1)")
     parser.add_argument("--repeats", type=int, default=3, help="best of this many timed calls (default 3)")
     parser.add_argument("--ard-max-n", type=int, default=1000, help="skip ARDRegression above this n")
+    parser.add_argument("--max-n", type=int, default=None, help="run only the cases of at most this n")
     args = parser.parse_args(argv)
 
     from ._threads import run_table
 
-    return run_table(args.threads, lambda: run(args.threads, args.repeats, args.ard_max_n),
+    return run_table(args.threads, lambda: run(args.threads, args.repeats, args.ard_max_n, max_n=args.max_n),
                      "times in seconds; ours_run_s excludes JIT compilation (ours_compile_s = first call - best later "
                      "call); ratios use ours_run_s; design_rank = rank of the factored kernel design EM ran on "
                      "(NaN: dense), ours_dense_s = the same fit with low_rank=False; peers: SVC/SVR with C = 1 (no "
