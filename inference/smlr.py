@@ -123,23 +123,28 @@ def log_softmax(logits):
     return logits - top - np.log(np.sum(np.exp(logits - top), axis=1, keepdims=True))
 
 
-def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None, cache=None):
+def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed, coef0=None, cache=None,
+             n_rows=None):
     """One bound-optimization fit on a design ``Phi``; returns ``(W, Info, solver_used)``.
 
     The design is zero-padded to a bucketed size (rows of the reference class, zero
     columns): padded rows add the constant ``−log m`` each to ``ℓ`` and nothing to the
     gradient, padded columns keep zero weights, so the estimate is unchanged; the reported
-    objective has the constant removed.  This only saves jit compilations.  ``cache`` (a
-    dict owned by the caller, for one design) keeps the precomputed problem across a λ path.
+    objective has the constant removed.  This only saves jit compilations; with ``n_rows`` the
+    rows go to the bucket of ``max(N, n_rows)``: fits on subsets of ``n_rows`` points (SMLRCV's
+    folds) share the programs of the fit on all.  ``cache`` (a dict owned by the caller, for one
+    design) keeps the precomputed problem across a λ path.
     """
     prior = penalty_prior(penalty, lam)
     n, d = Phi.shape
     solver = choose_solver(solver, n, d, n_classes)
-    n_pad, d_pad = bucket(n, per_octave=4, minimum=16), bucket(d, per_octave=4, minimum=16)
-    Phi_pad = pad_to(np.asarray(Phi, dtype=np.float64), (n_pad, d_pad))
-    y_pad = pad_to(np.asarray(y_enc), (n_pad,), fill=n_classes - 1)
-    if coef0 is not None:
-        coef0 = pad_to(np.asarray(coef0, dtype=np.float64), (d_pad, n_classes - 1))
+    n_pad, d_pad = bucket(max(n, n_rows or 0), per_octave=4, minimum=16), bucket(d, per_octave=4, minimum=16)
+    # on the device before the engine sees them: jnp.asarray of a NumPy array builds a program of its own
+    Phi_pad = jax.device_put(pad_to(np.asarray(Phi, dtype=np.float64), (n_pad, d_pad)))
+    y_pad = jax.device_put(pad_to(np.asarray(y_enc), (n_pad,), fill=n_classes - 1))
+    # zeros (the engine's default) as an array: a warm start and a cold one share a program
+    coef0 = pad_to(np.zeros((d, n_classes - 1)) if coef0 is None else np.asarray(coef0, np.float64),
+                   (d_pad, n_classes - 1))
     key = (solver, type(prior).__name__)
     if cache is not None and key in cache:
         problem = cache[key]
@@ -155,7 +160,7 @@ def fit_coef(Phi, y_enc, n_classes, *, penalty, lam, solver, tol, max_iter, seed
                       "design's scale; refitted by solver='surrogate-cd' (standardizing X avoids it)",
                       ConvergenceWarning, stacklevel=2)
         return fit_coef(Phi, y_enc, n_classes, penalty=penalty, lam=lam, solver="surrogate-cd", tol=tol,
-                        max_iter=max_iter, seed=seed, coef0=coef0 if coef0 is None else coef0[:d], cache=cache)
+                        max_iter=max_iter, seed=seed, coef0=coef0[:d], cache=cache, n_rows=n_rows)
     info = info._replace(objective=np.asarray(info.objective) + (n_pad - n) * np.log(n_classes))
     return np.asarray(state.coef)[:d], info, solver
 
@@ -171,11 +176,14 @@ def separates(W, Phi, y):
 
 
 def _digest(X):
-    """A fingerprint of the validated float64 inputs (SHA-1 of their shape and bytes)."""
+    """A fingerprint of the validated float64 inputs: SHA-1 of their shape and bytes, read in
+    place (no copy of a large design)."""
     import hashlib
 
     X = np.ascontiguousarray(X, dtype=np.float64)
-    return hashlib.sha1(repr(X.shape).encode() + X.tobytes()).hexdigest()
+    digest = hashlib.sha1(repr(X.shape).encode())
+    digest.update(memoryview(X).cast("B"))
+    return digest.hexdigest()
 
 
 class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEstimator):

@@ -152,7 +152,9 @@ class SMLRCV(_MultinomialLogisticBase):
         rest of the fold's path from its fit."""
         err, loss, tasks = 0, 0.0, []
         memory = None  # first-λ estimate per basis id, carried across folds
-        fit_kw = dict(penalty=self.penalty, solver=self.solver, tol=self.tol, max_iter=self.max_iter, seed=seed)
+        # the folds' designs padded to the rows of the full data's: the folds and the refit share one program
+        fit_kw = dict(penalty=self.penalty, solver=self.solver, tol=self.tol, max_iter=self.max_iter, seed=seed,
+                      n_rows=X.shape[0])
         for train, test in folds:
             Phi_tr = self._penalized_design(X[train], fit=True)
             Phi_te = self._penalized_design(X[test], fit=False)

@@ -74,7 +74,7 @@ from .typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view  #
 from .typeii_moves import (  # noqa: F401  (public here: the engine's names)
     CYCLE_MEMORY, PAUSED, Info, Move, best_move, capacity_hit, gate_moves, grow_slots, note_cycle, profiled_moves, variance_moves)
 
-_LOG_2PI = jnp.log(2.0 * jnp.pi)
+_LOG_2PI = np.log(2.0 * np.pi)  # a NumPy constant: jnp.log would compile a program at import
 
 
 class TypeIIData(NamedTuple):
@@ -309,9 +309,18 @@ def last_basis_pruned(state, prior):
     return (jnp.sum(active) == 1) & jnp.any(active & pruned)
 
 
-#: :func:`last_basis_pruned` as one compiled program (the estimators ask it once per fit; run eagerly
-#: it would dispatch, and on a first fit compile, each of its operations apart).
-last_basis_pruned_jit = jax.jit(last_basis_pruned)
+_last_basis_pruned_program = jax.jit(last_basis_pruned)
+
+
+def last_basis_pruned_jit(state, prior):
+    """:func:`last_basis_pruned` as the estimators ask it, once per fit: ``False`` on the host when
+    the model holds more than one basis function (most fits: no program to build), else one
+    compiled program (run eagerly it would dispatch, and on a first fit compile, each of its
+    operations apart)."""
+    var = np.asarray(state.var)
+    if var.ndim == 1 and np.count_nonzero(var > 0) != 1:
+        return np.False_
+    return _last_basis_pruned_program(state, prior)
 
 
 def finish_move(data, state, prior, move, *, tol=1e-9):

@@ -48,6 +48,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.linalg
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
@@ -137,25 +138,40 @@ def _evidence(likelihood, Phi_A, t, active, v_slot, w, L):
 ACTIVE_WIDTHS = (4, 8)
 
 
-def _on_active_slots(active, fn):
+#: ``basis_of_slot`` of a slot not open yet: a fit's first program holds twice the slots it starts
+#: with and opens the second half when an add finds none free (:func:`fit`).
+CLOSED = -2
+
+
+def _on_active_slots(slots, fn, *, one_active=False):
     """``fn(idx)`` on the slots ``idx``: the active ones in slot order, padded with free ones to the
-    smallest width of ``ACTIVE_WIDTHS`` that holds them (all slots, in order, past the largest).
+    smallest width of ``ACTIVE_WIDTHS`` that holds them (all open slots, in order, past the largest).
 
     Free slots are decoupled from the rest (zero columns of ``Φ_A``, identity rows of the
     precision), so the rows and columns that ``idx`` selects from the Cholesky factor of the
     precision are the factor of its block, and nothing outside ``idx`` changes ``S``, ``Q``, the
-    mode or the evidence. One ``lax.switch`` branch per width, compiled once.
+    mode or the evidence. One ``lax.switch`` branch per width, compiled once; with
+    ``one_active`` (the start, :func:`init`) the smallest width's branch alone, the one the switch
+    would take, so that the start compiles one copy of ``fn`` instead of one per width. While only
+    the first ``k`` slots are open (the rest :data:`CLOSED`, ``k`` a width), the width ``k`` takes
+    them in order, as a fit in ``k`` slots does.
     """
-    K = active.shape[0]
+    K = slots.shape[0]
+    active = slots >= 0
+    n_open = jnp.sum(slots != CLOSED)
     widths = [k for k in ACTIVE_WIDTHS if k < K] + [K]
-    branches = [lambda _, k=k: fn(active_first(active, k) if k < K else jnp.arange(K)) for k in widths]
-    return jax.lax.switch(jnp.searchsorted(jnp.asarray(widths), jnp.sum(active)), branches, None)
+    branches = [lambda _, k=k: fn(jnp.where(n_open == k, jnp.arange(k), active_first(active, k)) if k < K
+                                  else jnp.arange(K)) for k in widths]
+    if one_active:
+        return branches[0](None)
+    # the first width that holds the active count (searchsorted's index, without its scan loop)
+    return jax.lax.switch(jnp.sum(jnp.asarray(widths) < jnp.sum(active)), branches, None)
 
 
 def sparsity_quality(likelihood, Phi, t, state, L):
     """``S_m, Q_m`` for every candidate (module docstring), and ``s_m, q_m = S, Q / (1 − v_m S_m)``;
     the ``K × M`` work on the active slots alone (:func:`_on_active_slots`)."""
-    active, Phi_A, _ = _slots(Phi, state)
+    _, Phi_A, _ = _slots(Phi, state)
     eta = Phi_A @ state.w
     b = likelihood.curvature(t, eta)
 
@@ -164,15 +180,16 @@ def sparsity_quality(likelihood, Phi, t, state, L):
         V = solve_triangular(L[jnp.ix_(idx, idx)], Z, lower=True)
         return jnp.sum(V * V, axis=0)
 
-    S = b @ (Phi * Phi) - _on_active_slots(active, explained)
+    S = b @ (Phi * Phi) - _on_active_slots(state.basis_of_slot, explained)
     Q = (t - likelihood.mean(eta)) @ Phi
     denom = 1.0 - state.var * S
     return S, Q, S / denom, Q / denom
 
 
-def _settle(likelihood, Phi, t, state):
+def _settle(likelihood, Phi, t, state, one_active=False):
     """Move ``w`` to the mode for ``state.var`` and recompute ``L``, both on the active slots
-    alone (:func:`_on_active_slots`); returns the state (its ``chol`` set) and that factor."""
+    alone (:func:`_on_active_slots`, with ``one_active`` for a state with one basis function in);
+    returns the state (its ``chol`` set) and that factor."""
     active, Phi_A, v_slot = _slots(Phi, state)
     K = active.shape[0]
 
@@ -182,14 +199,21 @@ def _settle(likelihood, Phi, t, state):
         return (jnp.zeros(K).at[idx].set(w), jnp.eye(K).at[jnp.ix_(idx, idx)].set(L),
                 _evidence(likelihood, cols, t, act, var, w, L))
 
-    w, L, objective = _on_active_slots(active, settle)
+    w, L, objective = _on_active_slots(state.basis_of_slot, settle, one_active=one_active)
     return state._replace(w=w, objective=objective, chol=L), L
 
 
 def init(likelihood, Phi, t, basis_mask, capacity):
     """One basis in: the column best aligned with the likelihood's ``init_target`` (for the
     Bernoulli likelihood the logit of the smoothed labels; Tipping & Faul 2003, Sec. 4), its
-    weight the least-squares coefficient on that target."""
+    weight the least-squares coefficient on that target, settled at its mode."""
+    start = _unsettled_start(likelihood, Phi, t, basis_mask, capacity)
+    return _settle(likelihood, Phi, t, start, one_active=True)[0]
+
+
+def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None):
+    """:func:`init`'s state before :func:`_settle` (``w`` the least-squares weight), in ``capacity``
+    slots, the first ``n_open`` of them open (all by default; the others :data:`CLOSED`)."""
     z = likelihood.init_target(t)
     col_sq = jnp.sum(Phi * Phi, axis=0)
     proj = z @ Phi
@@ -198,42 +222,51 @@ def init(likelihood, Phi, t, basis_mask, capacity):
     w_m = proj[m] / col_sq[m]
     state = State(
         var=jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6)),
-        basis_of_slot=jnp.full(capacity, -1, jnp.int32).at[0].set(m.astype(jnp.int32)),
+        basis_of_slot=jnp.where(jnp.arange(capacity) < (capacity if n_open is None else n_open), -1, CLOSED)
+        .astype(jnp.int32).at[0].set(m.astype(jnp.int32)),
         w=jnp.zeros(capacity).at[0].set(w_m),
         objective=jnp.zeros(()), n_iter=jnp.asarray(0), converged=jnp.asarray(False),
         capacity_hit=jnp.asarray(False), last_gain=jnp.asarray(jnp.inf), stalled=jnp.asarray(False),
         chol=jnp.eye(capacity))
-    return _settle(likelihood, Phi, t, state)[0]
+    return state
 
 
-def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False):
+def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, settle_only=None):
     """One add / re-estimate / delete of largest predicted gain (:mod:`.typeii_moves`), then the
     new mode and ``L``; returns the new :class:`State` and the step's
     :class:`~sparsebayes.inference.typeii_moves.Info`.
 
     When the best move is an add with no free slot, the step takes the best move that fits and
     sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
-    (``info.kind == PAUSED``)."""
+    (``info.kind == PAUSED``). Where the traced flag ``settle_only`` holds, the step takes no move
+    and counts none: it settles the state at its mode, as :func:`init` does (the start of
+    :func:`_start_and_run`, settled by the loop's own code rather than by a second copy of it)."""
     var = state.var
     active = var > 0
     _, _, s, q = sparsity_quality(likelihood, Phi, t, state, state.chol)
     proposal, gain = variance_moves(s, q, var, jnp.zeros(()))
-    full = jnp.all(state.basis_of_slot >= 0)
+    full = ~jnp.any(state.basis_of_slot == -1)
     chosen = best_move(proposal, *gate_moves(proposal, gain, active, basis_mask, full), var, tol)
     m, move, hit = chosen.m, chosen.kind < 2, capacity_hit(chosen, tol)
+    if settle_only is not None:
+        move, hit = move & ~settle_only, hit & ~settle_only
 
     def advance(_):
         new_var = jnp.where(move, chosen.var, var[m])
         slot_in = jnp.argmax(state.basis_of_slot == m)  # its slot if active
-        slot_free = jnp.argmax(state.basis_of_slot < 0)
+        slot_free = jnp.argmax(state.basis_of_slot == -1)
         slot = jnp.where(active[m], slot_in, slot_free)
         entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
         basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
         w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
         moved, _ = _settle(likelihood, Phi, t,
                            state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
-        return moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=chosen.gain,
-                              capacity_hit=state.capacity_hit | hit)
+        moved = moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=chosen.gain,
+                               capacity_hit=state.capacity_hit | hit)
+        if settle_only is None:
+            return moved
+        return moved._replace(**{f: jnp.where(settle_only, getattr(state, f), getattr(moved, f))
+                                 for f in ("n_iter", "converged", "last_gain")})
 
     if not pause_when_full:
         new = advance(None)
@@ -243,10 +276,13 @@ def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False):
 
 
 @partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
-def _start_and_run(likelihood, Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full):
-    """:func:`_run` from the start (one compiled program for a fit that never outgrows its slots)."""
-    state = init(likelihood, Phi, t, basis_mask, capacity)
-    return _run(likelihood, Phi, t, basis_mask, (state, state, jnp.asarray(0)), max_iter=max_iter, tol=tol,
+def _start_and_run(likelihood, Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full,
+                   n_open=None):
+    """:func:`_run` from the start, in ``capacity`` slots of which ``n_open`` are open (all by
+    default; one compiled program for a fit that never outgrows them)."""
+    state = _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open)
+    # since = −1: the loop's first iteration settles the start (step's settle_only), and counts no step
+    return _run(likelihood, Phi, t, basis_mask, (state, state, jnp.asarray(-1)), max_iter=max_iter, tol=tol,
                 patience=patience, pause_when_full=pause_when_full)
 
 
@@ -254,21 +290,30 @@ def _start_and_run(likelihood, Phi, t, basis_mask, *, capacity, max_iter, tol, p
 def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
     """Steps from ``carry`` (state, the best state so far, steps since it) until converged,
     ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
-    no free slot (the carry is then returned as it was). The jit boundary of the Laplace path."""
+    no free slot and no :data:`CLOSED` one to open (the carry is then returned as it was). The jit
+    boundary of the Laplace path. A carry with ``since < 0`` holds an unsettled start: the first
+    iteration settles it (:func:`step`'s ``settle_only``), and it is the best state so far."""
 
     def body(carry):
         state, best, since = carry
-        state, _ = step(state, likelihood, Phi, t, basis_mask, tol=tol, pause_when_full=pause_when_full)
-        better = state.objective > best.objective
+        start = since < 0
+        state, _ = step(state, likelihood, Phi, t, basis_mask, tol=tol, pause_when_full=pause_when_full,
+                        settle_only=start)
+        better = (state.objective > best.objective) | start
         best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
         since = jnp.where(better, 0, since + 1)
         if pause_when_full:  # a paused step is no step: the count of steps without progress stands
             since = jnp.where(state.capacity_hit, carry[2], since)
+            # closed slots left: open them and go on (what a widening between two programs does)
+            slots = state.basis_of_slot
+            opening = state.capacity_hit & jnp.any(slots == CLOSED)
+            state = state._replace(basis_of_slot=jnp.where(opening & (slots == CLOSED), -1, slots),
+                                   capacity_hit=state.capacity_hit & ~opening)
         return state, best, since
 
     def cond(carry):
         state, _, since = carry
-        go = ~state.converged & (state.n_iter < max_iter) & (since < patience)
+        go = (~state.converged & (state.n_iter < max_iter) & (since < patience)) | (since < 0)
         return go & ~state.capacity_hit if pause_when_full else go
 
     return jax.lax.while_loop(cond, body, carry)
@@ -302,7 +347,7 @@ def _padded(Phi, t, basis_mask):
     P = _padded_design(Phi)
     tp = pad_to(np.asarray(t, np.float64), P.shape[:1])
     mask = pad_to(np.asarray(basis_mask, bool), P.shape[1:])
-    return jnp.asarray(P), jnp.asarray(tp), jnp.asarray(mask)
+    return jax.device_put(P), jax.device_put(tp), jax.device_put(mask)  # jnp.asarray would compile a copy
 
 
 def _padded_design(Phi):
@@ -319,16 +364,28 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
     the best move is an add that finds none free (:func:`.typeii_moves.grow_slots`): a step costs
     more the more slots there are. Bases of at most ``4 · capacity`` functions take one width, all
     of them (fewer compiled programs). The data are padded to few shapes (:func:`_padded`); the
-    state returned is over the ``Phi.shape[1]`` candidates and ``L`` that of the unpadded data."""
+    state returned (NumPy arrays) is over the ``Phi.shape[1]`` candidates and ``L`` that of the
+    unpadded data.
+
+    A start in a capacity of :data:`ACTIVE_WIDTHS` that may grow runs in one program of twice the
+    slots, the second half :data:`CLOSED` until an add finds the first half full: each of its steps
+    is the step of a fit in ``capacity`` slots, then in twice as many (the widths gather the same
+    slots), and a kernel fit that passes 8 active functions on its way compiles the step once,
+    not twice (a first fit's time is mostly compiling)."""
     n, n_basis = np.shape(Phi)
     Phi, t, basis_mask = _padded(Phi, t, basis_mask)
     kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))
-    state, best, since = grow_slots(
-        lambda c, pause: _start_and_run(likelihood, Phi, t, basis_mask, capacity=c, pause_when_full=pause, **kw),
+    # a start in a width of ACTIVE_WIDTHS that would grow: the first program holds twice the slots,
+    # the second half closed, and opens them itself (one program of the step, not two)
+    halves = capacity in ACTIVE_WIDTHS and Phi.shape[1] > 4 * capacity
+    carry = grow_slots(
+        lambda c, pause: _start_and_run(likelihood, Phi, t, basis_mask, capacity=c, n_open=c // 2 if halves else c,
+                                        pause_when_full=pause, **kw),
         lambda carry, pause: _run(likelihood, Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen,
-        capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit, whole_below=4)
-    out = _finish(likelihood, state, best, since, Phi.shape[0] - n, int(patience))
-    return jax.tree.map(np.asarray, out)._replace(var=np.asarray(out.var)[:n_basis])
+        2 * capacity if halves else capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit,
+        whole_below=2 if halves else 4)
+    out = _finish(likelihood, *jax.device_get(carry), Phi.shape[0] - n, int(patience))
+    return out._replace(var=out.var[:n_basis])
 
 
 @partial(jax.jit, static_argnames=("n_steps",))
@@ -346,13 +403,24 @@ def trace(state, likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6):
 
 
 @jax.jit
+def _log_lik_at_zero(likelihood):
+    """``log p(0 | η = 0)``, what a zero row of the padded data adds to ``L`` (:func:`_padded`)."""
+    return likelihood.log_lik(jnp.zeros(()), jnp.zeros(()))
+
+
 def _finish(likelihood, state, best, since, extra_rows, patience):
-    """The best state if the fit stalled, else the last; ``L`` less the padded rows' constant."""
-    stalled = ~state.converged & (since >= patience)
-    out = jax.tree.map(lambda a, b: jnp.where(stalled, a, b), best, state)
-    padding = extra_rows * likelihood.log_lik(jnp.zeros(()), jnp.zeros(()))
-    return out._replace(objective=out.objective - padding, n_iter=state.n_iter,
-                        converged=state.converged, stalled=stalled, capacity_hit=state.capacity_hit)
+    """The best state if the fit stalled, else the last; ``L`` less the padded rows' constant. On
+    the host (NumPy values from one ``jax.device_get``): a selection and one subtraction, which
+    as eager ``jnp`` operations would each build a program on a first fit."""
+    stalled = np.logical_and(~state.converged, since >= patience)
+    out = best if stalled else state
+    padding = extra_rows * float(_log_lik_at_zero(likelihood)) if extra_rows else 0.0
+    # slots never opened are dropped (the fit stayed in the slots it started with), any other one is free
+    k = int(np.sum(state.basis_of_slot != CLOSED))
+    slots = np.where(out.basis_of_slot == CLOSED, -1, out.basis_of_slot)[:k]
+    return out._replace(objective=out.objective - padding, n_iter=state.n_iter, converged=state.converged,
+                        stalled=stalled, capacity_hit=state.capacity_hit, basis_of_slot=slots, w=out.w[:k],
+                        chol=out.chol[:k, :k])
 
 
 def stopped_at_start(state):
@@ -384,14 +452,20 @@ def _laplace_covariance(likelihood, Phi, t, state):
 
 def posterior_covariance(Phi, t, state, *, likelihood):
     """Laplace covariance ``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis
-    functions in increasing basis index (the order of ``coefficients``' nonzeros); computed on
-    the padded data (:func:`_padded`: the same ``Σ``, one compilation per bucket)."""
+    functions in increasing basis index (the order of ``coefficients``' nonzeros). From the state's
+    ``chol`` (the factor at the mode that the engine keeps over the slots) by a Cholesky solve on
+    the host; a state without one is factored again on the padded data (:func:`_padded`: the same
+    ``Σ``, one compilation per bucket)."""
+    slots = np.asarray(state.basis_of_slot)
+    in_slots = np.flatnonzero(slots >= 0)
+    order = np.argsort(slots[in_slots])
+    keep = in_slots[order]
+    if state.chol is not None and keep.size:
+        # free slots are decoupled: the active slots' rows and columns, in slot order, are their block's factor
+        L = np.asarray(state.chol)[np.ix_(in_slots, in_slots)]
+        return scipy.linalg.cho_solve((L, True), np.eye(in_slots.size))[np.ix_(order, order)]
     Phi_pad, t_pad, _ = _padded(Phi, t, np.ones(np.shape(Phi)[1], bool))
     var = np.zeros(Phi_pad.shape[1])
     var[:np.size(state.var)] = state.var
     Sigma = np.asarray(_laplace_covariance(likelihood, Phi_pad, t_pad, state._replace(var=var)))
-    slots = np.asarray(state.basis_of_slot)
-    active = slots >= 0
-    keep = np.flatnonzero(active)[np.argsort(slots[active])]
     return Sigma[np.ix_(keep, keep)]
-

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from sparsebayes.models.typeii_hierarchies import optimal_variance, variance_objective_change
 
@@ -178,7 +179,7 @@ def grow_slots(first, run, widen_to, capacity, limit, paused=lambda st: st.capac
     if limit <= whole_below * capacity:
         capacity = limit
     state = first(capacity, capacity < limit)
-    while capacity < limit and bool(jnp.any(paused(state))):
+    while capacity < limit and bool(np.any(jax.device_get(paused(state)))):  # on the host: jnp.any would build a program
         capacity = min(limit, 2 * capacity)
         state = run(widen_to(state, capacity), capacity < limit)
     return state
