@@ -100,3 +100,55 @@ def programs_built():
     """``with programs_built() as built: ...``; then ``built == []`` if nothing was compiled or
     loaded from the disk cache in the block."""
     return _programs_built
+
+
+_FIRST_FIT_HARNESS = r"""
+import json, logging, re, warnings
+import jax
+
+built = []
+
+
+class Names(logging.Handler):
+    def emit(self, record):
+        found = re.search(r"Finished XLA compilation of (\S+)", record.getMessage())
+        if found:
+            built.append(found.group(1))
+
+
+{setup}
+jax.config.update("jax_log_compiles", True)
+log = logging.getLogger("jax")
+log.addHandler(Names())
+log.propagate = False
+programs = {{}}
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for name, est, X, y in FITS:
+        before = len(built)
+        est.fit(X, y)
+        programs[name] = built[before:]
+print("PROGRAMS " + json.dumps(programs))
+"""
+
+
+@pytest.fixture
+def first_fit_programs():
+    """``first_fit_programs(setup)``: run ``setup`` (Python source that imports the estimators and
+    defines ``FITS``, a list of ``(name, estimator, X, y)``) in a new process without the
+    persistent compilation cache, fit each in turn with ``jax_log_compiles`` on, and return
+    ``{name: [names of the programs its fit built]}`` (what was imported before counting starts
+    is not counted)."""
+    import json
+    import subprocess
+    import sys
+
+    def run(setup):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_COMPILATION_CACHE", "SPARSEBAYES_"))}
+        done = subprocess.run([sys.executable, "-c", _FIRST_FIT_HARNESS.format(setup=setup)], env=env,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        line = [s for s in done.stdout.splitlines() if s.startswith("PROGRAMS ")][-1]
+        return json.loads(line[len("PROGRAMS "):])
+
+    return run

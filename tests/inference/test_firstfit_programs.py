@@ -17,57 +17,25 @@ milliseconds to trace, lower and compile. On the bench's data,
   (each twice, and two copies).
 
 The check runs in a new process, without the persistent compilation cache, and reads the names
-of the programs from ``jax_log_compiles``; the estimators are imported before it starts counting.
+of the programs from ``jax_log_compiles`` (the ``first_fit_programs`` fixture); the estimators are
+imported before it starts counting.
 """
-import json
-import os
-import subprocess
-import sys
-
-PROGRAM = r"""
-import json, logging, re, warnings
-import numpy as np
-import jax
+SETUP = r"""
 from sklearn.datasets import make_classification, make_regression
 from sklearn.preprocessing import StandardScaler
 from sparsebayes.inference import SMLRCV, FLAPRegressor, RVMClassifier
-
-built = []
-
-
-class Names(logging.Handler):
-    def emit(self, record):
-        found = re.search(r"Finished XLA compilation of (\S+)", record.getMessage())
-        if found:
-            built.append(found.group(1))
-
 
 Xr, yr = make_regression(n_samples=200, n_features=8, n_informative=3, noise=1.0, random_state=0)
 yr = (yr - yr.mean()) / yr.std()
 Xc, yc = make_classification(n_samples=200, n_features=8, random_state=0)
 Xr, Xc = StandardScaler().fit_transform(Xr), StandardScaler().fit_transform(Xc)
-jax.config.update("jax_log_compiles", True)
-log = logging.getLogger("jax")
-log.addHandler(Names())
-log.propagate = False
-fits = {}
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    for name, est, X, y in (("FLAPRegressor", FLAPRegressor(), Xr, yr), ("RVMClassifier", RVMClassifier(), Xc, yc),
-                            ("SMLRCV", SMLRCV(), Xc, yc)):
-        before = len(built)
-        est.fit(X, y)
-        fits[name] = built[before:]
-print("PROGRAMS " + json.dumps(fits))
+FITS = [("FLAPRegressor", FLAPRegressor(), Xr, yr), ("RVMClassifier", RVMClassifier(), Xc, yc),
+        ("SMLRCV", SMLRCV(), Xc, yc)]
 """
 
 
-def test_a_first_fit_of_the_rvm_classifier_flap_and_smlrcv_builds_few_programs():
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_COMPILATION_CACHE", "SPARSEBAYES_"))}
-    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    line = [s for s in done.stdout.splitlines() if s.startswith("PROGRAMS ")][-1]
-    fits = json.loads(line[len("PROGRAMS "):])
+def test_a_first_fit_of_the_rvm_classifier_flap_and_smlrcv_builds_few_programs(first_fit_programs):
+    fits = first_fit_programs(SETUP)
     # one program of the step: the fit that outgrows 8 slots opens the other 8 in the same loop
     assert sorted(fits["RVMClassifier"]) == ["jit(_log_lik_at_zero)", "jit(_start_and_run)"], fits
     assert fits["FLAPRegressor"] == ["jit(_products)", "jit(fit)"], fits
