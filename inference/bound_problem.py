@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.models.multinomial import BohningBound, log_normalizer, one_hot_reference
-from sparsebayes.models.priors import require
+from sparsebayes.models.priors import has_piece, require
 
 SOLVERS = ("block", "componentwise", "surrogate-cd", "newton")
 
@@ -89,7 +89,7 @@ def check_prior(prior):
     if getattr(prior, "gamma_prior", None) is not None:
         raise ValueError(f"the bound-optimization engine fits a fixed penalty: {type(prior).__name__} with gamma_prior "
                          "(γ estimated) needs the EM engine; give it without gamma_prior")
-    if prior.bound_sparse and not hasattr(prior, "bound_ridge_precision"):
+    if prior.bound_sparse and not has_piece(prior, "bound_ridge_precision"):
         raise ValueError(f"{type(prior).__name__} has bound_sparse but no bound_ridge_precision (the ridge step that "
                          "starts a block fit)")
     return prior

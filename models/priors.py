@@ -321,9 +321,16 @@ def is_hierarchy(obj):
         hasattr(obj, "em_scale") or hasattr(obj, "log_marginal") or hasattr(obj, "typeii_penalty"))
 
 
+def has_piece(prior, name):
+    """Whether ``prior`` has the engine piece ``name``, asked of its class first: a piece that is a
+    property (``LaplacePrior.bound_ridge_precision``) is then not evaluated, which on a float
+    field would dispatch, and on a first fit compile, a program of its own."""
+    return hasattr(type(prior), name) or hasattr(prior, name)
+
+
 def supports(prior, engine):
     """Whether ``prior`` has every method ``engine`` needs (:data:`CAPABILITIES`)."""
-    return all(hasattr(prior, m) for m in CAPABILITIES[engine])
+    return all(has_piece(prior, m) for m in CAPABILITIES[engine])
 
 
 def require(prior, engine):
@@ -331,7 +338,7 @@ def require(prior, engine):
     ``engine`` (``"em"``, ``"nuts"``, ``"gibbs"``, ``"type2"``); returns ``prior``."""
     if engine not in CAPABILITIES:
         raise ValueError(f"engine must be one of {sorted(CAPABILITIES)}, got {engine!r}")
-    missing = [m for m in CAPABILITIES[engine] if not hasattr(prior, m)]
+    missing = [m for m in CAPABILITIES[engine] if not has_piece(prior, m)]
     if missing:
         able = sorted(n for n, c in HIERARCHIES.items() if all(hasattr(c, m) for m in CAPABILITIES[engine]))
         raise ValueError(f"{type(prior).__name__} has no {_ENGINE_WORDS[engine]} (missing: {', '.join(missing)}), "
