@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
+from sparsebayes.models.typeii_hierarchies import ARDPrior
 
 from . import typeii_laplace
 from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights
@@ -81,7 +82,8 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
     without / with only the bias column, as for :class:`SparseProbitClassifier`),
     relevance_indices_ (columns of ``coef_`` kept by any classifier: training points for kernel
     features), n_active_ (their number), objective_ (Laplace-approximate log evidence per
-    classifier), prior_var_ (``1/α``, 0 where pruned), laplace_cov_ (per classifier, ``Σ`` over
+    classifier), prior_var_ (``1/α``, 0 where pruned), prior_ (the hierarchy fitted:
+    ``ARDPrior()``, flat on every ``α_i``), laplace_cov_ (per classifier, ``Σ`` over
     its active basis functions), n_iter_, converged_ (no move gains more than ``tol``, reached
     after at least one move: False for a fit that stopped at its start), stalled_ (stopped on a
     cycle, best state kept: see :mod:`sparsebayes.inference.typeii_laplace`).
@@ -124,6 +126,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
         self.coef_ = raw[:, first:]
         self.intercept_ = raw[:, 0] if first else np.zeros(len(states))
         self.prior_var_ = np.array([np.asarray(s.var) for s in states])
+        self.prior_ = ARDPrior()
         self.laplace_cov_ = [np.asarray(typeii_laplace.posterior_covariance(Phi, t, s, likelihood=LIKELIHOOD))
                              for t, s in zip(targets, states)]
         self.objective_ = np.array([float(s.objective) for s in states])

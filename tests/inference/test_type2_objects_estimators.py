@@ -114,6 +114,7 @@ def test_the_classifier_takes_a_default_ard_object(sparse_data):
     by_object = SparseClassifier(method="type2", prior=ARDPrior(), features="linear").fit(X, labels)
     by_name = SparseClassifier(method="type2", prior="ard", features="linear").fit(X, labels)
     np.testing.assert_array_equal(by_object.coef_, by_name.coef_)
+    assert by_object.prior_ == by_name.prior_ == ARDPrior()  # the fitted hierarchy, as on the regressors
 
 
 def test_the_empty_model_has_its_prior_too():
