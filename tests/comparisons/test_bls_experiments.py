@@ -44,6 +44,7 @@ def test_sim2_smoke(tmp_path):
     assert bl["n_nonzero"] == 40
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_linear_tables_report_each_bls_fits_convergence_and_noise():
     """The BLS rows' ``converged`` and ``sigma_hat`` are those of the estimators fitted alone
     (Simulation 3, where 004's eq. 18 BLS stops at max_iter and its σ̂ is far above σ = 1)."""

@@ -38,6 +38,7 @@ def test_compare_writes_report_with_estimates_and_diagnostics(tmp_path, capsys):
     assert "held-out scores" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_compare_regression_adds_bls_beside_gibbs_and_nuts(tmp_path):
     import warnings
 
@@ -74,6 +75,7 @@ def test_compare_regression_adds_bls_beside_gibbs_and_nuts(tmp_path):
     assert "Bayesian Lasso" in (tmp_path / "compare-diabetes.md").read_text()
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_compare_multiclass_puts_smlr_over_the_nuts_posterior_of_the_same_density(tmp_path):
     import warnings
 

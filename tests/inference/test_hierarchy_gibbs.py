@@ -95,6 +95,7 @@ def test_gamma_precision_twin_matches_quadrature():
                                rtol=1e-12)
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_the_progress_bar_cuts_the_sweeps_into_calls_with_the_same_draws(capsys):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(30, 4))

@@ -59,6 +59,7 @@ def _funnel():
     numpyro.sample("x", dist.Normal(jnp.zeros(5), jnp.exp(log_scale / 2.0)))
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_divergences_and_unmixed_chains_give_warnings():
     """Neal's funnel defeats NUTS (divergences); 10 draws per chain cannot mix (R-hat); a
     well-posed posterior sampled properly gives neither warning."""
@@ -109,6 +110,7 @@ def test_variance_of_precision_is_finite_where_the_precision_underflows():
     np.testing.assert_allclose(var[2:], [0.5, 1e300], rtol=1e-15)
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_chains_in_one_program_draw_what_numpyros_sequential_chains_draw():
     """Without a progress bar the chains run under ``lax.map`` in one compiled program; with one,
     NumPyro's own "sequential" loop (a compile per chain). The draws must be the same: the same
@@ -146,6 +148,7 @@ def test_a_second_run_of_the_same_shape_compiles_nothing_and_draws_what_a_fresh_
             np.testing.assert_array_equal(getattr(kept, group)[name].values, getattr(fresh, group)[name].values)
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_a_model_that_reads_an_array_argument_in_python_still_runs():
     """Positional arguments and array keyword arguments are traced in the kept programs; a model
     whose Python code reads one (``float(scale)``) cannot be traced that way and runs as before,

@@ -291,6 +291,7 @@ def test_cv_tie_break_sparsest_takes_the_largest_lambda_among_fewest_errors():
         SMLRCV(tie_break="smallest").fit(X, y)
 
 
+@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
 def test_cv_chooses_the_kernel_width_too():
     X, y = _three_blobs(90)
     cv = SMLRCV(features="kernel", kernel_widths=[0.3, 1.0, 3.0], n_lams=4, cv=3).fit(X, y)
