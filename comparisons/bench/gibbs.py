@@ -25,6 +25,22 @@ PROBLEMS = ("diabetes", "p200_n100")
 PEERS = ("nuts", "nuts-marginal", "pymc")
 
 
+def problem(name):
+    """Centred ``(X, y)`` of a bench problem: ``"diabetes"`` or the synthetic ``"p200_n100"`` (10 of
+    200 weights 2, the rest 0, unit noise, seed 0)."""
+    import numpy as np
+
+    if name == "diabetes":
+        from sparsebayes.comparisons.datasets import diabetes
+
+        ds = diabetes()
+        return ds.X - ds.X.mean(0), ds.y - ds.y.mean()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 200))
+    y = X @ np.r_[np.full(10, 2.0), np.zeros(190)] + rng.standard_normal(100)
+    return X - X.mean(0), y - y.mean()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
@@ -42,21 +58,13 @@ def _bench(args):
     import arviz as az
     import numpy as np
 
-    from sparsebayes.comparisons.datasets import diabetes
     from sparsebayes.inference.gibbs import run_gibbs
     from sparsebayes.inference.nuts import run_nuts
     from sparsebayes.models.bayesian_lasso import bayesian_lasso
 
     print(describe() + "; shared 2-core machine, timings are noisy")
-    ds = diabetes()
-    rng = np.random.default_rng(0)
-    Xs = rng.standard_normal((100, 200))
-    beta = np.r_[np.full(10, 2.0), np.zeros(190)]
-    problems = {"diabetes": (ds.X - ds.X.mean(0), ds.y - ds.y.mean()),
-                "p200_n100": (Xs - Xs.mean(0), Xs @ beta + rng.standard_normal(100))}
     for name in args.problems:
-        X, y = problems[name]
-        y = y - y.mean()
+        X, y = problem(name)
         res = {}
         run_gibbs(X, y, num_warmup=2, num_samples=8, num_chains=4, progress_bar=False)  # compile
         for sampler in ["gibbs", *args.samplers]:

@@ -4,7 +4,8 @@ the backend JAX runs, beside the same sampler on this machine's CPU in one run.
     python -m sparsebayes.comparisons.bench.gibbs_chains [--chains 4 32 128] [--cpu-chains 4]
         [--problem p200_n100] [--draws 2000] [--warmup 1000] [--threads 1]
 
-The problem is the synthetic ``p = 200, n = 100`` one of :mod:`.gibbs` (or ``diabetes``).
+The problem is the synthetic ``p = 200, n = 100`` one of :mod:`.gibbs` (or ``diabetes``;
+:func:`.gibbs.problem`).
 Each row runs :func:`~sparsebayes.inference.gibbs.run_gibbs` once to compile, then once timed
 (``posterior.attrs["sampling_seconds"]``: warm-up + sampling, variates included, compile
 excluded), for each chain count and each place the variates are drawn (``numpy`` on the host,
@@ -21,30 +22,17 @@ import subprocess
 import sys
 
 from ._threads import describe, limit_threads
+from .gibbs import problem
 
 
-def _problem(name):
-    import numpy as np
-
-    if name == "diabetes":
-        from sparsebayes.comparisons.datasets import diabetes
-
-        ds = diabetes()
-        return ds.X - ds.X.mean(0), ds.y - ds.y.mean()
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((100, 200))
-    y = X @ np.r_[np.full(10, 2.0), np.zeros(190)] + rng.standard_normal(100)
-    return X - X.mean(0), y - y.mean()
-
-
-def _rows(problem, chain_counts, sources, draws, warmup):
+def _rows(problem_name, chain_counts, sources, draws, warmup):
     import arviz as az
     import jax
     import numpy as np
 
     from sparsebayes.inference.gibbs import run_gibbs
 
-    X, y = _problem(problem)
+    X, y = problem(problem_name)
     rows = []
     for chains in chain_counts:
         for source in sources:
