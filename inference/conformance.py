@@ -214,7 +214,9 @@ def check_typeii_lambda_update(prior):
 
         if value(1.0) == value(3.0):  # no λ (ARD): nothing depends on it
             assert lam == 0.0, f"{prior}: λ = {lam} for a hyperprior that does not depend on λ"
+            assert not prior.has_rate, f"{prior}: has_rate is True, but its hyperprior does not depend on λ"
             continue
+        assert prior.has_rate, f"{prior}: has_rate is False, but its hyperprior depends on λ (the estimators drop it)"
         res = optimize.minimize_scalar(lambda t: -value(np.exp(t)), bracket=(-5.0, 5.0), tol=1e-12)
         assert lam > 0 and value(lam) >= -res.fun - 1e-9 * max(1.0, abs(res.fun)), \
             f"{prior}: λ = {lam} gives {value(lam)}, a search over λ {-res.fun} at λ = {np.exp(res.x)}"

@@ -249,13 +249,13 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
 
     def _set_rate(self, engine_lam):
         """``gamma_`` (the engine's λ: the papers' rate on the variances) and ``lam_ = √gamma_``
-        (module docstring), where the hierarchy has one (not ARD)."""
-        if self._hierarchy is not ARDPrior:
+        (module docstring), where the hierarchy has one (``has_rate``: not ARD)."""
+        if self._hierarchy.has_rate:
             self.gamma_, self.lam_ = engine_lam, engine_lam**0.5
 
     def _hyperparameters(self):
         """The fitted hyperparameters as point-estimate variables: σ², and γ and λ where the model has them."""
-        rates = {} if self._hierarchy is ARDPrior else {"gamma": self.gamma_, "lam": self.lam_}
+        rates = {"gamma": self.gamma_, "lam": self.lam_} if self._hierarchy.has_rate else {}
         return {"noise_var": self.noise_var_, **rates}
 
     def _set_relevance(self):

@@ -143,6 +143,10 @@ class _TypeIIBase:
     #: The values ``noise_update`` may take for this hierarchy (its default first).
     NOISE_UPDATES = ()
 
+    #: Whether the hierarchy has a rate ``λ`` on the prior variances that type-II estimates (the
+    #: estimators report it as ``gamma_`` and its square root ``lam_``); ARD has none.
+    has_rate = False
+
     def __post_init__(self):
         name = type(self).__name__
         if self.lambda_update not in LAMBDA_UPDATES:
@@ -209,6 +213,8 @@ class _ExponentialVariances(_TypeIIBase):
     d: float = 0.0
     lambda_update: str = "algorithm1"
     noise_update: str = ""
+
+    has_rate = True
 
     def _sum_exponential(self, sum_var, noise_var):
         """The sum of the exponential variables over the active set, from ``Σ v_i`` and σ²."""
