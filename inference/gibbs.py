@@ -32,8 +32,8 @@ import numpy as np
 from jax.scipy.linalg import cho_solve
 
 from ._progress import bar_chunk, chunk_lengths, progress, show_progress
-from .gibbs_variates import (SweepVariates, choose_variates, device_key, device_variates, draw_variates,  # noqa: F401
-                             gamma_shapes, variate_streams)
+from .gibbs_variates import (SweepVariates, VariateSource, choose_variates, device_key, device_variates,  # noqa: F401
+                             draw_variates, gamma_shapes, variate_streams)
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
                           feature_labels)
@@ -327,31 +327,22 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     use_cholesky = n >= p
     total = num_warmup + num_samples
     progress_bar = show_progress(progress_bar)
-    source = choose_variates(variates)
-    budget = 2**21 if source == "numpy" else 2**24
-    lengths = chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar, budget))
+    source = VariateSource(variates, seed, streams, num_chains, n, rows, p, hyper, use_cholesky)
+    lengths = chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar, source.budget))
     one_sweep = draw_variates(variate_streams(0), 1, num_chains, n, rows, p, hyper, use_cholesky)  # for the shapes
     compiled = {m: run.lower(state, jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one_sweep),
                              data, hyper, use_cholesky).compile()
                 for m in set(lengths)}  # outside the timing (cached after the first fit of a shape)
-    if source == "device":
-        key, shapes = device_key(seed), jnp.asarray(gamma_shapes(n, p, hyper))
-        drawers = {m: device_variates.lower(key, 0, m, num_chains, n, rows, p, shapes, use_cholesky).compile()
-                   for m in set(lengths)}
-    chunks, refusals, done = [], [], 0
+    source.compile(lengths)
+    chunks, refusals = [], []
     t0 = time.perf_counter()
     with progress(total, "gibbs", progress_bar) as bar:
         for m in lengths:
-            if source == "device":
-                sweep_variates = drawers[m](key, done, n, shapes)
-            else:
-                sweep_variates = draw_variates(streams, m, num_chains, n, rows, p, hyper, use_cholesky)
-            state, draws, infos = compiled[m](state, sweep_variates, data, hyper)
+            state, draws, infos = compiled[m](state, source.next(m), data, hyper)
             chunks.append(draws)
             refusals.append(jnp.sum(infos.refused))
             if progress_bar:
                 jax.block_until_ready(state)  # the bar shows sweeps done, not sweeps queued
-            done += m
             bar.update(m)
     jax.block_until_ready(chunks)
     seconds = time.perf_counter() - t0
@@ -371,7 +362,7 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     idata.posterior.attrs["inference"] = "gibbs"
     idata.posterior.attrs["sampling_seconds"] = seconds
     idata.posterior.attrs["refused_sweeps"] = refused
-    idata.posterior.attrs["variates"] = source
+    idata.posterior.attrs["variates"] = source.source
     return idata
 
 
@@ -413,12 +404,13 @@ def _sum_batch_draws(variates, state, sums, data, first_kept, hyper, use_cholesk
     return state, sums, jnp.sum(bad, axis=0)
 
 
-def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0):
+def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0, variates="auto"):
     """Posterior mean of β for a batch of data sets ``Xs`` (B, n, p), ``ys`` (B, n), one chain
-    each, ``vmap`` over data sets.
+    each, ``vmap`` over data sets; ``variates`` as for :func:`run_gibbs` (where the random numbers
+    are drawn: on a CPU ``"auto"`` is NumPy's).
 
     Only running sums are kept, so thousands of draws over a 100-data-set table fit in memory:
-    the sweeps run in calls of at most 16 MiB of variates (:func:`_chunk_size`).
+    the sweeps run in calls of at most 16 MiB of host variates (:func:`_chunk_size`).
     Returns the means (B, p) and, per data set, the number of refused sweeps
     (:func:`step`).
     """
@@ -432,9 +424,9 @@ def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0):
     data = _batch_sweep_data(Xs, ys)
     sums, refused, done = np.zeros((B, p)), np.zeros(B, np.int64), 0
     total = num_warmup + num_samples
-    for m in chunk_lengths(total, _chunk_size(total, B, p, n, use_cholesky, False)):
-        variates = draw_variates(streams, m, B, n, n, p, hyper, use_cholesky)
-        state, sums, bad = _sum_batch_draws(variates, state, sums, data, num_warmup - done, hyper, use_cholesky)
+    source = VariateSource(variates, seed, streams, B, n, n, p, hyper, use_cholesky)
+    for m in chunk_lengths(total, _chunk_size(total, B, p, n, use_cholesky, False, source.budget)):
+        state, sums, bad = _sum_batch_draws(source.next(m), state, sums, data, num_warmup - done, hyper, use_cholesky)
         refused += np.asarray(bad)
         done += m
     return np.asarray(sums) / num_samples, refused

@@ -13,7 +13,9 @@ them, with the same distributions:
   would otherwise draw, and copy over, every number of every chain (at 128 chains and
   ``p = 200``, 77,000 numbers a sweep), while the device draws them in parallel.
 
-:func:`choose_variates` picks by the backend (``"auto"``). Each source's draws depend on the
+:func:`choose_variates` picks by the backend (``"auto"``), and :class:`VariateSource` gives a
+driver (:func:`~.gibbs.run_gibbs`, :func:`~.gibbs.posterior_mean_batch`) the variates of its
+next sweeps from the chosen source. Each source's draws depend on the
 seed alone, not on how the sweeps are cut into compiled calls (a progress bar cuts them): NumPy
 by one stream per field drawn sweep-major, JAX by one key per sweep (``fold_in`` of the sweep's
 index). The two sources give different (equally distributed) draws for the same seed.
@@ -114,3 +116,40 @@ def device_variates(key, first_sweep, sweeps, batch, n_obs, rows, p, shapes, use
                              gammas[:, 0], gammas[:, 1])
 
     return jax.vmap(one_sweep)(first_sweep + jnp.arange(sweeps))
+
+
+class VariateSource:
+    """The variates of a run's sweeps, in order, from the source ``variates`` names
+    (:func:`choose_variates`): ``next(m)`` gives :class:`SweepVariates` for the next ``m`` sweeps of
+    ``batch`` chains (or data sets). ``streams`` are the run's :func:`variate_streams` (NumPy's
+    source draws from their last five), ``seed`` keys the device's; ``lengths``, the run's chunk
+    lengths, are compiled for the device before the run (outside its timing). ``budget``: how many
+    numbers a chunk may hold (16 MiB of host variates that cross to the device; 128 MiB drawn
+    where they are used)."""
+
+    def __init__(self, variates, seed, streams, batch, n_obs, rows, p, hyper, use_cholesky):
+        self.source = choose_variates(variates)
+        self.budget = 2**21 if self.source == "numpy" else 2**24
+        self._args = (batch, n_obs, rows, p, hyper, use_cholesky)
+        self._streams, self._seed, self._done, self._drawers = streams, seed, 0, {}
+
+    def compile(self, lengths):
+        """Compile the device's draws for chunks of ``lengths`` sweeps (nothing for NumPy's)."""
+        if self.source == "device":
+            batch, n_obs, rows, p, hyper, use_cholesky = self._args
+            self._key, self._shapes = device_key(self._seed), jnp.asarray(gamma_shapes(n_obs, p, hyper))
+            for m in set(lengths) - set(self._drawers):
+                self._drawers[m] = device_variates.lower(self._key, 0, m, batch, n_obs, rows, p, self._shapes,
+                                                         use_cholesky).compile()
+        return self
+
+    def next(self, m):
+        """:class:`SweepVariates` of the next ``m`` sweeps."""
+        batch, n_obs, rows, p, hyper, use_cholesky = self._args
+        if self.source == "device":
+            self.compile([m])
+            out = self._drawers[m](self._key, self._done, n_obs, self._shapes)
+        else:
+            out = draw_variates(self._streams, m, batch, n_obs, rows, p, hyper, use_cholesky)
+        self._done += m
+        return out
