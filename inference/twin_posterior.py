@@ -227,8 +227,9 @@ def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coord
 def _hierarchy_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar=False):
     """:func:`sparsebayes.inference.hierarchy_gibbs.run` on the twin's design (its bias column keeps
     the hierarchy's prior, as in the NUTS twin, so no intercept is integrated out) as
-    ``InferenceData`` with the NUTS twin's names: ``beta``, ``noise_var``, ``lam_local`` and
-    ``beta_raw`` (``β = τ λ z``) for the horseshoe; ``log_likelihood`` and ``observed_data`` ``y``."""
+    ``InferenceData`` with the NUTS twin's names: ``beta``, ``noise_var``, and the sites the
+    hierarchy's ``gibbs_twin_sites`` gives (the horseshoe's ``lam_local``, ``beta_raw``: ``β = τ λ z``);
+    ``log_likelihood`` and ``observed_data`` ``y``."""
     import time
 
     import scipy.stats
@@ -246,14 +247,13 @@ def _hierarchy_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, pr
     seconds = time.perf_counter() - start
     beta, noise_var = np.asarray(states.beta), np.asarray(states.noise_var)
     post = {"beta": beta, "noise_var": noise_var}
-    if "lam2" in states.aux and hierarchy_name(t.prior) == "horseshoe":
-        lam = np.sqrt(np.asarray(states.aux["lam2"]))
-        post.update(lam_local=lam, beta_raw=beta / (t.prior.tau * lam))
+    if hasattr(t.prior, "gibbs_twin_sites"):  # the NUTS twin's own sites, where the hierarchy names them
+        post.update(t.prior.gibbs_twin_sites(beta, states.aux))
     loglik = scipy.stats.norm.logpdf(t.y, np.einsum("cdp,np->cdn", beta, t.H), np.sqrt(noise_var)[..., None])
     idata = from_dict({"posterior": post, "sample_stats": {"log_lik": np.asarray(infos.log_lik),
                                                            "log_min_variance": np.asarray(infos.log_min_variance)},
                        "log_likelihood": {"y": loglik}, "observed_data": {"y": t.y}}, coords=coords,
-                      dims={**{k: ["basis"] for k in post if k != "noise_var"}, "y": ["obs"]})
+                      dims={**{k: ["basis"] for k, v in post.items() if np.ndim(v) == 3}, "y": ["obs"]})
     idata.posterior.attrs.update(sampling_seconds=seconds, inference="hierarchy-gibbs")
     return idata
 

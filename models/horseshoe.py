@@ -210,8 +210,9 @@ class HorseshoePrior(NamedTuple):
     def sample_beta(self, p, name="beta"):
         """The twin's sampling statement: ``λ ~ C⁺(0, 1)``, ``β = τ λ z`` with ``z ~ N(0, 1)``
         (non-centred, so NUTS does not meet the funnel). Sites ``lam_local``, ``beta_raw`` and the
-        deterministic ``beta``; with ``tau_prior = s``, first ``τ ~ C⁺(0, s)`` (site ``tau``)."""
-        tau = self.tau if self.tau_prior is None else numpyro.sample("tau", dist.HalfCauchy(self.tau_prior))
+        deterministic ``beta``; with ``tau_prior = s``, first ``τ ~ C⁺(0, s)`` (site ``tau_global``:
+        ``tau`` is the per-weight variances' site in the package's other hierarchies)."""
+        tau = self.tau if self.tau_prior is None else numpyro.sample("tau_global", dist.HalfCauchy(self.tau_prior))
         lam = numpyro.sample("lam_local", dist.HalfCauchy(1.0).expand([p]).to_event(1))
         raw = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([p]).to_event(1))
         return numpyro.deterministic(name, tau * lam * raw)
@@ -226,6 +227,16 @@ class HorseshoePrior(NamedTuple):
 
     def _gibbs_tau2(self, aux):
         return self.tau**2 if self.tau_prior is None else aux["tau2"]
+
+    def gibbs_twin_sites(self, beta, aux):
+        """The twin's sites (:meth:`sample_beta`) at Gibbs draws (leading axes: chain, draw; NumPy):
+        ``lam_local = λ``, ``beta_raw = β/(τλ)`` and, with ``tau_prior``, ``tau_global = τ``, so the two
+        samplers' posteriors carry the same names (``tau_global``: the per-draw τ)."""
+        lam = np.sqrt(np.asarray(aux["lam2"]))
+        if self.tau_prior is None:
+            return {"lam_local": lam, "beta_raw": np.asarray(beta) / (self.tau * lam)}
+        tau = np.sqrt(np.asarray(aux["tau2"]))
+        return {"tau_global": tau, "lam_local": lam, "beta_raw": np.asarray(beta) / (tau[..., None] * lam)}
 
     def gibbs_prior_variance(self, aux):
         """``v_i = λ_i² τ²``: β's conditional prior variances given the auxiliary state."""

@@ -55,6 +55,21 @@ def test_horseshoe_regressor_gibbs_is_its_own_model_on_its_names():
     assert np.isfinite(compat.elpd_loo(idata))
 
 
+@pytest.mark.slow
+def test_horseshoe_gibbs_with_an_estimated_global_scale_names_the_twins_sites():
+    """With ``tau_prior`` the global scale is a draw: Gibbs's posterior has the NUTS twin's
+    variables (``tau_global`` among them, from the hierarchy's ``gibbs_twin_sites``; before, the
+    NUTS twin's τ site was named ``tau``, the per-weight variances' name, and sampling failed) and ``β = τ λ z`` at
+    every draw with each draw's own τ (not the starting ``prior.tau``)."""
+    X, y = _data()
+    est = AdaptiveSparseRegressor(prior=HorseshoePrior(tau=1.0, tau_prior=1.0)).fit(X, y)
+    gibbs = est.sample_posterior(X, y, "gibbs", **TINY).posterior
+    nuts = est.sample_posterior(X, y, "nuts", draws=20, chains=1, seed=1).posterior
+    assert set(gibbs.data_vars) == set(nuts.data_vars)
+    assert gibbs.tau_global.dims == nuts.tau_global.dims == ("chain", "draw") and np.ptp(gibbs.tau_global.values) > 0
+    np.testing.assert_allclose(gibbs.beta_raw * gibbs.lam_local * gibbs.tau_global, gibbs.beta, rtol=1e-12)
+
+
 def test_gibbs_without_conditionals_is_a_value_error_naming_the_hierarchy():
     X, y = _data()
     laplace = AdaptiveSparseRegressor(prior="laplace").fit(X, y)

@@ -108,6 +108,26 @@ def test_the_twin_samples_tau_when_it_is_estimated():
     from numpyro.infer import Predictive
 
     draws = Predictive(lambda: HorseshoePrior(1.0, tau_prior=0.5).sample_beta(2), num_samples=4000)(jax.random.PRNGKey(1))
-    assert draws["tau"].shape == (4000,)
-    assert stats.kstest(np.asarray(draws["tau"]), stats.halfcauchy(scale=0.5).cdf).pvalue > 1e-3
-    assert "tau" not in Predictive(lambda: HorseshoePrior(1.0).sample_beta(2), num_samples=10)(jax.random.PRNGKey(1))
+    assert draws["tau_global"].shape == (4000,) and "tau" not in draws  # "tau": per-weight variances elsewhere
+    assert stats.kstest(np.asarray(draws["tau_global"]), stats.halfcauchy(scale=0.5).cdf).pvalue > 1e-3
+    assert "tau_global" not in Predictive(lambda: HorseshoePrior(1.0).sample_beta(2), num_samples=10)(jax.random.PRNGKey(1))
+
+
+@pytest.mark.parametrize("tau_prior", [None, 0.5])
+def test_gibbs_draws_carry_the_twins_sites(tau_prior):
+    """``gibbs_twin_sites`` gives the twin's sites (:meth:`sample_beta`) at Gibbs draws: ``β = τ λ z``
+    with each draw's τ, and ``tau_global`` exactly when the twin samples it."""
+    import jax
+    from numpyro.infer import Predictive
+
+    prior = HorseshoePrior(0.7, tau_prior=tau_prior)
+    rng = np.random.default_rng(0)
+    beta = rng.normal(size=(2, 5, 3))  # (chain, draw, p)
+    aux = {"lam2": rng.gamma(1.0, size=(2, 5, 3)), "nu": np.ones((2, 5, 3))}
+    if tau_prior is not None:
+        aux["tau2"] = rng.gamma(1.0, size=(2, 5))
+    sites = prior.gibbs_twin_sites(beta, aux)
+    twin = Predictive(lambda: prior.sample_beta(3), num_samples=2)(jax.random.PRNGKey(0))
+    assert set(sites) == set(twin) - {"beta"}
+    tau = 0.7 if tau_prior is None else sites["tau_global"][..., None]
+    np.testing.assert_allclose(tau * sites["lam_local"] * sites["beta_raw"], beta, rtol=1e-12)
