@@ -28,7 +28,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import log_ndtr
 from numpyro.distributions import constraints
 
-from .priors import is_hierarchy, require, variance_of_precision
+from .priors import LaplacePrior, is_hierarchy, require, variance_of_precision
 
 
 #: The factor site of the improper Jeffreys hyperprior: a model that has it has no posterior to
@@ -36,20 +36,15 @@ from .priors import is_hierarchy, require, variance_of_precision
 JEFFREYS_HYPERPRIOR_SITE = "jeffreys_hyperprior"
 
 
-def _tau(p, prior, gamma, gamma_prior, surrogate_eps):
-    if prior == "laplace":
-        if gamma_prior is not None:
-            gamma = numpyro.sample("gamma", dist.Gamma(*gamma_prior))
-        return numpyro.sample("tau", dist.Exponential(gamma / 2.0).expand([p]).to_event(1))
-    if prior == "jeffreys":
-        if surrogate_eps is None:
-            # Improper p(τ) ∝ 1/τ: for log_density evaluation only, never for sampling.
-            tau = numpyro.sample("tau", dist.ImproperUniform(constraints.positive, (), (p,)))
-            numpyro.factor(JEFFREYS_HYPERPRIOR_SITE, -jnp.sum(jnp.log(tau)))
-            return tau
-        prec = numpyro.sample("precision_surrogate", dist.Gamma(surrogate_eps, surrogate_eps).expand([p]).to_event(1))
-        return numpyro.deterministic("tau", variance_of_precision(prec))
-    raise ValueError(f"prior must be 'laplace' or 'jeffreys', got {prior!r}")
+def _jeffreys_tau(p, surrogate_eps):
+    """The Jeffreys hyperprior's ``τ`` (site ``tau``): improper, or its labelled proper surrogate."""
+    if surrogate_eps is None:
+        # Improper p(τ) ∝ 1/τ: for log_density evaluation only, never for sampling.
+        tau = numpyro.sample("tau", dist.ImproperUniform(constraints.positive, (), (p,)))
+        numpyro.factor(JEFFREYS_HYPERPRIOR_SITE, -jnp.sum(jnp.log(tau)))
+        return tau
+    prec = numpyro.sample("precision_surrogate", dist.Gamma(surrogate_eps, surrogate_eps).expand([p]).to_event(1))
+    return numpyro.deterministic("tau", variance_of_precision(prec))
 
 
 def _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal):
@@ -59,14 +54,13 @@ def _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal):
             raise ValueError("marginal, gamma_prior and surrogate_eps apply to the prior names 'laplace' and "
                              "'jeffreys'; a hierarchy object carries its own settings")
         return require(prior, "nuts").sample_beta(p)
+    if prior == "laplace":  # the Laplace hierarchy's own statement (LaplacePrior.sample_beta)
+        return LaplacePrior(gamma, gamma_prior).sample_beta(p, marginal=marginal)
+    if prior != "jeffreys":
+        raise ValueError(f"prior must be 'laplace' or 'jeffreys', got {prior!r}")
     if marginal:
-        if prior != "laplace":
-            raise ValueError("marginal=True is the Laplace marginal; the Jeffreys marginal is improper")
-        if gamma_prior is not None:
-            gamma = numpyro.sample("gamma", dist.Gamma(*gamma_prior))
-        return numpyro.sample("beta", dist.Laplace(0.0, 1.0 / jnp.sqrt(gamma)).expand([p]).to_event(1))
-    tau = _tau(p, prior, gamma, gamma_prior, surrogate_eps)
-    return numpyro.sample("beta", dist.Normal(0.0, jnp.sqrt(tau)).to_event(1))
+        raise ValueError("marginal=True is the Laplace marginal; the Jeffreys marginal is improper")
+    return numpyro.sample("beta", dist.Normal(0.0, jnp.sqrt(_jeffreys_tau(p, surrogate_eps))).to_event(1))
 
 
 def sparse_regression_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=None, noise_var=None,

@@ -89,10 +89,14 @@ class LaplacePrior(NamedTuple):
         """``log p(β_i) = log(√γ/2) − √γ |β_i|`` elementwise (002 Sec. 3.1)."""
         return jnp.log(self.lam / 2.0) - self.lam * jnp.abs(beta)
 
-    def sample_beta(self, p, name="beta"):
+    def sample_beta(self, p, name="beta", marginal=False):
         """The twin's sampling statement: ``τ_i ~ Exp(γ/2)`` (site ``tau``), ``β_i ~ N(0, τ_i)``;
-        with ``gamma_prior = (a, b)``, first ``γ ~ Gamma(a, b)`` (site ``gamma``)."""
+        with ``gamma_prior = (a, b)``, first ``γ ~ Gamma(a, b)`` (site ``gamma``). ``marginal``:
+        ``β_i ~ Laplace(0, 1/√γ)`` directly (:meth:`marginal_distribution`; the same model with τ
+        integrated out, which NUTS mixes better on: no funnel)."""
         gamma = self.gamma if self.gamma_prior is None else numpyro.sample("gamma", dist.Gamma(*self.gamma_prior))
+        if marginal:
+            return numpyro.sample(name, self._replace(gamma=gamma).marginal_distribution().expand([p]).to_event(1))
         tau = numpyro.sample("tau", dist.Exponential(gamma / 2.0).expand([p]).to_event(1))
         return numpyro.sample(name, dist.Normal(0.0, jnp.sqrt(tau)).to_event(1))
 
