@@ -14,6 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
+from sparsebayes.models.typeii_hierarchies import ScaledLaplacePrior
 
 from ._base import atomic_fit, basis_names
 from ._validation import (
@@ -71,8 +72,20 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
     noise_var_, lam_ : posterior medians of σ² and λ = √λ²; ``rhat_`` the largest R-hat over β;
     intercept_var_ : ``E[σ²]/n``, the flat-prior intercept's variance given β and σ² averaged over
         the draws (``b | β, σ² ~ N(ȳ − x̄ᵀβ, σ²/n)``);
-    idata_ : the draws; n_iter_ : draws per chain.
+    idata_ : the draws; n_iter_ : draws per chain;
+    prior_ : the hierarchy fitted, ``ScaledLaplacePrior(a=lam2_shape, b=lam2_rate, c=c, d=d)``
+        (:attr:`_hierarchy_parameters`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
+        for ``sampler="nuts"``) with the other parameters as options refits this model, the same
+        draws for the same ``seed``.
     """
+
+    #: The hierarchy object of this model: Park & Casella's ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)`` is
+    #: BLS's ``τ_i ~ Exp(λ/2)``, ``λ ~ Gamma(a, b)`` (004 eqs. 7–8) with its rate λ standing for λ², and
+    #: both put ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` on the noise.
+    _hierarchy = ScaledLaplacePrior
+    #: The object's fields and the parameters that carry them (``c``, ``d``: the same names); its flags
+    #: (``lambda_update``, ``noise_update``) are type-II's, with no meaning for a sampler.
+    _hierarchy_parameters = {"a": "lam2_shape", "b": "lam2_rate", "c": "c", "d": "d"}
 
     def __init__(self, *, sampler="gibbs", lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000,
                  num_samples=2000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01, progress_bar=False):
@@ -129,7 +142,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         if not self.credible_level < 1.0:
             raise ValueError(f"credible_level must lie in (0, 1), got {self.credible_level!r}")
         check_count("seed", self.seed, 0)
-        checked_hyper(self.lam2_shape, self.lam2_rate, self.c, self.d)  # Gamma / inverse-Gamma; 0 is the flat limit
+        hyper = checked_hyper(self.lam2_shape, self.lam2_rate, self.c, self.d)  # Gamma / inverse-Gamma; 0: flat (not the rate)
         r = self.rhat_max  # checked before the sampling, not after it; inf turns the check off
         if not (isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, bool) and r > 1):
             raise ValueError(f"rhat_max must be a number > 1 (inf: no check), got {r!r}")
@@ -153,6 +166,8 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
                              rhat_max=None, coords=coords, dims=dims, lam2_shape=self.lam2_shape,
                              lam2_rate=self.lam2_rate, c=self.c, d=self.d, marginal=marginal)
         self.idata_ = idata
+        self.prior_ = self._hierarchy(**{field: getattr(hyper, param) for field, param in
+                                         self._hierarchy_parameters.items()})
         beta = np.asarray(idata.posterior["beta"]).reshape(-1, p)
         self.beta_draws_ = beta
         self.noise_var_draws_ = np.asarray(idata.posterior["noise_var"]).ravel()

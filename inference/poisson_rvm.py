@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import transform_validated
 from sparsebayes.models.likelihoods import PoissonLikelihood
+from sparsebayes.models.typeii_hierarchies import ARDPrior
 
 from . import typeii_laplace
 from ._base import atomic_fit, fit_feature_design, has_bias_column, raw_weights
@@ -72,7 +73,8 @@ class PoissonRVMRegressor(RegressorMixin, BaseEstimator):
     beta_ (n_basis: the mode on ``feature_map_``'s columns, zeros where pruned), active_ (bool),
     coef_ / intercept_ (the raw terms' weights of the log rate, scikit-learn's layout),
     relevance_indices_ (columns of ``coef_`` kept), objective_ (Laplace-approximate log evidence),
-    prior_var_ (``1/α``, 0 where pruned), laplace_cov_ (``Σ`` over the active basis functions),
+    prior_var_ (``1/α``, 0 where pruned), prior_ (the hierarchy fitted: ``ARDPrior()``, flat on every
+    ``α_i``, as :class:`RVMClassifier`'s), laplace_cov_ (``Σ`` over the active basis functions),
     n_iter_, converged_ (no move gains more than ``tol``, after at least one move), stalled_
     (stopped on a cycle of moves, best state kept).
     """
@@ -109,6 +111,7 @@ class PoissonRVMRegressor(RegressorMixin, BaseEstimator):
         self.coef_ = raw[first:]
         self.intercept_ = float(raw[0]) if first else 0.0
         self.prior_var_ = np.asarray(state.var)
+        self.prior_ = ARDPrior()
         self.laplace_cov_ = typeii_laplace.posterior_covariance(Phi, y, state, likelihood=LIKELIHOOD)
         self.objective_ = float(state.objective)
         self.n_iter_ = int(state.n_iter)

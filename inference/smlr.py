@@ -41,14 +41,8 @@ from sparsebayes.inference.smlr_scale import UNIT_RANGE, bias_scale, lambda_max,
 from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estimate_idata
 from sparsebayes.inference.posterior_sampling import PosteriorSamplingMixin
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
-from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
+from sparsebayes.models.map_priors import penalty_prior
 from sparsebayes.models.multinomial import flatten, hessian, unflatten
-from sparsebayes.models.priors import LaplacePrior, make_prior, require
-
-#: The hierarchy of each ``penalty`` at ``lam``: λ is the Laplace marginal's l1 weight (``γ = λ²``) or
-#: the Gaussian prior's precision; ``penalty=None`` is :class:`FlatPrior` (maximum likelihood).
-PENALTY_PRIORS = {"l1": LaplacePrior.from_lam, "l2": GaussianPrior}
-PENALTIES = ("l1", "l2", None)
 
 
 def visitation_seed(random_state):
@@ -59,17 +53,6 @@ def visitation_seed(random_state):
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_)):
         return int(random_state)
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-
-
-def penalty_prior(penalty, lam):
-    """The hierarchy object of ``penalty`` (:data:`PENALTY_PRIORS`) at ``lam``, checked for the bound
-    engine; ``ValueError`` for another penalty or a ``lam`` that is not a positive number."""
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
-    if penalty is None:
-        return FlatPrior()
-    check_number("lam", lam, 0.0, strict=True)
-    return require(make_prior(PENALTY_PRIORS[penalty](float(lam))), "bound")
 
 
 def sklearn_layout(W, bias):
@@ -260,6 +243,7 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         d = W.shape[0]
         self._basis_weights_ = np.hstack([scale_bias_row(W, self.bias_scale_), np.zeros((d, 1))])
         self.coef_, self.intercept_ = sklearn_layout(self._basis_weights_, has_bias_column(self.feature_map_))
+        self.prior_ = penalty_prior(self.penalty, self.lam_)  # SparseClassifier(method="map", prior=prior_) refits it
         self.n_iter_ = int(info.n_iter)
         self.objective_ = float(info.objective)
         self.optimality_residual_ = float(info.residual)
@@ -442,7 +426,13 @@ class SMLRClassifier(_MultinomialLogisticBase):
         The bias column's value in the penalized problem: the intercept ``b`` is penalized as
         ``λ|b|/bias_scale_`` (``objective_`` and ``optimality_residual_`` are that problem's; its
         NumPyro twin is the model on the design with the bias column times ``bias_scale_``).
-    n_nonzero_, n_iter_, objective_, optimality_residual_, solver_, lam_
+    lam_ : float
+        The ``λ`` fitted (``lam``, or ``lam · λ_max`` with ``lam_relative``; 0 without a penalty).
+    prior_ : LaplacePrior, GaussianPrior or FlatPrior
+        The hierarchy fitted, ``penalty``'s at ``lam_`` (:func:`~sparsebayes.models.map_priors.penalty_prior`:
+        ``LaplacePrior.from_lam(lam_)``, ``GaussianPrior(lam_)``, ``FlatPrior()``):
+        ``SparseClassifier(method="map", prior=prior_)``, with the same features and options, refits it.
+    n_nonzero_, n_iter_, objective_, optimality_residual_, solver_
 
     A fit sets or deletes every fitted attribute; a fit that fails (bad input, or a warning
     turned into an error) leaves the estimator unfitted, the previous model lost, as in

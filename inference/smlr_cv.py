@@ -84,6 +84,9 @@ class SMLRCV(_MultinomialLogisticBase):
     Attributes
     ----------
     lam_, kernel_width_ : the chosen values
+    prior_ : the hierarchy at the chosen λ (``LaplacePrior.from_lam(lam_)`` or ``GaussianPrior(lam_)``):
+        ``SparseClassifier(method="map", prior=prior_, features=..., kernel_width=kernel_width_)`` (with
+        ``solver``, ``tol``, ``max_iter`` and ``random_state`` as options) refits the final model
     lams_ : ndarray, the grid (descending)
     cv_errors_ : ndarray (n_widths, n_lams), held-out misclassifications summed over folds
     cv_log_loss_ : ndarray (n_widths, n_lams)

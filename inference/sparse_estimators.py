@@ -16,11 +16,14 @@ method     what it computes                      hierarchies (``prior=``)
            2003)                                 ``LaplaceVariancePrior`` (FLAP, Babacan et al.
                                                  2010), "scaled_laplace" or
                                                  ``ScaledLaplacePrior`` (BLS, Helgøy & Li)
-"map"      the MAP by bound optimization          "laplace" (l1), "gaussian" (l2): SMLR
-           (Krishnapuram et al. 2005)             (classification only)
-"gibbs",   the posterior mean by Park–Casella    "scaled_laplace" (the Bayesian Lasso;
-"nuts"     Gibbs or NumPyro's NUTS               regression only)
+"map"      the MAP by bound optimization          "laplace" (l1), "gaussian" (l2), "flat" (ML):
+           (Krishnapuram et al. 2005)             SMLR (classification only)
+"gibbs",   the posterior mean by Park–Casella    "scaled_laplace" or ``ScaledLaplacePrior`` (the
+"nuts"     Gibbs or NumPyro's NUTS               Bayesian Lasso; regression only)
 =========  ====================================  ==============================================
+
+:data:`REGRESSION_ENGINES` and :data:`CLASSIFICATION_ENGINES` are this table, the engine estimator
+of each pair.
 
 The engine-specific estimators (:class:`AdaptiveSparseRegressor`, :class:`RVMRegressor`, …) are
 what these compose: ``fit`` builds the one the ``(method, prior)`` pair names, with ``features``,
@@ -38,6 +41,16 @@ fitted ``prior_`` of a type-II estimator refits its model. A field that the engi
 parameter for (the RVM's ``lambda_update``, the classifier's noise prior) must keep its default.
 EM's :class:`~sparsebayes.models.priors.LaplacePrior` fixes γ (or puts EM's proper hyperprior on it)
 and is refused under type-II: the Laplace hierarchy of FLAP is ``LaplaceVariancePrior``.
+
+The same holds for the other engines. Under "gibbs" and "nuts" a ``ScaledLaplacePrior`` is Park &
+Casella's hierarchy (``τ_j² ~ Exp(λ²/2)`` is ``τ_i ~ Exp(λ/2)`` with the object's λ their λ²), so its
+``a, b`` are :class:`BayesianLassoRegressor`'s ``lam2_shape, lam2_rate`` (``λ² ~ Gamma(r, δ)``) and
+``c, d`` its noise prior; its flags must keep their defaults, and the name "scaled_laplace" takes the
+estimator's defaults (Park & Casella's r = 1, δ = 1.78; the object's are type-II's flat a = b = 0).
+Under "map" a ``LaplacePrior`` (without ``gamma_prior``), ``GaussianPrior`` or ``FlatPrior`` is SMLR's
+penalty at its λ (:mod:`sparsebayes.models.map_priors`). Every EM, type-II, MAP and sampling estimator
+has a fitted ``prior_``, the object of its model: ``prior=est.prior_`` with ``est``'s method,
+features and other options refits ``est``'s model.
 """
 from __future__ import annotations
 
@@ -46,6 +59,7 @@ import dataclasses
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from sparsebayes.models.map_priors import PENALTY_OF
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, require
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
@@ -55,6 +69,29 @@ DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "s
 METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound": "map", "gibbs": "gibbs",
            "nuts": "nuts"}
 
+#: The key of an engine table's row that takes every hierarchy with the engine's E-step (EM's, :func:`_em_parameters`).
+ANY = "any hierarchy with an EM E-step"
+
+_BAYESIAN_LASSO = ("bayesian_lasso_estimator", "BayesianLassoRegressor")
+
+#: The engine estimator of each (method, hierarchy) pair for regression: method -> {hierarchy name:
+#: (module of ``sparsebayes.inference``, class)}. :func:`_engine_of` and the refusals read it.
+REGRESSION_ENGINES = {
+    "em": {ANY: ("adaptive", "AdaptiveSparseRegressor")},
+    "type2": {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
+              "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
+              "scaled_laplace": ("typeii_estimators", "BLSRegressor")},
+    "gibbs": {"scaled_laplace": _BAYESIAN_LASSO},
+    "nuts": {"scaled_laplace": _BAYESIAN_LASSO},
+}
+
+#: The same for classification; under "map" SMLR fits each hierarchy of :data:`PENALTY_OF` (its ``penalty``).
+CLASSIFICATION_ENGINES = {
+    "em": {ANY: ("adaptive", "SparseProbitClassifier")},
+    "type2": {"ard": ("rvm_classifier", "RVMClassifier")},
+    "map": {name: ("smlr", "SMLRClassifier") for name in PENALTY_OF},
+}
+
 
 def _lazy(module, name):
     """The estimator class ``name`` of ``sparsebayes.inference.<module>`` (imported on use)."""
@@ -63,106 +100,120 @@ def _lazy(module, name):
     return getattr(importlib.import_module(f"sparsebayes.inference.{module}"), name)
 
 
-def _em_prior(prior):
-    """``prior`` for the EM estimators: a name of the registry or a hierarchy object with the EM
+def _em_parameters(prior, cls, method):
+    """The EM estimators' ``prior``: a name of the registry or a hierarchy object with the EM
     E-step (checked here, so the error names the hierarchy before anything is built)."""
-    if isinstance(prior, str):
-        if prior not in HIERARCHIES:
-            raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
-        return prior
-    require(prior, "em")
-    return prior
+    if not isinstance(prior, str):
+        require(prior, "em")
+    elif prior not in HIERARCHIES:
+        raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
+    return {"prior": prior}
 
 
-def _regression_engine(method, prior, options):
-    """(class, keyword arguments) of the engine estimator for regression."""
-    name = hierarchy_name(prior)
-    if method == "em":
-        return _lazy("adaptive", "AdaptiveSparseRegressor"), {"prior": _em_prior(prior)}
-    if method == "type2":
-        table = {"ard": "RVMRegressor", "laplace": "FLAPRegressor", "laplace_variance": "FLAPRegressor",
-                 "scaled_laplace": "BLSRegressor"}
-        if name not in table:
-            _refuse(prior, method, table)
-        cls = _lazy("typeii_estimators", table[name])
-        return cls, _typeii_parameters(prior, cls, cls._hierarchy)
-    if method in ("gibbs", "nuts"):
-        if name != "scaled_laplace":
-            _refuse(prior, method, {"scaled_laplace": "BayesianLassoRegressor"})
-        return _lazy("bayesian_lasso_estimator", "BayesianLassoRegressor"), {"sampler": method}
-    raise ValueError(f"method={method!r} has no regression engine: use 'em', 'type2', 'gibbs' or 'nuts'")
+def _engine_of(table, task, method, prior):
+    """(class, keyword arguments) of the engine estimator that ``table`` (:data:`REGRESSION_ENGINES`,
+    :data:`CLASSIFICATION_ENGINES`) names for ``(method, prior)``; the keyword arguments are what
+    ``prior`` sets (:data:`_PARAMETERS`). A pair the table lacks is a ``ValueError`` listing what
+    the method fits."""
+    if method not in table:
+        *others, last = [repr(m) for m in table]
+        raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
+    row = table[method]
+    key = ANY if ANY in row else hierarchy_name(prior)
+    if key not in row:
+        label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
+        fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in row.items())
+        raise ValueError(f"prior {label} has no {method!r} engine; method={method!r} fits the priors {fits}")
+    cls = _lazy(*row[key])
+    return cls, _PARAMETERS[method](prior, cls, method)
 
 
-def _classification_engine(method, prior, options):
-    """(class, keyword arguments) of the engine estimator for classification."""
-    name = hierarchy_name(prior)
-    if method == "em":
-        return _lazy("adaptive", "SparseProbitClassifier"), {"prior": _em_prior(prior)}
-    if method == "type2":
-        if name != "ard":
-            _refuse(prior, method, {"ard": "RVMClassifier"})
-        from sparsebayes.models.typeii_hierarchies import ARDPrior
-
-        cls = _lazy("rvm_classifier", "RVMClassifier")
-        return cls, _typeii_parameters(prior, cls, ARDPrior)
-    if method == "map":
-        penalties = {"laplace": "l1", "gaussian": "l2"}
-        if name not in penalties:
-            _refuse(prior, method, {"laplace": "SMLRClassifier", "gaussian": "SMLRClassifier"})
-        kw = {"penalty": penalties[name]}
-        if is_hierarchy(prior):  # SMLR's λ: the Laplace marginal's l1 weight, or the Gaussian prior's precision
-            if getattr(prior, "gamma_prior", None) is not None:
-                raise ValueError("method='map' (SMLR) fits a fixed lam: a LaplacePrior with gamma_prior (γ estimated) "
-                                 "needs method='em', or give LaplacePrior(gamma) without gamma_prior")
-            kw["lam"] = float(prior.lam)
-        return _lazy("smlr", "SMLRClassifier"), kw
-    raise ValueError(f"method={method!r} has no classification engine: use 'em', 'type2' or 'map'")
+def _regression_engine(method, prior):
+    """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`)."""
+    return _engine_of(REGRESSION_ENGINES, "regression", method, prior)
 
 
-def _refuse(prior, method, table):
-    """The ``ValueError`` for a (method, hierarchy) pair that no engine fits."""
-    label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
-    raise ValueError(f"prior {label} has no {method!r} engine; method={method!r} fits the priors "
-                     f"{', '.join(repr(k) for k in table)}")
+def _classification_engine(method, prior):
+    """(class, keyword arguments) of the engine estimator for classification (:data:`CLASSIFICATION_ENGINES`)."""
+    return _engine_of(CLASSIFICATION_ENGINES, "classification", method, prior)
 
 
-#: (engine estimator, hierarchy field) -> (its parameter, the value from the field's), where the two differ
-_TYPEII_RENAMED = {("FLAPRegressor", "noise_update"): ("estimate_noise", lambda flag: flag == "variances-fixed")}
+def _check_hierarchy_class(prior, cls, method):
+    """The hierarchy class the engine estimator ``cls`` fits (its ``_hierarchy``, else the registry's
+    class of ``prior``'s name); ``ValueError`` when the object ``prior`` is not one (another class that
+    calls itself by that name would be fitted as if it were)."""
+    hierarchy = getattr(cls, "_hierarchy", None) or HIERARCHIES[hierarchy_name(prior)]
+    if not isinstance(prior, hierarchy):
+        raise ValueError(f"{cls.__name__} (method={method!r}) fits {hierarchy.__name__}, not {type(prior).__name__}")
+    return hierarchy
 
 
-def _typeii_parameters(prior, cls, hierarchy):
-    """The parameters of the type-II engine estimator ``cls`` that a ``hierarchy`` object ``prior``
-    sets (module docstring); ``{}`` for a name. A field ``cls`` takes no parameter for must be at
-    its default, else the ``ValueError`` names it: the fit would silently drop it."""
+#: (engine estimator, hierarchy field) -> (its parameter, the value from the field's), where the two
+#: differ and the estimator does not say so itself (an estimator's ``_hierarchy_parameters``, field ->
+#: parameter, names its own: the Bayesian Lasso's ``a, b`` are ``lam2_shape, lam2_rate``)
+_RENAMED = {("FLAPRegressor", "noise_update"): ("estimate_noise", lambda flag: flag == "variances-fixed")}
+
+
+def _hierarchy_parameters(prior, cls, method):
+    """The parameters of the engine estimator ``cls`` that a ``hierarchy`` object ``prior`` sets
+    (module docstring), each field's own or the one :data:`_RENAMED` or ``cls._hierarchy_parameters``
+    names; ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
+    ``ValueError`` names it: the fit would silently drop it."""
     if not is_hierarchy(prior):
         return {}
     if isinstance(prior, LaplacePrior):
         raise ValueError("method='type2' estimates the hyperparameters of the Laplace hierarchy (its rate λ, "
                          "FLAP): LaplacePrior is EM's object, with a fixed gamma or a proper gamma_prior; give "
                          "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
-    if not isinstance(prior, hierarchy):
-        raise ValueError(f"{cls.__name__} (method='type2') fits {hierarchy.__name__}, not {type(prior).__name__}")
+    _check_hierarchy_class(prior, cls, method)
     params = cls().get_params()
+    own = getattr(cls, "_hierarchy_parameters", {})
     kw, unmatched = {}, []
     for field in dataclasses.fields(prior):
         value = getattr(prior, field.name)
         value = value if isinstance(value, str) else float(value)
-        param, convert = _TYPEII_RENAMED.get((cls.__name__, field.name), (field.name, None))
+        param, convert = _RENAMED.get((cls.__name__, field.name), (own.get(field.name, field.name), None))
         if param in params:
             kw[param] = value if convert is None else convert(value)
         elif value != field.default:
             unmatched.append(f"{field.name}={value!r}")
     if unmatched:
         raise ValueError(f"{cls.__name__} has no parameter for {type(prior).__name__}'s {', '.join(unmatched)}: "
-                         f"method='type2' would fit the default; leave {'them' if len(unmatched) > 1 else 'it'} "
+                         f"method={method!r} would fit the default; leave {'them' if len(unmatched) > 1 else 'it'} "
                          "at the default")
     return kw
+
+
+def _sampler_parameters(prior, cls, method):
+    """The Bayesian Lasso's: the sampler ``method`` names, and the hyperprior constants of a
+    ``ScaledLaplacePrior`` object (:func:`_hierarchy_parameters`; the estimator's defaults for the name)."""
+    return {"sampler": method, **_hierarchy_parameters(prior, cls, method)}
+
+
+def _penalty_parameters(prior, cls, method):
+    """SMLR's ``penalty`` for ``prior`` (:data:`PENALTY_OF`) and, for an object, its ``lam``: the Laplace
+    marginal's l1 weight or the Gaussian prior's precision (a name keeps the estimator's ``lam``)."""
+    kw = {"penalty": PENALTY_OF[hierarchy_name(prior)]}
+    if not is_hierarchy(prior):
+        return kw
+    _check_hierarchy_class(prior, cls, method)
+    if getattr(prior, "gamma_prior", None) is not None:
+        raise ValueError("method='map' (SMLR) fits a fixed lam: a LaplacePrior with gamma_prior (γ estimated) "
+                         "needs method='em', or give LaplacePrior(gamma) without gamma_prior")
+    if kw["penalty"] is not None:
+        kw["lam"] = float(prior.lam)
+    return kw
+
+
+#: How each method's engine estimator takes the prior: ``(prior, class, method) -> keyword arguments``.
+_PARAMETERS = {"em": _em_parameters, "type2": _hierarchy_parameters, "gibbs": _sampler_parameters,
+               "nuts": _sampler_parameters, "map": _penalty_parameters}
 
 
 class _ComposedEstimator(BaseEstimator):
     """Fit the engine estimator named by ``(method, prior)``; expose its fitted attributes."""
 
-    _engine_table = None  # set by the subclasses: (method, prior, options) -> (class, kwargs)
+    _engine_table = None  # set by the subclasses: (method, prior) -> (class, kwargs)
 
     def __init__(self, *, prior=None, method="em", features="linear", kernel_width="scale", options=None):
         self.prior = prior
@@ -181,7 +232,7 @@ class _ComposedEstimator(BaseEstimator):
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
             raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
-        cls, kw = type(self)._engine_table(method, prior, options)
+        cls, kw = type(self)._engine_table(method, prior)
         params = cls().get_params()
         unknown = sorted(set(options) - set(params))
         if unknown:
@@ -189,8 +240,8 @@ class _ComposedEstimator(BaseEstimator):
                              f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
         fixed = sorted(set(options) & set(kw))
         if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method= (a type-II hierarchy object sets its "
-                             "fields' parameters); remove them from options")
+            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
+                             "parameters); remove them from options")
         for key in ("features", "kernel_width"):
             if key in params:
                 kw[key] = getattr(self, key)
@@ -245,8 +296,9 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
         not depend on the units of ``y`` or ``X``):
         ``"laplace"``, ``"jeffreys"``, ``"horseshoe"``, ``"ard"``, ``"scaled_laplace"``, or an
         object such as ``HorseshoePrior(tau=0.1)`` or ``LaplacePrior(gamma=2.0)`` (EM), or
-        ``ScaledLaplacePrior(a=1.0, b=0.1)`` (type-II: its fields are the engine estimator's
-        parameters, module docstring).
+        ``ScaledLaplacePrior(a=1.0, b=0.1)`` (type-II, or the samplers' Bayesian Lasso: its fields
+        are the engine estimator's parameters, module docstring). A fitted estimator's ``prior_``
+        refits its model.
     method : {"em", "type2", "gibbs", "nuts"}, default="em"
         The engine: EM posterior mode, type-II maximum likelihood, or the posterior mean by a
         sampler (``"typeii"`` is a synonym of ``"type2"``).
@@ -280,9 +332,10 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
     ----------
     prior : None, str or hierarchy object, default=None
         ``None``: the method's :data:`DEFAULT_PRIOR`; ``"laplace"``, ``"jeffreys"``, ``"horseshoe"`` (EM); ``"ard"`` or
-        ``ARDPrior()`` (type-II; its noise-prior fields must keep their defaults); ``"laplace"``
-        or ``"gaussian"`` (MAP, the l1 / l2 penalty); or an object (EM; a ``LaplacePrior``
-        under MAP gives SMLR its ``lam``).
+        ``ARDPrior()`` (type-II; its noise-prior fields must keep their defaults); ``"laplace"``,
+        ``"gaussian"`` or ``"flat"`` (MAP, the l1 / l2 penalty or none); or an object (EM; a
+        ``LaplacePrior`` or ``GaussianPrior`` under MAP gives SMLR its ``lam``, so that an SMLR
+        fit's ``prior_`` refits it).
     method : {"em", "type2", "map"}, default="em"
         ``"bound"`` is a synonym of ``"map"``, ``"typeii"`` of ``"type2"``.
     features, kernel_width, options :

@@ -11,6 +11,11 @@ Each has the ``"bound"`` capability of :data:`~sparsebayes.models.priors.CAPABIL
 penalty ``neg_log_prior`` and the surrogate's maximizers, from :mod:`sparsebayes.models.penalties`);
 the Gaussian also has a NumPyro sampling statement. Neither is a scale mixture, so neither has an
 EM E-step.
+
+SMLR's ``penalty`` and ``λ`` are these hierarchies and ``LaplacePrior`` both ways:
+:func:`penalty_prior` gives the object an SMLR fit uses (its fitted ``prior_``), and
+:data:`PENALTY_OF` the ``penalty`` of a hierarchy, so that the generic ``SparseClassifier(method="map",
+prior=...)`` refits the model of that ``prior_``.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ import numpyro.distributions as dist
 
 from sparsebayes.models import penalties
 from sparsebayes.models._checks import check_number
-from sparsebayes.models.priors import _host_scalar, register_hierarchy
+from sparsebayes.models.priors import LaplacePrior, _host_scalar, make_prior, register_hierarchy, require
 
 
 class GaussianPrior(NamedTuple):
@@ -131,3 +136,22 @@ class FlatPrior(NamedTuple):
 
 register_hierarchy(GaussianPrior)
 register_hierarchy(FlatPrior)
+
+
+#: The hierarchy of each SMLR ``penalty`` at ``lam``: λ is the Laplace marginal's l1 weight (``γ = λ²``,
+#: eq. 3) or the Gaussian prior's precision (Sec. 3.3); ``penalty=None`` is :class:`FlatPrior` (ML, Sec. 3.2).
+PENALTY_PRIORS = {"l1": LaplacePrior.from_lam, "l2": GaussianPrior}
+PENALTIES = ("l1", "l2", None)
+#: SMLR's ``penalty`` for each hierarchy (by registry name): :data:`PENALTY_PRIORS` read backwards.
+PENALTY_OF = {"laplace": "l1", "gaussian": "l2", "flat": None}
+
+
+def penalty_prior(penalty, lam):
+    """The hierarchy object of ``penalty`` (:data:`PENALTY_PRIORS`) at ``lam``, checked for the bound
+    engine; ``ValueError`` for another penalty or a ``lam`` that is not a positive number."""
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    if penalty is None:
+        return FlatPrior()
+    check_number("lam", lam, 0.0, strict=True)
+    return require(make_prior(PENALTY_PRIORS[penalty](float(lam))), "bound")
