@@ -62,6 +62,7 @@ from jax import lax
 
 import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference.bound_problem import (  # noqa: F401  (the engine's API, re-exported)
+    LIKELIHOOD,
     LOGIT_FLOOR,
     SATURATED,
     SOLVERS,
@@ -80,7 +81,6 @@ from sparsebayes.inference.bound_problem import (  # noqa: F401  (the engine's A
     ridge_start,
 )
 from sparsebayes.inference.bound_surrogate import loglik_hessian, newton_step, surrogate_cd_step  # noqa: F401
-from sparsebayes.models.multinomial import log_normalizer
 
 
 def block_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_tol=1e-4):
@@ -167,7 +167,7 @@ def componentwise_step(state, problem, prior, *, tol=0.0, growth=1.5, zero_visit
         eta_t = eta_t.at[c].set(eta_c)
         # log(Z(1 − p_c)) cancels where p_c rounds near 1 (at p_c = 1 it is −∞ and drops the other
         # classes; the next p_c exceeded 1 and log1p gave NaN): then the normalizers are recomputed
-        log_norm = lax.cond(jnp.max(p) > 1.0 - SATURATED, lambda: log_normalizer(eta_t.T),
+        log_norm = lax.cond(jnp.max(p) > 1.0 - SATURATED, lambda: LIKELIHOOD.log_normalizer(eta_t.T),
                             lambda: jnp.logaddexp(log_norm + jnp.log1p(-p), eta_c))
         return coef.at[j, c].set(w_new), eta_t, log_norm
 

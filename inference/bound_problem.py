@@ -15,10 +15,15 @@ import jax
 import jax.numpy as jnp
 
 import sparsebayes  # noqa: F401  (float64)
-from sparsebayes.models.multinomial import BohningBound, log_normalizer, one_hot_reference
+from sparsebayes.models.likelihoods import require_likelihood
+from sparsebayes.models.multinomial import MULTINOMIAL, BohningBound, one_hot_reference
 from sparsebayes.models.priors import has_piece, require
 
 SOLVERS = ("block", "componentwise", "surrogate-cd", "newton")
+
+#: The engine's likelihood: Böhning's bound (003 eq. 8) is the multinomial logistic one's, so the
+#: engine fits that likelihood and checks its pieces once here.
+LIKELIHOOD = require_likelihood(MULTINOMIAL, "bound")
 
 
 #: Relative changes of the weights are measured against at least the weight that moves a
@@ -110,14 +115,14 @@ def _build_problem(X, y, *, n_classes, dense, eigen):
     """:func:`make_problem`'s arrays, one compiled program (a dozen small ones when run eagerly)."""
     Y1 = one_hot_reference(y, n_classes)
     x_max = jnp.max(jnp.abs(X))
-    return Problem(X, X.T, Y1, X.T @ Y1, BohningBound.from_data(X, n_classes, dense=dense, eigen=eigen),
+    return Problem(X, X.T, Y1, X.T @ Y1, LIKELIHOOD.bohning_bound(X, n_classes, dense=dense, eigen=eigen),
                    LOGIT_FLOOR / jnp.where(x_max > 0, x_max, 1.0))
 
 
 def predictors(coef, problem, prior):
     """``η = XW``, the log-normalizers and the objective ``L(W) = ℓ(W) − penalty(W)``."""
     eta = problem.X @ coef
-    log_norm = log_normalizer(eta)
+    log_norm = LIKELIHOOD.log_normalizer(eta)
     objective = jnp.sum(problem.Y1 * eta) - jnp.sum(log_norm) - prior.neg_log_prior(coef)
     return eta, log_norm, objective
 
@@ -152,7 +157,7 @@ def init(problem, prior, coef0=None, *, seed=0):
 def ridge_start(problem, lam):
     """One RMLR bound step from zero, ``(B − λI)⁻¹(−g(0))`` (eq. 10): a nonzero start for eq. 13."""
     eta = problem.X @ jnp.zeros_like(problem.XtY)
-    return problem.bound.solve_shifted(-gradient(eta, log_normalizer(eta), problem), lam)
+    return problem.bound.solve_shifted(-gradient(eta, LIKELIHOOD.log_normalizer(eta), problem), lam)
 
 
 def overrelax(state, coef_mm, eta_mm, norm_mm, obj_mm, problem, prior, growth):
@@ -181,5 +186,5 @@ def info(state, problem, prior, *, converged):
 def optimality_residual(coef, problem, prior):
     """``max_k dist(g_k, ∂penalty(w_k))``: zero exactly at the MAP estimate."""
     eta = problem.X @ coef
-    grad = gradient(eta, log_normalizer(eta), problem)
+    grad = gradient(eta, LIKELIHOOD.log_normalizer(eta), problem)
     return jnp.max(prior.bound_residual(coef, grad))

@@ -62,6 +62,7 @@ from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference.em_covariance import conditional_covariance, laplace_covariance
 from sparsebayes.inference.em_start import RidgeStart
+from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.priors import neg_log_hyperprior, update_shared
 
 __all__ = ["EMControls", "EMData", "EMDesign", "EMInfo", "EMResult", "EMState", "RidgeStart", "conditional_covariance",
@@ -400,6 +401,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         ``H = QH̃`` (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`): every
         iteration then works on ``H̃`` (r × p) and costs ``O(r²p)``; ``H`` itself is not used.
     """
+    require_likelihood(likelihood, "em")
     y = np.asarray(y, dtype=np.float64)
     design = H if isinstance(H, EMDesign) else EMDesign(H, y.size, factor)
     if design.n_obs != y.size:

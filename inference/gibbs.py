@@ -88,14 +88,23 @@ class Hyper(NamedTuple):
 
 
 def checked_hyper(lam2_shape, lam2_rate, c, d):
-    """:class:`Hyper` of float64 numbers, each checked finite and ``≥ 0`` (``ValueError`` naming it).
+    """:class:`Hyper` of float64 numbers, each checked finite and ``≥ 0``, and ``lam2_rate > 0``
+    (``ValueError`` naming it).
 
-    ``0`` is each prior's flat limit and keeps every full conditional proper (``λ² | ·`` has shape
-    ``p + r ≥ 1``, ``σ² | ·`` shape ``(n − 1)/2 + p/2 + c > 0``); a negative rate made ``λ²``
-    draws negative, and a negative ``d`` a negative ``σ²``."""
+    ``0`` is the flat limit of ``r``, ``c`` and ``d`` and keeps every full conditional proper
+    (``λ² | ·`` has shape ``p + r ≥ 1``, ``σ² | ·`` shape ``(n − 1)/2 + p/2 + c > 0``); a negative
+    rate made ``λ²`` draws negative, and a negative ``d`` a negative ``σ²``. The rate ``δ`` must be
+    positive: with ``p(λ²) ∝ (λ²)^{r−1}`` the conditionals are still proper, but the joint
+    posterior is not (integrating λ² out leaves ``∝ (Σ|β_j|/σ)^{−(p+2r)}`` near ``β = 0``, whose
+    integral diverges there in ``p`` dimensions for ``r ≥ 0``), so a sampler would run on a posterior
+    that does not exist."""
     values = {"lam2_shape": lam2_shape, "lam2_rate": lam2_rate, "c": c, "d": d}
     for name, value in values.items():
         check_number(name, value, 0.0)
+    if float(lam2_rate) == 0.0:
+        raise ValueError("lam2_rate must be > 0: with a zero rate the hyperprior on λ² is improper and so is the "
+                         "posterior (it piles up at β = 0); Park & Casella's default is lam2_shape=1, lam2_rate=1.78 "
+                         "(a type-II ScaledLaplacePrior's flat b=0 is for evidence maximisation, not for sampling)")
     return Hyper(*(float(v) for v in values.values()))
 
 

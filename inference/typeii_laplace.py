@@ -55,6 +55,7 @@ import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, variance_moves
+from sparsebayes.models.likelihoods import require_likelihood
 
 
 class State(NamedTuple):
@@ -372,6 +373,7 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
     is the step of a fit in ``capacity`` slots, then in twice as many (the widths gather the same
     slots), and a kernel fit that passes 8 active functions on its way compiles the step once,
     not twice (a first fit's time is mostly compiling)."""
+    require_likelihood(likelihood, "laplace")
     n, n_basis = np.shape(Phi)
     Phi, t, basis_mask = _padded(Phi, t, basis_mask)
     kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))

@@ -12,6 +12,11 @@ in ``η`` is ``t − mean(η)``), the curvature weights ``curvature(t, eta) = �
 (the diagonal of ``B``), and ``init_target(t)``, a finite stand-in for ``η`` from which the engine
 picks its first basis function.
 
+Each likelihood is one object with a registry ``name`` in :data:`LIKELIHOODS` (the multinomial
+logistic one, :class:`~sparsebayes.models.multinomial.MultinomialLogisticLikelihood`, lives with
+its bound); an engine says the pieces it needs in :data:`LIKELIHOOD_CAPABILITIES` and checks them
+once with :func:`require_likelihood`, which names the likelihood and the missing piece.
+
 ``n_obs`` (optional, may be traced): only the first ``n_obs`` rows are data. The engine pads
 the rest to a shared array size (:func:`sparsebayes.inference.em.fit_em`) with zero rows of the
 design, so ``η = 0`` and ``y = 0`` there; those rows must add nothing to the noise update or to
@@ -37,8 +42,48 @@ _ERFCX_SERIES_FROM = 26.0
 _ERFCX_SERIES = np.array([(-1) ** k * np.prod(np.arange(1, 2 * k, 2, dtype=float)) / 2.0**k for k in range(9)])[::-1]
 
 
+#: The registered likelihoods by name (:func:`register_likelihood`).
+LIKELIHOODS = {}
+
+#: What each engine asks of a likelihood: EM's E-step on the latent targets, noise update and
+#: objective; the type-II engine's Laplace path (log likelihood, mean and curvature in ``η``, a
+#: start); the bound engine's log-normalizer and Böhning's bound (003 eq. 8).
+LIKELIHOOD_CAPABILITIES = {
+    "em": ("expected_targets", "noise_update", "neg_log_lik"),
+    "laplace": ("log_lik", "mean", "curvature", "init_target"),
+    "bound": ("log_lik", "log_normalizer", "bohning_bound"),
+}
+
+
+def register_likelihood(cls):
+    """Add a likelihood class to :data:`LIKELIHOODS` under its ``name`` (a decorator)."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a likelihood needs a class attribute 'name' (a non-empty string); {cls.__name__} has {name!r}")
+    LIKELIHOODS[name] = cls
+    return cls
+
+
+def require_likelihood(likelihood, engine):
+    """``likelihood`` if it has every piece ``engine`` needs (:data:`LIKELIHOOD_CAPABILITIES`), else a
+    ``ValueError`` naming the likelihood, the missing pieces and the registered likelihoods that have them."""
+    if engine not in LIKELIHOOD_CAPABILITIES:
+        raise ValueError(f"engine must be one of {sorted(LIKELIHOOD_CAPABILITIES)}, got {engine!r}")
+    pieces = LIKELIHOOD_CAPABILITIES[engine]
+    missing = [m for m in pieces if not hasattr(type(likelihood), m) and not hasattr(likelihood, m)]
+    if missing:
+        able = sorted(n for n, c in LIKELIHOODS.items() if all(hasattr(c, m) for m in pieces))
+        raise ValueError(f"{type(likelihood).__name__} has no {', '.join(missing)}: the {engine!r} engine needs "
+                         f"{', '.join(pieces)}; likelihoods that have them: {', '.join(able)}")
+    return likelihood
+
+
+@register_likelihood
 class GaussianLikelihood(NamedTuple):
     """``y = Hβ + w``, ``w ~ N(0, σ² I)``, flat prior on σ² (000 Sec. 3)."""
+
+    #: The registry name.
+    name = "gaussian"
 
     def expected_targets(self, y, eta):
         """No latent variables: the targets are the data."""
@@ -81,11 +126,15 @@ def probit_mills_ratio(s, eta, erfcx=scaled_erfc):
     return np.sqrt(2.0 / np.pi) / erfcx(-s * eta / np.sqrt(2.0))
 
 
+@register_likelihood
 class ProbitLikelihood(NamedTuple):
     """``P(y = 1 | x) = Φ(βᵀh(x))`` with latent ``z = Hβ + w``, ``w ~ N(0, I)`` (002 Sec. 2).
 
     Labels are 0/1; the unit noise variance is fixed (002 eq. 3).
     """
+
+    #: The registry name.
+    name = "probit"
 
     #: σ² of the latent ``z`` (002 eq. 3), which :func:`sparsebayes.inference.em.fit_em` uses
     #: whatever ``noise_var`` it is given (a likelihood without it has σ² free).
@@ -125,6 +174,7 @@ class ProbitLikelihood(NamedTuple):
         return np.clip(m * (m + s * eta), 0.0, 1.0)
 
 
+@register_likelihood
 class BernoulliLogisticLikelihood(NamedTuple):
     """``P(t = 1 | η) = σ(η)``, ``σ(η) = 1/(1 + e^{−η})``, labels ``t ∈ {0, 1}`` (Tipping 2001, Sec. 4).
 
@@ -133,6 +183,9 @@ class BernoulliLogisticLikelihood(NamedTuple):
     ``b = σ(η)(1 − σ(η))`` (the diagonal of ``B`` in its Hessian ``−(ΦᵀBΦ + V⁻¹)``; Tipping 2001,
     Sec. 4).
     """
+
+    #: The registry name.
+    name = "bernoulli_logistic"
 
     def log_lik(self, t, eta):
         """``t log σ(η) + (1 − t) log σ(−η)`` per observation."""
@@ -158,6 +211,7 @@ class BernoulliLogisticLikelihood(NamedTuple):
 _MAX_LOG_RATE = 700.0
 
 
+@register_likelihood
 class PoissonLikelihood(NamedTuple):
     """``t ~ Poisson(e^η)``, counts ``t ∈ {0, 1, 2, …}``, the log link (Tipping's SparseBayes
     Poisson model; Tipping & Faul 2003, Sec. 5, with the Poisson log likelihood in place of the
@@ -166,6 +220,9 @@ class PoissonLikelihood(NamedTuple):
     ``log p(t | η) = tη − e^η − log t!``; the mean and the curvature are both ``e^η`` (the log is
     the canonical link, so the curvature is free of ``t`` and the log posterior is concave).
     """
+
+    #: The registry name.
+    name = "poisson"
 
     def log_lik(self, t, eta):
         """``tη − e^η − log Γ(t + 1)`` per observation."""
@@ -182,3 +239,6 @@ class PoissonLikelihood(NamedTuple):
     def init_target(self, t):
         """``log(t + ½)``: the log rate of the counts, finite at a zero count."""
         return jnp.log(t + 0.5)
+
+
+from sparsebayes.models import multinomial as _multinomial  # noqa: E402,F401  (registers the multinomial likelihood)

@@ -31,6 +31,7 @@ import numpyro
 import numpyro.distributions as dist
 
 import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.models.likelihoods import register_likelihood
 
 # ---------------------------------------------------------------------------------------
 # Likelihood: value, gradient (eq. 9), Hessian and Böhning's bound (eq. 8)
@@ -162,6 +163,37 @@ class BohningBound(NamedTuple):
         null = jnp.abs(denom) <= s_vals.size * jnp.finfo(denom.dtype).eps * jnp.max(jnp.abs(denom))
         R = jnp.where(null, 0.0, R / jnp.where(null, 1.0, denom))
         return self.gram_eigvecs @ R @ self.class_eigvecs.T
+
+
+@register_likelihood
+class MultinomialLogisticLikelihood(NamedTuple):
+    """The multinomial logistic likelihood, last class the reference (003 eqs. 1–2), as one object:
+    the pieces the bound-optimization engine asks of it (:data:`~sparsebayes.models.likelihoods.
+    LIKELIHOOD_CAPABILITIES` ``"bound"``), in ``η = XW`` (``n × (m−1)``) and the labels' ``Y1``."""
+
+    #: The registry name.
+    name = "multinomial"
+
+    def log_lik(self, Y1, eta):
+        """``Σ_i y^(i) η_i − log(1 + Σ_i e^{η_i})`` per observation (eq. 2's terms)."""
+        return jnp.sum(Y1 * eta, axis=-1) - log_normalizer(eta)
+
+    def mean(self, eta):
+        """``E[y^(i) | η] = P(y = i | η)`` for the ``m − 1`` modelled classes (eq. 1)."""
+        return jnp.exp(eta - log_normalizer(eta)[..., None])
+
+    def log_normalizer(self, eta):
+        """``log(1 + Σ_i e^{η_i})`` row-wise (:func:`log_normalizer`)."""
+        return log_normalizer(eta)
+
+    def bohning_bound(self, X, n_classes, *, dense=False, eigen=True):
+        """Böhning's bound ``B = −½[I − 11ᵀ/m] ⊗ XᵀX ⪯ H(W)`` for every ``W`` (eq. 8), precomputed
+        (:class:`BohningBound`)."""
+        return BohningBound.from_data(X, n_classes, dense=dense, eigen=eigen)
+
+
+#: The one multinomial logistic likelihood (it has no parameters).
+MULTINOMIAL = MultinomialLogisticLikelihood()
 
 
 def log_posterior(coef, X, Y1, prior):
