@@ -33,6 +33,8 @@ from jax import lax
 from jax.scipy.special import gammaln, log_ndtr
 from scipy import special
 
+from ._registry import able, missing_pieces, registrar
+
 #: ``exp(z²) erfc(z)`` is taken directly up to here and by its asymptotic series above. erfc
 #: underflows near z = 26.55, before exp(z²) overflows (26.64); ``jax.scipy.special.erfcx``
 #: switches at 26.64 and returns 0 in between (JAX 0.10), so the switch here comes earlier.
@@ -55,13 +57,8 @@ LIKELIHOOD_CAPABILITIES = {
 }
 
 
-def register_likelihood(cls):
-    """Add a likelihood class to :data:`LIKELIHOODS` under its ``name`` (a decorator)."""
-    name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a likelihood needs a class attribute 'name' (a non-empty string); {cls.__name__} has {name!r}")
-    LIKELIHOODS[name] = cls
-    return cls
+#: Add a likelihood class to :data:`LIKELIHOODS` under its ``name`` (a decorator).
+register_likelihood = registrar(LIKELIHOODS, "likelihood")
 
 
 def require_likelihood(likelihood, engine):
@@ -70,11 +67,10 @@ def require_likelihood(likelihood, engine):
     if engine not in LIKELIHOOD_CAPABILITIES:
         raise ValueError(f"engine must be one of {sorted(LIKELIHOOD_CAPABILITIES)}, got {engine!r}")
     pieces = LIKELIHOOD_CAPABILITIES[engine]
-    missing = [m for m in pieces if not hasattr(type(likelihood), m) and not hasattr(likelihood, m)]
+    missing = missing_pieces(likelihood, pieces)
     if missing:
-        able = sorted(n for n, c in LIKELIHOODS.items() if all(hasattr(c, m) for m in pieces))
         raise ValueError(f"{type(likelihood).__name__} has no {', '.join(missing)}: the {engine!r} engine needs "
-                         f"{', '.join(pieces)}; likelihoods that have them: {', '.join(able)}")
+                         f"{', '.join(pieces)}; likelihoods that have them: {', '.join(able(LIKELIHOODS, pieces))}")
     return likelihood
 
 

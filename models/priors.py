@@ -34,6 +34,7 @@ import numpyro.distributions as dist
 
 from sparsebayes.models import penalties
 from sparsebayes.models._checks import check_number
+from sparsebayes.models._registry import able, has_piece, missing_pieces, registrar  # noqa: F401  (has_piece: the engines ask it)
 
 
 def _host_scalar(x):
@@ -309,13 +310,8 @@ def neg_log_hyperprior(prior, n_weights):
     return 0.0 if hook is None else hook(n_weights)
 
 
-def register_hierarchy(cls):
-    """Add a hierarchy class to :data:`HIERARCHIES` under its ``name`` (usable as a decorator)."""
-    name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a hierarchy needs a class attribute 'name' (a non-empty string); {cls.__name__} has {name!r}")
-    HIERARCHIES[name] = cls
-    return cls
+#: Add a hierarchy class to :data:`HIERARCHIES` under its ``name`` (usable as a decorator).
+register_hierarchy = registrar(HIERARCHIES, "hierarchy")
 
 
 def is_hierarchy(obj):
@@ -323,13 +319,6 @@ def is_hierarchy(obj):
     ``log_marginal`` or ``em_scale``: a user's own, unregistered, hierarchy)."""
     return not isinstance(obj, (str, type)) and isinstance(getattr(obj, "name", None), str) and (
         hasattr(obj, "em_scale") or hasattr(obj, "log_marginal") or hasattr(obj, "typeii_penalty"))
-
-
-def has_piece(prior, name):
-    """Whether ``prior`` has the engine piece ``name``, asked of its class first: a piece that is a
-    property (``LaplacePrior.bound_ridge_precision``) is then not evaluated, which on a float
-    field would dispatch, and on a first fit compile, a program of its own."""
-    return hasattr(type(prior), name) or hasattr(prior, name)
 
 
 def supports(prior, engine):
@@ -342,11 +331,11 @@ def require(prior, engine):
     ``engine`` (``"em"``, ``"nuts"``, ``"gibbs"``, ``"type2"``); returns ``prior``."""
     if engine not in CAPABILITIES:
         raise ValueError(f"engine must be one of {sorted(CAPABILITIES)}, got {engine!r}")
-    missing = [m for m in CAPABILITIES[engine] if not has_piece(prior, m)]
+    missing = missing_pieces(prior, CAPABILITIES[engine])
     if missing:
-        able = sorted(n for n, c in HIERARCHIES.items() if all(hasattr(c, m) for m in CAPABILITIES[engine]))
         raise ValueError(f"{type(prior).__name__} has no {_ENGINE_WORDS[engine]} (missing: {', '.join(missing)}), "
-                         f"so the {engine} engine cannot fit it; hierarchies that have it: {', '.join(able)}")
+                         f"so the {engine} engine cannot fit it; hierarchies that have it: "
+                         f"{', '.join(able(HIERARCHIES, CAPABILITIES[engine]))}")
     return prior
 
 
