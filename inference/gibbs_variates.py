@@ -97,7 +97,8 @@ def device_variates(key, first_sweep, sweeps, batch, n_obs, rows, p, shapes, use
     """:class:`SweepVariates` for sweeps ``first_sweep … first_sweep + sweeps − 1`` of ``batch``
     chains, drawn by JAX where the computation runs; sweep ``i``'s numbers come from
     ``fold_in(key, i)`` alone, so a run cut into calls gets the draws of the same run in one call.
-    ``n_obs`` (traced) data rows of ``rows``: δ is 0 on the padding; ``shapes``, the two Gamma
+    ``n_obs`` (traced) data rows of ``rows``: δ is 0 on the padding, and row ``j``'s δ comes from
+    its own key (``fold_in`` of ``j``), so padding changes no draw; ``shapes``, the two Gamma
     shapes (:func:`gamma_shapes`). ``first_sweep``, ``n_obs`` and ``shapes`` are traced, so every
     call of a run (and a new ``n`` in the same row bucket) reuses one program."""
     shapes = jnp.asarray(shapes, jnp.float64)
@@ -107,8 +108,9 @@ def device_variates(key, first_sweep, sweeps, batch, n_obs, rows, p, shapes, use
         if use_cholesky:
             delta = jnp.zeros((batch, 0))
         else:
-            delta = jnp.where(jnp.arange(rows) < n_obs,
-                              jax.random.normal(k_rows, (batch, rows), jnp.float64), 0.0)
+            # a key per row: a data row's δ does not depend on how many padding rows follow it
+            row_draws = jax.vmap(lambda r: jax.random.normal(jax.random.fold_in(k_rows, r), (batch,), jnp.float64))
+            delta = jnp.where(jnp.arange(rows) < n_obs, row_draws(jnp.arange(rows)).T, 0.0)
         gammas = jax.random.gamma(k_gamma, jnp.broadcast_to(shapes, (batch, 2)), dtype=jnp.float64)
         return SweepVariates(jax.random.normal(k_beta, (batch, p), jnp.float64), delta,
                              jax.random.normal(k_chi2, (batch, p), jnp.float64) ** 2,

@@ -152,11 +152,13 @@ def test_a_new_number_of_rows_in_the_same_bucket_compiles_nothing(programs_built
     assert m.beta_draws_.shape == (60, 3)
 
 
-@pytest.mark.parametrize("n,p", [(37, 3), (13, 20)], ids=["cholesky", "bhattacharya"])
-def test_padding_rows_changes_no_draw(monkeypatch, n, p):
+@pytest.mark.parametrize("n,p,variates", [(37, 3, "numpy"), (13, 20, "numpy"), (37, 3, "device"), (13, 20, "device")],
+                         ids=["cholesky", "bhattacharya", "cholesky-device", "bhattacharya-device"])
+def test_padding_rows_changes_no_draw(monkeypatch, n, p, variates):
     """``run_gibbs`` pads X and y with zero rows to a bucketed size and passes the real n: run on
     the exact shape instead (``bucket`` the identity), the chains are the same draws (no variate is
-    drawn for a padding row; only the rounding of sums over more zero terms differs)."""
+    drawn for a padding row; only the rounding of sums over more zero terms differs), for both
+    variate sources (the device's draws each row's δ from a key of its own)."""
     from sparsebayes.inference import gibbs
 
     rng = np.random.default_rng(n)
@@ -164,7 +166,7 @@ def test_padding_rows_changes_no_draw(monkeypatch, n, p):
     X -= X.mean(0)
     y = X[:, 0] + rng.normal(size=n)
     y -= y.mean()
-    kw = dict(num_warmup=50, num_samples=100, num_chains=2, seed=3)
+    kw = dict(num_warmup=50, num_samples=100, num_chains=2, seed=3, variates=variates)
     padded = run_gibbs(X, y, **kw)
     monkeypatch.setattr(gibbs, "bucket", lambda k, **_: k)
     exact = run_gibbs(X, y, **kw)
@@ -381,3 +383,20 @@ def test_nuts_on_the_marginal_model_agrees_with_gibbs_without_divergences():
     for q in (0.05, 0.95):
         gap = np.abs(np.quantile(g.beta_draws_, q, axis=0) - np.quantile(n.beta_draws_, q, axis=0))
         np.testing.assert_array_less(gap, 0.15 * sd)
+
+
+def test_a_zero_lam2_rate_is_refused_for_its_improper_posterior():
+    """``p(λ²) ∝ (λ²)^{r−1}`` (rate 0) leaves every conditional proper but the posterior improper: the
+    samplers refuse it by name (before, Gibbs ran on it), also when it comes from a type-II object's
+    flat ``b = 0`` under ``method="gibbs"``."""
+    from sparsebayes.inference import BayesianLassoRegressor, SparseRegressor
+    from sparsebayes.models import ScaledLaplacePrior
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = X[:, 0] + 0.1
+    with pytest.raises(ValueError, match="lam2_rate must be > 0"):
+        run_gibbs(X, y, lam2_rate=0.0, num_warmup=5, num_samples=5)
+    with pytest.raises(ValueError, match="lam2_rate must be > 0"):
+        BayesianLassoRegressor(lam2_rate=0.0, num_warmup=5, num_samples=5).fit(X, y)
+    with pytest.raises(ValueError, match="lam2_rate must be > 0"):
+        SparseRegressor(method="gibbs", prior=ScaledLaplacePrior()).fit(X, y)
