@@ -323,6 +323,17 @@ def last_basis_pruned_jit(state, prior):
     return _last_basis_pruned_program(state, prior)
 
 
+#: The fields of a final :class:`State` that the regressors' fitted attributes and warnings read.
+RESULT_FIELDS = ("var", "basis_of_slot", "mu", "Sigma", "noise_var", "lam", "objective", "n_iter", "converged",
+                 "cycled", "n_moves", "last_gain")
+
+
+def result_fields(state):
+    """``state`` with its :data:`RESULT_FIELDS` on the host, in one batched transfer, and the others ``None``:
+    each field is a device-to-host copy (about 10 µs at N = 100), and ``B``, ``S``, ``Q``... are not read."""
+    return jax.device_get(state._replace(**{f: None for f in state._fields if f not in RESULT_FIELDS}))
+
+
 def finish_move(data, state, prior, move, *, tol=1e-9):
     """After a move: λ by its update prior, ``L``, the step count and the capacity flag."""
     state = state._replace(lam=prior.typeii_update_lambda(jnp.sum(state.var), state.noise_var, jnp.sum(state.var > 0)))

@@ -43,12 +43,12 @@ import dataclasses
 import warnings
 from typing import NamedTuple
 
-import jax
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
+from sparsebayes.models.features import (GaussianKernelFeatures, LinearFeatures, QuadraticFeatures,
+                                         fit_transform_validated, transform_validated)
 from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
 
 from . import typeii
@@ -113,18 +113,25 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
     def _design(self, X):
         return X if self.features is None else transform_validated(self.feature_map_, X)
 
-    def _low_rank_factor(self, X):
-        """The :class:`DesignFactor` of the (centred) design for Gaussian kernel features of low
-        numerical rank (``low_rank``; :func:`centred_design_factor`), else ``None``; sets
-        ``design_offset_`` when it returns one."""
-        fm = self.feature_map_
-        if not (self.low_rank and isinstance(fm, GaussianKernelFeatures) and X.shape[0] > LOW_RANK_MIN_N):
-            return None
-        found = centred_design_factor(fm, X, fit_intercept=self.fit_intercept)
-        if found is None:
-            return None
-        factor, self.design_offset_ = found
-        return factor
+    def _features_and_factor(self, X):
+        """Fit ``feature_map_`` on ``X``; returns ``(design, factor)``: for Gaussian kernel features of low
+        numerical rank (``low_rank``, more than ``LOW_RANK_MIN_N`` points) the :class:`DesignFactor` of the
+        (centred) design (:func:`centred_design_factor`; sets ``design_offset_``) and no design, else no
+        factor and the design, for the package's maps with one validation of ``X``
+        (:func:`fit_transform_validated`: ``fit`` would validate it again; the same numbers)."""
+        fm = None if self.features is None else make_feature_map(self.features, kernel_width=self.kernel_width)
+        if self.low_rank and isinstance(fm, GaussianKernelFeatures) and X.shape[0] > LOW_RANK_MIN_N:
+            self.feature_map_ = fm.fit(X)
+            found = centred_design_factor(fm, X, fit_intercept=self.fit_intercept)
+            if found is not None:
+                factor, self.design_offset_ = found
+                return None, factor
+        elif isinstance(fm, (LinearFeatures, QuadraticFeatures, GaussianKernelFeatures)):
+            self.feature_map_ = fm
+            return fit_transform_validated(fm, X), None
+        else:
+            self.feature_map_ = None if fm is None else fm.fit(X)
+        return self._design(X), None
 
     def _check_params(self):
         """Engine controls and hyperpriors in their families: ``λ ~ Gamma(a, b)`` with ``a, b ≥ 0``,
@@ -157,14 +164,12 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         ``None`` when there is nothing to fit (the empty model is then set, with its warning)."""
         self._check_params()
         X, y = validate_regression_data(self, X, y)
-        self.feature_map_ = None if self.features is None else make_feature_map(
-            self.features, kernel_width=self.kernel_width).fit(X)
-        factor = self._low_rank_factor(X)
+        design, factor = self._features_and_factor(X)
         self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
         self.y_offset_ = float(y.mean()) if self.fit_intercept else 0.0
         y_c = y - self.y_offset_
         if factor is None:
-            Phi = np.asarray(self._design(X), dtype=np.float64)
+            Phi = np.asarray(design, dtype=np.float64)
             self.design_offset_ = Phi.mean(axis=0) if self.fit_intercept else np.zeros(Phi.shape[1])
             Phi_c = Phi - self.design_offset_
         else:  # the N × M design is never formed
@@ -192,10 +197,10 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
     def _finish(self, problem, state):
         """Everything of :meth:`fit` after the engine: the fitted attributes from its final ``state``
         and the warnings they call for."""
+        host = typeii.result_fields(state)  # first: last_basis_pruned_jit then reads the ``var`` it cached
         pruned = bool(typeii.last_basis_pruned_jit(state, problem.prior))
-        state = jax.device_get(state)  # one transfer: the attributes below read host copies
-        self._set_from_state(state, pruned, problem.y, problem.n_obs, problem.fixed_noise)
-        warn_after_fit(self, state, problem.prior, problem.y)
+        self._set_from_state(host, pruned, problem.y, problem.n_obs, problem.fixed_noise)
+        warn_after_fit(self, host, problem.prior, problem.y)
 
     def _set_from_state(self, state, last_basis_pruned, y_c, n_obs, fixed_noise):
         """The fitted attributes from the engine's final state. ``converged_`` holds when the engine
