@@ -22,7 +22,7 @@ def _sets(k=3, n=40):
     BLSRegressor(tol=1e-7, noise_update="variances-fixed"),
     FLAPRegressor(fit_intercept=False, tol=1e-7),
 ], ids=["rvm", "bls", "flap"])
-@pytest.mark.parametrize("driver, noise_rel", [("one-by-one", 1e-9), ("lanes", 1e-8)])
+@pytest.mark.parametrize("driver, noise_rel", [("one-by-one", 1e-9), pytest.param("lanes", 1e-8, marks=pytest.mark.slow)])
 def test_fit_many_gives_the_estimators_of_single_fits(estimator, driver, noise_rel, monkeypatch):
     """Three data sets, each with its own kernel width: the batch's fitted estimators are those of
     three ``fit`` calls (the same support and steps; ``L`` and the weights to rounding: the batch
