@@ -375,7 +375,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
             return draws_idata({"beta": beta}, method="em-gaussian-conditional", coords=coords, dims=dims,
                                attrs={"prior": hierarchy_name(self.prior),
                                       "conditional_on": f"{given}, noise_var = {self.noise_var_:.6g}"})
-        return point_estimate_idata({"beta": self.beta_, "noise_var": self.noise_var_},
+        estimated = getattr(self.prior_, "estimated_sites", dict)()  # γ or τ where EM estimated it
+        return point_estimate_idata({"beta": self.beta_, "noise_var": self.noise_var_, **estimated},
                                     method=f"em-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
 
 

@@ -3,7 +3,8 @@
 :func:`sample_posterior` samples, from a fitted estimator alone, the NumPyro model whose MAP (or
 posterior summary) the estimator reports, on the same design: ``est.feature_map_.transform(X)``
 (the fitted map, so standardized inputs stay standardized the same way) with the prior
-``make_prior(est.prior, est.gamma)``. Its output and :func:`point_estimate_dataset` share one
+``make_prior(est.prior, est.gamma, est.gamma_prior)`` (a hyperparameter EM estimated is sampled under
+its hyperprior). Its output and :func:`point_estimate_dataset` share one
 naming scheme: the variable ``beta``, the dim ``basis``, the feature map's names as coords, so
 ``az.plot_forest([point, draws])`` gives one row per weight.
 
@@ -86,19 +87,13 @@ def _em_twin(est, X, y, surrogate_eps, centre=None):
                                label="bayesian-lasso", centre=(x_mean, y_mean), y_offset=y_mean, keep=None)
     H = np.asarray(transform_validated(est.feature_map_, X), dtype=np.float64)
     names = basis_names(est, est.feature_map_, H.shape[1])
-    prior = make_prior(est.prior, est.gamma)
+    # the model the estimator fitted: with its hyperprior on a shared hyperparameter, not at its start
+    prior = make_prior(est.prior, est.gamma, est.gamma_prior)
     name = hierarchy_name(prior)
-    if name == "jeffreys":
-        if surrogate_eps is None:
-            raise ValueError("the Jeffreys prior p(tau) ∝ 1/tau has no proper posterior, so there is nothing to "
-                             "sample: pass surrogate_eps (e.g. 1e-3) to sample the labelled proper surrogate "
-                             "1/tau ~ Gamma(eps, eps), or fit with prior='laplace' or 'horseshoe'")
-        kwargs = dict(prior="jeffreys", surrogate_eps=float(surrogate_eps))
-        label = f"jeffreys-surrogate-eps={surrogate_eps:g}"
+    if hasattr(prior, "nuts_twin"):  # a hierarchy that writes its twin through the papers' model arguments
+        kwargs, label = prior.nuts_twin(surrogate_eps)
     elif surrogate_eps is not None:
         raise ValueError(f"surrogate_eps applies to the Jeffreys prior, not to {name!r}")
-    elif name == "laplace":
-        kwargs, label = dict(prior="laplace", gamma=float(prior.gamma), marginal=True), f"laplace-gamma={prior.gamma:g}"
     else:
         kwargs, label = dict(prior=require(prior, "nuts")), name
     if isinstance(est, SparseProbitClassifier):
@@ -186,7 +181,7 @@ def gibbs_able(est):
         return True
     if not isinstance(est, AdaptiveSparseRegressor):
         return False
-    return supports(make_prior(est.prior, est.gamma), "gibbs") and est.noise_var is None
+    return supports(make_prior(est.prior, est.gamma, est.gamma_prior), "gibbs") and est.noise_var is None
 
 
 def _to_weight_layout(idata, t):

@@ -228,6 +228,11 @@ class HorseshoePrior(NamedTuple):
     def _gibbs_tau2(self, aux):
         return self.tau**2 if self.tau_prior is None else aux["tau2"]
 
+    def estimated_sites(self):
+        """The shared hyperparameter EM estimated, by its twin's site name (``tau_global`` under a
+        ``tau_prior``), for a point estimate whose names line up with the twin's draws."""
+        return {} if self.tau_prior is None else {"tau_global": float(self.tau)}
+
     def gibbs_twin_sites(self, beta, aux):
         """The twin's sites (:meth:`sample_beta`) at Gibbs draws (leading axes: chain, draw; NumPy):
         ``lam_local = λ``, ``beta_raw = β/(τλ)`` and, with ``tau_prior``, ``tau_global = τ``, so the two

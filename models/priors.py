@@ -101,6 +101,23 @@ class LaplacePrior(NamedTuple):
         tau = numpyro.sample("tau", dist.Exponential(gamma / 2.0).expand([p]).to_event(1))
         return numpyro.sample(name, dist.Normal(0.0, jnp.sqrt(tau)).to_event(1))
 
+    def estimated_sites(self):
+        """The shared hyperparameters EM estimated, by their twin's site names (``gamma`` under a
+        ``gamma_prior``), for a point estimate whose names line up with the twin's draws."""
+        return {} if self.gamma_prior is None else {"gamma": float(self.gamma)}
+
+    def nuts_twin(self, surrogate_eps=None):
+        """The papers' NumPyro model's arguments for this hierarchy and the twin's label: the Laplace
+        marginal (:meth:`sample_beta` with ``marginal``: no τ funnel for NUTS), with γ fixed, or under
+        its ``gamma_prior`` when EM estimated it (the twin is then the hierarchical model, γ sampled)."""
+        if surrogate_eps is not None:
+            raise ValueError("surrogate_eps applies to the Jeffreys prior, not to 'laplace'")
+        kwargs = dict(prior="laplace", gamma=float(self.gamma), marginal=True)
+        if self.gamma_prior is None:
+            return kwargs, f"laplace-gamma={self.gamma:g}"
+        a, b = self.gamma_prior
+        return {**kwargs, "gamma_prior": (float(a), float(b))}, f"laplace-gamma~Gamma({a:g},{b:g})"
+
     def expected_inverse_variance(self, beta):
         """``E[τ_i⁻¹ | β_i] = √γ / |β_i|`` (002 eq. 12, see the module note)."""
         return jnp.sqrt(self.gamma) / jnp.abs(beta)
@@ -203,6 +220,16 @@ class JeffreysPrior(NamedTuple):
     name = "jeffreys"
     #: No parameter with units: the MAP is equivariant under a rescaling of each column.
     scale_free = True
+
+    def nuts_twin(self, surrogate_eps=None):
+        """The twin's model arguments and label: the posterior is improper (``∏ 1/|β_i|`` is not
+        integrable at 0), so there is nothing to sample but the labelled proper surrogate
+        ``1/τ_i ~ Gamma(ε, ε)`` (:mod:`sparsebayes.models.adaptive`); ``ValueError`` without ``ε``."""
+        if surrogate_eps is None:
+            raise ValueError("the Jeffreys prior p(tau) ∝ 1/tau has no proper posterior, so there is nothing to "
+                             "sample: pass surrogate_eps (e.g. 1e-3) to sample the labelled proper surrogate "
+                             "1/tau ~ Gamma(eps, eps), or fit with prior='laplace' or 'horseshoe'")
+        return dict(prior="jeffreys", surrogate_eps=float(surrogate_eps)), f"jeffreys-surrogate-eps={surrogate_eps:g}"
 
     def log_mixing_density(self, v):
         """``log p(τ_i = v) = −log v`` up to the (infinite) normalizer: improper."""

@@ -138,3 +138,28 @@ def test_every_estimator_and_sampler_line_up_with_the_point_estimate(case):
     n_weights = int(np.prod([est.to_inference_data().posterior[idata.attrs["weights"]].sizes[d]
                              for d in ("basis", "class") if d in idata.posterior[idata.attrs["weights"]].dims]))
     assert len(labels) == n_weights == {"lasso-gibbs": 3, "lasso-nuts": 3, "smlr-nuts": 12}.get(case, 4)
+
+
+def test_a_hyperparameter_em_estimated_is_sampled_by_the_twin_and_named_alike():
+    """With ``gamma_prior`` EM fits the joint MAP of (β, γ): the twin is that hierarchical model (γ a
+    site under its Gamma hyperprior; it was the fixed-γ model at the *starting* γ, labelled as if
+    fixed), and the point estimate carries the fitted γ under the twin's name ``gamma``; likewise the
+    horseshoe's estimated τ as ``tau_global``. No sampling: the twin's sites by a NumPyro trace."""
+    from numpyro import handlers
+
+    from sparsebayes.inference.twin_posterior import twin
+
+    X, y = _data()
+    est = AdaptiveSparseRegressor(prior="laplace", gamma=1.0, gamma_prior=(1.0, 0.1)).fit(X, y)
+    t = twin(est, X, y)
+    assert t.kwargs["gamma_prior"] == (1.0, 0.1) and t.label == "laplace-gamma~Gamma(1,0.1)"
+    sites = handlers.trace(handlers.seed(t.model, 0)).get_trace(t.H, None, **{**t.kwargs, "noise_var": 1.0})
+    assert sites["gamma"]["type"] == "sample" and not sites["gamma"]["is_observed"]
+    point = est.to_inference_data().posterior
+    assert float(point["gamma"].values.squeeze()) == pytest.approx(est.gamma_) and est.gamma_ != 1.0
+    assert {"beta", "noise_var", "gamma"} <= set(point.data_vars)
+    fixed = AdaptiveSparseRegressor(prior="laplace", gamma=2.0).fit(X, y)
+    assert "gamma_prior" not in twin(fixed, X, y).kwargs and twin(fixed, X, y).label == "laplace-gamma=2"
+    assert "gamma" not in fixed.to_inference_data().posterior
+    hs = AdaptiveSparseRegressor(prior=HorseshoePrior(1.0, tau_prior=1.0)).fit(X, y)
+    assert float(hs.to_inference_data().posterior["tau_global"].values.squeeze()) == pytest.approx(hs.prior_.tau)
