@@ -18,6 +18,12 @@ _LAZY = {
     "sparse_regression_model": "adaptive",
     "GaussianLikelihood": "likelihoods",
     "ProbitLikelihood": "likelihoods",
+    "BernoulliLogisticLikelihood": "likelihoods",
+    "PoissonLikelihood": "likelihoods",
+    "MultinomialLogisticLikelihood": "multinomial",
+    "LIKELIHOODS": "likelihoods",
+    "register_likelihood": "likelihoods",
+    "require_likelihood": "likelihoods",
     "HorseshoePrior": "horseshoe",
     "ARDPrior": "typeii_hierarchies",
     "LaplaceVariancePrior": "typeii_hierarchies",
@@ -37,6 +43,8 @@ __all__ = [
     "GaussianLikelihood", "HIERARCHIES", "HorseshoePrior", "JeffreysPrior", "LaplacePrior", "ProbitLikelihood",
     "ARDPrior", "FlatPrior", "GaussianPrior", "LaplaceVariancePrior", "ScaledLaplacePrior",
     "make_prior", "register_hierarchy", "require",
+    "BernoulliLogisticLikelihood", "LIKELIHOODS", "MultinomialLogisticLikelihood", "PoissonLikelihood",
+    "register_likelihood", "require_likelihood",
     "sparse_probit_model", "sparse_regression_model",
 ]
 

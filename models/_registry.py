@@ -14,6 +14,7 @@ def registrar(registry, kind):
         registry[name] = cls
         return cls
 
+    register.__name__ = register.__qualname__ = f"register_{kind}"
     register.__doc__ = f"Add a {kind} class to the registry under its ``name`` (usable as a decorator)."
     return register
 
