@@ -375,7 +375,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
             return draws_idata({"beta": beta}, method="em-gaussian-conditional", coords=coords, dims=dims,
                                attrs={"prior": hierarchy_name(self.prior),
                                       "conditional_on": f"{given}, noise_var = {self.noise_var_:.6g}"})
-        estimated = getattr(self.prior_, "estimated_sites", dict)()  # γ or τ where EM estimated it
+        estimated = getattr(self.prior_, "estimated_sites", dict)()  # γ or τ where EM estimated it: the twin's names
         return point_estimate_idata({"beta": self.beta_, "noise_var": self.noise_var_, **estimated},
                                     method=f"em-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
 
@@ -498,4 +498,6 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             given = _conditioned_on(self.prior)
             return draws_idata({"beta": beta}, method=f"em-probit-{hierarchy_name(self.prior)}-laplace", coords=coords, dims=dims,
                                attrs={"prior": hierarchy_name(self.prior), "conditional_on": given})
-        return point_estimate_idata({"beta": self.beta_}, method=f"em-probit-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
+        estimated = getattr(self.prior_, "estimated_sites", dict)() if len(self.classes_) == 2 else {}  # the twin's names
+        return point_estimate_idata({"beta": self.beta_, **estimated}, method=f"em-probit-{hierarchy_name(self.prior)}",
+                                    coords=coords, dims=dims)

@@ -43,6 +43,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         funnel where NUTS on the mixture diverges).
     lam2_shape, lam2_rate : float
         ``λ² ~ Gamma(r, δ)``; defaults (1, 1.78) are Park & Casella's for the diabetes data.
+        ``r ≥ 0`` and ``δ > 0``: with ``δ = 0`` the posterior is improper (a ``ValueError``).
         ``λ`` has the units of ``X`` (``β_j``'s prior scale is ``σ/λ``), so ``δ`` has those of
         ``1/X²``: the model is not equivariant in the units of ``X``. Columns ``s`` times the
         scale ``δ`` was set for want ``δ/s²``; with ``δ`` far too small for ``X``'s units
@@ -74,7 +75,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         the draws (``b | β, σ² ~ N(ȳ − x̄ᵀβ, σ²/n)``);
     idata_ : the draws; n_iter_ : draws per chain;
     prior_ : the hierarchy fitted, ``ScaledLaplacePrior(a=lam2_shape, b=lam2_rate, c=c, d=d)``
-        (:attr:`_hierarchy_parameters`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
+        (:attr:`_hierarchy_fields`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
         for ``sampler="nuts"``) with the other parameters as options refits this model, the same
         draws for the same ``seed``.
     """
@@ -85,7 +86,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
     _hierarchy = ScaledLaplacePrior
     #: The object's fields and the parameters that carry them (``c``, ``d``: the same names); its flags
     #: (``lambda_update``, ``noise_update``) are type-II's, with no meaning for a sampler.
-    _hierarchy_parameters = {"a": "lam2_shape", "b": "lam2_rate", "c": "c", "d": "d"}
+    _hierarchy_fields = {"a": "lam2_shape", "b": "lam2_rate", "c": "c", "d": "d"}
 
     def __init__(self, *, sampler="gibbs", lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000,
                  num_samples=2000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01, progress_bar=False):
@@ -167,7 +168,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
                              lam2_rate=self.lam2_rate, c=self.c, d=self.d, marginal=marginal)
         self.idata_ = idata
         self.prior_ = self._hierarchy(**{field: getattr(hyper, param) for field, param in
-                                         self._hierarchy_parameters.items()})
+                                         self._hierarchy_fields.items()})
         beta = np.asarray(idata.posterior["beta"]).reshape(-1, p)
         self.beta_draws_ = beta
         self.noise_var_draws_ = np.asarray(idata.posterior["noise_var"]).ravel()

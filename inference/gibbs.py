@@ -317,7 +317,8 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
 
     ``X`` (n, p) and ``y`` (n,) may be NumPy arrays, pandas objects or lists; they are checked
     and converted to float64 first (:func:`~sparsebayes.inference._validation.check_data`), and
-    the hyperparameters must be finite and ``≥ 0`` (:func:`checked_hyper`): bad input is a
+    the hyperparameters must be finite and ``≥ 0``, ``lam2_rate > 0`` (:func:`checked_hyper`: a zero
+    rate makes the posterior improper): bad input is a
     ``ValueError`` naming the problem. A DataFrame's column names label the ``feature`` dim
     (``coords`` given for it wins).
     """

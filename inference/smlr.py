@@ -431,7 +431,8 @@ class SMLRClassifier(_MultinomialLogisticBase):
     prior_ : LaplacePrior, GaussianPrior or FlatPrior
         The hierarchy fitted, ``penalty``'s at ``lam_`` (:func:`~sparsebayes.models.map_priors.penalty_prior`:
         ``LaplacePrior.from_lam(lam_)``, ``GaussianPrior(lam_)``, ``FlatPrior()``):
-        ``SparseClassifier(method="map", prior=prior_)``, with the same features and options, refits it.
+        ``SparseClassifier(method="map", prior=prior_)``, with the same features and options (but
+        ``lam_relative``: ``prior_`` holds the absolute λ), refits it.
     n_nonzero_, n_iter_, objective_, optimality_residual_, solver_
 
     A fit sets or deletes every fitted attribute; a fit that fails (bad input, or a warning

@@ -149,14 +149,14 @@ def _check_hierarchy_class(prior, cls, method):
 
 
 #: (engine estimator, hierarchy field) -> (its parameter, the value from the field's), where the two
-#: differ and the estimator does not say so itself (an estimator's ``_hierarchy_parameters``, field ->
+#: differ and the estimator does not say so itself (an estimator's ``_hierarchy_fields``, field ->
 #: parameter, names its own: the Bayesian Lasso's ``a, b`` are ``lam2_shape, lam2_rate``)
 _RENAMED = {("FLAPRegressor", "noise_update"): ("estimate_noise", lambda flag: flag == "variances-fixed")}
 
 
 def _hierarchy_parameters(prior, cls, method):
     """The parameters of the engine estimator ``cls`` that a ``hierarchy`` object ``prior`` sets
-    (module docstring), each field's own or the one :data:`_RENAMED` or ``cls._hierarchy_parameters``
+    (module docstring), each field's own or the one :data:`_RENAMED` or ``cls._hierarchy_fields``
     names; ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
     ``ValueError`` names it: the fit would silently drop it."""
     if not is_hierarchy(prior):
@@ -167,7 +167,7 @@ def _hierarchy_parameters(prior, cls, method):
                          "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
     _check_hierarchy_class(prior, cls, method)
     params = cls().get_params()
-    own = getattr(cls, "_hierarchy_parameters", {})
+    own = getattr(cls, "_hierarchy_fields", {})
     kw, unmatched = {}, []
     for field in dataclasses.fields(prior):
         value = getattr(prior, field.name)
@@ -200,8 +200,8 @@ def _penalty_parameters(prior, cls, method):
     if getattr(prior, "gamma_prior", None) is not None:
         raise ValueError("method='map' (SMLR) fits a fixed lam: a LaplacePrior with gamma_prior (γ estimated) "
                          "needs method='em', or give LaplacePrior(gamma) without gamma_prior")
-    if kw["penalty"] is not None:
-        kw["lam"] = float(prior.lam)
+    if kw["penalty"] is not None:  # an absolute λ: options may not make it relative to λ_max again
+        kw.update(lam=float(prior.lam), lam_relative=False)
     return kw
 
 

@@ -47,8 +47,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.features import (GaussianKernelFeatures, LinearFeatures, QuadraticFeatures,
-                                         fit_transform_validated, transform_validated)
+from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
 from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
 
 from . import typeii
@@ -119,19 +118,15 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         (centred) design (:func:`centred_design_factor`; sets ``design_offset_``) and no design, else no
         factor and the design, for the package's maps with one validation of ``X``
         (:func:`fit_transform_validated`: ``fit`` would validate it again; the same numbers)."""
-        fm = None if self.features is None else make_feature_map(self.features, kernel_width=self.kernel_width)
+        fm = self.feature_map_ = None if self.features is None else make_feature_map(
+            self.features, kernel_width=self.kernel_width)
         if self.low_rank and isinstance(fm, GaussianKernelFeatures) and X.shape[0] > LOW_RANK_MIN_N:
-            self.feature_map_ = fm.fit(X)
-            found = centred_design_factor(fm, X, fit_intercept=self.fit_intercept)
+            found = centred_design_factor(fm.fit(X), X, fit_intercept=self.fit_intercept)
             if found is not None:
                 factor, self.design_offset_ = found
                 return None, factor
-        elif isinstance(fm, (LinearFeatures, QuadraticFeatures, GaussianKernelFeatures)):
-            self.feature_map_ = fm
-            return fit_transform_validated(fm, X), None
-        else:
-            self.feature_map_ = None if fm is None else fm.fit(X)
-        return self._design(X), None
+            return self._design(X), None
+        return (X if fm is None else fit_transform_validated(fm, X)), None
 
     def _check_params(self):
         """Engine controls and hyperpriors in their families: ``λ ~ Gamma(a, b)`` with ``a, b ≥ 0``,

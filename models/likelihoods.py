@@ -53,7 +53,7 @@ LIKELIHOODS = {}
 LIKELIHOOD_CAPABILITIES = {
     "em": ("expected_targets", "noise_update", "neg_log_lik"),
     "laplace": ("log_lik", "mean", "curvature", "init_target"),
-    "bound": ("log_lik", "log_normalizer", "bohning_bound"),
+    "bound": ("log_normalizer", "bohning_bound"),
 }
 
 

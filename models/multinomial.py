@@ -75,9 +75,7 @@ def log_likelihood(coef, X, Y1):
 
 def gradient(coef, X, Y1):
     """``g(W) = Σ_j (y'_j − p_j(W)) ⊗ x_j`` (eq. 9), returned as a ``d × (m−1)`` matrix."""
-    eta = X @ coef
-    P = jnp.exp(eta - log_normalizer(eta)[:, None])
-    return X.T @ (Y1 - P)
+    return X.T @ (Y1 - MULTINOMIAL.mean(X @ coef))
 
 
 def hessian(coef, X):

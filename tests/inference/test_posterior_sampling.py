@@ -161,5 +161,7 @@ def test_a_hyperparameter_em_estimated_is_sampled_by_the_twin_and_named_alike():
     fixed = AdaptiveSparseRegressor(prior="laplace", gamma=2.0).fit(X, y)
     assert "gamma_prior" not in twin(fixed, X, y).kwargs and twin(fixed, X, y).label == "laplace-gamma=2"
     assert "gamma" not in fixed.to_inference_data().posterior
+    probit = SparseProbitClassifier(prior="laplace", gamma_prior=(1.0, 0.1)).fit(X, y > 1.0)
+    assert float(probit.to_inference_data().posterior["gamma"].values.squeeze()) == pytest.approx(probit.gamma_)
     hs = AdaptiveSparseRegressor(prior=HorseshoePrior(1.0, tau_prior=1.0)).fit(X, y)
     assert float(hs.to_inference_data().posterior["tau_global"].values.squeeze()) == pytest.approx(hs.prior_.tau)

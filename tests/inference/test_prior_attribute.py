@@ -126,3 +126,11 @@ def test_every_pair_of_the_engine_tables_builds_its_estimator(Est, table):
             for name, (_, cls_name) in row.items():
                 assert f"{name!r} ({cls_name})" in str(err.value)
 
+
+
+def test_an_object_sets_an_absolute_lam_that_options_cannot_make_relative(binary):
+    """A hierarchy object holds SMLR's absolute λ: ``lam_relative=True`` in ``options`` would multiply
+    it by λ_max again (a silent wrong λ); it is refused as a parameter that ``prior=`` sets."""
+    X, y = binary
+    with pytest.raises(ValueError, match=r"options \['lam_relative'\] are set by prior="):
+        SparseClassifier(method="map", prior=LaplacePrior.from_lam(0.3), options={"lam_relative": True}).fit(X, y)
