@@ -35,159 +35,24 @@ import warnings
 
 import numpy as np
 from scipy.special import log_ndtr
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
-
-from sparsebayes.models.features import GaussianKernelFeatures, scale_width, transform_validated
+from sparsebayes.models.features import transform_validated
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
-from sparsebayes.models.priors import hierarchy_name, make_prior, require
+from sparsebayes.models.priors import hierarchy_name
 
-from ._base import (
-    OneVsAllLinkClassifier,
-    atomic_fit,
-    basis_names,
-    fit_design_or_factor,
-    fit_feature_design,
-    has_bias_column,
-    raw_weights,
-)
+from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names
 from ._validation import (
-    check_flags,
-    check_max_iter,
     check_number,
     validate_classification_data,
     validate_predict_data,
     validate_regression_data,
 )
-from ._warnings import warn_degenerate
-from .em import EMDesign, fit_em
+from .adaptive_base import _AdaptiveSparseBase, _conditioned_on
+from .em import EMDesign
 from .em_covariance import conditional_covariance, laplace_covariance
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from .posterior_sampling import PosteriorSamplingMixin
-
-
-def _kernel_width_hint(fm):
-    """What to change about a fitted Gaussian kernel map's width when EM kept none of its kernels:
-    kernels much narrower than the data's spread each fit one point, much wider ones are all
-    nearly the bias; the ``"scale"`` width (:func:`~sparsebayes.models.features.scale_width`) is
-    the yardstick."""
-    scale = scale_width(fm.centers_)
-    if isinstance(fm.width, str):
-        return f"the Gaussian kernels have the 'scale' width {scale:.3g}: try a smaller kernel_width"
-    side = "narrower" if fm.width_ < scale else "wider"
-    return (f"the Gaussian kernels' width {fm.width_:.3g} is {side} than the data's 'scale' width {scale:.3g}: "
-            "use kernel_width='scale', or standardize X")
-
-
-def _conditioned_on(prior):
-    """What the Gaussian draws at an EM fit hold fixed: the final E-step's prior variances
-    ``1/E[1/v_i | β_i]`` (``β_i²`` for Jeffreys, where that is the plug-in itself)."""
-    if hierarchy_name(prior) == "jeffreys":
-        return "plug-in tau_i = beta_i^2"
-    return "tau_i = 1/E[1/tau_i | beta_i]"
-
-
-def _warn_if_collinear(estimator, H):
-    """``DegenerateFitWarning`` when a linear or quadratic design (not wider than it is tall) has
-    numerically dependent columns (duplicated inputs, an exact linear relation): the sparse MAP is
-    then not unique (the Jeffreys and Laplace penalties are flat along the dependence), so which
-    of the dependent columns EM keeps, or how it splits the weight between them, depends on the
-    start and on rounding. Kernel designs are left out: their columns are near-dependent by design."""
-    H = H[:, np.any(H != H[:1], axis=0) | np.all(H != 0, axis=0)]  # constant columns beside the bias are fitted as zero
-    n, p = H.shape
-    if p > n or p == 0:
-        return
-    sv = np.linalg.svd(H, compute_uv=False)
-    rank = int(np.sum(sv > sv[0] * max(n, p) * np.finfo(float).eps * 1e3))
-    if rank < p:
-        warn_degenerate(estimator, f"the design has {p} columns but rank {rank} (duplicated or collinear inputs): "
-                        "the sparse estimate is not unique, and which of the dependent columns is kept depends on "
-                        "rounding", "drop or combine the dependent inputs", stacklevel=5)
-
-
-class _AdaptiveSparseBase(BaseEstimator):
-    def _check_params(self):
-        check_flags(self)
-        if not isinstance(self.standardize, (bool, np.bool_)):
-            raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
-        check_number("tol", self.tol, 0.0, strict=True)
-        check_max_iter(self.max_iter)
-        return require(make_prior(self.prior, self.gamma, self.gamma_prior), "em")
-
-    def _design(self, X, prior):
-        """``(feature map, H, factor)``: with ``low_rank``, ``factor`` is the :class:`DesignFactor` of a
-        low-rank kernel design and ``H`` is ``None``; otherwise ``factor`` is ``None``. Sets ``design_rank_``.
-        Inputs are scaled only under a ``scale_free`` ``prior`` (the checked hierarchy object)."""
-        kw = dict(kernel_width=self.kernel_width, bias=self.bias, center=bool(self.standardize and self.bias),
-                  scale=bool(self.standardize and getattr(prior, "scale_free", False)))
-        if self.low_rank:
-            fm, H, factor = fit_design_or_factor(X, self.features, **kw)
-        else:
-            (fm, H), factor = fit_feature_design(X, self.features, **kw), None
-        self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
-        if H is not None and not isinstance(fm, GaussianKernelFeatures):
-            _warn_if_collinear(self, H)
-        return fm, H, factor
-
-    def _em(self, H, factor, y, prior, likelihood, y_init, noise_var=None, *, fm, which=""):
-        res = fit_em(H, y, prior, likelihood, y_init=y_init, noise_var=noise_var,
-                     tol=self.tol, max_iter=self.max_iter, factor=factor)
-        if not res.converged:
-            warnings.warn(
-                f"EM stopped at max_iter={self.max_iter} before the relative change fell below "
-                f"tol={self.tol}; increase max_iter", ConvergenceWarning, stacklevel=3)
-        self._warn_if_constant(res.beta, fm, likelihood, which)
-        return res
-
-    def _warn_if_constant(self, beta, fm, likelihood, which):
-        """:func:`warn_degenerate` when EM pruned every basis weight, with or without the bias: the fit
-        is then one number (a prediction, or a class) whatever ``x``. ``which`` names the one-vs-all
-        classifier (empty for a single fit)."""
-        has_bias = has_bias_column(fm)
-        if np.any(beta[int(has_bias):]):
-            return
-        classifier = getattr(likelihood, "fixed_noise_var", None) is not None
-        subject = ("the classifier" if classifier else "the fit") + which
-        if np.any(beta):
-            what = (f"EM pruned every weight but the bias: {subject} predicts "
-                    f"{'one class' if classifier else 'one value'} everywhere")
-        else:
-            what = (f"EM pruned every weight{', the bias included' if has_bias else ''}: {subject} predicts "
-                    f"{'probability 1/2' if classifier else '0'} everywhere")
-        target = "the labels" if classifier else "y"
-        change = ("the Laplace penalty sqrt(gamma)·Σ|β_i| depends on the units of y and of the features: "
-                  "standardize them or lower gamma" if self.prior == "laplace" else
-                  f"no basis function explained enough of {target} to be kept")
-        if isinstance(fm, GaussianKernelFeatures):
-            change += "; " + _kernel_width_hint(fm)
-        warn_degenerate(self, what, change, stacklevel=4)
-
-    def _set_fitted_prior(self, priors):
-        """``prior_`` (and, for a hierarchy with a γ, ``gamma_`` and ``lam_ = √γ``, the l1 weight) from
-        the fitted hierarchy of each classifier (one for a regression or two classes)."""
-        self.prior_ = priors[0] if len(priors) == 1 else priors
-        if all(hasattr(p, "gamma") for p in priors):
-            gammas = [float(p.gamma) for p in priors]
-            self.gamma_ = gammas[0] if len(gammas) == 1 else np.array(gammas)
-            self.lam_ = np.sqrt(self.gamma_)
-
-    def _split_bias(self, beta):
-        """``(coef, intercept)`` in the raw terms (:func:`~._base.raw_weights`) of ``beta`` on the
-        fitted ``feature_map_``'s columns."""
-        beta = np.atleast_2d(raw_weights(self.feature_map_, beta))
-        if has_bias_column(self.feature_map_):
-            return beta[:, 1:], beta[:, 0]
-        return beta, np.zeros(beta.shape[0])
-
-    def _set_support(self):
-        """The kept basis functions: nonzero in ``beta_`` (in any classifier), the bias excluded. With
-        quadratic features these are the terms of the centred inputs, the model's basis; ``coef_``
-        re-expressed in the raw terms can have more nonzero linear terms."""
-        beta = np.atleast_2d(self.beta_)[:, int(has_bias_column(self.feature_map_)):]
-        self.active_ = np.any(beta != 0, axis=0)
-        self.relevance_indices_ = np.flatnonzero(self.active_)
-        self.n_active_ = int(self.relevance_indices_.size)
 
 
 class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamplingMixin):

@@ -32,8 +32,7 @@ import numpy as np
 from jax.scipy.linalg import cho_solve
 
 from ._progress import bar_chunk, chunk_lengths, progress, show_progress
-from .gibbs_variates import (SweepVariates, VariateSource, choose_variates, device_key, device_variates,  # noqa: F401
-                             draw_variates, gamma_shapes, variate_streams)
+from .gibbs_variates import SweepVariates, VariateSource, draw_variates, variate_streams  # noqa: F401  (SweepVariates: docs)
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
                           feature_labels)

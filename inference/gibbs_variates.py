@@ -133,13 +133,14 @@ class VariateSource:
         self.source = choose_variates(variates)
         self.budget = 2**21 if self.source == "numpy" else 2**24
         self._args = (batch, n_obs, rows, p, hyper, use_cholesky)
-        self._streams, self._seed, self._done, self._drawers = streams, seed, 0, {}
+        self._streams, self._done, self._drawers = streams, 0, {}
+        if self.source == "device":
+            self._key, self._shapes = device_key(seed), jnp.asarray(gamma_shapes(n_obs, p, hyper))
 
     def compile(self, lengths):
         """Compile the device's draws for chunks of ``lengths`` sweeps (nothing for NumPy's)."""
         if self.source == "device":
             batch, n_obs, rows, p, hyper, use_cholesky = self._args
-            self._key, self._shapes = device_key(self._seed), jnp.asarray(gamma_shapes(n_obs, p, hyper))
             for m in set(lengths) - set(self._drawers):
                 self._drawers[m] = device_variates.lower(self._key, 0, m, batch, n_obs, rows, p, self._shapes,
                                                          use_cholesky).compile()

@@ -1,6 +1,6 @@
 """The first fit in a fresh process of the RVM classifier, FLAP and SMLRCV builds few programs.
 
-A first fit's time is mostly XLA compiling (``comparisons/bench/first_fit.py``, issue 31's aim of
+A first fit's time is mostly XLA compiling (``comparisons/bench/first_fit.py``, the aim of
 2 s on 200 × 8 standardized data), and every program counts: a tiny one costs tens of
 milliseconds to trace, lower and compile. On the bench's data,
 
@@ -8,13 +8,12 @@ milliseconds to trace, lower and compile. On the bench's data,
   (:func:`~sparsebayes.inference.typeii_laplace._start_and_run` in 16 slots, the second half
   opened by the loop itself, the start settled by the loop's own step) and the padded rows'
   constant (``_log_lik_at_zero``); the end of the fit and the Laplace covariance are computed on
-  the host. Before: 9 programs (the step in 8 slots, then again in 16, a widening, the finish,
-  the covariance, three copies and an ``any``);
+  the host;
 * ``FLAPRegressor`` compiles the data's products and the engine's ``fit``: the check of a last
-  basis to prune is answered on the host when more than one basis is in the model. Before: 3;
+  basis to prune is answered on the host when more than one basis is in the model;
 * ``SMLRCV`` pads its folds to the full data's bucket of rows and gives the cold start as an
   array, so that the folds and the refit share one ``_build_problem`` and one ``_run``, and
-  nothing else. Before: 7 (each twice, two copies and an eager square root).
+  nothing else.
 
 The check runs in a new process, without the persistent compilation cache, and reads the names
 of the programs from ``jax_log_compiles`` (the ``first_fit_programs`` fixture); the estimators are
@@ -47,9 +46,9 @@ def test_a_first_fit_of_the_rvm_classifier_flap_and_smlrcv_builds_few_programs(f
 def test_a_first_program_that_opens_its_closed_slots_takes_the_steps_of_a_widening():
     """``typeii_laplace.fit`` starts a kernel fit in 16 slots, 8 of them closed, and opens them in
     the loop when an add finds the first 8 full: the very steps, to the last bit, of the fit that
-    ran in 8 slots, paused, was widened to 16 and went on in a second program (the way before,
-    driven here by hand). A width that took the open slots in another order than the 8-slot
-    program does (active first rather than in slot order) moved the weights by 1e-8."""
+    ran in 8 slots, paused, was widened to 16 and went on in a second program (driven here by
+    hand). A width that takes the open slots in another order than the 8-slot program does
+    (active first rather than in slot order) moves the weights by 1e-8."""
     import jax
     import numpy as np
     from sklearn.datasets import make_classification

@@ -387,8 +387,8 @@ def test_nuts_on_the_marginal_model_agrees_with_gibbs_without_divergences():
 
 def test_a_zero_lam2_rate_is_refused_for_its_improper_posterior():
     """``p(λ²) ∝ (λ²)^{r−1}`` (rate 0) leaves every conditional proper but the posterior improper: the
-    samplers refuse it by name (before, Gibbs ran on it), also when it comes from a type-II object's
-    flat ``b = 0`` under ``method="gibbs"``."""
+    samplers refuse it by name, also when it comes from a type-II object's flat ``b = 0`` under
+    ``method="gibbs"``."""
     from sparsebayes.inference import BayesianLassoRegressor, SparseRegressor
     from sparsebayes.models import ScaledLaplacePrior
 

@@ -81,8 +81,8 @@ def test_divergences_and_unmixed_chains_give_warnings():
 
 
 def test_the_improper_jeffreys_posterior_is_refused():
-    """NUTS on p(tau) ∝ 1/tau diverged and returned draws of nothing (31 % divergent, R-hat 1.5):
-    now a ValueError naming surrogate_eps."""
+    """NUTS on p(tau) ∝ 1/tau, an improper posterior, diverges and returns draws of nothing (31 %
+    divergent, R-hat 1.5): it is a ValueError naming surrogate_eps."""
     import pytest
 
     from sparsebayes.models.adaptive import sparse_probit_model

@@ -58,8 +58,8 @@ def test_horseshoe_regressor_gibbs_is_its_own_model_on_its_names():
 @pytest.mark.slow
 def test_horseshoe_gibbs_with_an_estimated_global_scale_names_the_twins_sites():
     """With ``tau_prior`` the global scale is a draw: Gibbs's posterior has the NUTS twin's
-    variables (``tau_global`` among them, from the hierarchy's ``gibbs_twin_sites``; before, the
-    NUTS twin's τ site was named ``tau``, the per-weight variances' name, and sampling failed) and ``β = τ λ z`` at
+    variables (``tau_global`` among them, from the hierarchy's ``gibbs_twin_sites``: ``tau`` names the
+    per-weight variances elsewhere) and ``β = τ λ z`` at
     every draw with each draw's own τ (not the starting ``prior.tau``)."""
     X, y = _data()
     est = AdaptiveSparseRegressor(prior=HorseshoePrior(tau=1.0, tau_prior=1.0)).fit(X, y)
@@ -142,8 +142,7 @@ def test_every_estimator_and_sampler_line_up_with_the_point_estimate(case):
 
 def test_a_hyperparameter_em_estimated_is_sampled_by_the_twin_and_named_alike():
     """With ``gamma_prior`` EM fits the joint MAP of (β, γ): the twin is that hierarchical model (γ a
-    site under its Gamma hyperprior; it was the fixed-γ model at the *starting* γ, labelled as if
-    fixed), and the point estimate carries the fitted γ under the twin's name ``gamma``; likewise the
+    site under its Gamma hyperprior, not the fixed-γ model at the starting γ), and the point estimate carries the fitted γ under the twin's name ``gamma``; likewise the
     horseshoe's estimated τ as ``tau_global``. No sampling: the twin's sites by a NumPyro trace."""
     from numpyro import handlers
 
