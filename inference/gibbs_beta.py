@@ -1,0 +1,172 @@
+"""The Gaussian draw of the regression weights in a conjugate Gibbs sweep, chosen by the design's shape.
+
+Every conjugate Gibbs sampler of the suite meets the same conditional: with a Gaussian
+(pseudo-)response ``z = Xβ + w``, ``w ~ N(0, σ² Ω⁻¹)``, ``Ω = diag(ω)``, and the prior
+``β ~ N(0, diag(v))``,
+
+    β | · ~ N(A⁻¹XᵀΩz/σ², A⁻¹),    A = XᵀΩX/σ² + diag(1/v).
+
+``ω = 1`` (``omega=None``) is Gaussian regression; the data augmentations give other ``(z, ω)``:
+probit's truncated-normal latent (Albert & Chib 1993: ``z`` the latent, ``ω = 1``, ``σ² = 1``),
+logistic's Pólya-Gamma variates (Polson, Scott & Windle 2013: ``ω`` the variates,
+``z = (y − ½)/ω``), Student-t noise's per-row Gamma scales (``ω`` the scales). Three ways to draw it:
+
+* :func:`rue_draw` (Rue 2001, Algorithm 2): ``A = LLᵀ``, ``β = L⁻ᵀ(L⁻¹b + ε)``, ``b = XᵀΩz/σ²``,
+  ``ε ~ N(0, I_p)``; ``O(np² + p³)`` flops and a ``p × p`` array, for ``p ≤ n``;
+* :func:`bhattacharya_draw` (Bhattacharya, Chakraborty & Mallick 2016, Algorithm 1):
+  with ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ`` and ``D = diag(v)``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``,
+  ``v' = Φu + δ``, solve ``(ΦDΦᵀ + I_n) w = α − v'``, return ``u + DΦᵀw``; ``O(n²p)`` flops and
+  nothing ``p × p`` (arrays of ``n·p`` and ``n²``), for ``p > n``;
+* :func:`rue_draw_from_stats`: the Gaussian case (``ω = 1``) from sufficient statistics
+  (:func:`gaussian_stats`: ``XᵀX`` and ``Xᵀy``, computed once), ``O(p³)`` per draw whatever ``n``,
+  with :func:`stats_rss` for ``‖y − Xβ‖²`` in ``O(p²)``.
+
+:func:`draw_beta` picks Rue or Bhattacharya by shape (:func:`choose_method`) and draws its own
+normals from a key. All functions are pure JAX, for use inside ``jit``/``vmap``/``scan``; the
+only checks are on shapes (static), in :func:`draw_beta` and :func:`gaussian_stats`.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.linalg import cho_solve
+
+#: the β draws by name (:func:`choose_method`)
+METHODS = ("auto", "rue", "bhattacharya")
+
+
+def choose_method(n, p, method="auto"):
+    """``"rue"`` when ``p ≤ n`` (the ``p × p`` factor is the smaller system), ``"bhattacharya"``
+    when ``p > n`` (the ``n × n`` one is); ``method`` other than ``"auto"`` is returned as is.
+    Anything outside :data:`METHODS` is a ``ValueError``."""
+    if method not in METHODS:
+        raise ValueError(f"the β draw must be one of {METHODS}, got {method!r}")
+    if method != "auto":
+        return method
+    return "rue" if p <= n else "bhattacharya"
+
+
+def _weighted(X, z, omega, noise_var):
+    """``Φ = Ω^{1/2}X/σ`` and ``α = Ω^{1/2}z/σ``: the whitened design and response."""
+    sigma = jnp.sqrt(noise_var)
+    if omega is None:
+        return X / sigma, z / sigma
+    scale = jnp.sqrt(omega) / sigma
+    return X * scale[:, None], z * scale
+
+
+def rue_from_precision(normal, precision, rhs):
+    """``β ~ N(A⁻¹b, A⁻¹)`` for the precision ``A`` (p × p, symmetric positive definite) and
+    ``b = rhs``, from ``normal ~ N(0, I_p)``: ``A = LLᵀ``, ``β = L⁻ᵀ(L⁻¹b + ε)`` (Rue 2001: the
+    mean ``L⁻ᵀL⁻¹b`` and the noise ``L⁻ᵀε``, of covariance ``(LLᵀ)⁻¹``, in two triangular solves)."""
+    L = jax.lax.linalg.cholesky(precision, symmetrize_input=False)
+    half = jax.lax.linalg.triangular_solve(L, rhs[:, None], left_side=True, lower=True)[:, 0]
+    return jax.lax.linalg.triangular_solve(L, (half + normal)[:, None], left_side=True, lower=True,
+                                           transpose_a=True)[:, 0]
+
+
+def rue_draw(normal, X, z, omega, prior_var, noise_var):
+    """``β ~ N(A⁻¹XᵀΩz/σ², A⁻¹)``, ``A = XᵀΩX/σ² + diag(1/v)`` (module docstring), by the Cholesky
+    factor of ``A``: :func:`rue_from_precision`. ``normal ~ N(0, I_p)``, ``X`` (n, p), ``z`` (n,),
+    ``omega`` (n,) or ``None`` (all ones), ``prior_var`` ``v`` (p,), ``noise_var`` σ²."""
+    Phi, alpha = _weighted(X, z, omega, noise_var)
+    precision = Phi.T @ Phi + jnp.diag(1.0 / prior_var)
+    return rue_from_precision(normal, precision, alpha @ Phi)
+
+
+def bhattacharya_draw(normal, row_normal, X, z, omega, prior_var, noise_var):
+    """The same ``β`` by Bhattacharya, Chakraborty & Mallick (2016, Algorithm 1), from
+    ``normal ~ N(0, I_p)`` and ``row_normal ~ N(0, I_n)``, without any ``p × p`` array.
+
+    With ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ``, ``D = diag(v)``: ``u = D^{1/2}ε ~ N(0, D)``,
+    ``v' = Φu + δ``, ``w`` solves ``(ΦDΦᵀ + I_n) w = α − v'`` (Cholesky), ``β = u + DΦᵀw``.
+    Exact: ``β`` is Gaussian with the mean and covariance of the conditional (their Proposition 1).
+    The ``n × n`` system costs ``n²p`` multiply-adds to form and ``n³/3`` to factor.
+    """
+    n = X.shape[0]
+    Phi, alpha = _weighted(X, z, omega, noise_var)
+    D = prior_var
+    u = jnp.sqrt(D) * normal
+    v = Phi @ u + row_normal
+    M = (Phi * D) @ Phi.T + jnp.eye(n, dtype=Phi.dtype)
+    L = jnp.linalg.cholesky(M)
+    w = cho_solve((L, True), alpha - v)
+    return u + D * (w @ Phi)  # = DΦᵀw; w @ Φ avoids XLA:CPU copying Φᵀ
+
+
+def draw_beta(key, X, z, omega, prior_var, noise_var, method="auto"):
+    """One draw of ``β | ·`` (module docstring) with the method the shape calls for
+    (:func:`choose_method`; ``method`` may force one), its normals drawn from ``key``.
+
+    ``X`` (n, p), ``z`` (n,), ``omega`` (n,) per-row precisions or ``None`` (all ones),
+    ``prior_var`` (p,) the prior variances ``v``, ``noise_var`` the scalar σ². Shapes that do not
+    match are a ``ValueError`` (checked at trace time)."""
+    n, p = _check_shapes(X, z, omega, prior_var)
+    k_p, k_n = jax.random.split(key)
+    normal = jax.random.normal(k_p, (p,), X.dtype)
+    if choose_method(n, p, method) == "rue":
+        return rue_draw(normal, X, z, omega, prior_var, noise_var)
+    return bhattacharya_draw(normal, jax.random.normal(k_n, (n,), X.dtype), X, z, omega, prior_var, noise_var)
+
+
+def _check_shapes(X, z, omega, prior_var):
+    if jnp.ndim(X) != 2:
+        raise ValueError(f"X must be a 2-D design (n, p), got shape {jnp.shape(X)}")
+    n, p = X.shape
+    if jnp.shape(z) != (n,):
+        raise ValueError(f"z must have shape ({n},) to match X {X.shape}, got {jnp.shape(z)}")
+    if omega is not None and jnp.shape(omega) != (n,):
+        raise ValueError(f"omega must have shape ({n},) (one precision per row of X), got {jnp.shape(omega)}")
+    if jnp.shape(prior_var) != (p,):
+        raise ValueError(f"prior_var must have shape ({p},) (one variance per column of X), got {jnp.shape(prior_var)}")
+    return n, p
+
+
+class GaussianStats(NamedTuple):
+    """The sufficient statistics of Gaussian regression, computed once (:func:`gaussian_stats`):
+    ``XᵀX`` and ``Xᵀy``, and the residual at an anchor ``β₀`` (near the least-squares fit) as
+    ``Xᵀ(y − Xβ₀)`` and ``‖y − Xβ₀‖²``, for :func:`stats_rss` without cancellation."""
+
+    gram: jax.Array
+    Xty: jax.Array
+    anchor: jax.Array
+    anchor_grad: jax.Array
+    anchor_rss: jax.Array
+
+
+def gaussian_stats(X, y):
+    """:class:`GaussianStats` of ``(X, y)``: one pass over the data (``XᵀX``: ``np²`` flops), after
+    which a Gibbs sweep does not depend on ``n``. The anchor is the ridge fit
+    ``(XᵀX + εI)⁻¹Xᵀy`` with ``ε = 10⁻¹⁰ tr(XᵀX)/p`` (any ``β₀`` is exact; one near the
+    least-squares fit keeps :func:`stats_rss` free of cancellation)."""
+    if jnp.ndim(X) != 2 or jnp.shape(y) != (X.shape[0],):
+        raise ValueError(f"X must be (n, p) and y (n,), got {jnp.shape(X)} and {jnp.shape(y)}")
+    return _gaussian_stats(X, y)
+
+
+@jax.jit
+def _gaussian_stats(X, y):
+    p = X.shape[1]
+    gram = X.T @ X
+    Xty = y @ X
+    eps = 1e-10 * jnp.trace(gram) / p + jnp.finfo(gram.dtype).tiny
+    anchor = jnp.linalg.solve(gram + eps * jnp.eye(p, dtype=gram.dtype), Xty)
+    resid = y - X @ anchor
+    return GaussianStats(gram, Xty, anchor, resid @ X, resid @ resid)
+
+
+def stats_rss(stats, beta):
+    """``‖y − Xβ‖² = ‖r₀‖² − 2dᵀXᵀr₀ + dᵀXᵀXd`` with ``d = β − β₀``, ``r₀ = y − Xβ₀`` (the anchor of
+    :class:`GaussianStats`), in ``O(p²)``. Expanding about the near-least-squares ``β₀`` rather than
+    ``0`` keeps every term of the order of the residual, not of ``‖y‖²``; floored at 0."""
+    d = beta - stats.anchor
+    return jnp.maximum(stats.anchor_rss - 2.0 * d @ stats.anchor_grad + d @ (stats.gram @ d), 0.0)
+
+
+def rue_draw_from_stats(normal, stats, prior_var, noise_var):
+    """:func:`rue_draw` for ``ω = 1`` from :class:`GaussianStats`: ``A = XᵀX/σ² + diag(1/v)``,
+    ``b = Xᵀy/σ²``, :func:`rue_from_precision`; ``O(p³)``, independent of ``n``."""
+    precision = stats.gram / noise_var + jnp.diag(1.0 / prior_var)
+    return rue_from_precision(normal, precision, stats.Xty / noise_var)
