@@ -224,24 +224,33 @@ class Comparison:
         beta = self.samples[sampler].posterior["beta"].transpose("chain", "draw", *self.weight_dims)
         return np.asarray(beta.values).reshape(-1, len(self.names))
 
-    def near_zero(self):
-        """``c`` of ``P(|β| < c)``: :data:`NEAR_ZERO_FRACTION` × the sd of the first sampler's posterior
-        medians' magnitudes (the scale on which the weights differ)."""
-        first = next(iter(self.samples))
-        return float(NEAR_ZERO_FRACTION * np.std(np.abs(np.median(self._beta(first), axis=0))))
+    def near_zero(self, rope=None):
+        """``c_j`` of ``P(|β_j| < c_j)`` per weight (``names`` order, in the draws' units): the half-width
+        of the weight's region of practical equivalence, ``f · s_y / sd(x_j)`` with ``x_j`` the design
+        column ``β_j`` multiplies, ``s_y`` sd(y) for regression and 1 (one unit of the link) for a
+        classifier, ``f`` :data:`~sparsebayes.comparisons.verdict.ROPE_FRACTION` (0.1 of a standardized
+        effect) by default; a constant column (the bias) is judged as ``|β_j| < f · s_y``. ``rope``: a
+        number (``f`` for every weight), or a dict ``{name: half-width}`` / an array of half-widths in
+        the data's units (:func:`sparsebayes.comparisons.verdict.rope_fractions`)."""
+        from .verdict import rope_half_widths
+        return rope_half_widths(self, rope)
 
-    def summary(self, near_zero=None):
+    def summary(self, rope=None):
         """``pandas.DataFrame``, one row per weight (index ``basis``).
 
         Columns: ``point`` and ``point_is_zero``; per sampler ``s``: ``s_median``, ``s_q05``, ``s_q95``,
-        ``s_interval_covers_zero`` (the 90 % interval), ``s_p_near_zero`` (``P(|β| < c | y)``),
-        ``s_r_hat``, ``s_ess_bulk``, ``s_ess_tail``; and ``prior_p_near_zero`` (``P(|β| < c)``
-        under the prior). ``near_zero`` is ``c`` (default :meth:`near_zero`); ``attrs["near_zero"]`` keeps it.
+        ``s_interval_covers_zero`` (the 90 % interval), ``s_p_near_zero`` (``P(|β_j| < c_j | y)``),
+        ``s_r_hat``, ``s_ess_bulk``, ``s_ess_tail``; ``prior_p_near_zero`` (``P(|β_j| < c_j)`` under the
+        prior) and ``near_zero`` (``c_j``). ``c_j`` is each weight's own region of practical equivalence,
+        set on the standardized scale so that an input's units do not decide it (:meth:`near_zero`;
+        ``rope`` as there); ``attrs["near_zero"]`` keeps the array and ``attrs["rope_fraction"]`` the
+        standardized half-width (``None`` for half-widths given per input). Weights are on the draws'
+        basis; :meth:`verdict` gives them in the data's units too.
         """
         import pandas as pd
-        c = self.near_zero() if near_zero is None else float(near_zero)
-        if not (np.isfinite(c) and c >= 0):
-            raise ValueError(f"near_zero must be a finite number >= 0, got {near_zero!r}")
+
+        from .verdict import ROPE_FRACTION
+        c = self.near_zero(rope)
         table = {"point": self.point, "point_is_zero": self.point == 0}
         for s, idata in self.samples.items():
             beta = self._beta(s)
@@ -252,9 +261,22 @@ class Comparison:
             for stat, values in self._mixing(idata).items():
                 table[f"{s}_{stat}"] = values
         table["prior_p_near_zero"] = np.mean(np.abs(self.prior_beta) < c, axis=0)
+        table["near_zero"] = c
         df = pd.DataFrame(table, index=pd.Index(self.names, name="basis"))
         df.attrs["near_zero"] = c
+        df.attrs["rope_fraction"] = (ROPE_FRACTION if rope is None else float(rope)
+                                     if np.ndim(rope) == 0 and not isinstance(rope, dict) else None)
         return df
+
+    def verdict(self, rope=None):
+        """Which inputs matter, and how sure: ``pandas.DataFrame``, one row per input, of the point
+        estimate (kept or zero) beside each sampler's evidence (90 % interval, mass inside the input's
+        region of practical equivalence, sign probability), the verdict word (``matters`` /
+        ``negligible`` / ``uncertain``), whether the two agree, and each sampler's usability by its
+        diagnostics; effects in the data's units and standardized. ``rope`` as in :meth:`near_zero`.
+        :func:`sparsebayes.comparisons.verdict.verdict_table` documents the columns and the rule."""
+        from .verdict import verdict_table
+        return verdict_table(self, rope)
 
     def _mixing(self, idata):
         """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
@@ -324,36 +346,47 @@ class Comparison:
         from .compare_predictive import predictive_table
         return predictive_table(self)
 
-    def plot(self, near_zero=None):
-        """A forest plot (``matplotlib.figure.Figure``, not registered with pyplot): per weight, each
-        sampler's median and 90 % interval, the point estimate as a cross, and the ``±c`` band of
-        ``P(|β| < c)`` shaded."""
+    def plot(self, rope=None):
+        """A forest plot (``matplotlib.figure.Figure``, not registered with pyplot) on the standardized
+        scale ``β_j · sd(x_j) / s_y`` (:meth:`near_zero`), where one region of practical equivalence
+        fits every input whatever its units: per weight, each sampler's median and 90 % interval, the
+        point estimate as a cross, and the weight's ``±f_j`` band of ``P(|β_j| < c_j)`` shaded (a
+        constant column, the bias, is shown as ``β_j / s_y``). ``rope`` as in :meth:`near_zero`."""
         from matplotlib.figure import Figure
-        table = self.summary(near_zero)
+
+        from .verdict import rope_fractions, scales, standardize
+        table = self.summary(rope)
+        sc = scales(self)
+        f = rope_fractions(self, rope, sc)
+
+        def std(column):
+            return standardize(table[column].to_numpy()[None], sc)[0]
         samplers, p = list(self.samples), len(self.names)
         fig = Figure(figsize=(6.5, 1.2 + 0.38 * p * max(1, len(samplers)) ** 0.5), layout="constrained")
         ax = fig.add_subplot()
         rows = np.arange(p)[::-1].astype(float)
         offsets = np.linspace(-0.15, 0.15, len(samplers)) if len(samplers) > 1 else [0.0]
         for k, (s, off) in enumerate(zip(samplers, offsets)):
-            ax.hlines(rows + off, table[f"{s}_q05"], table[f"{s}_q95"], color=f"C{k}", lw=2)
-            ax.plot(table[f"{s}_median"], rows + off, "o", color=f"C{k}", ms=4, label=f"{s}: median, 90 % interval")
-        ax.plot(table["point"], rows, "x", color="black", ms=7, mew=2, label="point estimate")
-        c = table.attrs["near_zero"]
-        ax.axvspan(-c, c, color="0.9", zorder=0, label=f"|β| < {c:.3g}")
+            ax.hlines(rows + off, std(f"{s}_q05"), std(f"{s}_q95"), color=f"C{k}", lw=2)
+            ax.plot(std(f"{s}_median"), rows + off, "o", color=f"C{k}", ms=4, label=f"{s}: median, 90 % interval")
+        ax.plot(std("point"), rows, "x", color="black", ms=7, mew=2, label="point estimate")
+        ax.barh(rows, 2 * f, left=-f, height=0.8, color="0.9", zorder=0, label="region of practical equivalence")
         ax.axvline(0.0, color="0.5", lw=0.8)
         ax.set_yticks(rows, self.names)
-        ax.set_xlabel("weight (β, on the model's basis)")
+        ax.set_xlabel(f"standardized effect β·sd(x)/s_y (s_y = {sc.outcome_label})")
         ax.set_title(f"{type(self.estimator).__name__}: point estimate and posterior")
         ax.legend(loc="best", fontsize="small")
         return fig
 
-    def save(self, directory):
+    def save(self, directory, *, overwrite=False):
         """Write ``report.md``, ``report.html`` (the forest plot embedded as base64 PNG: one file that
         opens anywhere), ``forest.png`` and ``draws.nc`` (``idata`` as NetCDF) into ``directory``
-        (created if needed). Returns the ``Path`` of the directory."""
-        from .compare_any_report import write_report
-        out = Path(directory)
+        (created if needed). Returns the ``Path`` of the directory.
+
+        A directory that already holds any of these files (an earlier report, perhaps edited) is a
+        ``FileExistsError`` naming the file, and nothing is written, unless ``overwrite=True``."""
+        from .compare_any_report import REPORT_FILES, refuse_overwrite, write_report
+        out = Path(directory) if overwrite else refuse_overwrite(directory, REPORT_FILES)
         out.mkdir(parents=True, exist_ok=True)
         buf = io.BytesIO()
         self.plot().savefig(buf, format="png", dpi=110)

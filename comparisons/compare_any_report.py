@@ -2,6 +2,27 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
+
+#: The files :meth:`~sparsebayes.comparisons.compare_any.Comparison.save` writes into its directory.
+REPORT_FILES = ("report.md", "report.html", "forest.png", "draws.nc")
+
+
+def refuse_overwrite(directory, names, flag="overwrite=True"):
+    """``FileExistsError`` naming the first of the files ``names`` that already exists in ``directory``
+    and ``flag``, the way to replace it: a report written before may hold the user's edits, and saving
+    again must not destroy it silently. Checked before anything is fitted or written, so a refusal
+    costs nothing and leaves every file as it was. Returns ``directory`` as a ``Path``."""
+    out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} is a file, not a directory: choose another directory for the report")
+    existing = [n for n in names if (out / n).exists()]
+    if existing:
+        others = f" (and {', '.join(existing[1:])})" if len(existing) > 1 else ""
+        raise FileExistsError(f"{out / existing[0]} already exists{others}: a report written before, perhaps edited "
+                              f"since, which saving would replace; pass {flag} to replace it, or choose another "
+                              "directory")
+    return out
 
 
 def _header(cmp):
@@ -29,16 +50,19 @@ def write_report(out, cmp, table, diagnostics, png_base64, predictive=None):
     ``None``: the section says none was given) and the forest plot (base64 PNG, embedded in the HTML so
     that it is one self-contained file)."""
     import pandas as pd
-    c = table.attrs["near_zero"]
+
+    from .verdict import verdict_html, verdict_markdown
+    verdict = cmp.verdict()
     diag = pd.DataFrame({s: {k: v for k, v in d.items() if k != "warnings"} for s, d in diagnostics.items()}).T
     diag.index.name = "sampler"
     found = [w for d in diagnostics.values() for w in d["warnings"]] or ["none"]
-    note = (f"P(|β| < c) with c = {c:.4g}; intervals are 5 %–95 % posterior quantiles; weights are on the model's "
+    note = ("P(|β| < c) with c (column near_zero) each weight's region of practical equivalence (the verdict's "
+            "rule, in the draws' units); intervals are 5 %–95 % posterior quantiles; weights are on the model's "
             "basis (the estimator's design columns: `feature_map_`'s where it has one, for linear features terms of "
             "the standardized inputs; SMLR's `basis[class]`, the reference class's weights zero by definition). "
             "The model line names any surrogate, or hyperparameter held at its fitted value.")
     md = ["# sparsebayes comparison", ""] + [f"- **{k}**: {v}" for k, v in _header(cmp)] + [
-        "", "## Weights", "", note, "", table.to_markdown(floatfmt=".4g"), "", "## Diagnostics", "", diag.to_markdown(floatfmt=".4g"), "",
+        "", verdict_markdown(verdict, list(cmp.samples)), "## Weights", "", note, "", table.to_markdown(floatfmt=".4g"), "", "## Diagnostics", "", diag.to_markdown(floatfmt=".4g"), "",
         "### Warnings", ""] + [f"- {w}" for w in found] + ["", "## Held-out predictive", ""] + (
         [NO_TEST] if predictive is None else [PREDICTIVE_NOTE, "", predictive.to_markdown(floatfmt=".4g")]) + [
         "", "## Forest plot", "", "![forest plot](forest.png)", ""]
@@ -46,7 +70,7 @@ def write_report(out, cmp, table, diagnostics, png_base64, predictive=None):
     esc = html.escape
     body = ["<h1>sparsebayes comparison</h1>", "<ul>"]
     body += [f"<li><b>{esc(k)}</b>: {esc(str(v))}</li>" for k, v in _header(cmp)]
-    body += ["</ul>", "<h2>Weights</h2>", f"<p>{esc(note)}</p>", table.to_html(float_format=lambda v: f"{v:.4g}"),
+    body += ["</ul>", verdict_html(verdict, list(cmp.samples)), "<h2>Weights</h2>", f"<p>{esc(note)}</p>", table.to_html(float_format=lambda v: f"{v:.4g}"),
              "<h2>Diagnostics</h2>", diag.to_html(float_format=lambda v: f"{v:.4g}"), "<h3>Warnings</h3>", "<ul>"]
     body += [f"<li>{esc(w)}</li>" for w in found]
     body += ["</ul>", "<h2>Held-out predictive</h2>"]

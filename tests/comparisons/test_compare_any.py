@@ -103,22 +103,29 @@ def test_point_estimate_is_the_estimators_exactly(regression):
 
 
 def test_summary_columns_rows_and_laplace_prior_mass(regression):
-    cmp = regression["cmp"]
+    cmp, X, y = regression["cmp"], regression["X"], regression["y"]
     df = cmp.summary()
     assert list(df.index) == cmp.names
     for col in ("point", "point_is_zero", "nuts_median", "nuts_q05", "nuts_q95", "nuts_interval_covers_zero",
-                "nuts_p_near_zero", "prior_p_near_zero", "nuts_r_hat", "nuts_ess_bulk", "nuts_ess_tail"):
+                "nuts_p_near_zero", "prior_p_near_zero", "nuts_r_hat", "nuts_ess_bulk", "nuts_ess_tail", "near_zero"):
         assert col in df.columns
     assert (df.nuts_q05 <= df.nuts_median).all() and (df.nuts_median <= df.nuts_q95).all()
     assert not df.loc["age", "nuts_interval_covers_zero"] and df.loc["noise", "nuts_interval_covers_zero"]
-    # The Laplace(0, 1/√γ) prior (γ = 1): P(|β| < c) = 1 − exp(−c), against 4000 prior draws.
-    c = 0.3
-    df = cmp.summary(near_zero=c)
-    exact = 1.0 - np.exp(-c)
-    np.testing.assert_allclose(df.prior_p_near_zero, exact, atol=4 * np.sqrt(exact * (1 - exact) / 4000))
-    assert df.attrs["near_zero"] == c
-    with pytest.raises(ValueError, match="near_zero"):
-        cmp.summary(near_zero=-1.0)
+    # Each weight's own c_j = f · sd(y) / sd(x_j): the Laplace fit centres the inputs without scaling them,
+    # so x_j is the raw column (sd 1, 2, 0.5, 1 by construction) and the bias column's c is f · sd(y).
+    f = 0.15
+    df = cmp.summary(rope=f)
+    expected_c = f * np.std(y) / np.r_[1.0, X.std(ddof=0).to_numpy()]
+    np.testing.assert_allclose(df.near_zero, expected_c, rtol=1e-12)
+    np.testing.assert_allclose(df.attrs["near_zero"], expected_c, rtol=1e-12)
+    assert df.attrs["rope_fraction"] == f
+    # The Laplace(0, 1/√γ) prior (γ = 1): P(|β_j| < c_j) = 1 − exp(−c_j), against 4000 prior draws.
+    exact = 1.0 - np.exp(-expected_c)
+    assert np.all(np.abs(df.prior_p_near_zero - exact) <= 4 * np.sqrt(exact * (1 - exact) / 4000))
+    beta = cmp.idata.posterior.beta.values.reshape(-1, len(cmp.names))
+    np.testing.assert_allclose(df.nuts_p_near_zero, np.mean(np.abs(beta) < expected_c, axis=0))
+    with pytest.raises(ValueError, match="rope"):
+        cmp.summary(rope=-1.0)
 
 
 def test_diagnostics_report_each_failed_check(regression):
