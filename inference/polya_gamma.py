@@ -113,45 +113,21 @@ def _right_mass(z):
     return 1.0 / (1.0 + q_over_p)
 
 
-def _left_levy(key, z):
-    """``IG(1/z, 1)`` truncated to ``(0, t)`` when ``1/z > t``: ``t/(1 + tE₁)²`` with ``E₁² ≤ 2E₂/t``
-    (a ``1/χ²₁`` truncated to ``(0, t)``) accepted with probability ``e^{-z²x/2}`` (PSW 2013, Sec. 4)."""
+def _left_attempt(u, z):
+    """One attempt at a draw from ``IG(1/z, 1)`` truncated to ``(0, t)`` from three uniforms:
+    returns ``(x, landed)``. When ``1/z > t`` (PSW 2013, Sec. 4): ``x = t/(1 + tE₁)²`` (a ``1/χ²₁``
+    truncated to ``(0, t)``, landed when ``E₁² ≤ 2E₂/t``) kept with probability ``e^{-z²x/2}``;
+    otherwise Michael, Schucany & Haas's (1976) ``IG(1/z, 1)`` variate, landed when below ``t``."""
     t = TRUNC
-
-    def cond(s):
-        return ~s[2]
-
-    def body(s):
-        key, _, _ = s
-        key, sub = jax.random.split(key)
-        u = _uniforms(sub, 3)
-        e1, e2 = -jnp.log(u[0]), -jnp.log(u[1])
-        x = t / (1.0 + t * e1) ** 2
-        ok = (e1 * e1 <= 2.0 * e2 / t) & (u[2] <= jnp.exp(-0.5 * z * z * x))
-        return key, x, ok
-
-    return lax.while_loop(cond, body, (key, jnp.float64(t), jnp.bool_(False)))[1]
-
-
-def _left_ig(key, z):
-    """``IG(μ = 1/z, 1)`` truncated to ``(0, t)`` when ``1/z ≤ t``: Michael, Schucany & Haas (1976)
-    draws until one falls below ``t``."""
-    t = TRUNC
-    mu = 1.0 / jnp.maximum(z, 1.0 / t)
-
-    def cond(s):
-        return s[1] >= t
-
-    def body(s):
-        key, _ = s
-        key, sub = jax.random.split(key)
-        u = _uniforms(sub, 2)
-        mu_y = mu * ndtri(u[0]) ** 2
-        x = mu + 0.5 * mu * mu_y - 0.5 * mu * jnp.sqrt(4.0 * mu_y + mu_y * mu_y)
-        x = jnp.where(u[1] > mu / (mu + x), mu * mu / x, x)
-        return key, x
-
-    return lax.while_loop(cond, body, (key, jnp.float64(t)))[1]
+    levy = z < 1.0 / t
+    e1, e2 = -jnp.log(u[0]), -jnp.log(u[1])
+    x_levy = t / (1.0 + t * e1) ** 2
+    ok_levy = (e1 * e1 <= 2.0 * e2 / t) & (u[2] <= jnp.exp(-0.5 * z * z * x_levy))
+    mu = 1.0 / jnp.where(levy, 1.0, z)
+    mu_y = mu * ndtri(u[0]) ** 2
+    x_ig = mu + 0.5 * mu * mu_y - 0.5 * mu * jnp.sqrt(4.0 * mu_y + mu_y * mu_y)
+    x_ig = jnp.where(u[1] > mu / (mu + x_ig), mu * mu / x_ig, x_ig)
+    return jnp.where(levy, x_levy, x_ig), jnp.where(levy, ok_levy, x_ig < t)
 
 
 def _series_accepts(x, u):
@@ -175,28 +151,39 @@ def _series_accepts(x, u):
     return lax.while_loop(cond, body, (0, s0, jnp.bool_(False), jnp.bool_(False)))[3]
 
 
-def _pg1(key, c):
-    """One ``PG(1, c)`` variate (scalar ``c``), exact, by Devroye's method (PSW 2013, Algorithm 1)."""
+def _pg_integer_lane(key, m, c):
+    """The sum of ``m`` independent ``PG(1, c)`` variates (scalars; ``m`` a whole number ≥ 0), each
+    by Devroye's method (PSW 2013, Algorithm 1) on ``J*(1, |c|/2)``, ``PG(1, c) = J*/4``. Exact.
+
+    One flat loop, one step per proposal attempt, so that a batch of lanes runs about as many
+    steps as its slowest lane needs, not a product of nested loops' maxima. A lane's phase: 0, a
+    new proposal (the exponential piece right of ``t`` with probability ``p/(p+q)``, else a first
+    attempt at the left piece); 1, a left attempt after one that did not land. A proposal that
+    lands goes to the alternating-series test; accepted, it is added and ``m`` counts down."""
     z = 0.5 * jnp.abs(c)
     fz = _PI2 / 8.0 + 0.5 * z * z
     mass = _right_mass(z)
-    levy = z < 1.0 / TRUNC
 
     def cond(s):
-        return ~s[2]
+        return s[1] > 0
 
     def body(s):
-        key, _, _ = s
-        key, sub, k_left = jax.random.split(key, 3)
-        u = _uniforms(sub, 3)
-        right = TRUNC - jnp.log(u[0]) / fz
-        # both left proposals run (lanes differ in z under vmap); each loop exits at once when unused
-        left = jnp.where(levy, _left_levy(k_left, jnp.where(levy, z, 0.0)),
-                         _left_ig(k_left, jnp.where(levy, 1.0 / TRUNC, z)))
-        x = jnp.where(u[1] < mass, right, left)
-        return key, x, _series_accepts(x, u[2])
+        key, left, phase, total = s
+        key, sub = jax.random.split(key)
+        u = _uniforms(sub, 6)
+        new = phase == 0
+        right = new & (u[0] < mass)
+        x_left, landed = _left_attempt(u[1:4], z)
+        x = jnp.where(right, TRUNC - jnp.log(u[4]) / fz, x_left)
+        proposed = right | landed
+        accept = proposed & _series_accepts(x, u[5])
+        left = jnp.where(accept, left - jnp.int32(1), left)
+        total = jnp.where(accept, total + 0.25 * x, total)
+        phase = jnp.where(proposed, jnp.int32(0), jnp.int32(1))  # a landed proposal, accepted or not, ends the attempt
+        return key, left, phase, total
 
-    return 0.25 * lax.while_loop(cond, body, (key, jnp.float64(0.0), jnp.bool_(False)))[1]
+    init = (key, jnp.asarray(m, dtype=jnp.int32), jnp.int32(0), jnp.float64(0.0))
+    return lax.while_loop(cond, body, init)[3]
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,25 +209,6 @@ def _pg_series(key, b, c, terms):
     scales = jnp.append(w, t_var / t_mean)
     total = jnp.sum(scales * jax.random.gamma(key, shapes, dtype=jnp.float64))
     return jnp.where(b > 0, total, 0.0)
-
-
-def _pg_lane(key, b, c, method, terms):
-    """One ``PG(b, c)`` variate (scalars) by ``method``."""
-    if method == "gamma":
-        return _pg_series(key, b, c, terms)
-    whole = jnp.floor(b)
-    frac = b - whole
-    k_sum, k_frac = jax.random.split(key)
-
-    def cond(s):
-        return s[0] < whole
-
-    def body(s):
-        i, total = s
-        return i + 1, total + _pg1(jax.random.fold_in(k_sum, i), c)
-
-    total = lax.while_loop(cond, body, (jnp.int32(0), jnp.float64(0.0)))[1]
-    return total + _pg_series(k_frac, frac, c, terms)
 
 
 def _check_args(b, c, method, terms):
@@ -280,6 +248,15 @@ def polya_gamma(key, b, c, *, method="devroye", terms=DEFAULT_TERMS):
         return jnp.zeros(shape, dtype=jnp.float64)
     bf = jnp.broadcast_to(b, shape).reshape(-1)
     cf = jnp.broadcast_to(c, shape).reshape(-1)
-    keys = jax.random.split(key, size)
-    out = jax.vmap(lambda k, bb, cc: _pg_lane(k, bb, cc, method, int(terms)))(keys, bf, cf)
+    k_int, k_frac = jax.random.split(key)
+    k_int = jax.random.split(k_int, size)
+    k_frac = jax.random.split(k_frac, size)
+    series = jax.vmap(lambda k, bb, cc: _pg_series(k, bb, cc, int(terms)))
+    if method == "gamma":
+        return series(k_frac, bf, cf).reshape(shape)
+    whole = jnp.floor(bf)
+    frac = bf - whole
+    out = jax.vmap(_pg_integer_lane)(k_int, whole.astype(jnp.int32), cf)
+    # the series only where some b is fractional (a batch-level branch: all-integer b draws no Gamma)
+    out = out + lax.cond(jnp.any(frac > 0), series, lambda k, bb, cc: jnp.zeros_like(bb), k_frac, frac, cf)
     return out.reshape(shape)
