@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .compare_any_report import REPORT_FILES, refuse_overwrite
+
 
 def _cmd_list(args):
     from .registry import registry
@@ -78,14 +80,17 @@ def _cmd_compare(args):
         if not args.no_progress or line.startswith("note:"):
             print(line, file=sys.stderr, flush=True)
 
+    from .compare_csv import report_directory
+
     try:
+        if not args.overwrite:  # before the table is read: a refusal costs nothing
+            refuse_overwrite(report_directory(args.dataset, args.out), REPORT_FILES, "--overwrite")
         cmp, directory = run(args.dataset, args.target, estimator=args.estimator, features=args.features,
                              out=args.out, draws=args.draws, chains=args.chains, warmup=args.warmup, seed=args.seed,
                              progress=progress, log=log, surrogate_eps=args.surrogate_eps,
-                             test_fraction=args.test_fraction)
-    except ValueError as err:  # the table or the choice of model: a message, not a traceback
-        print(f"sparsebayes compare: error: {err}", file=sys.stderr)
-        return 2
+                             test_fraction=args.test_fraction, overwrite=args.overwrite)
+    except (ValueError, ArithmeticError, OSError) as err:  # the table, the model, the files: a message, not a traceback
+        return _error(err)
     import pandas as pd
 
     with pd.option_context("display.width", 200, "display.max_columns", 30):
@@ -100,16 +105,28 @@ def _cmd_compare(args):
     return 0
 
 
+def _error(err):
+    """Print ``err`` as the command's error line (it names the problem) and return the exit status 2."""
+    print(f"sparsebayes compare: error: {err}", file=sys.stderr)
+    return 2
+
+
 def _compare_bundled(args, progress):
     import pandas as pd
 
-    from .compare import compare
+    from .compare import compare, report_files
 
-    if not args.no_progress:
-        print(f"comparing on {args.dataset}: fitting, NUTS and Gibbs, then writing the report", file=sys.stderr,
-              flush=True)
-    report, table = compare(args.dataset, out=args.out, num_warmup=args.warmup, num_samples=args.draws,
-                            num_chains=args.chains, seed=args.seed, progress_bar=progress)
+    try:
+        if not args.overwrite:  # before anything is fitted: a refusal costs nothing
+            refuse_overwrite(args.out, report_files(args.dataset), "--overwrite")
+        if not args.no_progress:
+            print(f"comparing on {args.dataset}: fitting, NUTS and Gibbs, then writing the report", file=sys.stderr,
+                  flush=True)
+        report, table = compare(args.dataset, out=args.out, num_warmup=args.warmup, num_samples=args.draws,
+                                num_chains=args.chains, seed=args.seed, progress_bar=progress,
+                                overwrite=args.overwrite)
+    except (ValueError, ArithmeticError, OSError) as err:
+        return _error(err)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.round(3).to_string())
     print("diagnostics:", report["diagnostics"])
@@ -254,6 +271,9 @@ def build_parser():
                        help="kept draws per chain (default 1000; at least 4, ArviZ's least for R-hat and ESS)")
     p_cmp.add_argument("--seed", type=_seed, default=0, help="random seed of the split and the samplers (default 0)")
     p_cmp.add_argument("--out", type=_out_dir, default="results", help="output directory (default ./results)")
+    p_cmp.add_argument("--overwrite", action="store_true",
+                       help="replace a report already in the output directory (without it, an existing report is "
+                            "left as it is and the command stops with an error naming the file, before any fit)")
     p_cmp.set_defaults(func=_cmd_compare, parser=p_cmp)
     return parser
 

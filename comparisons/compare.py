@@ -79,8 +79,16 @@ def _problem(name):
 DATASETS = ("diabetes", "boston", "pima", "crabs", "wbc", "iris", "glass")
 
 
+def report_files(name, kind=None):
+    """The files :func:`compare` writes for data set ``name`` (in its ``out`` directory); regression
+    adds the Bayesian Lasso's plot. ``kind``: the data set's task, read from the data when ``None``."""
+    files = [f"compare-{name}.json", f"compare-{name}.md", f"compare-{name}.png"]
+    kind = _problem(name).kind if kind is None else kind
+    return files + ([f"compare-{name}-bayesian-lasso.png"] if kind == "regression" else [])
+
+
 def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
-            test_fraction=0.25, progress_bar=True):
+            test_fraction=0.25, progress_bar=True, overwrite=False):
     """Run the comparison on data set ``name`` and write ``out/compare-NAME.{json,md,png}``.
 
     Regression and binary data sets (diabetes, boston, pima, crabs, wbc) compare Figueiredo's
@@ -89,12 +97,18 @@ def compare(name, *, out="results", num_warmup=1000, num_samples=1000, num_chain
     JSON's content) and the per-coefficient table. ``progress_bar`` shows the bars of SMLRCV and
     Gibbs; NUTS always runs without one (NumPyro's bar steps the chains from Python, which would
     slow the sampler whose ESS per second the report gives, and compile each chain anew).
+    A report of ``name`` already in ``out`` (:func:`report_files`) is a ``FileExistsError`` before
+    anything runs, unless ``overwrite``: an earlier report, perhaps edited, is never replaced silently.
     """
     import matplotlib
+
+    from .compare_any_report import refuse_overwrite
 
     matplotlib.use("Agg")
 
     prob = _problem(name)
+    if not overwrite:
+        refuse_overwrite(out, report_files(name, prob.kind))
     rng = np.random.default_rng(seed)
     test = rng.random(prob.y.size) < test_fraction
     mean, sd = prob.X[~test].mean(0), prob.X[~test].std(0)

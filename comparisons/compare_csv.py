@@ -41,7 +41,12 @@ def read_table(path, target):
     ``target`` (non-numeric ones one-hot encoded, said in ``notes``), ``y`` the target Series."""
     import pandas as pd
 
-    df = pd.read_csv(path)
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty: it needs a header row naming the columns and one row per case") from None
+    if len(df) == 0:
+        raise ValueError(f"{path} has a header ({', '.join(map(str, df.columns))}) but no rows: there is no data to fit")
     if target not in df.columns:
         raise ValueError(f"--target {target!r} is not a column of {path}; its columns: {', '.join(map(str, df.columns))}")
     X, y = df.drop(columns=[target]), df[target]
@@ -115,8 +120,13 @@ def make_estimator(name, classification, features=None, *, draws=1000, chains=4,
     return inf.FLAPRegressor(features=typeii, estimate_noise=True)
 
 
+def report_directory(path, out="results"):
+    """The directory :func:`run` writes the report of the CSV at ``path`` into: ``out/compare-<file stem>``."""
+    return Path(out) / f"compare-{Path(path).stem}"
+
+
 def run(path, target, *, estimator=None, features=None, out="results", draws=1000, chains=4, warmup=1000,
-        seed=0, progress=False, log=print, surrogate_eps=1e-3, test_fraction=None):
+        seed=0, progress=False, log=print, surrogate_eps=1e-3, test_fraction=None, overwrite=False):
     """Read the CSV, fit, compare and save the report into ``out/compare-<file stem>/``.
 
     Returns the :class:`~sparsebayes.comparisons.compare_any.Comparison` and the report's
@@ -124,10 +134,17 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
     ``surrogate_eps`` is the ε of the RVM's surrogate (the other families ignore it);
     ``test_fraction``: hold out this share of the rows (seeded by ``seed``, stratified by class
     for a classifier), fitted and sampled on the rest and scored in the report's held-out section.
+    A report already in that directory is a ``FileExistsError`` before anything is read or fitted,
+    unless ``overwrite`` (:meth:`~sparsebayes.comparisons.compare_any.Comparison.save`).
     """
     import sparsebayes
     from sparsebayes.inference.twin_posterior import gibbs_able
 
+    from .compare_any_report import REPORT_FILES, refuse_overwrite
+
+    directory = report_directory(path, out)
+    if not overwrite:
+        refuse_overwrite(directory, REPORT_FILES)
     X, y, notes = read_table(path, target)
     for note in notes:
         log(f"note: {note}")
@@ -155,7 +172,6 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
     cmp = sparsebayes.compare(est, X, y, samplers=samplers, num_warmup=warmup, num_samples=draws, num_chains=chains,
                               seed=seed, progress_bar=progress, log=log, X_test=X_test, y_test=y_test,
                               surrogate_eps=surrogate_eps if estimator in IMPROPER else None)
-    directory = Path(out) / f"compare-{Path(path).stem}"
     log(f"writing the report to {directory}")
-    cmp.save(directory)
+    cmp.save(directory, overwrite=overwrite)
     return cmp, directory

@@ -324,7 +324,8 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             # 002 Step 2 starts from ridge on "the labels as data"; its labels are {0, 1}, but that start
             # did worse on every table here (Pima 76 vs 69 errors, Ripley 0.104 vs 0.103, glass 33.6 vs
             # 32.2 %; measured 2026-11-22), so the start uses the symmetric ±1 coding.
-            res = self._em(design, None, t, prior, ProbitLikelihood(), y_init=2.0 * t - 1.0, fm=fm, which=which)
+            res = self._em(design, None, t, self._classifier_prior(prior, c, len(targets)), ProbitLikelihood(),
+                           y_init=2.0 * t - 1.0, fm=fm, which=which)
             betas.append(res.beta)
             iters.append(res.n_iter)
             objs.append(res.objective)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sparsebayes.models.features import GaussianKernelFeatures, scale_width
-from sparsebayes.models.priors import hierarchy_name, make_prior, require
+from sparsebayes.models.priors import hierarchy_name, is_hierarchy, make_prior, require
 
 from ._base import (
     fit_design_or_factor,
@@ -62,19 +62,54 @@ def _warn_if_collinear(estimator, H):
                         "rounding", "drop or combine the dependent inputs", stacklevel=5)
 
 
+def _is_prior_list(prior):
+    """A list of hierarchies, one per one-vs-all classifier (a multiclass fit's ``prior_``), not one
+    hierarchy object (some are NamedTuples, so tuples themselves)."""
+    return isinstance(prior, (list, tuple)) and not is_hierarchy(prior)
+
+
 class _AdaptiveSparseBase(BaseEstimator):
     def _check_params(self):
+        """The checked hierarchy object (a list of them, one per one-vs-all classifier, for a classifier's
+        list ``prior``, the ``prior_`` of a multiclass fit). A refit starts from nothing: every fitted
+        attribute of an earlier fit is removed first, so none (``gamma_``, ``lam_`` of a Laplace fit after
+        ``set_params(prior="jeffreys")``) outlives the fit that set it."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
         check_flags(self)
         if not isinstance(self.standardize, (bool, np.bool_)):
             raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
         check_number("tol", self.tol, 0.0, strict=True)
         check_max_iter(self.max_iter)
-        return require(make_prior(self.prior, self.gamma, self.gamma_prior), "em")
+        if not _is_prior_list(self.prior):
+            return require(make_prior(self.prior, self.gamma, self.gamma_prior), "em")
+        if not is_classifier(self):
+            raise ValueError(f"{type(self).__name__} fits one hierarchy: prior must be a name or a hierarchy object, "
+                             f"not a list ({self.prior!r}); a list, one per one-vs-all classifier, is the prior_ of "
+                             "a multiclass SparseProbitClassifier")
+        if not self.prior or not all(is_hierarchy(p) for p in self.prior) or len(
+                {hierarchy_name(p) for p in self.prior}) != 1:
+            raise ValueError(f"a list prior must hold hierarchy objects of one kind, one per one-vs-all classifier "
+                             f"(a multiclass fit's prior_), got {self.prior!r}")
+        return [require(make_prior(p, self.gamma, self.gamma_prior), "em") for p in self.prior]
+
+    @staticmethod
+    def _classifier_prior(prior, c, n_classifiers):
+        """The hierarchy of one-vs-all classifier ``c`` of ``n_classifiers``: ``prior`` itself, or its
+        ``c``-th entry when it is a list (``ValueError`` unless the list has one per classifier)."""
+        if not isinstance(prior, list):
+            return prior
+        if len(prior) != n_classifiers:
+            raise ValueError(f"prior holds {len(prior)} hierarchies but the data have {n_classifiers} one-vs-all "
+                             f"classifier(s): a list prior (a multiclass fit's prior_) refits data with as many classes")
+        return prior[c]
 
     def _design(self, X, prior):
         """``(feature map, H, factor)``: with ``low_rank``, ``factor`` is the :class:`DesignFactor` of a
         low-rank kernel design and ``H`` is ``None``; otherwise ``factor`` is ``None``. Sets ``design_rank_``.
-        Inputs are scaled only under a ``scale_free`` ``prior`` (the checked hierarchy object)."""
+        Inputs are scaled only under a ``scale_free`` ``prior`` (the checked hierarchy object; of one kind
+        in a list)."""
+        prior = prior[0] if isinstance(prior, list) else prior
         kw = dict(kernel_width=self.kernel_width, bias=self.bias, center=bool(self.standardize and self.bias),
                   scale=bool(self.standardize and getattr(prior, "scale_free", False)))
         if self.low_rank:

@@ -102,8 +102,12 @@ def _lazy(module, name):
 
 def _em_parameters(prior, cls, method):
     """The EM estimators' ``prior``: a name of the registry or a hierarchy object with the EM
-    E-step (checked here, so the error names the hierarchy before anything is built)."""
-    if not isinstance(prior, str):
+    E-step (checked here, so the error names the hierarchy before anything is built), or a list of
+    such objects, one per one-vs-all classifier (a multiclass fit's ``prior_``, which refits it)."""
+    if isinstance(prior, list):
+        for p in prior:
+            require(p, "em")
+    elif not isinstance(prior, str):
         require(prior, "em")
     elif prior not in HIERARCHIES:
         raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
@@ -227,8 +231,10 @@ class _ComposedEstimator(BaseEstimator):
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         method = METHODS[self.method]
         prior = DEFAULT_PRIOR[method] if self.prior is None else self.prior
-        if not (isinstance(prior, str) or is_hierarchy(prior)):
-            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object, got {prior!r}")
+        listed = isinstance(prior, list) and bool(prior) and all(is_hierarchy(p) for p in prior)
+        if not (isinstance(prior, str) or is_hierarchy(prior) or (listed and method == "em")):
+            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
+                             f"multiclass fit's prior_, a list of them), got {prior!r}")
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
             raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")

@@ -84,13 +84,16 @@ def _typeii(est, X, y, surrogate_eps, keep=None):
     else:
         _no_surrogate(surrogate_eps, est)
         lam = float(est.gamma_)  # the twin's ``lam`` is the papers' λ: the rate on the variances, ``gamma_``
-        if not lam > 0:
-            raise ValueError(f"{type(est).__name__} fitted γ = {lam}: the empty model has no Laplace prior to sample")
         bls = isinstance(est, BLSRegressor)
         kwargs.update(hierarchy="laplace", lam=lam, scaled=bls)
+        if flat_limit(est):
+            kwargs.update(hierarchy="flat")
+            del kwargs["lam"], kwargs["scaled"]
+            _check_flat_limit(est, H[:, keep], kwargs["intercept"])
         if not bls and not est.estimate_noise:
             kwargs["noise_var"] = float(est.noise_var_)
-        label = (f"{'bls' if bls else 'flap'}-laplace-gamma={lam:.6g}-fixed-at-typeii"
+        label = (f"{'bls' if bls else 'flap'}-" + ("flat-prior (the laplace limit gamma -> 0: type-II fitted gamma=0)"
+                                                  if flat_limit(est) else f"laplace-gamma={lam:.6g}-fixed-at-typeii")
                  + ("" if bls or est.estimate_noise else f"-noise_var={est.noise_var_:.6g}-fixed"))
     layout = _layout(names)
     if not keep.all():
@@ -99,7 +102,37 @@ def _typeii(est, X, y, surrogate_eps, keep=None):
         layout.update(to_weights=lambda w: _expand(w, keep), site_coords={"model_basis": list(np.asarray(names)[keep])},
                       site_dims={s: ["model_basis"] for s in ("beta", "tau", "beta_raw", "precision_surrogate")})
     return SimpleNamespace(model=typeii_twin_model, H=H[:, keep], y=y, kwargs=kwargs, names=names, label=label,
-                           gibbs=_typeii_gibbs, **{**layout, "keep": keep})
+                           gibbs=None if kwargs["hierarchy"] == "flat" else _typeii_gibbs, **{**layout, "keep": keep})
+
+
+def flat_limit(est):
+    """Whether the fitted BLS or FLAP estimator ``est`` has λ = 0 (``gamma_``): the type-II λ update
+    ``2 max(n + a − 1, 0)/(Σ τ_i + 2b)`` (004 eq. 17) gives 0 with at most one kept weight under the flat
+    hyperprior (``a = 0``), the empty model among them. The Laplace prior ``Laplace(0, s/√λ)`` then has
+    no shrinkage left, and its twin is the limit ``λ → 0``: a flat prior on the weights
+    (``typeii_twin_model(hierarchy="flat")``), sampled by NUTS (no Gibbs conditionals here)."""
+    return isinstance(est, (BLSRegressor, FLAPRegressor)) and not float(est.gamma_) > 0
+
+
+def _check_flat_limit(est, H, intercept):
+    """The flat-limit twin's posterior is proper when the design with the intercept has full column rank
+    and more rows than columns (σ² estimated); else a ``ValueError`` naming the problem. Otherwise a
+    ``DegenerateFitWarning`` says that the twin is the flat limit (the fit is an answer, not an error)."""
+    from ._warnings import warn_degenerate
+
+    kept = int(np.sum(np.asarray(est.coef_) != 0))
+    cols = np.column_stack([np.ones(H.shape[0]), H]) if intercept else H
+    n, k = cols.shape
+    rank = int(np.linalg.matrix_rank(cols)) if k else 0
+    if rank < k or n <= k:
+        raise ValueError(f"{type(est).__name__} fitted λ = 0 ({kept} weight(s) kept), so its model has no shrinkage "
+                         f"left; under that flat prior the posterior of {k} coefficient(s) on {n} rows is improper "
+                         f"(rank {rank}): use more rows or fewer inputs, or another --estimator (e.g. bayesian-lasso)")
+    what = ("kept no input (the empty model)" if kept == 0 else f"kept {kept} input(s)") + (
+        " with λ = 0: the type-II λ update leaves no shrinkage with at most one kept weight")
+    warn_degenerate(est, what, "the posterior sampled beside it is the Laplace prior's flat limit (λ → 0, a flat "
+                    "prior on every weight), by NUTS; give more inputs, or a proper hyperprior on λ (a > 1)",
+                    stacklevel=5)
 
 
 def _expand(w, keep):

@@ -79,7 +79,7 @@ def _em_twin(est, X, y, surrogate_eps, centre=None):
     if isinstance(est, BayesianLassoRegressor):
         if surrogate_eps is not None:
             raise ValueError("surrogate_eps applies to the Jeffreys prior; the Bayesian Lasso has its own hyperpriors")
-        y = _regression_targets(y, X)
+        X, y = np.ascontiguousarray(X), _regression_targets(y, X)  # the estimator's centring (its layout too)
         names = basis_names(est, None, X.shape[1])
         kwargs = dict(lam2_shape=est.lam2_shape, lam2_rate=est.lam2_rate, c=est.c, d=est.d)
         x_mean, y_mean = (X.mean(axis=0), float(y.mean())) if centre is None else centre
@@ -178,7 +178,7 @@ def gibbs_able(est):
     regressors' twins, or the regressor with a hierarchy that has Gibbs conditionals and σ²
     estimated (flat prior, as the engine's)."""
     if isinstance(est, (BayesianLassoRegressor, *twin_builders.TYPEII)):
-        return True
+        return not twin_builders.flat_limit(est)
     if not isinstance(est, AdaptiveSparseRegressor):
         return False
     return supports(make_prior(est.prior, est.gamma, est.gamma_prior), "gibbs") and est.noise_var is None
@@ -281,6 +281,9 @@ def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, n
     from numpyro.infer import Predictive
     check_count("num_draws (of the prior)", num_draws, 1)
     t = twin(est, X, y, surrogate_eps=surrogate_eps)
+    if t.kwargs.get("hierarchy") == "flat":  # no draws from a flat prior: its mass near any point is 0 (|β| = ∞)
+        draws = np.full((num_draws, t.H.shape[1]), np.inf)
+        return np.asarray(t.to_weights(draws) if t.to_weights else draws).reshape(num_draws, -1)
     sites = _sites(t.model, t.H, t.y, t.kwargs)
     held = {}
     if "noise_var" in sites and "noise_var" not in t.kwargs and t.model is not sparse_probit_model:
@@ -296,7 +299,9 @@ def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, n
 def point_estimate_dataset(est, names, dims=("basis",), coords=None):
     """The estimator's point estimate as an ``xarray.Dataset`` on the twin's layout: ``beta`` (chain 1,
     draw 1, ``dims``: ``basis``, and ``class`` for SMLR, coords ``coords``, default ``{"basis":
-    names}``) and, where the estimator has them, ``noise_var`` and ``intercept``; attrs
+    names}``) and, where the estimator has them, ``noise_var``, ``intercept`` and the shared
+    hyperparameters EM estimated under their twin's site names (``gamma``, ``tau_global``: the
+    hierarchy's ``estimated_sites``), so every scalar the twin samples has its point beside it; attrs
     ``point_estimate = 1`` and the routine (``inference``). A binary classifier's ``classifier`` dim
     (one entry) is dropped. For the Bayesian Lasso the "point" is its posterior median ``coef_``,
     labelled as such."""
@@ -310,7 +315,8 @@ def point_estimate_dataset(est, names, dims=("basis",), coords=None):
         weights = source["beta" if "beta" in source else "coef"]
         beta = weights.values[0, 0]
         data = {"beta": beta.reshape(-1) if "classifier" in weights.dims else beta}
-        for name in ("noise_var", "intercept"):
+        estimated = getattr(getattr(est, "prior_", None), "estimated_sites", dict)()
+        for name in ("noise_var", "intercept", *estimated):
             if name in source:
                 data[name] = float(source[name].values.ravel()[0])
         method = source.attrs.get("inference", "point-estimate")

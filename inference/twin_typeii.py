@@ -44,7 +44,8 @@ def typeii_twin_model(H, y=None, *, hierarchy, lam=1.0, surrogate_eps=None, scal
     """The twin (module docstring) as a NumPyro model for NUTS.
 
     ``hierarchy="laplace"``: ``β_i ~ Laplace(0, s/√lam)`` with ``s = σ`` when ``scaled`` (BLS)
-    else 1 (FLAP), τ integrated out (the same posterior over β, without the funnel);
+    else 1 (FLAP), τ integrated out (the same posterior over β, without the funnel); ``"flat"``: its
+    limit ``lam → 0``, a flat prior on β (the twin of a type-II fit whose λ update gave 0);
     ``"gamma-precision"``: ``precision_surrogate ~ Gamma(ε, ε)``, ``β = beta_raw / √precision``
     (non-centred). ``likelihood="bernoulli"``: ``y ~ Bernoulli(logit = Hβ)`` (the Bernoulli RVM;
     no σ², no intercept). Sites on the basis: ``beta`` (and ``beta_raw``, ``precision_surrogate``).
@@ -57,6 +58,8 @@ def typeii_twin_model(H, y=None, *, hierarchy, lam=1.0, surrogate_eps=None, scal
     if hierarchy == "laplace":
         scale = jnp.sqrt((noise_var if scaled else 1.0) / lam)
         beta = numpyro.sample("beta", dist.Laplace(0.0, scale).expand([p]).to_event(1))
+    elif hierarchy == "flat":  # the Laplace prior's limit lam -> 0 (a type-II fit's lam = 0): no shrinkage
+        beta = numpyro.sample("beta", dist.ImproperUniform(constraints.real, (), (p,)))
     else:
         precision = numpyro.sample("precision_surrogate",
                                    dist.Gamma(surrogate_eps, surrogate_eps).expand([p]).to_event(1))

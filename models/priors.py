@@ -140,8 +140,10 @@ class LaplacePrior(NamedTuple):
     def check(self):
         """``self`` after checking ``gamma > 0`` and ``gamma_prior`` (``ValueError`` naming the field)."""
         check_number("LaplacePrior.gamma", _host_scalar(self.gamma), 0.0, strict=True)
-        check_gamma_prior(None if self.gamma_prior is None else [_host_scalar(c) for c in self.gamma_prior],
-                          "LaplacePrior.gamma_prior")
+        gamma_prior = self.gamma_prior
+        if gamma_prior is not None and not isinstance(gamma_prior, (str, bytes)) and np.ndim(gamma_prior) == 1:
+            gamma_prior = [_host_scalar(c) for c in gamma_prior]  # a pair of 0-d arrays (a fitted pytree) as floats
+        check_gamma_prior(gamma_prior, "LaplacePrior.gamma_prior")
         return self
 
     def update_shared(self, beta, new_beta, n_weights):
@@ -269,13 +271,16 @@ def make_prior(name, gamma=1.0, gamma_prior=None):
     ``"laplace"`` takes ``gamma`` and ``gamma_prior`` (:class:`LaplacePrior`); the other names their
     defaults (pass an object, e.g. ``HorseshoePrior(tau=0.1)``, for other settings), and a
     ``gamma_prior`` with them is a ``ValueError``. An object is returned as it is, after its own
-    ``check()`` where it has one. Anything else is a ``ValueError``.
+    ``check()`` where it has one; it carries its own hyperparameters, so a ``gamma`` other than the
+    default (1.0) and other than the object's own, or any ``gamma_prior``, beside it is a
+    ``ValueError`` naming both (the fit would silently use one of them). Anything else is a ``ValueError``.
     """
+    if is_hierarchy(name):
+        _check_no_conflict(name, gamma, gamma_prior)
+        return name.check() if hasattr(name, "check") else name
     if gamma_prior is not None and name != "laplace":
         raise ValueError(f"gamma_prior applies to prior='laplace' only, got prior={name!r} "
                          "(give a hierarchy object its own hyperprior instead)")
-    if is_hierarchy(name):
-        return name.check() if hasattr(name, "check") else name
     if name == "laplace":
         check_number("gamma (the Laplace prior's)", gamma, 0.0, strict=True)
         return LaplacePrior(float(gamma), check_gamma_prior(gamma_prior))
@@ -284,8 +289,31 @@ def make_prior(name, gamma=1.0, gamma_prior=None):
     raise ValueError(f"prior must be one of {sorted(HIERARCHIES)} or a hierarchy object, got {name!r}")
 
 
+def _check_no_conflict(prior, gamma, gamma_prior):
+    """``ValueError`` naming both when the estimator's ``gamma`` or ``gamma_prior`` would be dropped
+    beside the hierarchy object ``prior``, which sets its own: ``gamma`` at its default (1.0) or equal
+    to the object's ``gamma`` says nothing else, any ``gamma_prior`` does."""
+    label = f"prior={prior!r}"
+    if gamma_prior is not None:
+        raise ValueError(f"{label} and gamma_prior={gamma_prior!r} both specify the prior: a hierarchy object "
+                         "carries its own hyperprior (e.g. LaplacePrior(gamma, gamma_prior=(a, b))); give one of them")
+    own = getattr(prior, "gamma", None)
+    try:
+        silent = gamma is None or float(gamma) == 1.0 or (own is not None and float(gamma) == float(own))
+    except (TypeError, ValueError):
+        silent = False
+    if not silent:
+        where = (f"its own gamma={_host_scalar(own)!r}" if own is not None else f"no gamma ({hierarchy_name(prior)!r})")
+        raise ValueError(f"{label} has {where} and gamma={gamma!r} was given too: the fit would use one and drop "
+                         "the other; give gamma inside the object (e.g. LaplacePrior(gamma=...)), or prior='laplace' "
+                         "with gamma=")
+
+
 def hierarchy_name(prior):
-    """The registry name of a prior given as a name or an object (``"laplace"``, ``"horseshoe"``)."""
+    """The registry name of a prior given as a name or an object (``"laplace"``, ``"horseshoe"``), or as a
+    list of objects of one kind (a multiclass fit's ``prior_``, one per one-vs-all classifier)."""
+    if isinstance(prior, list) and prior:
+        return hierarchy_name(prior[0])
     return prior if isinstance(prior, str) else getattr(prior, "name", type(prior).__name__)
 
 

@@ -86,6 +86,7 @@ def test_usage_errors(argv, message, tmp_path, capsys):
     ("binary", ["--target", "outcome", "--estimator", "bayesian-lasso"], "has no classification form"),
     ("three", ["--target", "outcome", "--estimator", "laplace"], "has 3 classes; 'laplace' samples two classes"),
     (None, ["--target", "outcome", "--estimator", "bayesian-lasso", "--features", "rbf"], "--features linear only"),
+    ("no rows", ["--target", "outcome"], "has a header (age, dose, noise, site, outcome) but no rows"),
 ])
 def test_bad_tables_are_a_message_naming_the_problem(edit, args, message, tmp_path, capsys):
     csv = tmp_path / "t.csv"
@@ -96,6 +97,8 @@ def test_bad_tables_are_a_message_naming_the_problem(edit, args, message, tmp_pa
         df["outcome"] = np.where(df["outcome"] > df["outcome"].median(), "high", "low")
     elif edit == "three":
         df["outcome"] = pd.qcut(df["outcome"], 3, labels=["lo", "mid", "hi"]).astype(str)
+    elif edit == "no rows":
+        df = df.iloc[:0]
     df.to_csv(csv, index=False)
     assert main(["--no-compile-cache", "compare", str(csv), *args, *TINY, "--out", str(tmp_path / "out")]) == 2
     assert message in capsys.readouterr().err
@@ -112,3 +115,47 @@ def test_table_reading_and_task():
     assert is_classification(pd.Series([0, 1, 1])) and not is_classification(pd.Series([0, 1, 2]))
     assert [default_estimator(pd.Series(v)) for v in ([0.5, 1.5, 2.0], ["u", "v", "u"], ["u", "v", "w"])] == \
         ["bls", "laplace", "smlr"]
+
+
+def _one_input(n=40, seed=5):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    return x, 0.8 * x + rng.normal(size=n)
+
+
+def test_bls_with_lam_zero_has_the_flat_prior_limit_as_its_twin():
+    """A one-input table: BLS fits λ = 0 (the type-II λ update with one kept weight and a = 0). Its twin
+    is the Laplace prior's limit λ → 0, a flat prior, with a warning, not a refusal; NUTS only."""
+    from sparsebayes.inference import BLSRegressor
+    from sparsebayes.inference._warnings import DegenerateFitWarning
+    from sparsebayes.inference.twin_posterior import gibbs_able, twin
+
+    x, y = _one_input()
+    est = BLSRegressor().fit(x[:, None], y)
+    assert est.gamma_ == 0.0 and est.coef_[0] != 0.0
+    with pytest.warns(DegenerateFitWarning, match="kept 1 input"):
+        t = twin(est, x[:, None], y)
+    assert t.kwargs["hierarchy"] == "flat" and "lam" not in t.kwargs and "flat-prior" in t.label
+    assert t.gibbs is None and not gibbs_able(est)
+
+
+@pytest.mark.slow
+def test_a_one_input_table_is_a_report_with_a_warning_not_an_error(tmp_path, capsys):
+    """BLS (the default for a numeric target) fits λ = 0 with one kept input (the type-II λ update
+    ``2 max(n + a − 1, 0)/…`` with a = 0): the table is valid and the fit an answer, so the command writes
+    the report, NUTS on the flat-prior limit of the Laplace twin, and warns; the flat-prior posterior
+    median of the slope is checked against least squares (its posterior mean under the flat prior)."""
+    from sparsebayes.inference._warnings import DegenerateFitWarning
+
+    x, y = _one_input()
+    pd.DataFrame({"x": x, "y": y}).to_csv(tmp_path / "one.csv", index=False)
+    with pytest.warns(DegenerateFitWarning, match="λ = 0"):
+        rc = main(["--no-compile-cache", "compare", str(tmp_path / "one.csv"), "--target", "y", "--no-progress",
+                   "--draws", "300", "--warmup", "200", "--chains", "1", "--out", str(tmp_path / "out")])
+    assert rc == 0, capsys.readouterr().err
+    report = tmp_path / "out" / "compare-one"
+    assert "flat-prior" in (report / "report.md").read_text(encoding="utf-8")
+    idata = compat.from_netcdf(report / "draws.nc")
+    slope = float(np.median(idata.posterior["beta"].values))
+    ols = np.polyfit(x, y, 1)[0]
+    assert abs(slope - ols) < 0.05

@@ -1,0 +1,66 @@
+"""Saving never destroys a report: ``Comparison.save`` and ``sparsebayes compare`` refuse to write over
+an earlier report (the user's edits included) unless told to overwrite, with a message naming the file
+and the way to replace it, and they refuse before anything is fitted."""
+import numpy as np
+import pandas as pd
+import pytest
+import sparsebayes
+from sparsebayes.comparisons.cli import main
+from sparsebayes.inference import AdaptiveSparseRegressor
+
+
+@pytest.fixture(scope="module")
+def cmp():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = X[:, 0] + 0.5 * rng.normal(size=30)
+    return sparsebayes.compare(AdaptiveSparseRegressor(prior="laplace"), X, y, num_warmup=20, num_samples=20,
+                               num_chains=1, progress_bar=False, prior_draws=50)
+
+
+def test_save_refuses_an_existing_report_and_keeps_the_users_edits(cmp, tmp_path):
+    out = cmp.save(tmp_path / "report")
+    (out / "report.md").write_text("my notes", encoding="utf-8")
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    with pytest.raises(FileExistsError, match=r"report\.md already exists.*overwrite=True"):
+        cmp.save(out)
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before  # nothing written, the edit kept
+    cmp.save(out, overwrite=True)
+    assert (out / "report.md").read_text(encoding="utf-8").startswith("# sparsebayes comparison")
+
+
+def test_save_writes_into_an_existing_empty_directory(cmp, tmp_path):
+    assert (cmp.save(tmp_path) / "draws.nc").is_file()
+
+
+def test_the_command_refuses_a_second_report_into_the_same_folder_before_reading_the_table(tmp_path, capsys,
+                                                                                           monkeypatch):
+    from sparsebayes.comparisons import compare_csv
+
+    csv = tmp_path / "trial.csv"
+    pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [0.5, 1.0, 2.0]}).to_csv(csv, index=False)
+    report = tmp_path / "out" / "compare-trial"
+    report.mkdir(parents=True)
+    (report / "draws.nc").write_text("an earlier run's draws", encoding="utf-8")
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the table was read although the report exists")
+    monkeypatch.setattr(compare_csv, "read_table", must_not_run)
+    argv = ["--no-compile-cache", "compare", str(csv), "--target", "y", "--no-progress", "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "draws.nc already exists" in err and "--overwrite" in err
+    assert (report / "draws.nc").read_text(encoding="utf-8") == "an earlier run's draws"
+    with pytest.raises(AssertionError, match="the table was read"):  # --overwrite goes on to read it
+        main([*argv, "--overwrite"])
+
+
+def test_the_bundled_comparison_refuses_before_fitting(tmp_path, capsys):
+    """The quickstart (``sparsebayes compare diabetes`` into results/) run a second time: a message
+    naming the earlier report and --overwrite, exit status 2, the earlier files untouched."""
+    (tmp_path / "compare-diabetes.md").write_text("edited", encoding="utf-8")
+    assert main(["--no-compile-cache", "compare", "diabetes", "--no-progress", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "compare-diabetes.md already exists" in err and "--overwrite" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare-diabetes.md"]
+    assert (tmp_path / "compare-diabetes.md").read_text(encoding="utf-8") == "edited"
