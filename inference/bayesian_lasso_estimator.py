@@ -149,6 +149,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
             raise ValueError(f"rhat_max must be a number > 1 (inf: no check), got {r!r}")
         check_flags(self)
         X, y = validate_regression_data(self, X, y)
+        X = np.ascontiguousarray(X)  # NumPy's column means depend on the layout (a DataFrame's is column-major)
         self.x_mean_ = X.mean(axis=0)
         self.y_mean_ = float(y.mean())
         Xc, yc = X - self.x_mean_, y - self.y_mean_
