@@ -6,7 +6,11 @@ the hierarchy's prior on ``v`` through auxiliary variables, and the prior
 flat prior, 000 eq. 6). With ``fit_intercept`` the intercept has a flat prior and is integrated
 out (``X`` and ``y`` centred, ``m = n − 1`` degrees of freedom). One sweep:
 
-* ``β | v, σ² ~ N(A⁻¹Xᵀy/σ², A⁻¹)``, ``A = XᵀX/σ² + diag(1/v)``, by a Cholesky factor of ``A``;
+* ``β | v, σ² ~ N(A⁻¹Xᵀy/σ², A⁻¹)``, ``A = XᵀX/σ² + diag(1/v)``, drawn as the shape calls for
+  (:mod:`.gibbs_beta`): for ``p ≤ n`` by the Cholesky factor of ``A`` from the sufficient statistics
+  ``XᵀX``, ``Xᵀy`` computed once (Rue 2001; a sweep then costs ``O(p³)`` whatever ``n``), for
+  ``p > n`` by Bhattacharya, Chakraborty & Mallick (2016) from ``X`` (``O(n²p)``, no ``p × p`` array
+  anywhere, set-up included);
 * ``σ² | β ~ IG(m/2 + c, ‖y − Xβ‖²/2 + d)`` (flat prior: ``IG(m/2 − 1, ‖y − Xβ‖²/2)``), or σ² held
   fixed;
 * the hierarchy's own conditionals for its auxiliary variables given β (``gibbs_update``), and
@@ -33,8 +37,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_factor, cho_solve, solve_triangular
 from sparsebayes.models.priors import require
+
+from . import gibbs_beta
 
 from ._progress import bar_chunk, chunk_lengths, progress, show_progress
 from ._validation import check_count, check_data, check_number, check_sampler_counts
@@ -57,13 +62,25 @@ class Info(NamedTuple):
 
 
 class GibbsData(NamedTuple):
-    """What every sweep reads: ``X``, ``y``, ``XᵀX``, ``Xᵀy`` and the degrees of freedom ``m``."""
+    """What every sweep reads: on the Bhattacharya path (``p > n``) ``X`` and ``y`` and no ``stats``;
+    on the Rue path the :class:`~.gibbs_beta.GaussianStats` and no ``X``, ``y`` (a sweep never reads
+    the data there); the degrees of freedom ``m`` on both."""
 
-    X: jax.Array
-    y: jax.Array
-    gram: jax.Array
-    Xty: jax.Array
+    X: jax.Array | None
+    y: jax.Array | None
+    stats: gibbs_beta.GaussianStats | None
     dof: jax.Array
+
+
+def gibbs_data(X, y, dof, beta_draw="auto"):
+    """The :class:`GibbsData` of centred ``(X, y)``: the β draw as the shape calls for
+    (:func:`~.gibbs_beta.choose_method`; ``beta_draw`` may force one), and with it what the sweeps
+    read: the sufficient statistics for Rue's draw (one pass over the data, then nothing of size
+    ``n``), the data alone for Bhattacharya's (nothing ``p × p`` is formed)."""
+    X, y = jnp.asarray(X), jnp.asarray(y)
+    if gibbs_beta.choose_method(*X.shape, beta_draw) == "rue":
+        return GibbsData(None, None, gibbs_beta.gaussian_stats(X, y), jnp.float64(dof))
+    return GibbsData(X, y, None, jnp.float64(dof))
 
 
 class NoisePrior(NamedTuple):
@@ -77,29 +94,40 @@ class NoisePrior(NamedTuple):
 FLAT = NoisePrior()
 
 
-def init(prior, X, y, noise_var=None):
-    """The start: least squares (ridge-stabilised) for β, its residual variance for σ² (or the
-    given ``noise_var``, held fixed by :func:`step` with ``fixed_noise``), the hierarchy's own start
-    for the auxiliary variables."""
-    p = X.shape[1]
-    beta = jnp.linalg.solve(X.T @ X + 1e-6 * jnp.eye(p), X.T @ y)
-    if noise_var is None:
-        noise_var = jnp.maximum(jnp.mean((y - X @ beta) ** 2), 1e-12 * jnp.mean(y**2) + 1e-300)
-    return State(beta, jnp.asarray(noise_var, jnp.float64), prior.gibbs_init(p))
+def init(prior, data, y_power, noise_var=None):
+    """The start: on the Rue path the near-least-squares anchor of the statistics for β and its
+    residual variance for σ²; on the Bhattacharya path (``p > n``, where least squares interpolates
+    and would start σ² at its floor, from which a chain climbs slowly) ``β = 0`` and σ² the mean
+    square ``y_power`` of ``y``. A given ``noise_var`` replaces σ² (held fixed by :func:`step` with
+    ``fixed_noise``); the hierarchy's own start for the auxiliary variables."""
+    floor = 1e-12 * y_power + 1e-300
+    if data.stats is not None:
+        beta = data.stats.anchor
+        start_var = jnp.maximum(data.stats.anchor_rss / jnp.maximum(data.dof, 1.0), floor)
+    else:
+        beta = jnp.zeros(data.X.shape[1], data.X.dtype)
+        start_var = jnp.maximum(jnp.asarray(y_power, jnp.float64), floor)
+    return State(beta, jnp.asarray(start_var if noise_var is None else noise_var, jnp.float64),
+                 prior.gibbs_init(beta.shape[0]))
 
 
 def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False):
     """One sweep of the three conditionals (module docstring), pure; returns ``(state, info)``."""
     k_beta, k_noise, k_aux = jax.random.split(key, 3)
-    tiny = jnp.finfo(data.X.dtype).tiny
+    dtype = state.beta.dtype
+    tiny = jnp.finfo(dtype).tiny
     hierarchy_var = prior.gibbs_prior_variance(state.aux)
     v = jnp.maximum(state.noise_var * hierarchy_var if scaled else hierarchy_var, tiny)
-    A = data.gram / state.noise_var + jnp.diag(1.0 / v)
-    L, lower = cho_factor(A, lower=True)
-    mean = cho_solve((L, lower), data.Xty / state.noise_var)
-    z = jax.random.normal(k_beta, mean.shape, dtype=mean.dtype)
-    beta = mean + solve_triangular(L.T, z, lower=False)  # covariance (L Lᵀ)⁻¹
-    rss = jnp.sum((data.y - data.X @ beta) ** 2)
+    p = state.beta.shape[0]
+    if data.stats is not None:  # Rue's draw and the residual from the statistics: O(p³), not O(n)
+        beta = gibbs_beta.rue_draw_from_stats(jax.random.normal(k_beta, (p,), dtype), data.stats, v, state.noise_var)
+        rss = gibbs_beta.stats_rss(data.stats, beta)
+    else:  # Bhattacharya's: O(n²p), nothing p × p
+        k_p, k_n = jax.random.split(k_beta)
+        beta = gibbs_beta.bhattacharya_draw(jax.random.normal(k_p, (p,), dtype),
+                                            jax.random.normal(k_n, (data.X.shape[0],), dtype),
+                                            data.X, data.y, None, v, state.noise_var)
+        rss = jnp.sum((data.y - data.X @ beta) ** 2)
     noise_var = state.noise_var
     if not fixed_noise:
         shape = 0.5 * data.dof + noise.c
@@ -130,7 +158,7 @@ def run_sweeps(state, keys, data, prior, noise=FLAT, *, scaled=False, fixed_nois
 
 
 def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, fit_intercept=True,
-        noise_prior=FLAT, noise_var=None, scaled=False, progress_bar=None):
+        noise_prior=FLAT, noise_var=None, scaled=False, progress_bar=None, beta_draw="auto"):
     """Draws of ``(β, σ², aux)`` (:class:`State`) and the sweeps' :class:`Info`, each with leading
     axes ``(chain, draw)``.
 
@@ -139,8 +167,11 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     instead, ``scaled`` the σ²-scaled prior variances (module docstring). ``progress_bar``: a tqdm
     bar over the sweeps (``None``: when standard error is a terminal); the sweeps then run in about
     20 compiled calls, with the same draws (every sweep's key is split from ``seed`` first).
+    ``beta_draw``: ``"auto"`` (Rue's draw from sufficient statistics for ``p ≤ n``, Bhattacharya's
+    for ``p > n``) or ``"rue"``, ``"bhattacharya"`` forced (:func:`gibbs_data`).
     """
     require(prior, "gibbs")
+    gibbs_beta.choose_method(1, 1, beta_draw)  # a ValueError for an unknown draw, before the data checks
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
     for name, value in zip(("c", "d"), noise_prior):
@@ -153,9 +184,9 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     dof = X.shape[0] - (1 if fit_intercept else 0)
     if noise_var is None and 0.5 * dof + noise_prior.c + (0.5 * X.shape[1] if scaled else 0.0) <= 0:
         raise ValueError(f"σ²'s conditional is improper with {dof} degrees of freedom and c = {noise_prior.c}")
-    data = GibbsData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X), jnp.asarray(X.T @ y), jnp.float64(dof))
+    data = gibbs_data(X, y, dof, beta_draw)
     noise = NoisePrior(*(jnp.float64(v) for v in noise_prior))
-    start = init(prior, data.X, data.y, noise_var)
+    start = init(prior, data, float(np.mean(y**2)), noise_var)
     state = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (num_chains, *jnp.shape(a))), start)
     total = num_warmup + num_samples
     chain_keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
