@@ -7,7 +7,8 @@ Full conditionals (Park & Casella 2008, Sec. 2):
 
 * ``β | · ~ N(A⁻¹Xᵀy, σ² A⁻¹)``, ``A = XᵀX + D_τ⁻¹``: by a Cholesky factor of ``A`` when
   ``n ≥ p``, and by Bhattacharya, Chakraborty & Mallick (2016) when ``p > n`` (an ``n × n``
-  solve instead of ``p × p``);
+  solve instead of ``p × p``, :func:`~.gibbs_beta.bhattacharya_draw`; nothing ``p × p`` is formed
+  on that path, set-up and start included);
 * ``σ² | · ~ InvGamma((n − 1)/2 + p/2 + c, ‖y − Xβ‖²/2 + βᵀD_τ⁻¹β/2 + d)``
   (``n − 1``: the intercept is integrated out, as in Park & Casella);
 * ``1/τ_j² | · ~ InverseGaussian(√(λ²σ²/β_j²), λ²)``, drawn by Michael, Schucany & Haas (1976);
@@ -29,9 +30,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_solve
 
 from ._progress import bar_chunk, chunk_lengths, progress, show_progress
+from .gibbs_beta import bhattacharya_draw
 from .gibbs_variates import SweepVariates, VariateSource, draw_variates, variate_streams  # noqa: F401  (SweepVariates: docs)
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
@@ -109,12 +110,13 @@ def checked_hyper(lam2_shape, lam2_rate, c, d):
 
 class SweepData(NamedTuple):
     """What every sweep reads of the data: ``X``, ``y``, the bordered Gram matrix
-    (:func:`bordered_gram`), and ``X = QR`` (reduced) with ``Qᵀy`` and ``‖y − QQᵀy‖²``, so that
-    ``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` costs ``min(n, p)·p`` per sweep, not ``n·p``, as a
-    sum of two non-negative terms."""
+    (:func:`bordered_gram`; ``None`` on the Bhattacharya path, which never reads it and where it
+    would be the one ``p × p`` array), and ``X = QR`` (reduced: ``R`` is ``min(n, p) × p``) with
+    ``Qᵀy`` and ``‖y − QQᵀy‖²``, so that ``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` costs
+    ``min(n, p)·p`` per sweep, not ``n·p``, as a sum of two non-negative terms."""
     X: jax.Array
     y: jax.Array
-    bordered: jax.Array
+    bordered: jax.Array | None
     R: jax.Array
     Qty: jax.Array
     rss_perp: jax.Array
@@ -131,16 +133,21 @@ def bordered_gram(X, y):
     return jnp.block([[X.T @ X, Xty[:, None]], [Xty[None, :], (1.0 + 2.0 * (y @ y))[None, None]]])
 
 
-def sweep_data(X, y):
-    """The :class:`SweepData` of ``(X, y)``: computed once per run, read by every sweep."""
+def sweep_data(X, y, use_cholesky=True):
+    """The :class:`SweepData` of ``(X, y)``: computed once per run, read by every sweep; the
+    bordered Gram matrix only for the Cholesky draw (``use_cholesky``, ``n ≥ p``)."""
     Q, R = jnp.linalg.qr(X)
     Qty = Q.T @ y
-    return SweepData(X, y, bordered_gram(X, y), R, Qty, jnp.sum((y - Q @ Qty) ** 2))
+    return SweepData(X, y, bordered_gram(X, y) if use_cholesky else None, R, Qty, jnp.sum((y - Q @ Qty) ** 2))
 
 
 #: :func:`sweep_data` compiled, for one data set and for a batch (computed once per run, not per call of sweeps)
-_sweep_data = jax.jit(sweep_data)
-_batch_sweep_data = jax.jit(jax.vmap(sweep_data))
+_sweep_data = jax.jit(sweep_data, static_argnames=("use_cholesky",))
+
+
+@partial(jax.jit, static_argnums=(2,))
+def _batch_sweep_data(Xs, ys, use_cholesky):
+    return jax.vmap(partial(sweep_data, use_cholesky=use_cholesky))(Xs, ys)
 
 
 def residual_sum_of_squares(data, beta):
@@ -186,21 +193,13 @@ def beta_cholesky(z, bordered, inv_tau2, noise_var):
 
 def beta_bhattacharya(u_normal, delta, X, y, tau2, noise_var):
     """Bhattacharya, Chakraborty & Mallick (2016) draw of the same ``β`` for ``p > n``, from
-    ``u_normal ~ N(0, I_p)`` and ``delta ~ N(0, I_n)``.
+    ``u_normal ~ N(0, I_p)`` and ``delta ~ N(0, I_n)``: :func:`~.gibbs_beta.bhattacharya_draw` with
+    the prior variances ``D = σ²D_τ`` (Park & Casella's scaled prior) and unit row weights.
 
-    With ``Φ = X/σ``, ``α = y/σ`` and ``D = σ²D_τ``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``,
-    ``v = Φu + δ``, solve ``(ΦDΦᵀ + I) w = α − v``, return ``u + DΦᵀw``.
+    With ``Φ = X/σ``, ``α = y/σ``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``, ``v = Φu + δ``, solve
+    ``(ΦDΦᵀ + I) w = α − v``, return ``u + DΦᵀw``.
     """
-    n = X.shape[0]
-    sigma = jnp.sqrt(noise_var)
-    D = noise_var * tau2
-    Phi = X / sigma
-    u = jnp.sqrt(D) * u_normal
-    v = Phi @ u + delta
-    M = (Phi * D) @ Phi.T + jnp.eye(n)
-    L = jnp.linalg.cholesky(M)
-    w = cho_solve((L, True), y / sigma - v)
-    return u + D * (w @ Phi)  # = Φᵀw; w @ Φ avoids XLA:CPU copying Φᵀ
+    return bhattacharya_draw(u_normal, delta, X, y, None, noise_var * tau2, noise_var)
 
 
 def draw_noise_var(gamma_variate, rss, beta, tau2, hyper):
@@ -283,11 +282,29 @@ def _chunk_size(total, batch, p, rows, use_cholesky, progress_bar, budget=2**21)
     return max(1, min(bar_chunk(total, progress_bar), budget // per_sweep))
 
 
-def init(X, y, num_chains, rng):
-    """Over-dispersed starts around a ridge fit (different per chain; NumPy, ``rng`` a Generator)."""
+#: Up to this many features :func:`init` solves its ridge fit in the ``p × p`` (primal) form; above
+#: and for ``p > n``, in the ``n × n`` (dual) form, the same fit without a ``p × p`` array.
+PRIMAL_START_MAX = 1024
+
+
+def ridge_start(X, y):
+    """The ridge fit ``(XᵀX + εI)⁻¹Xᵀy = Xᵀ(XXᵀ + εI)⁻¹y``, ``ε = 10⁻³ tr(XᵀX)/p + 10⁻¹²``: by the
+    first (primal) form when ``p ≤ n`` or ``p ≤`` :data:`PRIMAL_START_MAX`, else by the second
+    (dual, ``n × n``: no ``p × p`` array at large ``p``). At small ``p`` the primal form is kept
+    whatever ``n``, so the starts, and with them the draws at a seed, do not depend on the form."""
     n, p = X.shape
-    G = X.T @ X
-    ridge = np.linalg.solve(G + np.eye(p) * (1e-3 * np.trace(G) / p + 1e-12), X.T @ y)
+    if p <= max(n, PRIMAL_START_MAX):
+        G = X.T @ X
+        return np.linalg.solve(G + np.eye(p) * (1e-3 * np.trace(G) / p + 1e-12), X.T @ y)
+    eps = 1e-3 * np.sum(X * X) / p + 1e-12
+    return X.T @ np.linalg.solve(X @ X.T + eps * np.eye(n), y)
+
+
+def init(X, y, num_chains, rng):
+    """Over-dispersed starts around a ridge fit (:func:`ridge_start`; different per chain; NumPy,
+    ``rng`` a Generator)."""
+    p = X.shape[1]
+    ridge = ridge_start(X, y)
     s2 = max(np.var(y - X @ ridge), 1e-6 * np.var(y) + 1e-12)
     beta = ridge[None, :] * (1.0 + 0.1 * rng.standard_normal((num_chains, p)))
     return State(beta, np.full(num_chains, s2), np.ones((num_chains, p)), np.ones(num_chains))
@@ -332,8 +349,8 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     state = init(X, y, num_chains, streams[0])
     # zero rows up to a shared size, so a new n mostly reuses the compiled sampler (:func:`sweep`)
     rows = bucket(n, per_octave=4)
-    data = _sweep_data(pad_to(X, (rows, p)), pad_to(y, (rows,)))  # set up once (QR), before the timing
     use_cholesky = n >= p
+    data = _sweep_data(pad_to(X, (rows, p)), pad_to(y, (rows,)), use_cholesky)  # set up once (QR), before the timing
     total = num_warmup + num_samples
     progress_bar = show_progress(progress_bar)
     source = VariateSource(variates, seed, streams, num_chains, n, rows, p, hyper, use_cholesky)
@@ -430,7 +447,7 @@ def posterior_mean_batch(Xs, ys, hyper, num_warmup, num_samples, *, seed=0, vari
     streams = variate_streams(seed)
     starts = [init(X, y, 1, streams[0]) for X, y in zip(Xs, ys)]
     state = jax.tree.map(lambda *a: np.concatenate(a), *starts)
-    data = _batch_sweep_data(Xs, ys)
+    data = _batch_sweep_data(Xs, ys, use_cholesky)
     sums, refused, done = np.zeros((B, p)), np.zeros(B, np.int64), 0
     total = num_warmup + num_samples
     source = VariateSource(variates, seed, streams, B, n, n, p, hyper, use_cholesky)

@@ -400,3 +400,24 @@ def test_a_zero_lam2_rate_is_refused_for_its_improper_posterior():
         BayesianLassoRegressor(lam2_rate=0.0, num_warmup=5, num_samples=5).fit(X, y)
     with pytest.raises(ValueError, match="lam2_rate must be > 0"):
         SparseRegressor(method="gibbs", prior=ScaledLaplacePrior()).fit(X, y)
+
+
+def test_the_wide_path_sets_up_nothing_p_by_p():
+    """p > n: the sweep data hold the design, its QR factor and vectors (no bordered Gram matrix),
+    and the ridge start in its n × n form is the p × p form's fit (an independent solve)."""
+    from sparsebayes.inference import gibbs
+
+    rng = np.random.default_rng(8)
+    X, y = rng.normal(size=(6, 40)), rng.normal(size=6)
+    data = sweep_data(X, y, use_cholesky=False)
+    assert data.bordered is None
+    assert max(np.size(leaf) for leaf in jax.tree.leaves(data)) <= 6 * 40
+    assert sweep_data(X[:, :5], y).bordered.shape == (6, 6)
+    G = X.T @ X
+    want = np.linalg.solve(G + np.eye(40) * (1e-3 * np.trace(G) / 40 + 1e-12), X.T @ y)
+    Xw = np.tile(X, (1, 30))  # p = 1,200 > PRIMAL_START_MAX: the dual form
+    assert Xw.shape[1] > gibbs.PRIMAL_START_MAX
+    Gw = Xw.T @ Xw
+    want_w = np.linalg.solve(Gw + np.eye(1200) * (1e-3 * np.trace(Gw) / 1200 + 1e-12), Xw.T @ y)
+    np.testing.assert_allclose(gibbs.ridge_start(Xw, y), want_w, rtol=1e-8, atol=1e-12)
+    np.testing.assert_array_equal(gibbs.ridge_start(X, y), want)  # small p: the primal form itself
