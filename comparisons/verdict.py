@@ -237,7 +237,7 @@ def verdict_table(cmp, rope=None):
     point = np.asarray(cmp.point, dtype=np.float64)
     draws = {s: cmp._beta(s) for s in cmp.samples}
     fixed_zero = (point == 0) & np.all([np.all(d == 0, axis=0) for d in draws.values()], axis=0)
-    left_out = {n: "constant column (the intercept), not an input" for n, c in zip(cmp.names, sc.constant) if c}
+    left_out = {n: "constant design column (an intercept or a constant input)" for n, c in zip(cmp.names, sc.constant) if c}
     left_out.update({n: "zero by construction in every draw and in the point estimate"
                      for n, z, c in zip(cmp.names, fixed_zero, sc.constant) if z and not c})
     rows = np.array([n not in left_out for n in cmp.names])

@@ -118,7 +118,7 @@ def test_rope_is_a_fraction_of_sd_y_over_sd_x():
     assert v.attrs["outcome_scale"] == pytest.approx(np.std(y)) and v.attrs["rope_fraction"] == V.ROPE_FRACTION
     beta = cmp.idata.posterior.beta.values.reshape(-1, P + 1)[:, 1:]
     np.testing.assert_allclose(v.exact_p_rope, np.mean(np.abs(beta) < v.rope.to_numpy(), axis=0))
-    assert v.attrs["left_out"] == {"bias": "constant column (the intercept), not an input"}
+    assert list(v.attrs["left_out"]) == ["bias"]
 
 
 def test_rope_given_per_input_as_dict_array_or_fraction():
@@ -258,6 +258,76 @@ def test_glucose_in_mg_per_dl_matters_for_a_classifier():
     assert cmp.summary().loc["glucose", "exact_p_near_zero"] == 0.0
     medians = np.median(draws.reshape(-1, 4), axis=0)
     assert 0.1 * np.std(np.abs(medians)) > abs(medians[1])  # the old rule's one c: glucose's median inside it
+
+
+def _twin_comparison(est, X, y, surrogate_eps=None, seed=0):
+    """A :class:`Comparison` on ``est``'s own twin (design, names, weight layout), with standard normal
+    draws of the model's weight site mapped to the weights' layout by the twin's ``to_weights`` (zero
+    where the model fixes a weight at zero), as a sampler's output is."""
+    from sparsebayes.comparisons.compare_any import _flat_names
+    from sparsebayes.inference.twin_posterior import twin
+    t = twin(est, X, y, surrogate_eps=surrogate_eps)
+    point = point_estimate_dataset(est, t.names, t.weight_dims, t.weight_coords)
+    site_shape = (t.H.shape[1], len(t.site_coords["free_class"])) if "free_class" in t.site_coords else (t.H.shape[1],)
+    draws = np.random.default_rng(seed).normal(size=(2, 50, *site_shape))
+    draws = draws if t.to_weights is None else t.to_weights(draws)
+    idata = compat.from_dict({"posterior": {"beta": draws}, "observed_data": {"y": t.y}}, coords=t.weight_coords,
+                             dims={"beta": list(t.weight_dims), "y": ["obs"]})
+    compat.set_group(idata, POINT_GROUP, point)
+    return Comparison(estimator=est, idata=idata, samples={"exact": idata}, names=_flat_names(t), design=t.H,
+                      prior_beta=np.zeros((10, draws[0, 0].size)), az=None, weight_dims=tuple(t.weight_dims)), t
+
+
+def _inputs(seed=4, n=120):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.normal(0, 1e-3, n), "b": rng.normal(50, 20, n), "c": rng.normal(0, 1e3, n)})
+    signal = X.a / 1e-3 - (X.b - 50) / 20 + 0.5 * X.c / 1e3
+    return X, signal + 0.5 * rng.normal(size=n)
+
+
+def test_scales_of_the_bernoulli_rvm_are_the_raw_inputs():
+    """The Bernoulli RVM's draws are the raw terms' weights while its design is standardized: the sd
+    each weight is judged by is the raw input's."""
+    from sparsebayes.inference import RVMClassifier
+    X, signal = _inputs()
+    labels = np.where(signal > 0, "yes", "no")
+    cmp, _ = _twin_comparison(RVMClassifier(features="linear").fit(X, labels), X, labels, surrogate_eps=1e-3)
+    sc = V.scales(cmp)
+    np.testing.assert_allclose(sc.basis_sd[1:], X.std(ddof=0).to_numpy(), rtol=1e-9)
+    np.testing.assert_allclose(sc.data_sd[1:], X.std(ddof=0).to_numpy(), rtol=1e-9)
+    assert list(sc.constant) == [True, False, False, False] and sc.outcome == 1.0
+    beta = cmp._beta("exact")
+    np.testing.assert_array_equal(sc.to_data(beta), beta)  # already in the data's units
+
+
+def test_scales_of_a_type_ii_twin_with_a_constant_input():
+    """The type-II twin leaves a constant input out of its design (weight 0 in every draw): the scales
+    line up with the inputs, and the verdict leaves the constant one out."""
+    from sparsebayes.inference import RVMRegressor
+    X, y = _inputs()
+    X["const"] = 5.0
+    cmp, t = _twin_comparison(RVMRegressor().fit(X, y), X, y, surrogate_eps=1e-3)
+    assert t.H.shape[1] == 3 and len(cmp.names) == 4
+    sc = V.scales(cmp)
+    np.testing.assert_allclose(sc.basis_sd, X.std(ddof=0).to_numpy(), rtol=1e-9, atol=0)
+    assert list(sc.constant) == [False, False, False, True] and sc.outcome == pytest.approx(np.std(y))
+    v = cmp.verdict()
+    assert list(v.index) == ["a", "b", "c"] and "const" in v.attrs["left_out"]
+
+
+def test_scales_of_smlr_weights_on_basis_and_class():
+    """SMLR's weights lie on basis × class: each input's sd repeats over the classes; the reference
+    class's weights, zero by construction, are left out of the verdict."""
+    from sparsebayes.inference import SMLRClassifier
+    X, signal = _inputs()
+    labels = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3]))
+    est = SMLRClassifier(lam=0.1).fit(X, labels)
+    cmp, t = _twin_comparison(est, X, labels)
+    sc = V.scales(cmp)
+    np.testing.assert_allclose(sc.basis_sd, np.repeat(np.r_[0.0, X.std(ddof=0).to_numpy()], 3), rtol=1e-9)
+    v = cmp.verdict()
+    assert all(name.endswith("[2]") for name in v.attrs["left_out"] if not name.startswith("bias"))
+    assert not any(name.startswith("bias") or name.endswith("[2]") for name in v.index)
 
 
 # ---- end to end, with NUTS ----------------------------------------------------------------------
