@@ -24,7 +24,7 @@ from ._validation import (
     validate_predict_data,
     validate_regression_data,
 )
-from ._warnings import warn_degenerate
+from ._warnings import missed_signal, warn_degenerate
 from .gibbs import checked_hyper, run_gibbs
 from .nuts import run_nuts
 from .posterior_sampling import PosteriorSamplingMixin
@@ -225,38 +225,44 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         return tags
 
 
-#: The shrinkage check's thresholds: least squares must find a linear signal at this F-test
-#: p-value, and the posterior mean keep less than this share of the variance it explains.
-SIGNAL_P_VALUE = 1e-3
-KEPT_SHARE = 0.01
+#: The units check of :func:`_warn_if_shrunk_to_zero`: the prior variance of every ``β_j`` below this
+#: share of the variance the likelihood alone leaves it (``σ²/‖x̃_j‖²``) means the data cannot move it.
+PRIOR_SHARE = 1e-4
 
 
 def _warn_if_shrunk_to_zero(estimator, Xc, yc):
-    """``DegenerateFitWarning`` when the data hold a clear linear signal that the posterior has
-    shrunk away: least squares explains a share ``R²_ls`` of the (centred) training variance at
-    an F-test p-value below :data:`SIGNAL_P_VALUE`, and the posterior mean ``x̃ᵀE[β]`` less than
-    :data:`KEPT_SHARE` of it.
+    """``DegenerateFitWarning`` when the λ² prior has shrunk every coefficient to about zero, by either of two
+    checks on the fitted posterior:
+
+    - the data hold a clear linear signal that the posterior mean misses (:func:`~._warnings.missed_signal`:
+      least squares explains ``R²_ls`` at an F-test p-value below 1e-3, the posterior mean ``x̃ᵀE[β]``
+      less than 1 % of it);
+    - the prior alone pins every coefficient: the Laplace prior's variance of ``β_j`` at the fitted λ,
+      ``2σ²/λ²`` (Park & Casella 2008, eq. 1 with scale ``σ/λ``), is below :data:`PRIOR_SHARE` of the
+      variance the likelihood leaves it, ``σ²/‖x̃_j‖²``, for every column: ``2‖x̃_j‖²/λ² < PRIOR_SHARE``.
+      This one is a matter of units, needs no residual degrees of freedom (``p ≥ n − 1``) and holds
+      whatever the signal's strength (a weak signal passes no F-test at 1e-3).
 
     With ``X`` in tiny units (``X · 1e-8``) the λ² prior, whose rate has the units of ``1/X²``
     (class docstring), holds ``λ`` far above what the data's units need, and the posterior is the
-    prior's point mass at ``β ≈ 0``: training R² 1e-10, chains mixed. A real absence of signal
-    fails the F-test and gives no warning. Needs ``n − 1 > p`` (residual degrees of freedom)."""
-    from scipy.special import fdtrc
-
-    n, p = Xc.shape
-    df = n - 1 - p  # the intercept is integrated out: n − 1 degrees of freedom
-    total = float(yc @ yc)
-    if df < 1 or total == 0.0:
-        return
-    ls = np.linalg.lstsq(Xc, yc, rcond=None)[0]
-    r2_ls = 1.0 - float(np.sum((yc - Xc @ ls) ** 2)) / total
-    r2_post = 1.0 - float(np.sum((yc - Xc @ estimator.coef_mean_) ** 2)) / total
-    p_value = float(fdtrc(p, df, (r2_ls / p) / max(1.0 - r2_ls, np.finfo(float).tiny) * df))
-    if p_value < SIGNAL_P_VALUE and r2_post < KEPT_SHARE * r2_ls:
+    prior's point mass at ``β ≈ 0``: training R² 1e-10, chains mixed. A real absence of signal in
+    standardized data fails both checks (``‖x̃_j‖² = n`` against ``λ²`` of order 1) and gives no warning."""
+    advice = ("standardize X: λ has the units of X and lam2_rate those of 1/X², so X in small units needs a "
+              "larger lam2_rate (δ/s² for columns s times the scale δ was set for)")
+    missed = missed_signal(Xc, yc, Xc @ estimator.coef_mean_)
+    if missed is not None:
+        r2_post, r2_ls, p_value = missed
         warn_degenerate(
             estimator,
             f"the posterior mean explains R² = {r2_post:.2g} of the training data where least squares explains "
             f"{r2_ls:.2g} (F-test p = {p_value:.1g}): the λ² prior has shrunk every coefficient to about zero",
-            "standardize X: λ has the units of X and lam2_rate those of 1/X², so X in small units needs a "
-            "larger lam2_rate (δ/s² for columns s times the scale δ was set for)",
-        )
+            advice)
+        return
+    share = 2.0 * float(np.max(np.sum(Xc**2, axis=0))) / estimator.lam_**2 if estimator.lam_ > 0 else np.inf
+    if share < PRIOR_SHARE:
+        warn_degenerate(
+            estimator,
+            f"the prior variance of every coefficient, 2σ²/λ² at the fitted λ = {estimator.lam_:.3g}, is at most "
+            f"{share:.2g} of the variance the data leave it (σ²/‖x_j − x̄_j‖²): the λ² prior has pinned every "
+            "coefficient at about zero, whatever the data say",
+            advice)

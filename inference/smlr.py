@@ -225,11 +225,14 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
 
     def _warn_if_constant(self, Phi, y_enc, change):
         """:class:`DegenerateFitWarning` when every weight of an input is zero (SMLR): the classifier
-        then ignores ``X``. ``Phi`` is the penalized design (for λ_max); ``change(lam_max)`` says
-        what to do."""
+        then ignores ``X``; or, whatever the penalty and the weights, when it predicts one class for
+        every training point of several classes (:meth:`_warn_if_one_class`: kernels far wider than
+        the inputs' spread, every column the bias's). ``Phi`` is the penalized design (for λ_max);
+        ``change(lam_max)`` says what to do."""
         W = self._basis_weights_
         inputs = W[1:] if has_bias_column(self.feature_map_) else W
         if self.penalty != "l1" or np.any(inputs != 0):
+            self._warn_if_one_class(Phi, y_enc)
             return
         top, label = lambda_max(Phi, y_enc, len(self.classes_)), np.asarray(self.classes_[np.argmax(W[0])])
         warn_degenerate(self, (
@@ -237,6 +240,28 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
             f"zeroes every weight; it grows with the units of X): every class gets probability 1/{len(self.classes_)}"
             if self.n_nonzero_ == 0 else f"every input's weight is zero at lam={self.lam_:.3g} (λ_max={top:.3g} for "
             f"these data), only the bias is not: a constant classifier that predicts {label.item()!r}"), change(top))
+
+    def _warn_if_one_class(self, Phi, y_enc):
+        """:class:`DegenerateFitWarning` when the fit predicts one class for every training point though
+        ``y`` holds several. Nonzero weights do not rule it out: Gaussian kernels whose width dwarfs the
+        inputs' spread (a fixed ``kernel_width`` on X in tiny units) are all ≈ 1, copies of the bias
+        column, and the fit is a constant classifier with accuracy the majority share. The advice
+        names the kernel width for kernel maps, the inputs' scale and λ otherwise."""
+        if np.unique(y_enc).size < 2:
+            return
+        predicted = np.argmax(reference_logits(Phi, self._penalized_coef()), axis=1)
+        if np.unique(predicted).size > 1:
+            return
+        label = np.asarray(self.classes_[predicted[0]]).item()
+        share = float(np.mean(y_enc == predicted[0]))
+        if isinstance(self.feature_map_, GaussianKernelFeatures):
+            change = (f"the Gaussian kernels' width ({self.feature_map_.width_:.3g}, in the units of X) may not suit "
+                      "the data's scale: standardize X, or use kernel_width='scale'")
+        else:
+            change = f"standardize X, or lower lam (lam={self.lam_:.3g})"
+        warn_degenerate(self, f"it predicts one class ({label!r}) for every training point (training accuracy "
+                        f"{share:.2f}, the share of that class) though y holds {np.unique(y_enc).size} classes",
+                        change, stacklevel=4)
 
     def _set_fit(self, W, info, solver):
         """Fitted attributes from the penalized problem's ``W`` (bias row in its units)."""

@@ -37,7 +37,8 @@ def n_folds(cv, counts, classes):
                          "or the class is absent from some training folds")
     if k < cv:
         warnings.warn(f"class {label!r} has {k} samples, fewer than cv={cv} folds: cross-validating with {k} "
-                      "folds, so that every class is in every training part", UserWarning, stacklevel=3)
+                      f"folds (n_splits_), so that every class is in every training part; pass cv={k} or fewer "
+                      "to fit the folds you asked for", UserWarning, stacklevel=3)
     return min(cv, k)
 
 
@@ -90,6 +91,7 @@ class SMLRCV(_MultinomialLogisticBase):
     lams_ : ndarray, the grid (descending)
     cv_errors_ : ndarray (n_widths, n_lams), held-out misclassifications summed over folds
     cv_log_loss_ : ndarray (n_widths, n_lams)
+    n_splits_ : int, the folds used: ``cv``, or fewer (with a warning) when a class has fewer members
     plus every fitted attribute of :class:`SMLRClassifier`.
 
     A fit sets or deletes every fitted attribute; a fit that fails (bad input, or a warning
@@ -180,7 +182,7 @@ class SMLRCV(_MultinomialLogisticBase):
         self._clear_fitted()
         X, y_enc = self._validate(X, y)
         m = len(self.classes_)
-        k = n_folds(self.cv, np.bincount(y_enc, minlength=m), self.classes_)
+        k = self.n_splits_ = n_folds(self.cv, np.bincount(y_enc, minlength=m), self.classes_)
         widths = [self.kernel_width] if self.kernel_widths is None else list(self.kernel_widths)
         folds = list(StratifiedKFold(k, shuffle=True, random_state=self.random_state).split(X, y_enc))
         seed = visitation_seed(self.random_state)

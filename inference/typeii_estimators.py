@@ -48,7 +48,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
-from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
+from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior, _log_noise_prior
 
 from . import typeii
 from ._base import atomic_fit, basis_names, make_feature_map
@@ -88,6 +88,21 @@ class TypeIIProblem(NamedTuple):
     prior: object
     fixed_noise: float | None
     factor: object
+
+
+def empty_objective(y_c, n_obs, noise_var, prior):
+    """``L`` of the empty model (no basis function, ``C = σ²I``): ``log N(y | 0, σ²I)`` in ``n_obs``
+    dimensions, ``−½[n log 2πσ² + yᵀy/σ²]``, plus ``log p(σ²)`` where σ² is a parameter of ``L`` (004
+    eq. 13 with no active τ_i; for the RVM this is its ``L`` exactly). With no τ_i the terms in λ,
+    ``A log(λ/2) − λΣτ_i/2 + log p(λ)``, have no maximum in λ under the flat ``p(λ)`` (``−log λ`` as
+    λ → 0), so BLS and FLAP leave them out: their empty model's ``L`` is its marginal likelihood and
+    noise prior, finite, comparable across empty fits, and never NaN."""
+    yy = float(y_c @ y_c)
+    loglik = -0.5 * (n_obs * np.log(2.0 * np.pi * noise_var) + yy / noise_var)
+    if prior.noise_update == "fixed":
+        return float(loglik)
+    c, d = prior.typeii_noise_prior()
+    return float(loglik + _log_noise_prior(noise_var, c, d))
 
 
 class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
@@ -195,7 +210,7 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         host = typeii.result_fields(state)  # first: last_basis_pruned_jit then reads the ``var`` it cached
         pruned = bool(typeii.last_basis_pruned_jit(state, problem.prior))
         self._set_from_state(host, pruned, problem.y, problem.n_obs, problem.fixed_noise)
-        warn_after_fit(self, host, problem.prior, problem.y)
+        warn_after_fit(self, host, problem.prior, problem.y, problem.Phi)
 
     def _set_from_state(self, state, last_basis_pruned, y_c, n_obs, fixed_noise):
         """The fitted attributes from the engine's final state. ``converged_`` holds when the engine
@@ -210,6 +225,7 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
             self.n_iter_, self.cycled_ = int(state.n_iter), bool(state.cycled)
             self.converged_ = bool(state.converged) and moved
             return
+        finite = bool(np.isfinite(state.objective))
         active_slots = np.asarray(state.basis_of_slot) >= 0
         idx = np.asarray(state.basis_of_slot)[active_slots]
         order = np.argsort(idx)
@@ -225,22 +241,21 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         self._set_rate(float(state.lam))
         self.objective_ = float(state.objective)
         self.n_iter_ = int(state.n_iter)
-        self.converged_ = bool(state.converged) and moved
+        self.converged_ = bool(state.converged) and moved and finite  # a non-finite L converged to nothing
         self.cycled_ = bool(state.cycled)
         self.intercept_ = self.y_offset_ - float(self.design_offset_ @ coef)
         self._set_relevance()
 
     def _set_empty(self, m, y_c, n_obs, fixed_noise=None):
         """The empty model: no weight, ``σ² = y_cᵀy_c / n_obs`` (its maximum-likelihood noise) or the
-        hierarchy's fixed σ², ``L`` not given (NaN: with no τ_i the BLS and FLAP objectives have no
-        maximum in λ)."""
+        hierarchy's fixed σ², and ``L`` its evidence (:func:`empty_objective`)."""
         self.coef_ = np.zeros(m)
         self.active_ = np.zeros(m, bool)
         self.sigma_ = np.zeros((0, 0))
         self.noise_var_ = max(float(y_c @ y_c) / n_obs if fixed_noise is None else fixed_noise, 1e-12)
         self.intercept_var_ = self.noise_var_ / y_c.size if self.fit_intercept else 0.0
         self._set_rate(0.0)
-        self.objective_ = float("nan")
+        self.objective_ = empty_objective(y_c, n_obs, self.noise_var_, self.prior_)
         self.n_iter_ = 0
         self.converged_ = True
         self.cycled_ = False

@@ -9,7 +9,15 @@ says what to change. Without an intercept the usual cause is uncentred inputs: o
 every column is nearly the constant direction and only their differences carry the signal, so no
 single add raises the evidence (with the collinearity guard ``align_max`` off too) and the search
 ends where it began; the start, Tipping & Faul's column of largest ``(φ_iᵀy)²/‖φ_i‖²``, is then
-no better than any other. Centring (``fit_intercept=True``) removes the cause.
+no better than any other. Centring (``fit_intercept=True``) removes the cause. Further from the
+origin (``X + 1000``) the search may move, re-estimating its start, and stop there converged with
+R² ≈ 0 where least squares on the same columns explains 0.96: the missed-signal check
+(:func:`~sparsebayes.inference._warnings.missed_signal`, least squares on the fitted design as the
+oracle) catches it, as it would any other fit that misses a signal least squares finds at once.
+
+The checks read the engine's final state and the design the engine saw, after every fit of the
+regressors (``fit`` and :func:`~sparsebayes.inference.typeii_many.fit_many` share
+:meth:`~sparsebayes.inference.typeii_estimators._TypeIIRegressor._finish`).
 """
 from __future__ import annotations
 
@@ -20,7 +28,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.models.features import GaussianKernelFeatures
 
-from ._warnings import warn_degenerate
+from ._warnings import missed_signal, warn_degenerate
 
 #: A fitted σ² at most this fraction of mean(y²) (the engine's floor is 1e-12 of it) means the fit
 #: interpolates: a warning says so.
@@ -46,20 +54,35 @@ def regressor_advice(estimator):
     return "no basis function explains y beyond its mean; " + scale_advice(estimator.feature_map_)
 
 
-def warn_after_fit(estimator, state, prior, y_c):
-    """A fitted regressor's warnings, from the engine's final ``state`` (:mod:`.typeii`): a degenerate
-    fit (the empty model, a NaN objective, a fit that never left its start) as a
+def warn_after_fit(estimator, state, prior, y_c, Phi=None):
+    """A fitted regressor's warnings, from the engine's final ``state`` (:mod:`.typeii`) and the (centred)
+    design ``Phi`` it fitted (``None``: a factored design, not checked for a missed signal): a degenerate
+    fit (the empty model, a non-finite objective, a fit that never left its start, a fit that misses a
+    signal least squares on ``Phi`` finds) as a
     :class:`~sparsebayes.inference._warnings.DegenerateFitWarning`; else a collapsed σ², a cycle or
     ``max_iter``. Each says what happened and what to change."""
     est = estimator
-    if not est.active_.any() or not np.isfinite(est.objective_):
+    if not est.active_.any():
         predicts = "the mean of y" if est.fit_intercept else "0"
         warn_degenerate(est, f"every basis function was pruned: the fit is the empty model, which predicts "
-                        f"{predicts} (objective_ is NaN)", regressor_advice(est), stacklevel=5)
+                        f"{predicts}", regressor_advice(est), stacklevel=5)
+        return
+    if not np.isfinite(float(state.objective)):
+        warn_degenerate(est, f"the objective is not finite ({float(state.objective)}) after {est.n_iter_} steps: "
+                        "the engine broke down numerically, and the fit is not converged", regressor_advice(est),
+                        stacklevel=5)
         return
     if int(state.n_moves) == 0:
         warn_degenerate(est, "no move raised the objective from the starting model (the one basis function best "
                         "aligned with y), so the fit stopped there (converged_ is False)", regressor_advice(est),
+                        stacklevel=5)
+        return
+    missed = None if Phi is None else missed_signal(Phi, y_c, Phi[:, est.active_] @ est.coef_[est.active_])
+    if missed is not None:
+        r2_fit, r2_ls, p_value = missed
+        warn_degenerate(est, f"the fit explains R² = {r2_fit:.2g} of y with {est.n_active_} basis function(s) where "
+                        f"least squares on the same {Phi.shape[1]} design columns explains {r2_ls:.2g} (F-test "
+                        f"p = {p_value:.1g}): the search stopped far from the signal", regressor_advice(est),
                         stacklevel=5)
         return
     if prior.noise_update != "fixed" and est.noise_var_ <= NOISE_COLLAPSE * float(np.mean(y_c**2)):
