@@ -8,8 +8,8 @@ its input's units, so ``r_j`` is set on the standardized scale, where "small" me
 every input:
 
 * the standardized effect of weight ``j`` is ``z_j = β_j · sd(x_j) / s_y``, with ``x_j`` the design
-  column ``β_j`` multiplies and ``s_y = sd(y)`` for regression, ``s_y = 1`` (one unit of the link:
-  probit or logit, log-odds; log-rate for counts) for a classifier;
+  column ``β_j`` multiplies and ``s_y = sd(y)`` for regression, ``s_y = 1`` (one unit of the linear
+  predictor: probit or log-odds for a classifier, log-rate for counts) otherwise;
 * by default ``|z_j| < ROPE_FRACTION = 0.1``, Kruschke's convention for a negligible standardized
   effect (half of Cohen's "small" d = 0.2), i.e. ``r_j = 0.1 · s_y / sd(x_j)`` in ``β_j``'s units.
 
@@ -56,7 +56,7 @@ class Scales:
 
     basis_sd : sd of the design column each weight multiplies, on the draws' basis (0: constant);
     data_sd : the same column's sd in the data's units (the raw term's);
-    outcome : ``s_y``: sd(y) for regression, 1 for a classifier (one unit of the link);
+    outcome : ``s_y``: sd(y) for regression, 1 (one unit of the linear predictor) for a classifier or counts;
     outcome_label : words for ``s_y``; constant : a constant column (the bias);
     to_data : draws ``(m, p)`` on the draws' basis -> the raw terms' weights (the data's units).
     """
@@ -69,9 +69,15 @@ class Scales:
     to_data: object
 
 
-def _classifier(est):
+def _on_link_scale(est):
+    """Whether ``s_y`` is one unit of the linear predictor: a classifier (probit, logit) or a model whose
+    likelihood (``likelihood`` / ``likelihood_``, a name or an object) is not Gaussian (counts: log-rate)."""
     from sklearn.base import is_classifier
-    return is_classifier(est)
+    if is_classifier(est):
+        return True
+    lik = getattr(est, "likelihood_", getattr(est, "likelihood", None))
+    name = (lik if isinstance(lik, str) else type(lik).__name__).lower()
+    return lik is not None and not any(word in name for word in ("gauss", "normal"))
 
 
 def _basis_count(cmp):
@@ -117,8 +123,8 @@ def scales(cmp):
     tiny = 1e-12 * np.maximum(np.abs(H).max(axis=0), 1e-300)
     constant = basis_sd <= tiny
     basis_sd, data_sd = np.where(constant, 0.0, basis_sd), np.where(constant, 0.0, data_sd)
-    if _classifier(cmp.estimator):
-        outcome, label = 1.0, "1 unit of the link (probit or logit scale)"
+    if _on_link_scale(cmp.estimator):
+        outcome, label = 1.0, "1 unit of the linear predictor (probit, logit or log-rate)"
     else:
         y = np.asarray(cmp.idata.observed_data["y"].values, dtype=np.float64).reshape(-1)
         outcome, label = float(np.std(y)), "sd(y)"
@@ -237,7 +243,8 @@ def verdict_table(cmp, rope=None):
     point = np.asarray(cmp.point, dtype=np.float64)
     draws = {s: cmp._beta(s) for s in cmp.samples}
     fixed_zero = (point == 0) & np.all([np.all(d == 0, axis=0) for d in draws.values()], axis=0)
-    left_out = {n: "constant design column (an intercept or a constant input)" for n, c in zip(cmp.names, sc.constant) if c}
+    left_out = {n: "constant design column (an intercept or a constant input)"
+                for n, c in zip(cmp.names, sc.constant) if c}
     left_out.update({n: "zero by construction in every draw and in the point estimate"
                      for n, z, c in zip(cmp.names, fixed_zero, sc.constant) if z and not c})
     rows = np.array([n not in left_out for n in cmp.names])

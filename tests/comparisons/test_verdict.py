@@ -315,6 +315,19 @@ def test_scales_of_a_type_ii_twin_with_a_constant_input():
     assert list(v.index) == ["a", "b", "c"] and "const" in v.attrs["left_out"]
 
 
+def test_counts_are_judged_on_the_log_rate():
+    """A model whose likelihood is not Gaussian (counts) has s_y = 1, one unit of log-rate, not sd(y)."""
+    from sparsebayes.inference import RVMRegressor
+    X, y = _inputs()
+    est = RVMRegressor().fit(X, y)
+    cmp, _ = _twin_comparison(est, X, y, surrogate_eps=1e-3)
+    assert V.scales(cmp).outcome == pytest.approx(np.std(y))
+    est.likelihood_ = "poisson"
+    assert V.scales(cmp).outcome == 1.0
+    est.likelihood_ = "gaussian"
+    assert V.scales(cmp).outcome == pytest.approx(np.std(y))
+
+
 def test_scales_of_smlr_weights_on_basis_and_class():
     """SMLR's weights lie on basis × class: each input's sd repeats over the classes; the reference
     class's weights, zero by construction, are left out of the verdict."""
