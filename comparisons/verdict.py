@@ -348,7 +348,7 @@ def agreement_lines(table):
 def verdict_markdown(table, samplers):
     """The verdict section of ``report.md``: the rule, the table and the agreement lines."""
     return "\n".join(["## Verdict: which inputs matter", "", rope_note(table), "",
-                      display_table(table, samplers).to_markdown(), "", "Agreement of the point estimate with each "
+                      display_table(table, samplers).to_markdown(disable_numparse=True), "", "Agreement of the point estimate with each "
                       "posterior:", ""] + [f"- {line}" for line in agreement_lines(table)] + [""])
 
 
