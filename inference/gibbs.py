@@ -7,8 +7,7 @@ Full conditionals (Park & Casella 2008, Sec. 2):
 
 * ``β | · ~ N(A⁻¹Xᵀy, σ² A⁻¹)``, ``A = XᵀX + D_τ⁻¹``: by a Cholesky factor of ``A`` when
   ``n ≥ p``, and by Bhattacharya, Chakraborty & Mallick (2016) when ``p > n`` (an ``n × n``
-  solve instead of ``p × p``, :func:`~.gibbs_beta.bhattacharya_draw`; nothing ``p × p`` is formed
-  on that path, set-up and start included);
+  solve instead of ``p × p``; nothing ``p × p`` is formed on that path, set-up and start included);
 * ``σ² | · ~ InvGamma((n − 1)/2 + p/2 + c, ‖y − Xβ‖²/2 + βᵀD_τ⁻¹β/2 + d)``
   (``n − 1``: the intercept is integrated out, as in Park & Casella);
 * ``1/τ_j² | · ~ InverseGaussian(√(λ²σ²/β_j²), λ²)``, drawn by Michael, Schucany & Haas (1976);
@@ -30,9 +29,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.scipy.linalg import cho_solve
 
 from ._progress import bar_chunk, chunk_lengths, progress, show_progress
-from .gibbs_beta import bhattacharya_draw
 from .gibbs_variates import SweepVariates, VariateSource, draw_variates, variate_streams  # noqa: F401  (SweepVariates: docs)
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
@@ -193,13 +192,23 @@ def beta_cholesky(z, bordered, inv_tau2, noise_var):
 
 def beta_bhattacharya(u_normal, delta, X, y, tau2, noise_var):
     """Bhattacharya, Chakraborty & Mallick (2016) draw of the same ``β`` for ``p > n``, from
-    ``u_normal ~ N(0, I_p)`` and ``delta ~ N(0, I_n)``: :func:`~.gibbs_beta.bhattacharya_draw` with
-    the prior variances ``D = σ²D_τ`` (Park & Casella's scaled prior) and unit row weights.
+    ``u_normal ~ N(0, I_p)`` and ``delta ~ N(0, I_n)``.
 
-    With ``Φ = X/σ``, ``α = y/σ``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``, ``v = Φu + δ``, solve
-    ``(ΦDΦᵀ + I) w = α − v``, return ``u + DΦᵀw``.
+    With ``Φ = X/σ``, ``α = y/σ`` and ``D = σ²D_τ``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``,
+    ``v = Φu + δ``, solve ``(ΦDΦᵀ + I) w = α − v``, return ``u + DΦᵀw``. The algebra of
+    :func:`~.gibbs_beta.bhattacharya_draw`, which does not form ``Φ`` and so rounds differently:
+    this order keeps the draws at a seed, which the BLS reproductions rest on, as they are.
     """
-    return bhattacharya_draw(u_normal, delta, X, y, None, noise_var * tau2, noise_var)
+    n = X.shape[0]
+    sigma = jnp.sqrt(noise_var)
+    D = noise_var * tau2
+    Phi = X / sigma
+    u = jnp.sqrt(D) * u_normal
+    v = Phi @ u + delta
+    M = (Phi * D) @ Phi.T + jnp.eye(n)
+    L = jnp.linalg.cholesky(M)
+    w = cho_solve((L, True), y / sigma - v)
+    return u + D * (w @ Phi)  # = Φᵀw; w @ Φ avoids XLA:CPU copying Φᵀ
 
 
 def draw_noise_var(gamma_variate, rss, beta, tau2, hyper):

@@ -83,17 +83,30 @@ def bhattacharya_draw(normal, row_normal, X, z, omega, prior_var, noise_var):
     With ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ``, ``D = diag(v)``: ``u = D^{1/2}ε ~ N(0, D)``,
     ``v' = Φu + δ``, ``w`` solves ``(ΦDΦᵀ + I_n) w = α − v'`` (Cholesky), ``β = u + DΦᵀw``.
     Exact: ``β`` is Gaussian with the mean and covariance of the conditional (their Proposition 1).
-    The ``n × n`` system costs ``n²p`` multiply-adds to form and ``n³/3`` to factor.
+
+    ``Φ`` is never formed: ``ΦDΦᵀ = S (X (D/σ²) Xᵀ) S`` with ``S = Ω^{1/2}``, ``Φu = S Xu/σ`` and
+    ``DΦᵀw = (D/σ) Xᵀ(Sw)``, so the ``n × p`` arrays are ``X`` and one scaled copy, and the cost is
+    the one product ``X (D/σ²) Xᵀ`` (``n²p`` multiply-adds, as a GEMM ``2n²p`` flops) plus
+    ``O(np + n³)``.
     """
     n = X.shape[0]
-    Phi, alpha = _weighted(X, z, omega, noise_var)
+    sigma = jnp.sqrt(noise_var)
     D = prior_var
     u = jnp.sqrt(D) * normal
-    v = Phi @ u + row_normal
-    M = (Phi * D) @ Phi.T + jnp.eye(n, dtype=Phi.dtype)
+    # X (D/σ²) Xᵀ, contracting the columns of both: XLA:CPU then copies neither operand
+    K = jax.lax.dot_general(X * (D / noise_var), X, (((1,), (1,)), ((), ())))
+    Xu = (X @ u) / sigma
+    eye = jnp.eye(n, dtype=K.dtype)
+    if omega is None:
+        M, v, alpha = K + eye, Xu + row_normal, z / sigma
+    else:
+        root = jnp.sqrt(omega)
+        M, v, alpha = K * jnp.outer(root, root) + eye, root * Xu + row_normal, root * z / sigma
     L = jnp.linalg.cholesky(M)
     w = cho_solve((L, True), alpha - v)
-    return u + D * (w @ Phi)  # = DΦᵀw; w @ Φ avoids XLA:CPU copying Φᵀ
+    if omega is not None:
+        w = root * w
+    return u + (D / sigma) * (w @ X)  # = DΦᵀw; w @ X avoids XLA:CPU copying Xᵀ
 
 
 def draw_beta(key, X, z, omega, prior_var, noise_var, method="auto"):

@@ -254,8 +254,9 @@ class HorseshoePrior(NamedTuple):
         k1, k2, *k_global = jax.random.split(key, 2 if self.tau_prior is None else 4)
         tau2 = self._gibbs_tau2(aux)
         rate = 1.0 / aux["nu"] + beta**2 / (2.0 * tau2)
-        lam2 = rate / jax.random.gamma(k1, 1.0, beta.shape, dtype=beta.dtype)
-        nu = (1.0 + 1.0 / lam2) / jax.random.gamma(k2, 1.0, beta.shape, dtype=beta.dtype)
+        # Gamma(1) is Exp(1): drawn as such, many times faster than JAX's general Gamma sampler
+        lam2 = rate / jax.random.exponential(k1, beta.shape, dtype=beta.dtype)
+        nu = (1.0 + 1.0 / lam2) / jax.random.exponential(k2, beta.shape, dtype=beta.dtype)
         if self.tau_prior is None:
             return {"lam2": lam2, "nu": nu}
         shape = 0.5 * (beta.shape[0] + 1)
