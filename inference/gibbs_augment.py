@@ -83,6 +83,7 @@ def truncated_normal_above(key, a):
     For ``a < 3``: inversion, ``x = −Φ⁻¹(U Φ(−a))`` (the upper tail written as a lower one, so
     ``Φ⁻¹`` works on small probabilities, where it is accurate); above: Robert's (1995)
     exponential rejection, exact and free of ``Φ(−a)``, which underflows near ``a = 38``.
+    ``a = −∞``: the untruncated normal; ``a = +∞`` or NaN: NaN (never a loop that does not end).
     One key per element (``jax.random.split(key, size)``)."""
     a = jnp.asarray(a, dtype=jnp.float64)
     shape = a.shape
@@ -95,9 +96,12 @@ def truncated_normal_above(key, a):
         u = jax.random.uniform(k_inv, dtype=jnp.float64)
         p = jnp.exp(jnp.log1p(-u) + log_ndtr(-jnp.minimum(ai, _INVERSION_LIMIT)))  # (1 − U)Φ(−a) in (0, Φ(−a)]
         inverted = -ndtri(p)
-        rejected = _robert_lane(k_rej, jnp.where(tail, ai, _INVERSION_LIMIT + 1.0))
-        # the rejection loop of a lane below the limit runs at a = 4 (an acceptance above 0.9) and is discarded
-        return jnp.where(tail, rejected, jnp.maximum(inverted, ai))
+        finite_tail = tail & jnp.isfinite(ai)
+        rejected = _robert_lane(k_rej, jnp.where(finite_tail, ai, _INVERSION_LIMIT + 1.0))
+        # the rejection loop of a lane below the limit (or at a = ∞, NaN) runs at a = 4 (an acceptance
+        # above 0.9) and is discarded; a = −∞ is the untruncated normal, by inversion
+        x = jnp.where(tail, rejected, jnp.maximum(inverted, ai))
+        return jnp.where(jnp.isnan(ai) | (ai == jnp.inf), jnp.nan, x)
 
     return jax.vmap(lane)(keys, af).reshape(shape)
 

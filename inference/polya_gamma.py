@@ -234,7 +234,8 @@ def polya_gamma(key, b, c, *, method="devroye", terms=DEFAULT_TERMS):
     moment-matched tail (module docstring: an error only in cumulants of order ≥ 3 of a tail of
     variance below ``3·10⁻⁸ b`` at ``terms = 32``). ``method="gamma"``: the series for the whole
     of ``b`` (cost ``terms`` Gamma variates per element, whatever ``b``).
-    ``b > 0`` and finite ``c`` (checked when they are concrete; a ``ValueError`` otherwise).
+    ``b > 0`` and finite ``c`` (checked when they are concrete, a ``ValueError`` otherwise; traced
+    ones out of range give NaN in their elements). The exact sum loops ``⌊b⌋`` times in a lane.
     Each element draws from its own key (``jax.random.split(key, size)``), so the result does not
     depend on how the elements are batched by the caller's ``vmap``. jit-able; ``method`` and
     ``terms`` are static.
@@ -248,15 +249,20 @@ def polya_gamma(key, b, c, *, method="devroye", terms=DEFAULT_TERMS):
         return jnp.zeros(shape, dtype=jnp.float64)
     bf = jnp.broadcast_to(b, shape).reshape(-1)
     cf = jnp.broadcast_to(c, shape).reshape(-1)
+    # traced parameters are not checked: a non-finite c or b, or b ≤ 0, gives NaN, never a loop
+    # that does not end (the loops run on a harmless stand-in)
+    bad = ~(jnp.isfinite(cf) & jnp.isfinite(bf) & (bf > 0))
+    bf = jnp.where(bad, 1.0, bf)
+    cf = jnp.where(bad, 0.0, cf)
     k_int, k_frac = jax.random.split(key)
     k_int = jax.random.split(k_int, size)
     k_frac = jax.random.split(k_frac, size)
     series = jax.vmap(lambda k, bb, cc: _pg_series(k, bb, cc, int(terms)))
     if method == "gamma":
-        return series(k_frac, bf, cf).reshape(shape)
+        return jnp.where(bad, jnp.nan, series(k_frac, bf, cf)).reshape(shape)
     whole = jnp.floor(bf)
     frac = bf - whole
     out = jax.vmap(_pg_integer_lane)(k_int, whole.astype(jnp.int32), cf)
     # the series only where some b is fractional (a batch-level branch: all-integer b draws no Gamma)
     out = out + lax.cond(jnp.any(frac > 0), series, lambda k, bb, cc: jnp.zeros_like(bb), k_frac, frac, cf)
-    return out.reshape(shape)
+    return jnp.where(bad, jnp.nan, out).reshape(shape)

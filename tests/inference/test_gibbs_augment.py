@@ -294,3 +294,9 @@ def test_bad_input_is_named():
         student_t_augment(key, jnp.zeros(2), jnp.zeros(2), -1.0, 1.0)
     with pytest.raises(ValueError, match=r"\[0, trials\]"):
         logistic_augment(key, jnp.asarray([2.0]), jnp.zeros(1))
+
+
+def test_truncation_points_at_infinity_end():
+    """a = −∞ is the untruncated normal; a = +∞ and NaN give NaN (the rejection loop must not run on them)."""
+    x = np.asarray(jax.jit(truncated_normal_above)(jax.random.PRNGKey(0), jnp.asarray([-np.inf, np.inf, np.nan, 50.0])))
+    assert np.isfinite(x[0]) and np.isnan(x[1:3]).all() and x[3] > 50.0

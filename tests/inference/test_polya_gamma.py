@@ -118,3 +118,11 @@ def test_law_and_moments_on_a_wide_grid(method):
         assert abs(z_mean) < 4.5, (b, c, z_mean)
     p = _ks_pvalues(bb, cc, x, seed=4)
     assert p.min() > 1e-3 / len(p), dict(zip(zip(bb, cc), np.round(p, 4)))
+
+
+def test_traced_parameters_out_of_range_give_nan_and_end():
+    """Inside jit nothing can be refused: a NaN or infinite c (a diverged linear predictor) or b ≤ 0
+    gives NaN in its element, the others their draw, and the loops end."""
+    x = np.asarray(jax.jit(polya_gamma)(jax.random.PRNGKey(0), jnp.asarray([1.0, 1.0, 1.0, -1.0, 2.5]),
+                                        jnp.asarray([np.nan, np.inf, 1.0, 1.0, 3.0])))
+    assert np.isnan(x[[0, 1, 3]]).all() and np.isfinite(x[[2, 4]]).all() and (x[[2, 4]] > 0).all()
