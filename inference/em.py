@@ -1,8 +1,15 @@
-"""Figueiredo's EM for sparse regression and probit classification, prior- and likelihood-agnostic.
+"""Figueiredo's EM for sparse regression and classification, prior- and likelihood-agnostic.
 
 The model (000 Sec. 3; 002 Secs. 2–3): ``z = Hβ + w`` with ``w ~ N(0, σ² I)`` (``z = y`` for
 regression, a latent truncated-Gaussian for probit), ``β_i | τ_i ~ N(0, τ_i)`` and a
-hyperprior on τ_i given by a prior object of :mod:`sparsebayes.models.priors`.
+hyperprior on τ_i given by a prior object of :mod:`sparsebayes.models.priors`. Any likelihood
+with EM working weights (:mod:`sparsebayes.models.likelihoods`: logistic, Poisson, Student-t,
+negative binomial) enters the same way: its E-step gives a working response ``z`` and per-row
+weights ``w`` with the surrogate ``−½ Σ w_i (z_i − η_i)²``, and the M-step is taken on ``HᵀWH``
+(:func:`weighted_m_step`); the Gaussian and probit weights are constant (``1/σ²``, 1), which keeps
+the precomputed ``HᵀH`` (:func:`m_step`). The likelihood's own parameter (σ², a t scale, a
+dispersion) travels in ``noise_var`` and is updated after the weights, at their new values, by its
+``update_params`` (AECM: an E-step of its own).
 
 The engine has the contract of every engine here: :class:`EMState` and :class:`EMInfo`,
 :func:`init`, a pure :func:`step` ``(state, data, likelihood, controls) -> (state, info)``,
@@ -70,6 +77,7 @@ from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference.em_covariance import conditional_covariance, laplace_covariance
 from sparsebayes.inference.em_start import RidgeStart
 from sparsebayes.models.likelihoods import require_likelihood
+from sparsebayes.models.likelihoods.registry import row_mask
 from sparsebayes.models.priors import neg_log_hyperprior, update_shared
 
 __all__ = ["EMControls", "EMData", "EMDesign", "EMInfo", "EMResult", "EMState", "RidgeStart", "conditional_covariance",
@@ -246,6 +254,27 @@ def m_step(u, v, noise_var, data):
     return d * (cho_solve(cho_factor(W, lower=True), v) @ data.H)
 
 
+def weighted_m_step(u, z, w, data):
+    """``β = U(I + U HᵀWH U)⁻¹ U HᵀW z``: the maximizer of ``−½ Σ_i w_i (z_i − h_iᵀβ)² − ½ βᵀU⁻²β``, the
+    working surrogate of a likelihood with per-row weights (:mod:`sparsebayes.models.likelihoods`)
+    plus the E-step's Gaussian prior; with ``W = I/σ²`` it is :func:`m_step`'s update. ``w`` is 0 on
+    padding rows.
+
+    With ``gram=None`` (a basis wider than ``DUAL_RATIO`` times the rows) the push-through identity
+    gives ``β = U² Hᵀ S (I + S H U² Hᵀ S)⁻¹ S z``, ``S = W^{1/2}``, an ``n × n`` system. The design is
+    never factored here (:func:`fit_em` forms ``QH̃``: ``HᵀWH`` has no form in ``H̃`` alone).
+    """
+    H = data.H
+    if data.gram is not None:
+        gram = (H * w[:, None]).T @ H
+        return u * _gram_solve(u, gram, 1.0, u * ((w * z) @ H))
+    d = u**2
+    s = jnp.sqrt(w)
+    Hs = H * s[:, None]
+    A = jnp.eye(H.shape[0], dtype=u.dtype) + (Hs * d[None, :]) @ Hs.T
+    return d * ((s * cho_solve(cho_factor(A, lower=True), s * z)) @ H)
+
+
 def _as(x, dtype):
     """``x`` as ``dtype``: a NumPy value as a NumPy array (it enters a jitted loop as it is, with no
     dispatch), a JAX array (or a tracer, inside ``jit``/``vmap``) as a JAX array."""
@@ -283,21 +312,32 @@ def step(state, data, likelihood, controls, *, estimate_noise):
     """
     beta, prior = state.beta, state.prior
     eta = linear_predictor(data, beta)
-    v = compress(data, likelihood.expected_targets(data.y, eta))  # 002 eq. 6 (or the data)
     u = prior.em_scale(beta)  # E[1/τ_i | β_i] = 1/u_i²
-    if estimate_noise:
-        noise_var = jnp.maximum(likelihood.noise_update(data.y, eta, data.n_obs), controls.noise_floor)  # 000 eq. 12
+    weighted = not getattr(likelihood, "constant_weight", True)
+    if not weighted:  # w_i = 1/σ² on every row: the precomputed Gram
+        v = compress(data, likelihood.em_working(data.y, eta, state.noise_var)[0])  # 002 eq. 6 (or the data)
+        if estimate_noise:  # 000 eq. 12
+            noise_var = jnp.maximum(likelihood.update_params(data.y, eta, state.noise_var, data.n_obs),
+                                    controls.noise_floor)
+        else:
+            noise_var = state.noise_var
+        new = m_step(u, v, noise_var, data)
     else:
-        noise_var = state.noise_var
-    new = m_step(u, v, noise_var, data)
+        z, w = likelihood.em_working(data.y, eta, state.noise_var)
+        new = weighted_m_step(u, z, w * row_mask(eta, data.n_obs), data)
     size = jnp.abs(new) if data.col_norm is None else jnp.abs(new) * data.col_norm
     new = jnp.where(size < jnp.maximum(controls.prune_tol * jnp.max(size), controls.prune_floor), 0.0, new)
+    if weighted:  # the likelihood's own parameter at the new weights (its own E-step: AECM)
+        noise_var = state.noise_var
+        if estimate_noise:
+            noise_var = jnp.maximum(likelihood.update_params(data.y, linear_predictor(data, new), state.noise_var,
+                                                             data.n_obs), controls.noise_floor)
     rel = jnp.linalg.norm(new - beta) / jnp.maximum(jnp.linalg.norm(beta), jnp.finfo(beta.dtype).tiny)
     new_prior = update_shared(prior, beta, new, n_weights(data))
     objective, change = state.objective, state.step_change
-    if new_prior is not prior:  # shared hyperparameters estimated: stop on the joint change
+    if new_prior is not prior or weighted:  # estimated hyperparameters, or a working-weights likelihood
         objective = log_posterior(new, noise_var, data, new_prior, likelihood)
-        change = joint_change(rel, prior, new_prior, state.objective, objective)
+        change = joint_change(rel, (prior, state.noise_var), (new_prior, noise_var), state.objective, objective)
         rel = distance_to_fixed_point(change, state.step_change)
     state = EMState(new, noise_var, state.n_iter + 1, rel, new_prior, objective, change)
     return state, _info(state, data, likelihood)
@@ -416,6 +456,12 @@ class EMDesign:
         self.col_norm = column_norms(self.H, self.gram)
         self._ridge = None
 
+    def dense(self):
+        """An :class:`EMDesign` of the dense ``H = QH̃`` of a factored one (``self`` otherwise)."""
+        if self.basis is None:
+            return self
+        return EMDesign(np.asarray(self._compress) @ self.H, self.n_obs)
+
     def ridge_start(self, y0):
         """:class:`RidgeStart` on this design, solved for ``y0`` (n_obs,)."""
         if self._ridge is None:
@@ -433,16 +479,20 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         Design matrix (float64); ``None`` when ``factor`` stands for it; or an :class:`EMDesign`
         made for this design and ``n`` (``factor`` is then not used).
     y : ndarray (n,)
-        Targets (regression) or 0/1 labels (probit).
+        Targets (regression), 0/1 labels (probit, logistic) or counts.
     prior, likelihood : objects of :mod:`sparsebayes.models.priors` / ``.likelihoods``. A hierarchy
         that estimates shared hyperparameters (``LaplacePrior(gamma_prior=(a, b))``) starts from its
         values; the estimates are ``EMResult.prior``'s.
     beta0 : ndarray (p,) or None
         Starting point; ``None`` takes the paper's ridge estimate (:class:`RidgeStart`) from
-        ``y_init`` (default ``y``; the probit estimator passes the ±1 labels).
+        ``y_init`` (default ``y``, or a likelihood with working weights' ``init_target(y)``, e.g. the
+        log counts; the probit estimator passes the ±1 labels).
     noise_var : float or None
-        Fixed σ²; ``None`` estimates it (000 eq. 12). Ignored by a likelihood with a
-        ``fixed_noise_var`` (probit: σ² = 1, 002 eq. 3).
+        The likelihood's own parameter fixed (σ², a Student-t's squared scale, a negative binomial's
+        dispersion); ``None`` estimates it (000 eq. 12 for σ²; the likelihood's ``update_params``),
+        from its ``init_params(y)``. Ignored by a likelihood with a ``fixed_noise_var`` (probit:
+        σ² = 1, 002 eq. 3) or without a parameter (``param_name = None``). ``EMResult.noise_var``
+        holds it at the fit.
     tol : float
         Relative-change stopping threshold δ.
     prune_tol : float
@@ -458,6 +508,11 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     """
     require_likelihood(likelihood, "em")
     y = np.asarray(y, dtype=np.float64)
+    weighted = not getattr(likelihood, "constant_weight", True)
+    if weighted and isinstance(H, EMDesign) and H.basis is not None:
+        H, factor = H.dense(), None
+    elif weighted and factor is not None:  # HᵀWH has no form in H̃ alone: the dense H = QH̃
+        H, factor = np.asarray(factor.basis) @ np.asarray(factor.design), None
     design = H if isinstance(H, EMDesign) else EMDesign(H, y.size, factor)
     if design.n_obs != y.size:
         raise ValueError(f"the EMDesign was made for {design.n_obs} data rows, y has {y.size}")
@@ -466,14 +521,18 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     n, p = H.shape
     padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
     if beta0 is None:
-        beta0 = design.ridge_start(y if y_init is None else np.asarray(y_init, dtype=np.float64))
+        if y_init is None:  # a start on the scale of η (the log rate of counts), where the likelihood has one
+            y_init = likelihood.init_target(y) if weighted and hasattr(likelihood, "init_target") else y
+        beta0 = design.ridge_start(np.asarray(y_init, dtype=np.float64))
     beta = np.asarray(beta0, dtype=np.float64).copy()
     col_norm = design.col_norm
     prune_floor = prune_tol * float(np.max(np.abs(beta) * col_norm, initial=0.0))
     if getattr(likelihood, "fixed_noise_var", None) is not None:
         noise_var = likelihood.fixed_noise_var
+    elif getattr(likelihood, "param_name", "noise_var") is None:  # no parameter of its own: a placeholder
+        noise_var = 1.0
     estimate_noise = noise_var is None
-    s2 = float(np.var(y)) if estimate_noise else float(noise_var)
+    s2 = float(likelihood.init_params(y)) if estimate_noise else float(noise_var)
     if not (np.isfinite(s2) and s2 > 0):
         s2 = 1.0
     floor = noise_floor_rel * max(float(np.mean(y**2)), np.finfo(float).tiny)

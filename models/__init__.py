@@ -20,6 +20,8 @@ _LAZY = {
     "ProbitLikelihood": "likelihoods",
     "BernoulliLogisticLikelihood": "likelihoods",
     "PoissonLikelihood": "likelihoods",
+    "StudentTLikelihood": "likelihoods",
+    "NegativeBinomialLikelihood": "likelihoods",
     "MultinomialLogisticLikelihood": "multinomial",
     "LIKELIHOODS": "likelihoods",
     "register_likelihood": "likelihoods",
@@ -44,7 +46,7 @@ __all__ = [
     "ARDPrior", "FlatPrior", "GaussianPrior", "LaplaceVariancePrior", "ScaledLaplacePrior",
     "make_prior", "register_hierarchy", "require",
     "BernoulliLogisticLikelihood", "LIKELIHOODS", "MultinomialLogisticLikelihood", "PoissonLikelihood",
-    "register_likelihood", "require_likelihood",
+    "StudentTLikelihood", "NegativeBinomialLikelihood", "register_likelihood", "require_likelihood",
     "sparse_probit_model", "sparse_regression_model",
 ]
 

@@ -167,18 +167,39 @@ class BohningBound(NamedTuple):
 class MultinomialLogisticLikelihood(NamedTuple):
     """The multinomial logistic likelihood, last class the reference (003 eqs. 1–2), as one object:
     the pieces the bound-optimization engine asks of it (:data:`~sparsebayes.models.likelihoods.
-    LIKELIHOOD_CAPABILITIES` ``"bound"``), in ``η = XW`` (``n × (m−1)``) and the labels' ``Y1``."""
+    LIKELIHOOD_CAPABILITIES` ``"bound"``), in ``η = XW`` (``n × (m−1)``) and the labels' ``Y1``, and
+    the protocol's per-row pieces (:mod:`sparsebayes.models.likelihoods`) with ``η_i`` a vector.
+    It has no parameter of its own and no EM working weights (its Hessian is a matrix per row: the
+    bound engine majorizes it by Böhning's bound instead)."""
 
     #: The registry name.
     name = "multinomial"
+    #: No parameter of its own.
+    param_name = None
+    #: ``η_i`` is a vector (one entry per modelled class).
+    eta_ndim = 1
 
-    def log_lik(self, Y1, eta):
+    @property
+    def label(self):
+        """A human-readable name of the likelihood (reports, plots)."""
+        return "multinomial (logistic link)"
+
+    def log_lik(self, Y1, eta, params=None):
         """``Σ_i y^(i) η_i − log(1 + Σ_i e^{η_i})`` per observation (eq. 2's terms)."""
         return jnp.sum(Y1 * eta, axis=-1) - log_normalizer(eta)
 
-    def mean(self, eta):
+    def score(self, Y1, eta, params=None):
+        """``∂/∂η log p = y' − p(η)`` (eq. 9's per-row factor)."""
+        return Y1 - self.mean(eta)
+
+    def mean(self, eta, params=None):
         """``E[y^(i) | η] = P(y = i | η)`` for the ``m − 1`` modelled classes (eq. 1)."""
         return jnp.exp(eta - log_normalizer(eta)[..., None])
+
+    def variance(self, eta, params=None):
+        """``Var[y^(i) | η] = p_i(1 − p_i)`` (the diagonal of the per-row covariance)."""
+        p = self.mean(eta)
+        return p * (1.0 - p)
 
     def log_normalizer(self, eta):
         """``log(1 + Σ_i e^{η_i})`` row-wise (:func:`log_normalizer`)."""
@@ -188,6 +209,20 @@ class MultinomialLogisticLikelihood(NamedTuple):
         """Böhning's bound ``B = −½[I − 11ᵀ/m] ⊗ XᵀX ⪯ H(W)`` for every ``W`` (eq. 8), precomputed
         (:class:`BohningBound`)."""
         return BohningBound.from_data(X, n_classes, dense=dense, eigen=eigen)
+
+    def _full(self, eta):
+        """The logits of all ``m`` classes, ``[η, 0]``."""
+        return jnp.concatenate([eta, jnp.zeros(eta.shape[:-1] + (1,), dtype=eta.dtype)], axis=-1)
+
+    def observe(self, name, eta, y=None, params=None):
+        """``y ~ Multinomial(1, softmax([η, 0]))`` on the one-hot rows ``[Y1, 1 − ΣY1]`` (``y`` is ``Y1``)."""
+        obs = None if y is None else jnp.concatenate([y, 1.0 - jnp.sum(y, axis=-1, keepdims=True)], axis=-1)
+        return numpyro.sample(name, dist.Multinomial(1, logits=self._full(eta)), obs=obs)
+
+    def sample(self, key, eta, params=None):
+        """``Y1`` of a categorical draw (a row of zeros is the reference class)."""
+        c = jax.random.categorical(key, self._full(eta), axis=-1)
+        return (c[..., None] == jnp.arange(eta.shape[-1])).astype(jnp.result_type(float))
 
 
 #: The one multinomial logistic likelihood (it has no parameters).

@@ -1,0 +1,79 @@
+"""Likelihoods: one object per family, one module each, registered in :data:`LIKELIHOODS`.
+
+The protocol
+------------
+A likelihood is a (pytree) object with a registry ``name``; ``params`` is its own parameter (σ² of
+the Gaussian, the Student-t's squared scale, the negative binomial's dispersion; ignored by those
+without one, ``param_name = None``). Per observation, in the linear predictor ``η``:
+
+``log_lik(y, eta, params)``
+    ``log p(y_i | η_i, params)``, constants included (the observation statement's density).
+``score(y, eta, params)``
+    ``∂/∂η log p``.
+``curvature(y, eta, params)``
+    ``−∂²/∂η² log p`` where the likelihood is log-concave in ``η`` (``curvature_kind = "observed"``),
+    else the Fisher information ``E[−∂²/∂η² log p]`` (``"fisher"``: the Student-t).
+``mean(eta, params)``, ``variance(eta, params)``
+    The first two moments of ``y | η``.
+``em_working(y, eta, params) -> (z, w)``
+    EM's working response and per-row weights: the M-step maximizes ``−½ Σ_i w_i (z_i − η'_i)²``
+    plus the log prior. From the likelihood's augmentation where one exists, so that the surrogate
+    is below ``log p`` and touches it at ``η`` and EM climbs its objective (``monotone_em = True``):
+    the Gaussian (exact), probit (Albert & Chib's latent Gaussian, 002 eq. 6), logistic and
+    negative binomial (Pólya-Gamma, Polson, Scott & Windle 2013), Student-t (its Gamma scale
+    mixture). Without one, IRLS's (Fisher scoring) expansion, not a bound (``monotone_em = False``:
+    Poisson). In every case ``w (z − η) = score``. ``constant_weight = True`` says ``w_i = 1/params``
+    on every row (Gaussian, probit), which the engine solves with the precomputed Gram ``HᵀH``.
+``init_params(y)``, ``update_params(y, eta, params, n_obs=None)``
+    A start for its own parameter, and its update at ``η`` (an EM or conditional-maximization step
+    that does not lower the likelihood); ``n_obs`` rows are data, those after are padding.
+``neg_log_lik(y, eta, params, n_obs=None)``
+    EM's objective term, ``−Σ log p`` over the data rows (constants may be dropped).
+``observe(name, eta, y=None, params)``
+    Its NumPyro observation statement (``numpyro.sample(name, ..., obs=y)``); its log density is
+    ``Σ log_lik``.
+``sample(key, eta, params)``
+    A predictive draw of ``y``.
+``label``
+    A human-readable name.
+
+The type-II engine's Laplace path also asks ``init_target(y)`` (a finite stand-in for ``η``), and the
+bound engine the multinomial's ``log_normalizer`` and ``bohning_bound``
+(:class:`~sparsebayes.models.multinomial.MultinomialLogisticLikelihood`). Each engine says the pieces
+it needs in :data:`LIKELIHOOD_CAPABILITIES` and checks them once with :func:`require_likelihood`. The
+conformance harness (:mod:`sparsebayes.inference.likelihood_conformance`) checks every registered
+likelihood against autodiff of its own ``log_lik``, NumPyro and its own draws.
+
+``n_obs`` (optional, may be traced): only the first ``n_obs`` rows are data. The EM engine pads the
+rest to a shared array size (:func:`sparsebayes.inference.em.fit_em`) with zero rows of the design, so
+``η = 0`` and ``y = 0`` there; those rows must add nothing to the parameter update or to the objective.
+"""
+from __future__ import annotations
+
+from .gaussian import GaussianLikelihood
+from .logistic import BernoulliLogisticLikelihood
+from .negative_binomial import NegativeBinomialLikelihood
+from .poisson import _MAX_LOG_RATE, PoissonLikelihood  # noqa: F401
+from .probit import ProbitLikelihood, probit_mills_ratio, scaled_erfc
+from .registry import (
+    LIKELIHOOD_CAPABILITIES,
+    LIKELIHOODS,
+    make_likelihood,
+    masked_sum,
+    register_likelihood,
+    require_likelihood,
+)
+from .student_t import StudentTLikelihood
+
+__all__ = ["LIKELIHOODS", "LIKELIHOOD_CAPABILITIES", "BernoulliLogisticLikelihood", "GaussianLikelihood",
+           "NegativeBinomialLikelihood", "PoissonLikelihood", "ProbitLikelihood", "StudentTLikelihood",
+           "make_likelihood", "masked_sum", "probit_mills_ratio", "register_likelihood", "require_likelihood",
+           "scaled_erfc"]
+
+#: The built-in likelihoods, registered here (the multinomial one registers with its bound, below).
+BUILT_IN = (GaussianLikelihood, ProbitLikelihood, BernoulliLogisticLikelihood, PoissonLikelihood, StudentTLikelihood,
+            NegativeBinomialLikelihood)
+for _cls in BUILT_IN:
+    register_likelihood(_cls)
+
+from sparsebayes.models import multinomial as _multinomial  # noqa: E402,F401  (registers the multinomial likelihood)

@@ -1,0 +1,79 @@
+"""The likelihood registry and what the engines ask of a likelihood (the protocol is
+:mod:`sparsebayes.models.likelihoods`'s docstring).
+
+Each engine names the pieces it needs in :data:`LIKELIHOOD_CAPABILITIES` and checks them once with
+:func:`require_likelihood`, which names the likelihood, the missing pieces and the registered
+likelihoods that have them.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from sparsebayes.models._registry import able, missing_pieces, registrar
+
+#: The registered likelihoods by name (:func:`register_likelihood`).
+LIKELIHOODS = {}
+
+#: What each engine asks of a likelihood: EM (:mod:`sparsebayes.inference.em`) its working response
+#: and weights, the update of its own parameter and its objective; the type-II engine's Laplace path
+#: (log likelihood, mean and curvature in ``η``, a start); the bound engine's log-normalizer and
+#: Böhning's bound (003 eq. 8); a NumPyro twin its observation statement; predictive checks its draw.
+LIKELIHOOD_CAPABILITIES = {
+    "em": ("em_working", "update_params", "neg_log_lik"),
+    "laplace": ("log_lik", "mean", "curvature", "init_target"),
+    "bound": ("log_normalizer", "bohning_bound"),
+    "nuts": ("observe",),
+    "predictive": ("sample", "mean"),
+}
+
+#: Add a likelihood class to :data:`LIKELIHOODS` under its ``name`` (a decorator).
+register_likelihood = registrar(LIKELIHOODS, "likelihood")
+
+
+def require_likelihood(likelihood, engine):
+    """``likelihood`` if it has every piece ``engine`` needs (:data:`LIKELIHOOD_CAPABILITIES`), else a
+    ``ValueError`` naming the likelihood, the missing pieces and the registered likelihoods that have them."""
+    if engine not in LIKELIHOOD_CAPABILITIES:
+        raise ValueError(f"engine must be one of {sorted(LIKELIHOOD_CAPABILITIES)}, got {engine!r}")
+    pieces = LIKELIHOOD_CAPABILITIES[engine]
+    missing = missing_pieces(likelihood, pieces)
+    if missing:
+        raise ValueError(f"{type(likelihood).__name__} has no {', '.join(missing)}: the {engine!r} engine needs "
+                         f"{', '.join(pieces)}; likelihoods that have them: {', '.join(able(LIKELIHOODS, pieces))}")
+    return likelihood
+
+
+def make_likelihood(likelihood):
+    """A registered likelihood by name (its defaults), or an object returned as it is; a ``ValueError``
+    naming the registered names otherwise."""
+    if isinstance(likelihood, str):
+        if likelihood not in LIKELIHOODS:
+            raise ValueError(f"likelihood must be one of {sorted(LIKELIHOODS)} or a likelihood object, got {likelihood!r}")
+        return LIKELIHOODS[likelihood]()
+    if not isinstance(getattr(likelihood, "name", None), str):
+        raise ValueError(f"likelihood must be one of {sorted(LIKELIHOODS)} or a likelihood object (with a name), "
+                         f"got {likelihood!r}")
+    return likelihood
+
+
+def masked_sum(terms, n_obs):
+    """``Σ_i terms_i`` over the first ``n_obs`` rows (all with ``n_obs=None``): the rows after it are the
+    EM engine's padding (``η = 0``, ``y = 0``), which must add nothing."""
+    if n_obs is not None:
+        terms = jnp.where(jnp.arange(terms.shape[0]) < n_obs, terms, 0.0)
+    return jnp.sum(terms)
+
+
+def row_mask(eta, n_obs):
+    """1 on the first ``n_obs`` rows of ``eta``, 0 on the padding after (all ones with ``n_obs=None``)."""
+    if n_obs is None:
+        return jnp.ones(eta.shape[0], dtype=eta.dtype)
+    return (jnp.arange(eta.shape[0]) < n_obs).astype(eta.dtype)
+
+
+def half_tanh_ratio(x):
+    """``tanh(x/2)/(2x)``, the mean of a Pólya-Gamma PG(1, x) variable (Polson, Scott & Windle 2013,
+    Sec. 3.1), finite at 0 (``1/4 − x²/48`` there)."""
+    small = jnp.abs(x) < 1e-4
+    safe = jnp.where(small, 1.0, x)
+    return jnp.where(small, 0.25 - x * x / 48.0, jnp.tanh(0.5 * safe) / (2.0 * safe))
