@@ -295,8 +295,9 @@ def _check_no_conflict(prior, gamma, gamma_prior):
     to the object's ``gamma`` says nothing else, any ``gamma_prior`` does."""
     label = f"prior={prior!r}"
     if gamma_prior is not None:
-        raise ValueError(f"{label} and gamma_prior={gamma_prior!r} both specify the prior: a hierarchy object "
-                         "carries its own hyperprior (e.g. LaplacePrior(gamma, gamma_prior=(a, b))); give one of them")
+        raise ValueError(f"gamma_prior applies to prior='laplace' only: {label} and gamma_prior={gamma_prior!r} "
+                         "both specify the prior, and a hierarchy object carries its own hyperprior (e.g. "
+                         "LaplacePrior(gamma, gamma_prior=(a, b))); give one of them")
     own = getattr(prior, "gamma", None)
     try:
         silent = gamma is None or float(gamma) == 1.0 or (own is not None and float(gamma) == float(own))

@@ -152,6 +152,18 @@ def test_plot_and_save_leave_matplotlib_alone(regression, tmp_path):
     assert plt.get_fignums() == regression["figures"]  # no pyplot figure was opened
 
 
+def test_save_refuses_an_earlier_report_and_keeps_its_edits_unless_told_to_overwrite(regression, tmp_path):
+    cmp = regression["cmp"]
+    out = cmp.save(tmp_path / "report")
+    (out / "report.md").write_text("my notes", encoding="utf-8")
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    with pytest.raises(FileExistsError, match=r"report\.md already exists.*overwrite=True"):
+        cmp.save(out)
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before  # nothing written, the edit kept
+    cmp.save(out, overwrite=True)
+    assert (out / "report.md").read_text(encoding="utf-8").startswith("# sparsebayes comparison")
+
+
 def test_netcdf_round_trips(regression, tmp_path):
     cmp = regression["cmp"]
     back = compat.from_netcdf(cmp.save(tmp_path) / "draws.nc")

@@ -4,33 +4,20 @@ and the way to replace it, and they refuse before anything is fitted."""
 import numpy as np
 import pandas as pd
 import pytest
-import sparsebayes
 from sparsebayes.comparisons.cli import main
-from sparsebayes.inference import AdaptiveSparseRegressor
+from sparsebayes.comparisons.compare_any import Comparison
 
 
-@pytest.fixture(scope="module")
-def cmp():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 2))
-    y = X[:, 0] + 0.5 * rng.normal(size=30)
-    return sparsebayes.compare(AdaptiveSparseRegressor(prior="laplace"), X, y, num_warmup=20, num_samples=20,
-                               num_chains=1, progress_bar=False, prior_draws=50)
-
-
-def test_save_refuses_an_existing_report_and_keeps_the_users_edits(cmp, tmp_path):
-    out = cmp.save(tmp_path / "report")
-    (out / "report.md").write_text("my notes", encoding="utf-8")
-    before = {f.name: f.read_bytes() for f in out.iterdir()}
-    with pytest.raises(FileExistsError, match=r"report\.md already exists.*overwrite=True"):
-        cmp.save(out)
-    assert {f.name: f.read_bytes() for f in out.iterdir()} == before  # nothing written, the edit kept
-    cmp.save(out, overwrite=True)
-    assert (out / "report.md").read_text(encoding="utf-8").startswith("# sparsebayes comparison")
-
-
-def test_save_writes_into_an_existing_empty_directory(cmp, tmp_path):
-    assert (cmp.save(tmp_path) / "draws.nc").is_file()
+def test_save_refuses_before_touching_anything(tmp_path):
+    """The refusal comes first: a Comparison with nothing in it (no draws, no estimator) is refused
+    without a plot, a summary or a file being made; ``test_compare_any`` saves a real one twice."""
+    (tmp_path / "report.html").write_text("edited", encoding="utf-8")
+    empty = Comparison(estimator=None, idata=None, samples={}, names=[], design=np.zeros((0, 0)),
+                       prior_beta=np.zeros((0, 0)), az=None)
+    with pytest.raises(FileExistsError, match=r"report\.html already exists.*pass overwrite=True"):
+        empty.save(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == "edited"
 
 
 def test_the_command_refuses_a_second_report_into_the_same_folder_before_reading_the_table(tmp_path, capsys,

@@ -7,15 +7,16 @@ import pytest
 from sparsebayes.inference import BayesianLassoRegressor
 
 
-@pytest.mark.parametrize("sampler", ["nuts", "gibbs"])
+@pytest.mark.parametrize("sampler", [pytest.param("nuts", marks=pytest.mark.slow), "gibbs"])
 def test_the_bayesian_lasso_draws_the_same_from_a_dataframe_and_an_array(sampler):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     y = X @ np.array([1.0, 0.0, -0.5]) + 0.3 * rng.normal(size=40)
     kw = dict(sampler=sampler, num_warmup=50, num_samples=50, num_chains=1, seed=0)
-    fits = [BayesianLassoRegressor(**kw).fit(data, y)
-            for data in (X, pd.DataFrame(X, columns=["a", "b", "c"]), np.asfortranarray(X))]
+    containers = (X, pd.DataFrame(X, columns=["a", "b", "c"]), np.asfortranarray(X))
+    fits = [BayesianLassoRegressor(**kw).fit(data, y) for data in containers]
     first = fits[0].idata_.posterior["beta"].values
-    for fit in fits[1:]:
+    for data, fit in zip(containers[1:], fits[1:]):
         np.testing.assert_array_equal(fit.idata_.posterior["beta"].values, first)
-        np.testing.assert_array_equal(fit.predict(X), fits[0].predict(X))
+        # the draws are the same to the bit; the prediction's matrix-vector product itself rounds by layout
+        np.testing.assert_allclose(fit.predict(data), fits[0].predict(X), rtol=0, atol=1e-12)
