@@ -1,6 +1,7 @@
 """One warning class for fits that ran but mean nothing: every weight zero, a constant classifier,
-an empty model, a NaN objective. Each estimator issues it through :func:`warn_degenerate`, which
-says what happened and what the user should change, so the message reads the same everywhere."""
+an empty model, a non-finite objective, a signal that least squares finds and the fit misses
+(:func:`missed_signal`). Each estimator issues it through :func:`warn_degenerate`, which says what
+happened and what the user should change, so the message reads the same everywhere."""
 from __future__ import annotations
 
 import warnings
@@ -51,9 +52,11 @@ def missed_signal(design, y, fitted):
     total = float(np.sum((y - y.mean()) ** 2))
     if df < 1 or total == 0.0:
         return None
+    r2_fit = 1.0 - float(np.sum((y - fitted) ** 2)) / total
+    if r2_fit >= KEPT_SHARE:  # R²_ls ≤ 1: no least squares needed (most fits)
+        return None
     ls = np.linalg.lstsq(design, y, rcond=None)[0]
     r2_ls = 1.0 - float(np.sum((y - design @ ls) ** 2)) / total
-    r2_fit = 1.0 - float(np.sum((y - fitted) ** 2)) / total
     p_value = float(fdtrc(p, df, (r2_ls / p) / max(1.0 - r2_ls, np.finfo(float).tiny) * df))
     if p_value < SIGNAL_P_VALUE and r2_fit < KEPT_SHARE * r2_ls:
         return r2_fit, r2_ls, p_value

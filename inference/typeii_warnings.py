@@ -3,8 +3,8 @@ collapsed noise variance, a cycle of moves, ``max_iter``. Shared by the regresso
 (:mod:`sparsebayes.inference.typeii_estimators`) and the Bernoulli RVM
 (:mod:`sparsebayes.inference.rvm_classifier`), so the advice reads the same in both.
 
-Degenerate fits: the empty model (every basis function pruned; ``objective_`` NaN) and a fit that
-never left its start give a :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` that
+Degenerate fits: the empty model (every basis function pruned; ``objective_`` its evidence), a
+non-finite objective and a fit that never left its start give a :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` that
 says what to change. Without an intercept the usual cause is uncentred inputs: on ``X + 100``
 every column is nearly the constant direction and only their differences carry the signal, so no
 single add raises the evidence (with the collinearity guard ``align_max`` off too) and the search

@@ -288,6 +288,37 @@ class QuadraticFeatures(_PolynomialMap):
 KERNEL_SHIFT_RATIO = 10.0
 
 
+#: Columns whose standard deviations differ by more than this factor make an isotropic kernel's
+#: distances those of the widest columns alone: :func:`warn_unequal_scales` says so.
+KERNEL_SCALE_RATIO = 1e3
+
+
+def warn_unequal_scales(X):
+    """A :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` when the non-constant columns of ``X``
+    differ in standard deviation by more than :data:`KERNEL_SCALE_RATIO`; returns the ratio (1 for fewer
+    than two such columns).
+
+    ``‖x − x'‖² = Σ_j (x_j − x'_j)²`` weighs every column in its own units: a column in units 1e6 times
+    another's decides every distance, and with it the ``"scale"`` width (:func:`scale_width`, the
+    widest columns' spread), so the kernels see it alone (on columns in units 1e-8 to 1e8 the fits
+    explained R² ≈ 0.5 where the standardized ones fit). The map is not changed (a fit's numbers stay
+    those of the paper's kernel on the inputs given); the message is the same for every fit, so that
+    a cross-validation's folds repeat one warning, not one each."""
+    sd = np.std(X, axis=0)
+    sd = sd[sd > 0]
+    if sd.size < 2:
+        return 1.0
+    ratio = float(sd.max() / sd.min())
+    if ratio > KERNEL_SCALE_RATIO:
+        from sparsebayes.inference._warnings import warn_degenerate  # on use: models does not load inference
+
+        warn_degenerate("GaussianKernelFeatures", f"the columns of X differ in standard deviation by more than a "
+                        f"factor {KERNEL_SCALE_RATIO:g}, so the kernel's distances (and a 'scale' width) are those "
+                        "of the widest columns alone and the others are all but ignored",
+                        "standardize X (e.g. StandardScaler) before a kernel map", stacklevel=2)
+    return ratio
+
+
 def scale_width(X):
     """The width ``h = √(Σ_j var(x_j) / 2)``: half the mean squared distance between two training
     points is ``h²``, so the kernel ``exp(−‖x − x'‖²/(2h²))`` sits at ``e^{−1}`` for a typical pair.
@@ -350,6 +381,7 @@ class GaussianKernelFeatures(_FeatureMap):
         check_number("kernel width", self.width, 0.0, strict=True)
 
     def _fit_checked(self, X):
+        warn_unequal_scales(X)
         self.width_ = scale_width(X) if isinstance(self.width, str) else self.width
         self.offset_ = kernel_offset(X)
         self.centers_ = X.copy()

@@ -140,3 +140,20 @@ def test_smlrcv_with_more_folds_than_a_class_says_what_it_used_and_what_to_pass(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert SMLRCV(cv=5, n_lams=3).fit(X, y).n_splits_ == 5
+
+
+def test_kernel_map_on_columns_of_very_different_scales_warns():
+    """Issue 42, class 6: columns in units from 1e-4 to 1e4 under a Gaussian kernel map. The distances are
+    the widest column's, so the fit sees one input of three (training R² well below the standardized
+    fit's), silently; the map warns (whatever estimator fits it) and the standardized inputs do not."""
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((60, 3))
+    y = np.sin(2.0 * Z[:, 0]) + Z[:, 1] * Z[:, 2] + 0.1 * rng.standard_normal(60)
+    X = Z * np.array([1e-4, 1.0, 1e4])
+    with pytest.warns(DegenerateFitWarning, match="GaussianKernelFeatures: the columns of X differ in standard "
+                      "deviation by more than a factor 1000.*standardize X"):
+        raw = RVMRegressor(features="kernel").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        standardized = RVMRegressor(features="kernel").fit(Z, y)
+    assert raw.score(X, y) < standardized.score(Z, y) - 0.2
