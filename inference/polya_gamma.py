@@ -251,9 +251,13 @@ def polya_gamma(key, b, c, *, method="devroye", terms=DEFAULT_TERMS):
     cf = jnp.broadcast_to(c, shape).reshape(-1)
     # traced parameters are not checked: a non-finite c or b, or b ≤ 0, gives NaN, never a loop
     # that does not end (the loops run on a harmless stand-in)
-    bad = ~(jnp.isfinite(cf) & jnp.isfinite(bf) & (bf > 0))
-    bf = jnp.where(bad, 1.0, bf)
-    cf = jnp.where(bad, 0.0, cf)
+    # (b's stand-in depends on b alone: under a vmap over chains b stays unbatched, and so does the
+    # branch below that skips the series when no b is fractional)
+    bad_b = ~(jnp.isfinite(bf) & (bf > 0))
+    bad_c = ~jnp.isfinite(cf)
+    bad = bad_b | bad_c
+    bf = jnp.where(bad_b, 1.0, bf)
+    cf = jnp.where(bad_c, 0.0, cf)
     k_int, k_frac = jax.random.split(key)
     k_int = jax.random.split(k_int, size)
     k_frac = jax.random.split(k_frac, size)
