@@ -95,17 +95,18 @@ FLAT = NoisePrior()
 
 
 def init(prior, data, y_power, noise_var=None):
-    """The start: on the Rue path the near-least-squares anchor of the statistics for β and its
-    residual variance for σ²; on the Bhattacharya path (``p > n``, where least squares interpolates
-    and would start σ² at its floor, from which a chain climbs slowly) ``β = 0`` and σ² the mean
-    square ``y_power`` of ``y``. A given ``noise_var`` replaces σ² (held fixed by :func:`step` with
-    ``fixed_noise``); the hierarchy's own start for the auxiliary variables."""
+    """The start: with more degrees of freedom than weights, the near-least-squares anchor of the
+    statistics for β and its residual variance for σ²; else (``p ≥ m``, where least squares
+    interpolates and would start σ² at its floor, from which a chain climbs slowly) ``β = 0`` and σ²
+    the mean square ``y_power`` of ``y``. A given ``noise_var`` replaces σ² (held fixed by
+    :func:`step` with ``fixed_noise``); the hierarchy's own start for the auxiliary variables."""
     floor = 1e-12 * y_power + 1e-300
-    if data.stats is not None:
+    p = data.stats.gram.shape[0] if data.stats is not None else data.X.shape[1]
+    if data.stats is not None and p < float(data.dof):
         beta = data.stats.anchor
         start_var = jnp.maximum(data.stats.anchor_rss / jnp.maximum(data.dof, 1.0), floor)
     else:
-        beta = jnp.zeros(data.X.shape[1], data.X.dtype)
+        beta = jnp.zeros(p, jnp.float64)
         start_var = jnp.maximum(jnp.asarray(y_power, jnp.float64), floor)
     return State(beta, jnp.asarray(start_var if noise_var is None else noise_var, jnp.float64),
                  prior.gibbs_init(beta.shape[0]))
