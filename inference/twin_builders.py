@@ -127,11 +127,11 @@ def _check_flat_limit(est, H, intercept):
     if rank < k or n <= k:
         raise ValueError(f"{type(est).__name__} fitted λ = 0 ({kept} weight(s) kept), so its model has no shrinkage "
                          f"left; under that flat prior the posterior of {k} coefficient(s) on {n} rows is improper "
-                         f"(rank {rank}): use more rows or fewer inputs, or another --estimator (e.g. bayesian-lasso)")
+                         f"(rank {rank}): use more rows or fewer inputs, or another model (e.g. the Bayesian Lasso)")
     what = ("kept no input (the empty model)" if kept == 0 else f"kept {kept} input(s)") + (
         " with λ = 0: the type-II λ update leaves no shrinkage with at most one kept weight")
     warn_degenerate(est, what, "the posterior sampled beside it is the Laplace prior's flat limit (λ → 0, a flat "
-                    "prior on every weight), by NUTS; give more inputs, or a proper hyperprior on λ (a > 1)",
+                    "prior on every weight), by NUTS; give more inputs, or a proper hyperprior on λ (a > 0)",
                     stacklevel=5)
 
 
