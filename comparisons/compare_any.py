@@ -278,6 +278,33 @@ class Comparison:
         from .verdict import verdict_table
         return verdict_table(self, rope)
 
+    def select(self, sampler=None, *, search="path", max_size=None, num_draws=400, search_draws=20):
+        """Which inputs predict as well as all of them: projection predictive selection (Piironen,
+        Paasiniemi & Vehtari 2020) of ``sampler``'s posterior (default: the first that passes its
+        diagnostics, else the first). ``search="path"``: inputs enter in the point estimate's order
+        (its kept inputs by ``|β̂_j|·sd(x_j)``, then greedy forward); ``"forward"``: greedy forward by
+        the projection's KL. ``pandas.DataFrame`` indexed by ``size`` (``added``, ``elpd``, ``se``,
+        ``diff``, ``se_diff``, ``kl``); ``attrs["suggested_size"]`` and ``attrs["selected"]`` (the
+        chosen inputs). :mod:`sparsebayes.comparisons.selection` documents the method."""
+        from .selection import projection_selection, reference_from_comparison
+        from .verdict import usability
+        if sampler is None:
+            failed = usability(self)
+            sampler = next((s for s in self.samples if not failed[s]), next(iter(self.samples)))
+        ref, point = reference_from_comparison(self, sampler)
+        table = projection_selection(ref, search=search, point=point, max_size=max_size, num_draws=num_draws,
+                                     search_draws=search_draws)
+        table.attrs["sampler"] = sampler
+        return table
+
+    def plot_selection(self, table=None, **kwargs):
+        """The elpd difference to the full model against the submodel size with ±1 SE bars and the
+        suggested size (``matplotlib.figure.Figure``); ``table`` from :meth:`select`, else
+        ``select(**kwargs)``."""
+        from .selection import plot
+        table = self.select(**kwargs) if table is None else table
+        return plot(table, f"{type(self.estimator).__name__}: projection predictive selection ({table.attrs['sampler']})")
+
     def _mixing(self, idata):
         """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
         from sparsebayes.inference.arviz_compat import ess, rhat

@@ -1,0 +1,520 @@
+"""Which subset of inputs predicts as well as all of them: projection predictive variable selection.
+
+Piironen, Paasiniemi & Vehtari (2020), "Projective inference in high-dimensional problems: prediction
+and feature selection", Electron. J. Statist. 14(1) (PPV below), after Goutis & Robert (1998) and
+Dupuis & Robert (2003). The *reference model* is the posterior a comparison sampled (NUTS, Gibbs, or
+any draws of ``β`` on the design ``X``); a *submodel* keeps the inputs ``S``. Each reference draw
+``θ_s = (β_s, σ²_s)`` is projected onto the submodel by minimizing the Kullback–Leibler divergence
+from the reference's predictive distribution at the observed inputs to the submodel's (PPV eq. 6):
+
+* Gaussian regression (PPV Sec. 3.1 / eq. 10 for the Gaussian case): ``β⊥_s`` is the least-squares
+  fit of the reference's fit, ``β⊥_s = argmin ‖Xβ_s − X_S b‖²``, and the noise variance is projected
+  as ``σ⊥²_s = σ²_s + ‖Xβ_s − X_S β⊥_s‖²/n``; the divergence per observation is
+  ``½ log(σ⊥²_s / σ²_s)``.
+* A binary or count GLM (probit, logit, Poisson log-link): ``β⊥_s`` maximizes the expected
+  log-likelihood ``Σ_i E_{ỹ_i ~ p(·|η_is)} log p(ỹ_i | x_Siᵀ b)`` (the GLM fit of the reference's
+  means ``μ_is`` as fractional responses), by damped Newton steps (:func:`project`, jit + vmap over
+  draws, float64); the divergence is ``Σ_i KL(p(·|η_is) ‖ p(·|η⊥_is))/n``.
+
+Constant design columns (the intercept) and an intercept site are in every submodel (PPV Sec. 4).
+The inputs enter in the order of a *search* (:func:`search_order`):
+
+* ``"path"``: the sparse fit's own path, as PPV use the Lasso path (Sec. 4.2). For the suite's EM
+  and type-II fits there is no path of fits, only the point estimate; its kept inputs ordered by
+  ``|β̂_j| · sd(x_j)`` (the standardized size) stand for it, and the inputs it zeroes follow in
+  greedy forward order;
+* ``"forward"``: greedy forward selection, adding at each step the input whose submodel has the
+  smallest mean divergence over the search draws (PPV Sec. 4.2's forward search).
+
+The search uses ``search_draws`` thinned draws (projpred's default 20), the evaluation
+``num_draws`` thinned draws (400). Each size ``k`` is scored by its expected log predictive density
+(elpd) by PSIS-LOO (Vehtari, Gelman & Gabry 2017) with the *reference model's* importance weights
+applied to the projected draws' pointwise likelihoods (projpred's ``cv_varsel(validate_search =
+FALSE)``: each projected draw is a function of its reference draw, so the reference's leave-one-out
+weights carry over; the search itself is not cross-validated, so the curve is optimistic at small
+``k``). The suggested size is the smallest ``k`` whose elpd is within one standard error of the
+reference model's (PPV Sec. 4.3, the "one standard error" rule on the difference): ``diff_k +
+se_diff_k ≥ 0``.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+#: Likelihoods a reference model may have.
+FAMILIES = ("gaussian", "probit", "logit", "poisson")
+#: PSIS's reliability threshold (Vehtari et al. 2024, "Pareto smoothed importance sampling").
+KHAT_MAX = 0.7
+#: Damped Newton steps of the GLM projection.
+NEWTON_STEPS = 20
+#: A numerical ridge on the selected columns' Gram matrix, relative to its mean diagonal, so that a
+#: column collinear with the others gets a minimum-norm share instead of a failed factorization.
+RIDGE = 1e-10
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference model as arrays: the design ``X`` (n, p), the draws ``beta`` (S, p), the noise
+    variance per draw ``noise_var`` (S,; Gaussian only), the targets ``y`` (n,), the ``family``
+    (:data:`FAMILIES`), the column ``names`` and ``always`` (p,) bool: columns in every submodel
+    (constant columns: the intercept)."""
+
+    X: np.ndarray
+    beta: np.ndarray
+    y: np.ndarray
+    family: str
+    names: tuple
+    always: np.ndarray
+    noise_var: np.ndarray | None = None
+
+    def __post_init__(self):
+        X, beta, y = (np.asarray(a, dtype=np.float64) for a in (self.X, self.beta, self.y))
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+        if X.ndim != 2 or beta.ndim != 2 or beta.shape[1] != X.shape[1] or y.shape != (X.shape[0],):
+            raise ValueError(f"X (n, p), beta (draws, p) and y (n,) must agree; got {X.shape}, {beta.shape}, {y.shape}")
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(beta)) and np.all(np.isfinite(y))):
+            raise ValueError("X, beta and y must be finite")
+        if len(self.names) != X.shape[1] or np.shape(self.always) != (X.shape[1],):
+            raise ValueError(f"names and always need one entry per column ({X.shape[1]})")
+        noise = None
+        if self.family == "gaussian":
+            if self.noise_var is None:
+                raise ValueError("a Gaussian reference needs its noise variance (one per draw, or one number)")
+            noise = np.broadcast_to(np.asarray(self.noise_var, dtype=np.float64), (beta.shape[0],)).copy()
+            if not np.all(np.isfinite(noise) & (noise > 0)):
+                raise ValueError("the noise variance must be positive and finite in every draw")
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "beta", beta)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "always", np.asarray(self.always, dtype=bool))
+        object.__setattr__(self, "names", tuple(str(n) for n in self.names))
+        object.__setattr__(self, "noise_var", noise)
+
+    def thin(self, num):
+        """The reference with ``num`` draws evenly spaced over its draws (all of them if fewer)."""
+        idx = thinned(self.beta.shape[0], num)
+        return Reference(self.X, self.beta[idx], self.y, self.family, self.names, self.always,
+                         None if self.noise_var is None else self.noise_var[idx])
+
+
+def thinned(total, num):
+    """Indices of ``min(num, total)`` draws evenly spaced over ``total``."""
+    if num < 1:
+        raise ValueError(f"the number of draws must be at least 1, got {num}")
+    return np.unique(np.linspace(0, total - 1, min(int(num), total)).round().astype(int))
+
+
+# --- the likelihood of each family ---------------------------------------------------------------
+
+def _expected_loglik(family):
+    """``parts(μ, η) -> (ℓ, ℓ', ℓ'')``: ``ℓ(μ, η) = E_{ỹ ~ p(·|reference mean μ)} log p(ỹ | η)``
+    elementwise and its first and second derivatives in ``η``, a JAX function (closed forms; the
+    probit's through the inverse Mills ratio ``λ(η) = φ(η)/Φ(η)``: ``d log Φ/dη = λ``,
+    ``d² log Φ/dη² = −λ(λ + η)``, with ``log Φ`` evaluated once per call)."""
+    import jax.numpy as jnp
+    from jax.nn import sigmoid
+    from jax.scipy.special import log_ndtr
+
+    if family == "probit":
+        def parts(mu, eta):
+            lp, lm = log_ndtr(eta), log_ndtr(-eta)
+            log_phi = -0.5 * eta**2 - 0.5 * jnp.log(2.0 * jnp.pi)
+            a, b = jnp.exp(log_phi - lp), jnp.exp(log_phi - lm)
+            return (mu * lp + (1.0 - mu) * lm, mu * a - (1.0 - mu) * b,
+                    -mu * a * (a + eta) - (1.0 - mu) * b * (b - eta))
+    elif family == "logit":
+        def parts(mu, eta):
+            s = sigmoid(eta)
+            return mu * eta - jnp.logaddexp(0.0, eta), mu - s, -s * sigmoid(-eta)
+    elif family == "poisson":
+        def parts(mu, eta):
+            e = jnp.exp(eta)
+            return mu * eta - e, mu - e, -e
+    else:
+        raise ValueError(f"no GLM projection for family {family!r}")
+    return parts
+
+
+def mean_of(eta, family):
+    """The mean ``E[y | η]`` of a GLM family (the inverse link)."""
+    import scipy.special
+    import scipy.stats
+    if family == "probit":
+        return scipy.stats.norm.cdf(eta)
+    if family == "logit":
+        return scipy.special.expit(eta)
+    if family == "poisson":
+        return np.exp(eta)
+    return np.asarray(eta)
+
+
+def pointwise_log_lik(y, eta, family, noise_var=None):
+    """``log p(y_i | η_si)`` (S, n) for draws of the linear predictor ``eta`` (S, n)."""
+    import scipy.special
+    import scipy.stats
+    if family == "gaussian":
+        return scipy.stats.norm.logpdf(y, eta, np.sqrt(np.asarray(noise_var))[:, None])
+    if family == "probit":
+        return scipy.special.log_ndtr((2.0 * y - 1.0) * eta)
+    if family == "logit":
+        return -np.logaddexp(0.0, -(2.0 * y - 1.0) * eta)
+    return scipy.stats.poisson.logpmf(y, np.exp(eta))
+
+
+def _kl(family, eta, eta_perp):
+    """``KL(p(·|η) ‖ p(·|η⊥))`` per observation, (S, n)."""
+    mu, mp = mean_of(eta, family), mean_of(eta_perp, family)
+    if family == "poisson":
+        return mu * (eta - eta_perp) - mu + mp
+    import scipy.special
+    return scipy.special.rel_entr(mu, mp) + scipy.special.rel_entr(1.0 - mu, 1.0 - mp)
+
+
+# --- the projection -------------------------------------------------------------------------------
+
+def _masked_gram(G, mask):
+    """``M G M + diag(1 − m)`` plus the :data:`RIDGE` on the selected block: the normal equations of the
+    selected columns, with the others pinned at zero (one matrix shape for every subset)."""
+    m = mask.astype(np.float64)
+    scale = np.mean(np.diag(G)[mask]) if mask.any() else 1.0
+    return G * np.outer(m, m) + np.diag(1.0 - m) + RIDGE * scale * np.diag(m)
+
+
+def _least_squares(X, eta, mask):
+    """``b`` (S, p), zero off ``mask``, minimizing ``‖η_s − X b_s‖²`` per draw, by one Cholesky."""
+    import scipy.linalg
+    A = _masked_gram(X.T @ X, mask)
+    rhs = (eta @ X) * mask
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), rhs.T).T
+
+
+def project(ref, mask):
+    """Project every draw of ``ref`` onto the submodel of the columns ``mask`` (bool, p; the
+    ``always`` columns are added). Returns ``(beta_perp (S, p), noise_var_perp (S,) or None,
+    kl (S,))``, ``kl`` the divergence per observation of each draw (module docstring)."""
+    mask = np.asarray(mask, dtype=bool) | ref.always
+    eta = ref.beta @ ref.X.T
+    b = _least_squares(ref.X, eta, mask)
+    if ref.family == "gaussian":
+        resid = eta - b @ ref.X.T
+        noise = ref.noise_var + np.mean(resid**2, axis=1)
+        return b, noise, 0.5 * np.log(noise / ref.noise_var)
+    b = np.asarray(_glm_projector(ref.family)(ref.X, mean_of(eta, ref.family), b, mask.astype(np.float64)))
+    return b, None, np.mean(_kl(ref.family, eta, b @ ref.X.T), axis=1)
+
+
+_PROJECTORS = {}
+
+
+def _glm_projector(family):
+    """``(X, μ (S, n), start (S, p), mask (p,)) -> β⊥ (S, p)``, jitted once per family and batched over
+    the draws: :data:`NEWTON_STEPS` Newton steps on ``−Σ_i ℓ(μ_i, x_iᵀb)`` over the selected columns
+    from ``start`` (the least-squares projection of ``η``), with a step size per draw that doubles (up
+    to 1) after a step that lowers the objective and halves after one that does not (the step is then
+    not taken). The objective is convex in ``b``: the probit, logit and Poisson log-likelihoods are
+    concave in ``η``."""
+    if family in _PROJECTORS:
+        return _PROJECTORS[family]
+    import jax
+    import jax.numpy as jnp
+
+    parts = _expected_loglik(family)
+
+    def evaluate(mu, eta):
+        ell, d1, d2 = parts(mu, eta)
+        value = -jnp.sum(ell, axis=1)
+        return jnp.where(jnp.isfinite(value), value, jnp.inf), d1, d2
+
+    def run(X, mu, b, mask):
+        scale = jnp.sum(jnp.sum(X**2, axis=0) * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+        pin = jnp.diag(1.0 - mask) + RIDGE * scale * jnp.diag(mask)
+        both = jnp.outer(mask, mask)
+
+        def step(state, _):
+            b, eta, value, d1, d2, t = state
+            g = -(d1 @ X) * mask
+            H = jnp.einsum("np,sn,nq->spq", X, -d2, X) * both + pin
+            delta = jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(H), True), g[..., None])[..., 0]
+            new_eta = eta - t[:, None] * (delta @ X.T)
+            new_value, new_d1, new_d2 = evaluate(mu, new_eta)
+            ok = new_value <= value
+            keep = ok[:, None]
+            return (jnp.where(keep, b - t[:, None] * delta, b), jnp.where(keep, new_eta, eta),
+                    jnp.where(ok, new_value, value), jnp.where(keep, new_d1, d1), jnp.where(keep, new_d2, d2),
+                    jnp.where(ok, jnp.minimum(2.0 * t, 1.0), 0.5 * t)), None
+        b = b * mask
+        eta = b @ X.T
+        start = (b, eta, *evaluate(mu, eta), jnp.ones(b.shape[0]))
+        return jax.lax.scan(step, start, None, length=NEWTON_STEPS)[0][0]
+
+    fn = jax.jit(run)
+    _PROJECTORS[family] = fn
+    return fn
+
+
+# --- the search -----------------------------------------------------------------------------------
+
+def _candidates(ref):
+    return [j for j in range(ref.X.shape[1]) if not ref.always[j]]
+
+
+def forward_order(ref, start=(), max_size=None):
+    """Greedy forward search: from the inputs ``start`` (in that order), add at each step the input
+    whose submodel has the smallest mean divergence over ``ref``'s draws. Returns column indices."""
+    order = list(start)
+    rest = [j for j in _candidates(ref) if j not in order]
+    limit = len(rest) + len(order) if max_size is None else min(max_size, len(rest) + len(order))
+    while rest and len(order) < limit:
+        kl = []
+        for j in rest:
+            mask = np.zeros(ref.X.shape[1], dtype=bool)
+            mask[order + [j]] = True
+            kl.append(np.mean(project(ref, mask)[2]))
+        order.append(rest.pop(int(np.argmin(kl))))
+    return order
+
+
+def path_order(ref, point, max_size=None):
+    """The sparse point estimate's path (module docstring): its nonzero inputs by ``|β̂_j| sd(x_j)``,
+    largest first, then the others by :func:`forward_order`."""
+    point = np.asarray(point, dtype=np.float64)
+    size = np.abs(point) * ref.X.std(axis=0)
+    kept = [j for j in sorted(_candidates(ref), key=lambda j: -size[j]) if point[j] != 0]
+    if max_size is not None:
+        kept = kept[:max_size]
+    return forward_order(ref, kept, max_size)
+
+
+def exhaustive_best(ref, size):
+    """The subset of ``size`` inputs whose projection has the smallest mean divergence, over all
+    subsets (``itertools.combinations``): the oracle of the forward search on a small ``p``."""
+    best, best_kl = None, np.inf
+    for subset in combinations(_candidates(ref), size):
+        mask = np.zeros(ref.X.shape[1], dtype=bool)
+        mask[list(subset)] = True
+        kl = np.mean(project(ref, mask)[2])
+        if kl < best_kl:
+            best, best_kl = subset, kl
+    return set(best), best_kl
+
+
+def search_order(ref, search="forward", point=None, max_size=None):
+    """Column indices in the order they enter: ``search="forward"`` or ``"path"`` (needs ``point``)."""
+    if search == "forward":
+        return forward_order(ref, (), max_size)
+    if search == "path":
+        if point is None:
+            raise ValueError("search='path' needs the point estimate's weights (point=...)")
+        return path_order(ref, point, max_size)
+    raise ValueError(f"search must be 'forward' or 'path', got {search!r}")
+
+
+# --- the evaluation -------------------------------------------------------------------------------
+
+def _psis_log_weights(log_lik):
+    """Normalized PSIS leave-one-out log weights (n, S) from the reference's pointwise log-likelihood
+    (S, n) and their Pareto k (n,) (ArviZ's ``psislw``)."""
+    lw, k = _psislw(-log_lik.T)
+    return np.asarray(lw), np.asarray(k)
+
+
+def _psislw(log_ratios):
+    try:
+        from arviz import psislw
+    except ImportError:  # ArviZ 1.x
+        from arviz_stats import psislw
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return psislw(log_ratios)
+
+
+def _loo_pointwise(lw, log_lik):
+    """``log Σ_s w_is p(y_i | θ_s)`` (n,) with normalized log weights ``lw`` (n, S)."""
+    from scipy.special import logsumexp
+    return logsumexp(lw + log_lik.T, axis=1)
+
+
+def select(ref, order, *, point_draws=None):
+    """The elpd of each submodel size along ``order`` (column indices), by PSIS-LOO with the reference
+    model's weights (module docstring). ``ref`` holds the evaluation draws.
+
+    Returns a ``pandas.DataFrame`` indexed by ``size`` (0 = the ``always`` columns only) with columns
+    ``added`` (the input added at that size), ``elpd``, ``se``, ``diff`` (elpd minus the reference's),
+    ``se_diff`` and ``kl`` (mean divergence per observation); ``attrs``: ``suggested_size``,
+    ``selected`` (the names of the first ``suggested_size`` inputs), ``reference_elpd``,
+    ``reference_se``, ``pareto_k_max`` (of the reference's LOO weights), ``n_draws``."""
+    import pandas as pd
+
+    eta = ref.beta @ ref.X.T
+    ll_ref = pointwise_log_lik(ref.y, eta, ref.family, ref.noise_var)
+    lw, khat = _psis_log_weights(ll_ref)
+    elpd_ref = _loo_pointwise(lw, ll_ref)
+    n = ref.y.size
+    rows = []
+    mask = np.zeros(ref.X.shape[1], dtype=bool)
+    for k, j in enumerate([None] + list(order)):
+        if j is not None:
+            mask[j] = True
+        b, noise, kl = project(ref, mask)
+        pw = _loo_pointwise(lw, pointwise_log_lik(ref.y, b @ ref.X.T, ref.family, noise))
+        d = pw - elpd_ref
+        rows.append(dict(size=k, added="" if j is None else ref.names[j], elpd=pw.sum(),
+                         se=np.sqrt(n * np.var(pw)), diff=d.sum(), se_diff=np.sqrt(n * np.var(d)),
+                         kl=float(np.mean(kl))))
+    df = pd.DataFrame(rows).set_index("size")
+    ok = np.flatnonzero((df["diff"] + df["se_diff"]).to_numpy() >= 0)
+    suggested = int(df.index[ok[0]]) if ok.size else None
+    if suggested is None:
+        warnings.warn("no submodel along the search reaches the reference model's elpd within one standard error "
+                      "(raise max_size)", UserWarning, stacklevel=2)
+    df.attrs.update(suggested_size=suggested,
+                    selected=[] if suggested is None else [ref.names[j] for j in order[:suggested]],
+                    reference_elpd=float(elpd_ref.sum()), reference_se=float(np.sqrt(n * np.var(elpd_ref))),
+                    pareto_k_max=float(np.max(khat)), n_draws=int(ref.beta.shape[0]))
+    if np.max(khat) > KHAT_MAX:
+        warnings.warn(f"PSIS-LOO of the reference model: max Pareto k {np.max(khat):.2f} > {KHAT_MAX}; the elpd "
+                      "estimates of some observations are unreliable", UserWarning, stacklevel=2)
+    return df
+
+
+def projection_selection(ref, *, search="forward", point=None, max_size=None, num_draws=400, search_draws=20):
+    """Search (:func:`search_order` on ``search_draws`` thinned draws) and evaluate (:func:`select`
+    on ``num_draws`` thinned draws). ``attrs["search"]`` names the search."""
+    order = search_order(ref.thin(search_draws), search, point, max_size)
+    df = select(ref.thin(num_draws), order)
+    df.attrs["search"] = (f"the point estimate's path (kept inputs by |β̂_j|·sd(x_j), then greedy forward by KL)"
+                          if search == "path" else "greedy forward by KL")
+    df.attrs["order"] = [ref.names[j] for j in order]
+    return df
+
+
+# --- from a Comparison ----------------------------------------------------------------------------
+
+def family_of(est):
+    """The likelihood of a fitted estimator's twin (:data:`FAMILIES`); ``ValueError`` for SMLR (the
+    multinomial projection is not implemented here)."""
+    from sparsebayes.inference.adaptive import SparseProbitClassifier
+    from sparsebayes.inference.rvm_classifier import RVMClassifier
+    from sparsebayes.inference.smlr import _MultinomialLogisticBase
+    if isinstance(est, _MultinomialLogisticBase):
+        raise ValueError("projection selection for the multinomial likelihood (SMLR) is not implemented")
+    if isinstance(est, SparseProbitClassifier):
+        return "probit"
+    if isinstance(est, RVMClassifier):
+        return "logit"
+    from .verdict import _on_link_scale
+    if _on_link_scale(est):
+        lik = getattr(est, "likelihood_", getattr(est, "likelihood", None))
+        name = (lik if isinstance(lik, str) else type(lik).__name__).lower()
+        if "poisson" in name:
+            return "poisson"
+        raise ValueError(f"projection selection has no projection for the likelihood {lik!r}")
+    return "gaussian"
+
+
+def reference_from_comparison(cmp, sampler):
+    """The :class:`Reference` of a :class:`~sparsebayes.comparisons.compare_any.Comparison`'s draws of
+    ``sampler`` on ``cmp.design``: weights always zero (a type-II twin's constant columns) are left
+    out; an ``intercept`` site becomes a column of ones; the Bernoulli RVM's draws (raw-term weights
+    ``Aβ``) act on ``H A⁻¹``. Returns ``(reference, point)``, ``point`` the point estimate on the same
+    columns (the intercept's point is 1: it is always in)."""
+    from sparsebayes.inference._base import raw_weights
+    from sparsebayes.inference.rvm_classifier import RVMClassifier
+
+    from .verdict import _per_basis_matrix
+    family = family_of(cmp.estimator)
+    beta, point = cmp._beta(sampler), np.asarray(cmp.point, dtype=np.float64)
+    if len(cmp.weight_dims) != 1:
+        raise ValueError("projection selection needs weights on one basis dim")
+    H = np.asarray(cmp.design, dtype=np.float64)
+    names = list(cmp.names)
+    if H.shape[1] < beta.shape[1]:  # a type-II twin: its left-out columns have weight 0 in every draw
+        keep = np.any(beta != 0, axis=0)
+        if keep.sum() != H.shape[1]:
+            raise ValueError(f"the design has {H.shape[1]} columns for {beta.shape[1]} weights and the draws do not say "
+                             "which weights are left out")
+        beta, point, names = beta[:, keep], point[keep], [n for n, k in zip(names, keep) if k]
+    fm = getattr(cmp.estimator, "feature_map_", None)
+    if isinstance(cmp.estimator, RVMClassifier) and fm is not None:  # as verdict.scales: the draws are A β
+        A = _per_basis_matrix(lambda w: raw_weights(fm, w), H.shape[1])
+        H = np.linalg.solve(A.T, H.T).T
+    post = cmp.samples[sampler].posterior
+    if "intercept" in post:
+        icpt = np.asarray(post["intercept"].values, dtype=np.float64).reshape(-1)
+        H, beta = np.column_stack([np.ones(H.shape[0]), H]), np.column_stack([icpt, beta])
+        point, names = np.r_[1.0, point], ["intercept"] + names
+    always = H.std(axis=0) <= 1e-12 * np.maximum(np.abs(H).max(axis=0), 1e-300)
+    always &= np.any(H != 0, axis=0)
+    noise = None
+    if family == "gaussian":
+        if "noise_var" in post:
+            noise = np.asarray(post["noise_var"].values, dtype=np.float64).reshape(-1)
+        else:
+            est = cmp.estimator
+            noise = getattr(est, "noise_var", None)
+            noise = getattr(est, "noise_var_", None) if noise is None else noise
+            if noise is None:
+                raise ValueError("the Gaussian reference model has no noise variance: neither drawn nor fixed")
+    y = np.asarray(cmp.samples[sampler].observed_data["y"].values, dtype=np.float64).reshape(-1)
+    return Reference(H, beta, y, family, names, always, noise), point
+
+
+def _always_names(ref):
+    return [n for n, a in zip(ref.names, ref.always) if a]
+
+
+# --- rendering ------------------------------------------------------------------------------------
+
+def plot(table, title=None):
+    """The elpd difference to the reference model against the submodel size, with ±1 SE bars and the
+    suggested size marked (``matplotlib.figure.Figure``, not registered with pyplot)."""
+    from matplotlib.figure import Figure
+    sizes = table.index.to_numpy()
+    fig = Figure(figsize=(6.5, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.axhline(0.0, color="0.5", lw=0.8, label="reference model")
+    ax.errorbar(sizes, table["diff"], yerr=table["se_diff"], fmt="o-", ms=4, capsize=3, label="submodel, ±1 SE")
+    k = table.attrs.get("suggested_size")
+    if k is not None:
+        ax.axvline(k, color="C3", ls="--", lw=1, label=f"suggested size {k}")
+    ax.set_xticks(sizes, [str(s) if not a else f"{s}\n+{a}" for s, a in zip(sizes, table["added"])],
+                  fontsize="small")
+    ax.set_xlabel("submodel size (input added)")
+    ax.set_ylabel("elpd difference to the reference (PSIS-LOO)")
+    ax.set_title(title or "Projection predictive selection")
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def note(table):
+    """One paragraph: what the selection did and its suggestion."""
+    k = table.attrs.get("suggested_size")
+    chosen = ", ".join(table.attrs.get("selected", [])) or "none beyond the intercept"
+    return (f"Projection predictive selection (Piironen, Paasiniemi & Vehtari 2020): the {table.attrs.get('sampler', '')} "
+            f"posterior's draws projected onto submodels of growing size, inputs entering by "
+            f"{table.attrs.get('search', 'search')}; elpd by PSIS-LOO with the reference model's weights "
+            f"({table.attrs['n_draws']} draws; max Pareto k {table.attrs['pareto_k_max']:.2f}). "
+            + (f"Suggested size {k} (the smallest whose elpd is within one SE of the reference model's): {chosen}."
+               if k is not None else "No size reaches the reference model's elpd within one SE."))
+
+
+def _display(table):
+    return table.assign(**{c: table[c].map(lambda v: f"{v:.2f}") for c in ("elpd", "se", "diff", "se_diff")},
+                        kl=table["kl"].map(lambda v: f"{v:.3g}"))
+
+
+def selection_markdown(table):
+    """The selection section of ``report.md``."""
+    return "\n".join(["## Selection: which inputs predict as well as all", "", note(table), "",
+                      _display(table).to_markdown(disable_numparse=True), ""])
+
+
+def selection_html(table):
+    """The selection section of ``report.html`` (escaped)."""
+    import html
+    return "\n".join(["<h2>Selection: which inputs predict as well as all</h2>", f"<p>{html.escape(note(table))}</p>",
+                      _display(table).to_html()])
