@@ -278,7 +278,11 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         self.n_nonzero_ = int(np.count_nonzero(W))
         if isinstance(self.feature_map_, GaussianKernelFeatures):
             self.relevance_indices_ = self.feature_map_.centers_for(self.active_)
-        if not bool(info.converged):
+        if not np.isfinite(self.objective_):
+            warn_degenerate(self, f"the objective is not finite ({self.objective_}): the bound optimization ({solver}) "
+                            "broke down numerically and its weights are not the MAP", "standardize X, or try "
+                            "solver='newton'", stacklevel=3)
+        elif not bool(info.converged):
             warnings.warn(
                 f"bound optimization ({solver}) did not converge in {self.n_iter_} iterations "
                 f"(relative change {float(info.rel_change):.2e} > tol={self.tol}); "
