@@ -305,6 +305,16 @@ class Comparison:
         table = self.select(**kwargs) if table is None else table
         return plot(table, f"{type(self.estimator).__name__}: projection predictive selection ({table.attrs['sampler']})")
 
+    def approximation_check(self, num_draws=4000, seed=0):
+        """How good the point estimate's own uncertainty is: the PSIS ``k̂`` (Yao et al. 2018) of its
+        Gaussian conditional / Laplace draws against the model's posterior of the kept weights, with a
+        pass/fail line (``k̂ < 0.7``). Returns ``{"khat", "passed", "line", "n_active", "draws",
+        "target"}`` (:func:`sparsebayes.comparisons.approximation_check.estimator_check`); ``ValueError``
+        for an estimator it does not cover."""
+        from .approximation_check import estimator_check
+        y = np.asarray(self.idata.observed_data["y"].values).reshape(-1)
+        return estimator_check(self.estimator, self.design, y, num_draws=num_draws, seed=seed)
+
     def _mixing(self, idata):
         """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
         from sparsebayes.inference.arviz_compat import ess, rhat
