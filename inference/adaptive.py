@@ -38,7 +38,8 @@ from scipy.special import log_ndtr
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.features import transform_validated
-from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
+from sparsebayes.models.likelihoods import (BernoulliLogisticLikelihood, GaussianLikelihood, ProbitLikelihood,
+                                            make_likelihood, require_likelihood)
 from sparsebayes.models.priors import hierarchy_name
 
 from ._base import OneVsAllLinkClassifier, atomic_fit, basis_names
@@ -53,6 +54,55 @@ from .em import EMDesign
 from .em_covariance import conditional_covariance, laplace_covariance
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from .posterior_sampling import PosteriorSamplingMixin
+
+
+#: The classifiers' links and their likelihoods (:class:`SparseProbitClassifier`'s ``link``).
+LINKS = {"probit": ProbitLikelihood, "logistic": BernoulliLogisticLikelihood}
+
+
+def _regression_likelihood(likelihood):
+    """The regressor's likelihood object (by name or as given) with EM's pieces, else a ``ValueError``
+    naming it (a label likelihood points to the classifier)."""
+    lik = make_likelihood(likelihood)
+    if getattr(lik, "support", "real") in ("binary", "categorical"):
+        raise ValueError(f"likelihood={likelihood!r} models labels: use SparseProbitClassifier(link=...) for "
+                         "classification; the regressor takes real or count likelihoods (gaussian, student_t, "
+                         "poisson, negative_binomial)")
+    return require_likelihood(lik, "em")
+
+
+def _check_targets(lik, y):
+    """Counts for a likelihood of counts (``support = "counts"``: Poisson, negative binomial), else a
+    ``ValueError`` naming the likelihood and a bad value."""
+    if getattr(lik, "support", "real") == "counts":
+        bad = (y < 0) | (y != np.round(y))
+        if np.any(bad):
+            raise ValueError(f"likelihood {lik.name!r} models counts (nonnegative integers); y has "
+                             f"{int(np.sum(bad))} other values, e.g. {y[bad][0]!r}")
+
+
+def _likelihood_prediction(lik, params, eta, H_active, cov, return_std):
+    """The mean ``E[y | η]`` at ``η = Hβ̂`` and, with ``return_std``, ``√(Var[y | η] + μ'(η)² hᵀΣh)``
+    (the delta method through the likelihood's mean)."""
+    import jax
+    import jax.numpy as jnp
+
+    eta = jnp.asarray(eta)
+    mean = np.asarray(lik.mean(eta, params))
+    if not return_std:
+        return mean
+    slope = np.asarray(jax.vmap(jax.grad(lambda e: lik.mean(e, params)))(eta))
+    spread = np.einsum("ij,jk,ik->i", H_active, cov, H_active)
+    return mean, np.sqrt(np.asarray(lik.variance(eta, params)) + slope**2 * spread)
+
+
+def _require_twin_likelihood(est, cls):
+    """A ``ValueError`` unless ``est`` was fitted with the likelihood its NumPyro twin models (``cls``)."""
+    lik = getattr(est, "likelihood_", None)
+    if lik is not None and not isinstance(lik, cls):
+        raise ValueError(f"{type(est).__name__} fitted with the {lik.name!r} likelihood has no posterior twin yet "
+                         f"(the twin models the {cls.name!r} likelihood only); its point estimate and "
+                         "to_inference_data(draws=...) work")
 
 
 class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamplingMixin):
@@ -100,10 +150,20 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
         of 000's synthetic designs, whose true intercept is 0, use it: there Jeffreys EM prunes
         that bias, which tells it the intercept is 0; a fit centred at the sample mean keeps a bias
         and estimates the slopes as with a free intercept).
+    likelihood : str or likelihood object, default="gaussian"
+        The observation model: ``"gaussian"`` (the paper's), or any registered likelihood with EM
+        working weights (:mod:`sparsebayes.models.likelihoods`) for real or count targets, by name or
+        as an object: ``"student_t"`` (robust regression, ``StudentTLikelihood(df=4)``: its scale is
+        estimated), ``"poisson"`` and ``"negative_binomial"`` (counts, log link: ``predict`` gives the
+        mean count; the dispersion is estimated). EM's M-step then runs on ``HᵀWH`` with the
+        likelihood's working weights (:func:`~sparsebayes.inference.em.weighted_m_step`).
     noise_var : float or None, default=None
-        Fixed noise variance σ²; ``None`` estimates it (000 eq. 12).
+        Fixed noise variance σ² (with another likelihood, its own parameter: the Student-t's squared
+        scale, the negative binomial's dispersion); ``None`` estimates it (000 eq. 12).
     tol : float, default=1e-3
-        Stop when ``‖Δβ‖/‖β‖ < tol`` (002 Step 4).
+        Stop when ``‖Δβ‖/‖β‖ < tol`` (002 Step 4); with estimated shared hyperparameters or a
+        likelihood with working weights, when the joint change's distance to the fixed point is
+        (:mod:`sparsebayes.inference.em`).
     max_iter : int, default=1000
     low_rank : bool, default=True
         With Gaussian kernel features whose kernel matrix has numerical rank ``r ≤ n/4``
@@ -126,13 +186,20 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
         The kept basis functions: nonzero weight (bias excluded).
     n_active_ : int
         Number of nonzero basis weights (bias excluded).
-    noise_var_ : float
-        Estimated (or the fixed) σ².
+    noise_var_ : float or None
+        Estimated (or the fixed) σ² (``None`` with another likelihood: see ``likelihood_param_``).
+    likelihood_ : likelihood object
+        The observation model fitted.
+    likelihood_param_ : float or None
+        Its own parameter at the fit (σ², the Student-t's squared scale, the negative binomial's
+        dispersion; ``None`` for the Poisson).
     n_iter_ : int
         EM iterations run.
     sigma_ : ndarray (k, k)
         Covariance of the ``k`` nonzero entries of ``beta_`` (bias column included) given the final
-        E-step's variances (:meth:`gaussian_conditional`); ``predict(X, return_std=True)`` uses it.
+        E-step's variances (:meth:`gaussian_conditional`; with another likelihood, the Laplace
+        approximation there, :func:`~sparsebayes.inference.em.laplace_covariance`);
+        ``predict(X, return_std=True)`` uses it.
     design_rank_ : int or None
         The rank ``r`` of the factored kernel design EM ran on; ``None`` for the dense design.
     beta_ : ndarray (n_columns,)
@@ -150,9 +217,11 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
         hierarchies only).
     """
 
-    def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, features="linear", kernel_width="scale",
-                 bias=True, standardize=True, noise_var=None, tol=1e-3, max_iter=1000, low_rank=True):
+    def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, likelihood="gaussian", features="linear",
+                 kernel_width="scale", bias=True, standardize=True, noise_var=None, tol=1e-3, max_iter=1000,
+                 low_rank=True):
         self.prior = prior
+        self.likelihood = likelihood
         self.gamma = gamma
         self.gamma_prior = gamma_prior
         self.features = features
@@ -169,11 +238,21 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
         """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
         (Figueiredo 2003, Sec. 3, eqs. 12–16); returns ``self``."""
         prior = self._check_params()
+        lik = _regression_likelihood(self.likelihood)
         if self.noise_var is not None:
+            if lik.param_name is None:
+                raise ValueError(f"noise_var={self.noise_var!r} was given, but likelihood={self.likelihood!r} has no "
+                                 "parameter of its own to fix; leave noise_var=None")
             check_number("noise_var (None: estimated)", self.noise_var, 0.0, strict=True)
         X, y = validate_regression_data(self, X, y)
+        _check_targets(lik, y)
         fm, H, factor = self._design(X, prior)
-        res = self._em(H, factor, y, prior, GaussianLikelihood(), y_init=y, noise_var=self.noise_var, fm=fm)
+        gaussian = isinstance(lik, GaussianLikelihood)
+        res = self._em(H, factor, y, prior, lik, y_init=y if gaussian else None, noise_var=self.noise_var, fm=fm)
+        self.likelihood_ = lik
+        self.likelihood_param_ = None if lik.param_name is None else res.noise_var
+        if not gaussian:
+            return self._set_weighted_fit(res, H, factor, y, fm)
         if self.noise_var is None and res.noise_var <= res.noise_floor:
             warnings.warn(
                 f"the estimated noise variance fell to its floor ({res.noise_var:.3g}): the fit interpolates "
@@ -194,17 +273,47 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
         self.sigma_ = conditional_covariance(H_active.T @ H_active, res.scale[active], res.noise_var)
         return self
 
+    def _set_weighted_fit(self, res, H, factor, y, fm):
+        """The fitted attributes of a likelihood with working weights: as the Gaussian fit's, with
+        ``sigma_`` the Laplace approximation at the fit (the likelihood's curvature, or Fisher
+        information) given the final E-step's variances."""
+        self.feature_map_ = fm
+        self.beta_ = res.beta
+        coef, intercept = self._split_bias(res.beta)
+        self.coef_, self.intercept_ = coef[0], float(intercept[0])
+        self._set_support()
+        self.noise_var_ = None
+        self.n_iter_ = res.n_iter
+        self.objective_ = res.objective
+        self._set_fitted_prior([res.prior])
+        active = np.flatnonzero(res.beta)
+        H_active = H[:, active] if factor is None else factor.basis @ factor.design[:, active]
+        self.sigma_ = laplace_covariance(H_active, y, res.beta[active], res.scale[active], self.likelihood_,
+                                         self.likelihood_param_)
+        return self
+
     def predict(self, X, return_std=False):
-        """``h(x)ᵀβ̂`` and, with ``return_std``, ``√(σ̂² + h_A(x)ᵀΣ h_A(x))`` with ``Σ = sigma_``, the
-        conditional covariance at the final E-step (:meth:`gaussian_conditional`; it holds τ̂ fixed,
-        so it understates the posterior spread)."""
+        """``h(x)ᵀβ̂`` (with another likelihood its mean there: ``e^{h(x)ᵀβ̂}`` for counts) and, with
+        ``return_std``, ``√(σ̂² + h_A(x)ᵀΣ h_A(x))`` with ``Σ = sigma_``, the conditional covariance at
+        the final E-step (:meth:`gaussian_conditional`; it holds τ̂ fixed, so it understates the
+        posterior spread); with another likelihood ``√(Var[y | η̂] + μ'(η̂)² h_A(x)ᵀΣ h_A(x))``."""
         check_is_fitted(self)
         X = validate_predict_data(self, X)
         H = transform_validated(self.feature_map_, X)
         mean = H @ self.beta_
+        lik = getattr(self, "likelihood_", None)
+        if lik is not None and not isinstance(lik, GaussianLikelihood):
+            return _likelihood_prediction(lik, self.likelihood_param_, mean, H[:, self.beta_ != 0], self.sigma_,
+                                          return_std)
         if not return_std:
             return mean
         return mean, predictive_sd(H[:, self.beta_ != 0], self.sigma_, self.noise_var_)
+
+    def sample_posterior(self, X, y, *args, **kwargs):
+        """The posterior by a sampler of the fit's NumPyro twin (:class:`~.posterior_sampling.PosteriorSamplingMixin`):
+        the Gaussian likelihood's only (the twin of another likelihood is not built yet: ``ValueError``)."""
+        _require_twin_likelihood(self, GaussianLikelihood)
+        return super().sample_posterior(X, y, *args, **kwargs)
 
     def gaussian_conditional(self):
         """Mean and covariance of ``β_A | y, τ̂, σ̂²`` on the active set ``A`` at the final E-step.
@@ -233,16 +342,23 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
         check_is_fitted(self)
         names = basis_names(self, self.feature_map_, self.beta_.size)
         coords, dims = {"basis": names}, {"beta": ["basis"]}
+        lik = getattr(self, "likelihood_", GaussianLikelihood())
+        gaussian = isinstance(lik, GaussianLikelihood)
+        param_name = lik.param_name
         if draws:
             active, _, cov = self.gaussian_conditional()
             beta = gaussian_draws(self.beta_, cov, n_draws=draws, seed=seed, active=active)
             given = _conditioned_on(self.prior)
-            return draws_idata({"beta": beta}, method="em-gaussian-conditional", coords=coords, dims=dims,
-                               attrs={"prior": hierarchy_name(self.prior),
-                                      "conditional_on": f"{given}, noise_var = {self.noise_var_:.6g}"})
+            if param_name is not None:
+                given += f", {param_name} = {self.likelihood_param_:.6g}"
+            return draws_idata({"beta": beta}, method="em-gaussian-conditional" if gaussian else
+                               f"em-{lik.name}-laplace", coords=coords, dims=dims,
+                               attrs={"prior": hierarchy_name(self.prior), "conditional_on": given})
         estimated = getattr(self.prior_, "estimated_sites", dict)()  # γ or τ where EM estimated it: the twin's names
-        return point_estimate_idata({"beta": self.beta_, "noise_var": self.noise_var_, **estimated},
-                                    method=f"em-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
+        own = {} if param_name is None else {param_name: self.likelihood_param_}
+        return point_estimate_idata({"beta": self.beta_, **own, **estimated},
+                                    method=f"em-{hierarchy_name(self.prior)}" if gaussian else
+                                    f"em-{lik.name}-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
 
 
 class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveSparseBase, PosteriorSamplingMixin):
@@ -250,13 +366,20 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
 
     ``P(y = 1 | x) = Φ(βᵀh(x))``; for ``k > 2`` classes, ``k`` one-vs-all classifiers (002
     Sec. 4.2) whose ``Φ(β_cᵀh(x))`` are normalized into class probabilities (our choice; the
-    paper does not say how it combines them).
+    paper does not say how it combines them). With ``link="logistic"``, ``P(y = 1 | x) = σ(βᵀh(x))``
+    by the Pólya-Gamma EM (:class:`~sparsebayes.models.likelihoods.BernoulliLogisticLikelihood`):
+    sparse logistic regression under the same hierarchies.
 
     Parameters
     ----------
     prior, gamma, gamma_prior, features, kernel_width, bias, standardize, tol, max_iter, low_rank
         As for :class:`AdaptiveSparseRegressor` (no noise variance: the latent noise is N(0, 1)); with
         ``gamma_prior`` each one-vs-all classifier estimates its own γ.
+    link : {"probit", "logistic"}, default="probit"
+        The link ``P(y = 1 | x) = F(βᵀh(x))``: the paper's probit ``Φ`` (002) or the logistic ``σ``
+        (:data:`LINKS`). With the Laplace prior and γ fixed, the logistic fit is the ℓ1-penalized
+        logistic regression ``min Σ log-loss + √γ ‖β‖₁`` (scikit-learn's ``LogisticRegression(
+        penalty="l1", C=1/√γ)`` with the same bias handling).
 
     Attributes
     ----------
@@ -295,9 +418,10 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         :class:`AdaptiveSparseRegressor`.
     """
 
-    def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, features="linear", kernel_width="scale",
-                 bias=True, standardize=True, tol=1e-3, max_iter=1000, low_rank=True):
+    def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, link="probit", features="linear",
+                 kernel_width="scale", bias=True, standardize=True, tol=1e-3, max_iter=1000, low_rank=True):
         self.prior = prior
+        self.link = link
         self.gamma = gamma
         self.gamma_prior = gamma_prior
         self.features = features
@@ -313,6 +437,9 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         """Fit the sparse probit MAP by EM over the latent targets (Figueiredo 2003, Sec. 4): one
         classifier for two classes, one per class (one-vs-all) beyond; returns ``self``."""
         prior = self._check_params()
+        if not isinstance(self.link, str) or self.link not in LINKS:
+            raise ValueError(f"link must be one of {sorted(LINKS)}, got {self.link!r}")
+        lik = LINKS[self.link]()
         X, y_enc = validate_classification_data(self, X, y)
         fm, H, factor = self._design(X, prior)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
@@ -324,7 +451,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             # 002 Step 2 starts from ridge on "the labels as data"; its labels are {0, 1}, but that start
             # did worse on every table here (Pima 76 vs 69 errors, Ripley 0.104 vs 0.103, glass 33.6 vs
             # 32.2 %; measured 2026-11-22), so the start uses the symmetric ±1 coding.
-            res = self._em(design, None, t, self._classifier_prior(prior, c, len(targets)), ProbitLikelihood(),
+            res = self._em(design, None, t, self._classifier_prior(prior, c, len(targets)), lik,
                            y_init=2.0 * t - 1.0, fm=fm, which=which)
             betas.append(res.beta)
             iters.append(res.n_iter)
@@ -332,7 +459,7 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             priors.append(res.prior)
             active = np.flatnonzero(res.beta)
             H_active = H[:, active] if factor is None else factor.basis @ factor.design[:, active]
-            covs.append(laplace_covariance(H_active, t, res.beta[active], res.scale[active], ProbitLikelihood()))
+            covs.append(laplace_covariance(H_active, t, res.beta[active], res.scale[active], lik))
         self.feature_map_ = fm
         self.beta_ = np.array(betas)
         self.coef_, self.intercept_ = self._split_bias(self.beta_)
@@ -340,12 +467,21 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
         self.n_iter_ = iters[0] if len(iters) == 1 else np.array(iters)
         self.objective_ = objs[0] if len(objs) == 1 else np.array(objs)
         self.laplace_cov_ = covs
+        self.likelihood_ = lik
         self._set_fitted_prior(priors)
         return self
 
     def _log_link(self, eta):
-        """``log Φ(η)`` (002 eq. 1), finite far in the tails."""
+        """``log Φ(η)`` (002 eq. 1), or ``log σ(η)`` with ``link="logistic"``, finite far in the tails."""
+        if getattr(self, "link", "probit") == "logistic":
+            return -np.logaddexp(0.0, -eta)
         return log_ndtr(eta)
+
+    def sample_posterior(self, X, y, *args, **kwargs):
+        """The posterior by a sampler of the fit's NumPyro twin (:class:`~.posterior_sampling.PosteriorSamplingMixin`):
+        the probit link's only (the logistic twin is not built yet: ``ValueError``)."""
+        _require_twin_likelihood(self, ProbitLikelihood)
+        return super().sample_posterior(X, y, *args, **kwargs)
 
     def to_inference_data(self, *, draws=0, seed=0):
         """ArviZ ``InferenceData``: the MAP weights per classifier (one chain, one draw), or with
@@ -362,8 +498,8 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
                                            active=np.flatnonzero(b))
                              for c, (b, cov) in enumerate(zip(self.beta_, self.laplace_cov_))], axis=2)
             given = _conditioned_on(self.prior)
-            return draws_idata({"beta": beta}, method=f"em-probit-{hierarchy_name(self.prior)}-laplace", coords=coords, dims=dims,
+            return draws_idata({"beta": beta}, method=f"em-{self.link}-{hierarchy_name(self.prior)}-laplace", coords=coords, dims=dims,
                                attrs={"prior": hierarchy_name(self.prior), "conditional_on": given})
         estimated = getattr(self.prior_, "estimated_sites", dict)() if len(self.classes_) == 2 else {}  # the twin's names
-        return point_estimate_idata({"beta": self.beta_, **estimated}, method=f"em-probit-{hierarchy_name(self.prior)}",
+        return point_estimate_idata({"beta": self.beta_, **estimated}, method=f"em-{self.link}-{hierarchy_name(self.prior)}",
                                     coords=coords, dims=dims)

@@ -1,7 +1,8 @@
 """Gaussian summaries of an EM fit given the final E-step's variances (000 Sec. 3; 002 Sec. 3).
 
 :func:`conditional_covariance` is the covariance of ``β | z, τ`` behind the M-step (regression);
-:func:`laplace_covariance` the Laplace approximation at the fit for a link likelihood (probit).
+:func:`laplace_covariance` the Laplace approximation at the fit for any other likelihood (probit,
+logistic, Poisson, Student-t, negative binomial), from its ``curvature``.
 Both hold the E-step's variances ``τ̂`` fixed and take the finite ``U = diag(u)`` form.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ def conditional_covariance(gram, u, noise_var):
     return noise_var * (W.T @ W)
 
 
-def laplace_covariance(H_active, y, beta_active, u, likelihood):
+def laplace_covariance(H_active, y, beta_active, u, likelihood, params=None):
     """Covariance of the Laplace approximation to ``p(β_A | y, τ̂)`` for a link likelihood (probit),
     ``τ̂_i = u_i²`` the final E-step's variances.
 
@@ -34,7 +35,10 @@ def laplace_covariance(H_active, y, beta_active, u, likelihood):
     ``W`` the likelihood's ``curvature`` (:meth:`~sparsebayes.models.likelihoods.ProbitLikelihood.curvature`),
     and the covariance is taken in the finite form ``U(I + U HᵀWH U)⁻¹U`` (:func:`conditional_covariance`
     with σ² = 1). ``H_active`` (n, k) holds the design's columns of the nonzero weights, a row per
-    data point.
+    data point. ``params``: the likelihood's own parameter at the fit, for a likelihood that has one
+    (its ``curvature`` is then the Fisher information where the likelihood is not log-concave: the
+    Student-t).
     """
-    w = likelihood.curvature(y, H_active @ beta_active)
+    eta = H_active @ beta_active
+    w = np.asarray(likelihood.curvature(y, eta) if params is None else likelihood.curvature(y, eta, params))
     return conditional_covariance(H_active.T @ (w[:, None] * H_active), u, 1.0)

@@ -172,6 +172,8 @@ class MultinomialLogisticLikelihood(NamedTuple):
     It has no parameter of its own and no EM working weights (its Hessian is a matrix per row: the
     bound engine majorizes it by Böhning's bound instead)."""
 
+    #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
+    support = "categorical"
     #: The registry name.
     name = "multinomial"
     #: No parameter of its own.

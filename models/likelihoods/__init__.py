@@ -36,6 +36,9 @@ without one, ``param_name = None``). Per observation, in the linear predictor ``
     A predictive draw of ``y``.
 ``label``
     A human-readable name.
+``support``
+    What ``y`` is: ``"real"``, ``"counts"`` (nonnegative integers), ``"binary"`` (0/1) or
+    ``"categorical"`` (one-hot rows); estimators check their targets by it.
 
 The type-II engine's Laplace path also asks ``init_target(y)`` (a finite stand-in for ``η``), and the
 bound engine the multinomial's ``log_normalizer`` and ``bohning_bound``

@@ -13,6 +13,8 @@ import numpyro.distributions as dist
 class GaussianLikelihood(NamedTuple):
     """``y = Hβ + w``, ``w ~ N(0, σ² I)``, flat prior on σ² (000 Sec. 3); ``params`` is σ²."""
 
+    #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
+    support = "real"
     #: The registry name.
     name = "gaussian"
     #: What its own parameter is (EM estimates it unless fixed).

@@ -24,6 +24,8 @@ class BernoulliLogisticLikelihood(NamedTuple):
     (the Jaakkola-Jordan bound): EM on it is monotone.
     """
 
+    #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
+    support = "binary"
     #: The registry name.
     name = "bernoulli_logistic"
     #: No parameter of its own.

@@ -49,6 +49,8 @@ class NegativeBinomialLikelihood(NamedTuple):
     touching it at the current ``η``: EM is monotone. The log likelihood is concave in ``η``.
     """
 
+    #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
+    support = "counts"
     #: The registry name.
     name = "negative_binomial"
     #: What its own parameter is: the dispersion r.

@@ -27,6 +27,8 @@ class PoissonLikelihood(NamedTuple):
     second-order expansion at the current ``η``), which is not a bound: EM is then not monotone.
     """
 
+    #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
+    support = "counts"
     #: The registry name.
     name = "poisson"
     #: No parameter of its own.

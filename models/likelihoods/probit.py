@@ -54,6 +54,8 @@ class ProbitLikelihood(NamedTuple):
     Labels are 0/1; the unit noise variance is fixed (002 eq. 3): it has no parameter of its own.
     """
 
+    #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
+    support = "binary"
     #: The registry name.
     name = "probit"
     #: No parameter of its own.

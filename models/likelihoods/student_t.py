@@ -30,6 +30,8 @@ class StudentTLikelihood(NamedTuple):
     #: Degrees of freedom ν (> 2 for a finite variance; fixed, not estimated).
     df: float = 4.0
 
+    #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
+    support = "real"
     #: The registry name.
     name = "student_t"
     #: What its own parameter is: the squared scale s².
