@@ -39,9 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-#: Thresholds of :meth:`Comparison.diagnostics` (Vehtari et al. 2021 for R-hat and ESS; BFMI
-#: below 0.3 flags poorly explored energy, Betancourt 2016).
-RHAT_MAX, ESS_MIN, BFMI_MIN = 1.01, 400, 0.3
+from .sampler_health import BFMI_MIN, ESS_MIN, RHAT_MAX  # noqa: F401  (the gate's thresholds, named here too)
 #: ``c`` of ``P(|β| < c)`` by default: this fraction of the sd of the posterior medians' magnitudes.
 NEAR_ZERO_FRACTION = 0.1
 #: The interval of :meth:`Comparison.summary` and the plot: 5 % and 95 % quantiles.
@@ -330,45 +328,26 @@ class Comparison:
     def diagnostics(self):
         """Per sampler: ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min`` (over every sampled variable),
         ``divergences``, ``bfmi_min`` (NaN without energies, e.g. Gibbs), ``ess_bulk_per_second`` (the
-        smallest bulk ESS over the sampler's own seconds, compile excluded where known) and
-        ``warnings``, one string per failed check (R-hat > 1.01, ESS < 400, a divergence, BFMI < 0.3).
+        smallest bulk ESS over the sampler's own seconds, compile excluded where known)
+        (:func:`~sparsebayes.comparisons.sampler_health.health`), ``usable`` (the part passes the gate,
+        :attr:`usable`) and ``warnings``, one string per failed check of the gate (a divergence, R-hat >
+        1.01, bulk or tail ESS < 400, E-BFMI < 0.3; :func:`~sparsebayes.comparisons.sampler_health.failed_checks`).
         Returns ``{sampler: dict}`` (``pandas.DataFrame(cmp.diagnostics()).T`` is a table)."""
         return {s: self._diagnose(s, idata) for s, idata in self.samples.items()}
 
     def _diagnose(self, sampler, idata):
-        from sparsebayes.inference.arviz_compat import bfmi as fraction_of_missing_information
-        from sparsebayes.inference.arviz_compat import ess, rhat
-        post = idata.posterior
-
-        def extreme(ds, fn):
-            vals = np.concatenate([np.ravel(v.values) for v in ds.data_vars.values()] or [np.array([np.nan])])
-            vals = vals[np.isfinite(vals)]
-            return float(fn(vals)) if vals.size else float("nan")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            r_hat = extreme(rhat(idata), np.max) if post.sizes["chain"] > 1 else float("nan")
-            bulk, tail = (extreme(ess(idata, method=m), np.min) for m in ("bulk", "tail"))
-        stats = getattr(idata, "sample_stats", None)
-        div = int(stats["diverging"].values.sum()) if stats is not None and "diverging" in stats else 0
-        bfmi = (float(np.min(fraction_of_missing_information(idata))) if stats is not None and "energy" in stats
-                else float("nan"))
-        seconds = post.attrs.get("sampling_seconds", np.nan) - post.attrs.get("compile_seconds", 0.0)
-        out = dict(r_hat_max=r_hat, ess_bulk_min=bulk, ess_tail_min=tail, divergences=div, bfmi_min=bfmi,
-                   ess_bulk_per_second=bulk / seconds if seconds > 0 else float("nan"))
-        found = []
-        if r_hat > RHAT_MAX:
-            found.append(f"{sampler}: max R-hat {r_hat:.3f} > {RHAT_MAX}: the chains have not mixed; sample longer")
-        for kind, ess in (("bulk", bulk), ("tail", tail)):
-            if ess < ESS_MIN:
-                found.append(f"{sampler}: min {kind} ESS {ess:.0f} < {ESS_MIN}: too few effective draws for stable "
-                             "intervals; raise num_samples or num_chains")
-        if div:
-            found.append(f"{sampler}: {div} divergent transitions: the draws may be biased; raise target_accept_prob")
-        if bfmi < BFMI_MIN:
-            found.append(f"{sampler}: BFMI {bfmi:.2f} < {BFMI_MIN}: the energy is poorly explored (heavy tails or a "
-                         "funnel)")
-        out["warnings"] = found
+        from .sampler_health import failed_checks, health, warning_lines
+        out = health(idata)
+        out["usable"] = not failed_checks(out)
+        out["warnings"] = warning_lines(sampler, out)
         return out
+
+    @property
+    def usable(self):
+        """``{sampler: bool}``: whether each sampler's part passes the sampler-health gate
+        (:mod:`sparsebayes.comparisons.sampler_health`: no divergence, R-hat ≤ 1.01, bulk and tail ESS
+        ≥ 400, E-BFMI ≥ 0.3). A failed part is shown, labelled unusable, and the verdict does not use it."""
+        return {s: d["usable"] for s, d in self.diagnostics().items()}
 
     def predictive(self):
         """Held-out predictive comparison, ``pandas.DataFrame`` indexed by ``source``: the point estimate,

@@ -23,7 +23,8 @@ terms (:func:`sparsebayes.inference._base.raw_weights`).
 Per input and sampler :func:`verdict_table` gives the 90 % interval, the mass ``P(|z_j| < f_j)``
 inside the ROPE, the sign probability ``max(P(β_j > 0), P(β_j < 0))`` and the verdict word
 (:data:`RULE`); beside it the point estimate (kept or zero) and whether the two agree. A sampler
-whose diagnostics fail (R-hat > 1.01, a divergence, bulk ESS < 400) is marked unusable: its
+whose diagnostics fail the sampler-health gate (:mod:`sparsebayes.comparisons.sampler_health`: a
+divergence, R-hat > 1.01, bulk or tail ESS < 400, E-BFMI < 0.3) is marked unusable: its
 evidence is shown, its agreement is ``"unusable"``. Weights that are not inputs are left out and
 named in ``attrs["left_out"]``: a constant design column (the bias: an intercept, not an input) and
 weights zero by construction in every draw and in the point estimate (SMLR's reference class, a
@@ -35,19 +36,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .sampler_health import GATE, failed_checks
+
 #: Default half-width of the ROPE on the standardized scale (Kruschke 2018: 0.1 sd for a negligible effect).
 ROPE_FRACTION = 0.1
 #: An input "matters" when at most this posterior mass is inside its ROPE and its sign is this sure
 #: (``1 − MASS``); it is "negligible" when at least ``1 − MASS`` is inside.
 MASS = 0.05
-#: Diagnostics a sampler must pass for its verdict to be used (Vehtari et al. 2021).
-RHAT_MAX, ESS_BULK_MIN = 1.01, 400
+# A sampler's verdict is used only when its part passes the sampler-health gate (one rule, one set of
+# thresholds: sparsebayes.comparisons.sampler_health).
 RULE = (f"matters: P(inside ROPE) ≤ {MASS:g} and sign probability max(P(β>0), P(β<0)) ≥ {1 - MASS:g}; "
         f"negligible: P(inside ROPE) ≥ {1 - MASS:g}; uncertain: otherwise. The point estimate agrees with the "
         "posterior when it keeps an input that matters or zeroes one that is negligible, disagrees when it keeps a "
         "negligible one or zeroes one that matters; for an uncertain input there is nothing to agree with (—). "
-        f"A sampler that fails its diagnostics (R-hat > {RHAT_MAX}, a divergent transition, bulk ESS < "
-        f"{ESS_BULK_MIN}) is marked unusable.")
+        f"A sampler that fails its health gate ({GATE}) is marked unusable.")
 
 
 @dataclass(frozen=True)
@@ -194,19 +196,9 @@ def rope_half_widths(cmp, rope=None):
 
 
 def usability(cmp):
-    """``{sampler: list of failed checks}`` (empty: usable) by :data:`RHAT_MAX`, divergences and
-    :data:`ESS_BULK_MIN` over :meth:`Comparison.diagnostics`."""
-    out = {}
-    for s, d in cmp.diagnostics().items():
-        failed = []
-        if d["r_hat_max"] > RHAT_MAX:
-            failed.append(f"R-hat {d['r_hat_max']:.3f} > {RHAT_MAX}")
-        if d["divergences"] > 0:
-            failed.append(f"{d['divergences']} divergent transitions")
-        if d["ess_bulk_min"] < ESS_BULK_MIN:
-            failed.append(f"bulk ESS {d['ess_bulk_min']:.0f} < {ESS_BULK_MIN}")
-        out[s] = failed
-    return out
+    """``{sampler: list of failed checks}`` (empty: usable): the sampler-health gate
+    (:func:`~sparsebayes.comparisons.sampler_health.failed_checks`) of each part's :meth:`Comparison.diagnostics`."""
+    return {s: failed_checks(d) for s, d in cmp.diagnostics().items()}
 
 
 def word(p_rope, p_sign):
