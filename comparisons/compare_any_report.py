@@ -51,8 +51,10 @@ def write_report(out, cmp, table, diagnostics, png_base64, predictive=None):
     that it is one self-contained file)."""
     import pandas as pd
 
+    from .selection import report_sections
     from .verdict import verdict_html, verdict_markdown
     verdict = cmp.verdict()
+    selection_md, selection_page = report_sections(cmp)
     diag = pd.DataFrame({s: {k: v for k, v in d.items() if k != "warnings"} for s, d in diagnostics.items()}).T
     diag.index.name = "sampler"
     found = [w for d in diagnostics.values() for w in d["warnings"]] or ["none"]
@@ -62,7 +64,7 @@ def write_report(out, cmp, table, diagnostics, png_base64, predictive=None):
             "the standardized inputs; SMLR's `basis[class]`, the reference class's weights zero by definition). "
             "The model line names any surrogate, or hyperparameter held at its fitted value.")
     md = ["# sparsebayes comparison", ""] + [f"- **{k}**: {v}" for k, v in _header(cmp)] + [
-        "", verdict_markdown(verdict, list(cmp.samples)), "## Weights", "", note, "", table.to_markdown(floatfmt=".4g"), "", "## Diagnostics", "", diag.to_markdown(floatfmt=".4g"), "",
+        "", verdict_markdown(verdict, list(cmp.samples)), selection_md, "## Weights", "", note, "", table.to_markdown(floatfmt=".4g"), "", "## Diagnostics", "", diag.to_markdown(floatfmt=".4g"), "",
         "### Warnings", ""] + [f"- {w}" for w in found] + ["", "## Held-out predictive", ""] + (
         [NO_TEST] if predictive is None else [PREDICTIVE_NOTE, "", predictive.to_markdown(floatfmt=".4g")]) + [
         "", "## Forest plot", "", "![forest plot](forest.png)", ""]
@@ -70,7 +72,7 @@ def write_report(out, cmp, table, diagnostics, png_base64, predictive=None):
     esc = html.escape
     body = ["<h1>sparsebayes comparison</h1>", "<ul>"]
     body += [f"<li><b>{esc(k)}</b>: {esc(str(v))}</li>" for k, v in _header(cmp)]
-    body += ["</ul>", verdict_html(verdict, list(cmp.samples)), "<h2>Weights</h2>", f"<p>{esc(note)}</p>", table.to_html(float_format=lambda v: f"{v:.4g}"),
+    body += ["</ul>", verdict_html(verdict, list(cmp.samples)), selection_page, "<h2>Weights</h2>", f"<p>{esc(note)}</p>", table.to_html(float_format=lambda v: f"{v:.4g}"),
              "<h2>Diagnostics</h2>", diag.to_html(float_format=lambda v: f"{v:.4g}"), "<h3>Warnings</h3>", "<ul>"]
     body += [f"<li>{esc(w)}</li>" for w in found]
     body += ["</ul>", "<h2>Held-out predictive</h2>"]

@@ -504,7 +504,7 @@ def note(table):
 
 def _display(table):
     return table.assign(**{c: table[c].map(lambda v: f"{v:.2f}") for c in ("elpd", "se", "diff", "se_diff")},
-                        kl=table["kl"].map(lambda v: f"{v:.3g}"))
+                        kl=table["kl"].map(lambda v: f"{v:.3g}"), added=table["added"].replace("", "—"))
 
 
 def selection_markdown(table):
@@ -518,3 +518,36 @@ def selection_html(table):
     import html
     return "\n".join(["<h2>Selection: which inputs predict as well as all</h2>", f"<p>{html.escape(note(table))}</p>",
                       _display(table).to_html()])
+
+
+def report_sections(cmp):
+    """``(markdown, html)`` of the report's selection section for a comparison: :meth:`Comparison.select`
+    with its table, note and plot (embedded in the HTML), and the approximation check's line
+    (:mod:`sparsebayes.comparisons.approximation_check`). What cannot be computed for this model is
+    said in one line instead; warnings raised on the way are listed, not raised."""
+    import base64
+    import html
+    import io
+
+    lines, table, png = [], None, None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            table = cmp.select()
+            buf = io.BytesIO()
+            cmp.plot_selection(table).savefig(buf, format="png", dpi=100)
+            png = base64.b64encode(buf.getvalue()).decode("ascii")
+        except ValueError as err:
+            lines.append(f"Projection selection not available for this model: {err}")
+        try:
+            lines.append("Approximation check: " + cmp.approximation_check()["line"])
+        except ValueError as err:
+            lines.append(f"Approximation check not available for this model: {err}")
+    lines += [f"warning: {w.message}" for w in caught]
+    md = (selection_markdown(table) if table is not None else "## Selection: which inputs predict as well as all\n")
+    md += "\n" + "\n".join(f"- {line}" for line in lines) + "\n"
+    page = selection_html(table) if table is not None else "<h2>Selection: which inputs predict as well as all</h2>"
+    if png is not None:
+        page += f'\n<img alt="projection selection" src="data:image/png;base64,{png}">'
+    page += "\n<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
+    return md, page

@@ -224,3 +224,23 @@ def test_bad_reference_is_a_value_error():
         sel.search_order(ref, "backward")
     with pytest.raises(ValueError, match="needs the point estimate"):
         sel.search_order(ref, "path")
+
+
+def test_report_has_a_selection_section_after_the_verdict(tmp_path):
+    """``Comparison.save`` writes the selection (table, suggestion, plot) and the approximation check
+    between the verdict and the weights, in Markdown and HTML."""
+    V = _load_verdict_helpers()
+    std, _, y = V._frames(seed=1)
+    cmp = V._regression_comparison(std, y, AdaptiveSparseRegressor(prior="laplace"))
+    out = cmp.save(tmp_path / "report")
+    md = (out / "report.md").read_text(encoding="utf-8")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for text, (verdict, selection, weights) in ((md, ("## Verdict", "## Selection", "## Weights")),
+                                               (page, ("<h2>Verdict", "<h2>Selection", "<h2>Weights"))):
+        assert text.index(verdict) < text.index(selection) < text.index(weights)
+        assert "Suggested size 3" in text and "Approximation check" in text
+    section = md[md.index("## Selection"):md.index("## Weights")]
+    suggestion = section[section.index("Suggested size 3"):].split("\n")[0]
+    assert {n.strip(" .") for n in suggestion.split(": ")[-1].split(",")} == SUPPORT
+    assert section.count("\n| ") == 2 + P  # header and 9 sizes (0..8)
+    assert 'alt="projection selection"' in page
