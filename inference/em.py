@@ -275,6 +275,40 @@ def weighted_m_step(u, z, w, data):
     return d * ((s * cho_solve(cho_factor(A, lower=True), s * z)) @ H)
 
 
+#: Step halvings :func:`halve_until_ascent` tries before it keeps the current weights.
+MAX_HALVINGS = 30
+
+
+def halve_until_ascent(beta, new, params, data, prior, likelihood):
+    """``β + 2⁻ᵏ(β⁺ − β)`` for the least ``k ≤ MAX_HALVINGS`` at which :func:`log_posterior` does not fall
+    below its value at ``β`` (``β`` itself if none does).
+
+    Where a likelihood's working surrogate is an expansion (IRLS, Newton), not a bound, the M-step's
+    ``β⁺`` is a Newton-type step on the log likelihood plus the E-step's minorizer of the log prior,
+    whose slopes at ``β`` are the objective's: the direction rises, and a short enough step along it
+    raises the objective (the step-halving of Fisher scoring; Jørgensen 1984). The comparison allows
+    rounding (``1e-12`` relative), so that a fit at its fixed point is not halved away from it.
+    """
+    base = log_posterior(beta, params, data, prior, likelihood)
+    floor = base - 1e-12 * jnp.maximum(1.0, jnp.abs(base))
+    step = new - beta
+
+    def value(t):
+        return log_posterior(beta + t * step, params, data, prior, likelihood)
+
+    def short(carry):
+        t, val, k = carry
+        return ~(val >= floor) & (k < MAX_HALVINGS)  # NaN counts as a fall
+
+    def halve(carry):
+        t, _, k = carry
+        return 0.5 * t, value(0.5 * t), k + 1
+
+    one = jnp.ones((), beta.dtype)
+    t, val, _ = lax.while_loop(short, halve, (one, value(one), jnp.zeros((), jnp.int32)))
+    return jnp.where(val >= floor, beta + t * step, beta)
+
+
 def _as(x, dtype):
     """``x`` as ``dtype``: a NumPy value as a NumPy array (it enters a jitted loop as it is, with no
     dispatch), a JAX array (or a tracer, inside ``jit``/``vmap``) as a JAX array."""
@@ -325,6 +359,8 @@ def step(state, data, likelihood, controls, *, estimate_noise):
     else:
         z, w = likelihood.em_working(data.y, eta, state.noise_var)
         new = weighted_m_step(u, z, w * row_mask(eta, data.n_obs), data)
+        if not getattr(likelihood, "monotone_em", True):  # an expansion, not a bound: keep the objective rising
+            new = halve_until_ascent(beta, new, state.noise_var, data, prior, likelihood)
     size = jnp.abs(new) if data.col_norm is None else jnp.abs(new) * data.col_norm
     new = jnp.where(size < jnp.maximum(controls.prune_tol * jnp.max(size), controls.prune_floor), 0.0, new)
     if weighted:  # the likelihood's own parameter at the new weights (its own E-step: AECM)

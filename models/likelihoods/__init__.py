@@ -19,10 +19,11 @@ without one, ``param_name = None``). Per observation, in the linear predictor ``
     EM's working response and per-row weights: the M-step maximizes ``−½ Σ_i w_i (z_i − η'_i)²``
     plus the log prior. From the likelihood's augmentation where one exists, so that the surrogate
     is below ``log p`` and touches it at ``η`` and EM climbs its objective (``monotone_em = True``):
-    the Gaussian (exact), probit (Albert & Chib's latent Gaussian, 002 eq. 6), logistic and
-    negative binomial (Pólya-Gamma, Polson, Scott & Windle 2013), Student-t (its Gamma scale
-    mixture). Without one, IRLS's (Fisher scoring) expansion, not a bound (``monotone_em = False``:
-    Poisson). In every case ``w (z − η) = score``. ``constant_weight = True`` says ``w_i = 1/params``
+    the Gaussian (exact), probit (Albert & Chib's latent Gaussian, 002 eq. 6), logistic (Pólya-Gamma,
+    Polson, Scott & Windle 2013), Student-t (its Gamma scale mixture). Without one (or where its bound is too loose to use: the negative binomial's Pólya-Gamma
+    bound when ``r ≫ μ``), IRLS's expansion, not a bound (``monotone_em = False``: Poisson, negative
+    binomial), where EM halves a step that would lower its objective. In every case
+    ``w (z − η) = score``. ``constant_weight = True`` says ``w_i = 1/params``
     on every row (Gaussian, probit), which the engine solves with the precomputed Gram ``HᵀH``.
 ``init_params(y)``, ``update_params(y, eta, params, n_obs=None)``
     A start for its own parameter, and its update at ``η`` (an EM or conditional-maximization step

@@ -44,9 +44,12 @@ class NegativeBinomialLikelihood(NamedTuple):
     variance ``μ + μ²/r``; its own parameter (``params``) is the dispersion (size) ``r``.
 
     In ``ψ = η − log r`` the likelihood is ``∝ e^{tψ}/(1 + e^ψ)^{t + r}``, a logistic form with ``t + r``
-    trials: the Pólya-Gamma augmentation (Polson, Scott & Windle 2013, Sec. 3; ``ω ~ PG(t + r, ψ)``)
-    gives ``E[ω] = (t + r) tanh(ψ/2)/(2ψ)`` and a Gaussian surrogate below the log likelihood,
-    touching it at the current ``η``: EM is monotone. The log likelihood is concave in ``η``.
+    trials, concave in ``η``. Its Pólya-Gamma augmentation (Polson, Scott & Windle 2013, Sec. 3;
+    ``ω ~ PG(t + r, ψ)``, :meth:`polya_gamma_working`) gives a Gaussian surrogate below the log
+    likelihood, but one far too curved where ``r ≫ μ`` (the weight ``E[ω] ≈ r/(2|ψ|)`` against the
+    curvature ``≈ μ``: near-Poisson counts, where EM on it crawls and its stopping rule is fooled), so
+    EM's working weights are Newton's (:meth:`em_working`, not a bound: ``monotone_em = False``, and
+    the engine's step-halving keeps its objective rising).
     """
 
     #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
@@ -57,8 +60,8 @@ class NegativeBinomialLikelihood(NamedTuple):
     param_name = "dispersion"
     #: The working weights vary by row.
     constant_weight = False
-    #: The Pólya-Gamma surrogate minorizes the log likelihood.
-    monotone_em = True
+    #: Newton's quadratic is an expansion, not a bound (the engine halves steps that would descend).
+    monotone_em = False
     #: Log-concave in ``η``: ``curvature`` is ``−∂²/∂η² log p``.
     curvature_kind = "observed"
 
@@ -97,8 +100,15 @@ class NegativeBinomialLikelihood(NamedTuple):
         return jnp.log(t + 0.5)
 
     def em_working(self, t, eta, params=1.0):
-        """``w = E[ω] = (t + r) tanh(ψ/2)/(2ψ)`` and ``z = (t − r)/(2w) + log r``: the surrogate
-        ``−½ w (z − η')²`` is ``κψ' − ½ w ψ'²`` (``κ = (t − r)/2``) up to a constant."""
+        """Newton's working weights and response: ``w = curvature = (t + r) σ(ψ)(1 − σ(ψ))`` (positive:
+        the log likelihood is concave in ``η``) and ``z = η + score/w``."""
+        w = self.curvature(t, eta, params)
+        return eta + self.score(t, eta, params) / w, w
+
+    def polya_gamma_working(self, t, eta, params=1.0):
+        """The Pólya-Gamma E-step's ``(z, w)``: ``w = E[ω] = (t + r) tanh(ψ/2)/(2ψ)``, ``z = (t − r)/(2w) + log r``;
+        ``−½ w (z − η')²`` is ``κψ' − ½ w ψ'²`` (``κ = (t − r)/2``) up to a constant, a minorizer of the log
+        likelihood touching it at ``η`` (the augmentation a Gibbs sampler would use)."""
         log_r = jnp.log(params)
         w = (t + params) * half_tanh_ratio(eta - log_r)
         return 0.5 * (t - params) / w + log_r, w

@@ -24,7 +24,8 @@ class PoissonLikelihood(NamedTuple):
     ``log p(t | η) = tη − e^η − log t!``; the mean and the curvature are both ``e^η`` (the log is
     the canonical link, so the curvature is free of ``t`` and the log posterior is concave).
     EM takes no augmentation: its working response and weights are IRLS's (Fisher scoring, the
-    second-order expansion at the current ``η``), which is not a bound: EM is then not monotone.
+    second-order expansion at the current ``η``), which is not a bound: the engine halves a step that
+    would lower its objective.
     """
 
     #: What ``y`` is: "real", "counts" (nonnegative integers), "binary" (0/1) or "categorical" (one-hot).
@@ -35,7 +36,8 @@ class PoissonLikelihood(NamedTuple):
     param_name = None
     #: The working weights ``e^η`` vary by row.
     constant_weight = False
-    #: IRLS's quadratic is an expansion, not a bound (``e^η`` outgrows every quadratic).
+    #: IRLS's quadratic is an expansion, not a bound (``e^η`` outgrows every quadratic): the engine
+    #: halves steps that would descend.
     monotone_em = False
     #: The log link is canonical: ``curvature`` is ``−∂²/∂η² log p``.
     curvature_kind = "observed"
