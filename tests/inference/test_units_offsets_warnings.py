@@ -61,7 +61,7 @@ def test_missed_signal_is_silent_without_a_signal():
         np.column_stack([np.ones(80), X]), y), abs=0.01) and p < 1e-10
 
 
-@pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor, FLAPRegressor])
+@pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor])
 def test_the_empty_model_has_a_finite_objective_and_is_not_converged(Est):
     """``X + 1000`` with y centred, no intercept: the fit ends as the empty model. Its ``objective_``
     was NaN; it is the empty model's evidence, ``log N(y | 0, σ²I)`` (plus ``log p(σ²)``, flat here for
@@ -72,12 +72,10 @@ def test_the_empty_model_has_a_finite_objective_and_is_not_converged(Est):
     y = X @ np.array([1.5, -2.0, 0.0, 0.0, 1.0]) + 0.5 * rng.standard_normal(100)
     with pytest.warns(DegenerateFitWarning, match=f"{Est.__name__}: "):
         m = Est(fit_intercept=False).fit(X + 1000.0, y)
-    assert np.isfinite(m.objective_)
-    if not m.active_.any():
-        assert not m.converged_
-        loglik = multivariate_normal(np.zeros(100), m.noise_var_ * np.eye(100)).logpdf(y)
-        noise_prior = -np.log(m.noise_var_) if Est is BLSRegressor else 0.0  # c = 0: p(σ²) ∝ 1/σ²
-        assert m.objective_ == pytest.approx(loglik + noise_prior, rel=1e-10)
+    assert not m.active_.any() and not m.converged_
+    loglik = multivariate_normal(np.zeros(100), m.noise_var_ * np.eye(100)).logpdf(y)
+    noise_prior = -np.log(m.noise_var_) if Est is BLSRegressor else 0.0  # c = 0: p(σ²) ∝ 1/σ²
+    assert m.objective_ == pytest.approx(loglik + noise_prior, rel=1e-10)
 
 
 def test_a_constant_target_has_a_finite_objective():
@@ -135,28 +133,37 @@ def test_smlrcv_with_more_folds_than_a_class_says_what_it_used_and_what_to_pass(
     what to pass, and ``n_splits_`` records the folds used."""
     X, y = make_classification(60, 4, n_informative=3, n_redundant=0, random_state=0)
     with pytest.warns(UserWarning, match="cross-validating with 30 folds.*pass cv=30 or fewer"):
-        m = SMLRCV(cv=100, n_lams=3).fit(X, y)
-    assert m.n_splits_ == 30
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert SMLRCV(cv=5, n_lams=3).fit(X, y).n_splits_ == 5
+        m = SMLRCV(cv=100, n_lams=2).fit(X, y)
+    assert m.n_splits_ == 30 == np.bincount(y).min()
 
 
 def test_kernel_map_on_columns_of_very_different_scales_warns():
-    """Issue 42, class 6: columns in units from 1e-4 to 1e4 under a Gaussian kernel map. The distances are
-    the widest column's, so the fit sees one input of three (training R² well below the standardized
-    fit's), silently; the map warns (whatever estimator fits it) and the standardized inputs do not."""
+    """Issue 42, class 6: columns in units from 1e-4 to 1e4 under a Gaussian kernel map. The distances and the
+    ``"scale"`` width are the widest column's, so a kernel fit sees one input of three, silently: kernel ridge
+    regression (scikit-learn, the map's own width) explains far less than on the standardized inputs. The
+    map warns, so every estimator that fits it does (SMLR's kernels here); standardized inputs do not."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    from sparsebayes.models.features import GaussianKernelFeatures
+
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((60, 3))
     y = np.sin(2.0 * Z[:, 0]) + Z[:, 1] * Z[:, 2] + 0.1 * rng.standard_normal(60)
     X = Z * np.array([1e-4, 1.0, 1e4])
-    with pytest.warns(DegenerateFitWarning, match="GaussianKernelFeatures: the columns of X differ in standard "
-                      "deviation by more than a factor 1000.*standardize X"):
-        raw = RVMRegressor(features="kernel").fit(X, y)
+    match = "GaussianKernelFeatures: the columns of X differ in standard deviation by more than a factor 1000.*standardize X"
+    with pytest.warns(DegenerateFitWarning, match=match):
+        raw = GaussianKernelFeatures(width="scale").fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateFitWarning)
-        standardized = RVMRegressor(features="kernel").fit(Z, y)
-    assert raw.score(X, y) < standardized.score(Z, y) - 0.2
+        standardized = GaussianKernelFeatures(width="scale").fit(Z)
+
+    def ridge_r2(A, width):
+        return KernelRidge(alpha=1e-2, kernel="rbf", gamma=0.5 / width**2).fit(A, y).score(A, y)
+
+    assert ridge_r2(X, raw.width_) < ridge_r2(Z, standardized.width_) - 0.3
+    Xc, yc = make_classification(200, 4, n_informative=3, n_redundant=0, random_state=0)
+    with pytest.warns(DegenerateFitWarning, match=match):
+        SMLRClassifier(features="kernel").fit(Xc * np.array([1e-4, 1.0, 1e4, 1.0]), yc)
 
 
 def test_smlr_with_a_non_finite_objective_warns(monkeypatch):
