@@ -48,8 +48,8 @@ POINT_GROUP = "point_estimate"
 _SAMPLER_WORDS = {"nuts": "NUTS", "gibbs": "Gibbs"}
 
 
-def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
-            progress_bar=None, surrogate_eps=None, target_accept_prob=0.8, prior_draws=4000, log=None,
+def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
+            progress_bar=None, surrogate_eps=None, target_accept_prob=None, prior_draws=4000, log=None,
             X_test=None, y_test=None, test_size=None):
     """Fit ``estimator`` (a clone, if it is not fitted) and sample the posterior of its model on ``(X, y)``.
 
@@ -65,11 +65,18 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         Inputs; a DataFrame's columns name the weights.
     y : array (n,)
         Targets (class labels for the classifier).
-    samplers : tuple of {"nuts", "gibbs"}
+    samplers : "auto" (default), None, or a tuple of {"nuts", "gibbs"}
         ``"gibbs"`` where the model has Gibbs conditionals (the Bayesian Lasso; the regressor with
         the horseshoe; the RVM, BLS and FLAP twins). The first one fills ``idata.posterior``.
-    num_warmup, num_samples, num_chains, seed, target_accept_prob
+        ``"auto"`` or ``None``: the model decides
+        (:func:`~sparsebayes.inference.twin_posterior.default_samplers`): NUTS and Gibbs where Gibbs
+        exists, NUTS alone elsewhere, and Gibbs alone for a hierarchy on whose posterior NUTS fails
+        its diagnostics (the horseshoe; a ``UserWarning`` says so). A tuple is run as given.
+    num_warmup, num_samples, num_chains, seed
         Sampler settings (per sampler).
+    target_accept_prob : float or None
+        NUTS's target acceptance rate; ``None``: the one the hierarchy declares (its
+        ``nuts_settings``: 0.99 for the horseshoe), else 0.8.
     progress_bar : bool or None
         A progress bar per run; ``None``: when standard error is a terminal (a script in a shell shows
         them, a notebook or a log file does not); ``False``: none (and NUTS's compiled, faster path).
@@ -103,6 +110,7 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         SUPPORTED,
         point_estimate_dataset,
         prior_beta_draws,
+        default_samplers,
         sample_posterior,
         twin,
     )
@@ -115,8 +123,10 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
     if not isinstance(estimator, SUPPORTED):
         raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; "
                          f"got {type(estimator).__name__}")
-    if isinstance(samplers, str) or not samplers or len(set(samplers)) != len(samplers):
-        raise ValueError(f"samplers must be a non-empty tuple of distinct names such as ('nuts',), got {samplers!r}")
+    auto = samplers is None or (isinstance(samplers, str) and samplers == "auto")
+    if not auto and (isinstance(samplers, str) or not samplers or len(set(samplers)) != len(samplers)):
+        raise ValueError(f"samplers must be 'auto' or a non-empty tuple of distinct names such as ('nuts',), "
+                         f"got {samplers!r}")
     if test_size is not None:
         if X_test is not None or y_test is not None:
             raise ValueError("pass test_size or X_test/y_test, not both")
@@ -131,6 +141,12 @@ def compare(estimator, X, y, *, samplers=("nuts",), num_warmup=1000, num_samples
         say(f"fitting {type(estimator).__name__}")
         estimator = clone(estimator).fit(X, y)
     t = twin(estimator, X, y, surrogate_eps=surrogate_eps)  # checks prior and data before any sampling
+    if auto:
+        samplers, note = default_samplers(estimator)
+        if note:
+            warnings.warn(note, UserWarning, stacklevel=2)
+            say(note)
+    samplers = tuple(samplers)
     if X_test is not None:
         try:  # and the held-out rows (labels among the fitted classes, finite targets)
             twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
@@ -326,7 +342,9 @@ class Comparison:
         return out
 
     def diagnostics(self):
-        """Per sampler: ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min`` (over every sampled variable),
+        """Per sampler: ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min`` (over ``beta`` and the model's scalar
+        parameters; a hierarchy's per-weight latent scales are left out:
+        :func:`~sparsebayes.comparisons.sampler_health.gated_variables`),
         ``divergences``, ``bfmi_min`` (NaN without energies, e.g. Gibbs), ``ess_bulk_per_second`` (the
         smallest bulk ESS over the sampler's own seconds, compile excluded where known)
         (:func:`~sparsebayes.comparisons.sampler_health.health`), ``usable`` (the part passes the gate,
@@ -336,8 +354,8 @@ class Comparison:
         return {s: self._diagnose(s, idata) for s, idata in self.samples.items()}
 
     def _diagnose(self, sampler, idata):
-        from .sampler_health import failed_checks, health, warning_lines
-        out = health(idata)
+        from .sampler_health import failed_checks, gated_variables, health, warning_lines
+        out = health(idata, gated_variables(idata.posterior, self.weight_dims))
         out["usable"] = not failed_checks(out)
         out["warnings"] = warning_lines(sampler, out)
         return out

@@ -39,8 +39,8 @@ def run_nuts(
     num_samples=1000,
     num_chains=4,
     seed=0,
-    target_accept_prob=0.8,
-    max_tree_depth=10,
+    target_accept_prob=None,
+    max_tree_depth=None,
     progress_bar=True,
     coords=None,
     dims=None,
@@ -57,6 +57,11 @@ def run_nuts(
         A NumPyro model function.
     num_warmup, num_samples, num_chains : int
         Warm-up and kept draws per chain, and the number of chains.
+    target_accept_prob, max_tree_depth : float, int or None
+        NUTS's target acceptance rate and maximum tree depth. ``None``: the value the model's
+        hierarchy declares (:func:`declared_settings`: a hierarchy object among the model's keyword
+        arguments with a ``nuts_settings`` dict), else NumPyro's defaults, :data:`DEFAULT_SETTINGS`.
+        The values used are recorded in ``posterior.attrs``.
     chain_method : {"sequential", "parallel", "vectorized"} or None
         ``None`` picks "parallel" when there are as many JAX devices as chains, otherwise
         "sequential" (see ``numpyro.set_host_device_count``). Without a progress bar,
@@ -77,7 +82,8 @@ def run_nuts(
         split into ``warmup_seconds`` and ``draws_seconds``; ``compile_seconds``, the part of it
         JAX spent compiling (NumPyro compiles inside its runs: the warm-up and the sampling loop,
         and with a progress bar once per chain), so that
-        ``sampling_seconds − compile_seconds`` is the sampler's own time; ``n_divergences``.
+        ``sampling_seconds − compile_seconds`` is the sampler's own time; ``n_divergences``;
+        ``target_accept_prob`` and ``max_tree_depth``, the settings the kernel ran with.
         A progress bar slows the run (NumPyro then steps the chain from Python): time with
         ``progress_bar=False``.
 
@@ -95,6 +101,7 @@ def run_nuts(
     check_count("seed", seed, 0)
     features = feature_labels(model_args[0]) if model_args else None
     model_args, model_kwargs = _as_arrays(model_args, model_kwargs)
+    target_accept_prob, max_tree_depth = settings(model_kwargs, target_accept_prob, max_tree_depth)
     _check_settings_and_data(target_accept_prob, max_tree_depth, model_args, model_kwargs)
     _check_design_and_targets(model, model_args, model_kwargs)
     trace = _model_trace(model, model_args, model_kwargs)
@@ -139,8 +146,34 @@ def run_nuts(
                                  compile_seconds=min(compiling[0], t2 - t0))
     n_div = int(np.asarray(idata.sample_stats["diverging"]).sum())
     idata.posterior.attrs["n_divergences"] = n_div
+    idata.posterior.attrs.update(target_accept_prob=float(target_accept_prob), max_tree_depth=int(max_tree_depth))
     _warn_on_diagnostics(idata, n_div, rhat_max)
     return idata
+
+
+#: NUTS's settings where neither the caller nor the model's hierarchy gives one (NumPyro's defaults).
+DEFAULT_SETTINGS = {"target_accept_prob": 0.8, "max_tree_depth": 10}
+
+
+def declared_settings(model_kwargs):
+    """The NUTS settings the hierarchies among a model's keyword arguments declare
+    (:func:`sparsebayes.models.priors.nuts_settings`); where two declare one setting, the more careful
+    (larger) value. ``{}`` when none does."""
+    from sparsebayes.models.priors import is_hierarchy, nuts_settings
+    out = {}
+    for value in model_kwargs.values():
+        if is_hierarchy(value):
+            for key, v in nuts_settings(value).items():
+                out[key] = max(out.get(key, v), v)
+    return out
+
+
+def settings(model_kwargs, target_accept_prob=None, max_tree_depth=None):
+    """``(target_accept_prob, max_tree_depth)`` for a run: the caller's value, else the one the model's
+    hierarchy declares (:func:`declared_settings`), else :data:`DEFAULT_SETTINGS`."""
+    chosen = {**DEFAULT_SETTINGS, **declared_settings(model_kwargs)}
+    return (chosen["target_accept_prob"] if target_accept_prob is None else target_accept_prob,
+            chosen["max_tree_depth"] if max_tree_depth is None else max_tree_depth)
 
 
 def _check_settings_and_data(target_accept_prob, max_tree_depth, model_args, model_kwargs):

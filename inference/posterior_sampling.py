@@ -21,7 +21,7 @@ class PosteriorSamplingMixin:
     """Adds :meth:`sample_posterior` to a fitted estimator with a twin model (module docstring)."""
 
     def sample_posterior(self, X, y, sampler="nuts", *, draws=1000, chains=4, warmup=None, seed=0,
-                         progress_bar=False, surrogate_eps=None, target_accept_prob=0.8):
+                         progress_bar=False, surrogate_eps=None, target_accept_prob=None):
         """Draws of the posterior of this fitted estimator's model on ``(X, y)``.
 
         Parameters
@@ -41,8 +41,9 @@ class PosteriorSamplingMixin:
         surrogate_eps : float or None
             Jeffreys prior only: sample the labelled proper surrogate ``1/τ_i ~ Gamma(ε, ε)`` (the
             Jeffreys posterior is improper); ``attrs["model"]`` names it.
-        target_accept_prob : float
-            NUTS's target acceptance rate.
+        target_accept_prob : float or None
+            NUTS's target acceptance rate; ``None``: the one the hierarchy declares (its
+            ``nuts_settings``, e.g. 0.99 for the horseshoe), else 0.8.
 
         Returns
         -------

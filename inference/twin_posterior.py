@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 from sparsebayes.models.features import transform_validated
-from sparsebayes.models.priors import hierarchy_name, make_prior, require, supports
+from sparsebayes.models.priors import hierarchy_name, make_prior, nuts_by_default, require, supports
 
 from . import twin_builders
 from ._base import basis_names
@@ -120,7 +120,7 @@ def _regression_targets(y, X):
 
 
 def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
-                     progress_bar=False, surrogate_eps=None, target_accept_prob=0.8, X_test=None, y_test=None):
+                     progress_bar=False, surrogate_eps=None, target_accept_prob=None, X_test=None, y_test=None):
     """Draws of the posterior of fitted ``est``'s own model on ``(X, y)`` as ``InferenceData``.
 
     Groups: ``posterior`` (``beta`` on dim ``basis``, coords the feature map's names),
@@ -129,7 +129,9 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     ``numpyro.infer.Predictive``, for ``az.plot_ppc``). ``sampler``: ``"nuts"``, or ``"gibbs"``
     where the twin has a Gibbs sampler (``ValueError`` naming the hierarchy otherwise).
     ``attrs["model"]`` names the prior (and a surrogate, or a hyperparameter held at its fitted
-    value, when one is).
+    value, when one is). ``target_accept_prob``: NUTS's; ``None`` is the one the hierarchy declares
+    (``nuts_settings``, :func:`sparsebayes.inference.nuts.settings`), else 0.8; the one used is in
+    ``posterior.attrs``.
 
     With held-out rows ``X_test``, ``y_test`` the group ``predictions`` holds, per draw and test row,
     the model's ``log_lik`` and its predictive ``mean`` (regression) or class probabilities ``prob``
@@ -173,6 +175,30 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     return idata
 
 
+def default_samplers(est):
+    """The samplers :func:`sparsebayes.compare` runs on fitted ``est``'s posterior unless told which, and
+    why: ``(samplers, note)``. Where the model has a Gibbs sampler (:func:`gibbs_able`) Gibbs and NUTS
+    (NUTS first), except for a hierarchy that declares NUTS untrustworthy on its posterior
+    (:func:`~sparsebayes.models.priors.nuts_by_default`): Gibbs alone, and ``note`` says so; NUTS alone
+    elsewhere. ``note`` is ``None`` unless a sampler was left out."""
+    if not gibbs_able(est):
+        return ("nuts",), None
+    prior = _hierarchy(est)
+    if prior is not None and not nuts_by_default(prior):
+        return ("gibbs",), (f"NUTS is not run by default on the {hierarchy_name(prior)} posterior: it diverges there "
+                            "even at the hierarchy's own settings, and its draws would fail their diagnostics; the "
+                            "Gibbs sampler runs instead. Pass samplers=('gibbs', 'nuts') to run NUTS too (its "
+                            "part is marked unusable where it fails its checks).")
+    return ("nuts", "gibbs"), None
+
+
+def _hierarchy(est):
+    """The hierarchy object of an EM estimator's model, else ``None``."""
+    if isinstance(est, (AdaptiveSparseRegressor, SparseProbitClassifier)):
+        return make_prior(est.prior, est.gamma, est.gamma_prior)
+    return None
+
+
 def gibbs_able(est):
     """Whether fitted ``est``'s model has a Gibbs sampler here: the Bayesian Lasso, the type-II
     regressors' twins, or the regressor with a hierarchy that has Gibbs conditionals and σ²
@@ -181,7 +207,7 @@ def gibbs_able(est):
         return not twin_builders.flat_limit(est)
     if not isinstance(est, AdaptiveSparseRegressor):
         return False
-    return supports(make_prior(est.prior, est.gamma, est.gamma_prior), "gibbs") and est.noise_var is None
+    return supports(_hierarchy(est), "gibbs") and est.noise_var is None
 
 
 def _to_weight_layout(idata, t):

@@ -395,6 +395,28 @@ def require(prior, engine):
     return prior
 
 
+#: The NUTS settings a hierarchy may declare (``nuts_settings``, a dict): the kernel's target
+#: acceptance rate and maximum tree depth, for a posterior whose geometry needs smaller steps.
+NUTS_SETTINGS = ("target_accept_prob", "max_tree_depth")
+
+
+def nuts_settings(prior):
+    """The NUTS settings ``prior`` declares (its ``nuts_settings`` attribute; ``{}`` when none), checked
+    to hold only :data:`NUTS_SETTINGS`. A caller's own value for a setting overrides the declared one."""
+    declared = dict(getattr(prior, "nuts_settings", None) or {})
+    unknown = sorted(set(declared) - set(NUTS_SETTINGS))
+    if unknown:
+        raise ValueError(f"{hierarchy_name(prior)}.nuts_settings has unknown keys {unknown}; allowed: {list(NUTS_SETTINGS)}")
+    return declared
+
+
+def nuts_by_default(prior):
+    """Whether a comparison runs NUTS on ``prior``'s posterior by default where a Gibbs sampler exists
+    (its ``nuts_by_default`` attribute, ``True`` when absent): ``False`` for a hierarchy on whose
+    posterior NUTS is known to fail its diagnostics, which then runs only when asked for."""
+    return bool(getattr(prior, "nuts_by_default", True))
+
+
 def variance_of_precision(precision):
     """``1 / precision`` for the NumPyro models' precision hyperpriors, finite for every draw.
 

@@ -194,3 +194,65 @@ def test_bad_settings_and_non_finite_data_are_value_errors_before_sampling():
                       (dict(max_tree_depth=0), "max_tree_depth must be an integer of at least 1")):
         with pytest.raises(ValueError, match=match):
             run_nuts(sparse_regression_model, H, jnp.ones(20), num_warmup=5, num_samples=5, num_chains=1, **kw)
+
+
+class _KernelBuilt(Exception):
+    """Raised by the spy once NUTS's kernel is built: nothing needs to run."""
+
+
+def _spy_kernel(monkeypatch):
+    """Replace the runner's ``NUTS`` by a spy that records the kernel's settings and stops the run."""
+    from sparsebayes.inference import nuts as runner
+    seen = {}
+
+    def spy(model, **kwargs):
+        seen.update(kwargs)
+        raise _KernelBuilt
+    monkeypatch.setattr(runner, "NUTS", spy)
+    return seen
+
+
+def _kernel_settings(monkeypatch, **kwargs):
+    seen = _spy_kernel(monkeypatch)
+    X, y = _data()
+    with pytest.raises(_KernelBuilt):  # a vectorized run builds the kernel outside the compiled cache
+        run_nuts(sparse_regression_model, X, y, num_warmup=5, num_samples=5, num_chains=1, progress_bar=False,
+                 chain_method="vectorized", **kwargs)
+    return seen
+
+
+def test_the_hierarchys_declared_settings_reach_the_kernel(monkeypatch):
+    from sparsebayes.models import HorseshoePrior
+    from sparsebayes.models.priors import nuts_settings
+    declared = nuts_settings(HorseshoePrior())
+    assert declared["target_accept_prob"] > 0.8  # the horseshoe asks for smaller steps than NumPyro's default
+    seen = _kernel_settings(monkeypatch, prior=HorseshoePrior())
+    assert seen["target_accept_prob"] == declared["target_accept_prob"] and seen["max_tree_depth"] == 10
+    # the caller's own value wins; a hierarchy that declares nothing gets NumPyro's defaults
+    assert _kernel_settings(monkeypatch, prior=HorseshoePrior(), target_accept_prob=0.9)["target_accept_prob"] == 0.9
+    assert _kernel_settings(monkeypatch, prior="laplace")["target_accept_prob"] == 0.8
+
+
+def test_a_users_hierarchy_declares_its_own_settings(monkeypatch):
+    from sparsebayes.models import HorseshoePrior
+
+    class Careful(HorseshoePrior):
+        nuts_settings = {"target_accept_prob": 0.97, "max_tree_depth": 12}
+
+    seen = _kernel_settings(monkeypatch, prior=Careful())
+    assert (seen["target_accept_prob"], seen["max_tree_depth"]) == (0.97, 12)
+
+    class Wrong(HorseshoePrior):
+        nuts_settings = {"step_size": 0.1}
+
+    with pytest.raises(ValueError, match="nuts_settings has unknown keys.*step_size"):
+        _kernel_settings(monkeypatch, prior=Wrong())
+
+
+def test_the_settings_used_are_recorded():
+    from sparsebayes.models import HorseshoePrior
+    X, y = _data()
+    idata = run_nuts(sparse_regression_model, X, y, prior=HorseshoePrior(), noise_var=0.25, num_warmup=30,
+                     num_samples=30, num_chains=1, progress_bar=False)
+    assert idata.posterior.attrs["target_accept_prob"] == HorseshoePrior.nuts_settings["target_accept_prob"]
+    assert idata.posterior.attrs["max_tree_depth"] == 10

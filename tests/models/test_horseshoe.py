@@ -131,3 +131,14 @@ def test_gibbs_draws_carry_the_twins_sites(tau_prior):
     assert set(sites) == set(twin) - {"beta"}
     tau = 0.7 if tau_prior is None else sites["tau_global"][..., None]
     np.testing.assert_allclose(tau * sites["lam_local"] * sites["beta_raw"], beta, rtol=1e-12)
+
+
+def test_declares_its_nuts_settings_and_that_nuts_is_not_its_default():
+    """The horseshoe's NUTS needs a higher target acceptance, and even then NUTS is only run when asked;
+    a hierarchy that declares nothing gets the defaults."""
+    from sparsebayes.models.priors import NUTS_SETTINGS, LaplacePrior, nuts_by_default, nuts_settings
+    declared = nuts_settings(HorseshoePrior(tau=0.3))
+    assert set(declared) <= set(NUTS_SETTINGS) and 0.95 <= declared["target_accept_prob"] < 1.0
+    assert not nuts_by_default(HorseshoePrior())
+    assert nuts_settings(LaplacePrior()) == {} and nuts_by_default(LaplacePrior())
+    assert HorseshoePrior(tau=0.3) == (0.3, None)  # the declarations are class attributes, not fields
