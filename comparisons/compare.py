@@ -40,8 +40,9 @@ from sparsebayes.comparisons.registry import jsonable
 # The prior's mass in the same window stands beside it: their ratio over the window's width is
 # about the Savage–Dickey ratio p(β_i = 0 | y) / p(β_i = 0), above 1 where the data favour zero.
 NEAR_ZERO = 0.05
-#: A report lists a warning when the largest R-hat over the sampled variables exceeds this.
-RHAT_MAX = 1.01
+#: A report lists a warning when the largest R-hat over the sampled variables exceeds this (the
+#: sampler-health gate's threshold, :data:`sparsebayes.comparisons.sampler_health.RHAT_MAX`).
+from .sampler_health import RHAT_MAX  # noqa: E402
 #: NUTS's Gamma(shape, rate) hyperprior on the Laplace γ (the papers fix γ or drop it).
 GAMMA_PRIOR = (1.0, 0.1)
 
