@@ -70,7 +70,7 @@ from sparsebayes.models.priors import require
 from sparsebayes.models.typeii_hierarchies import optimal_variance
 
 from .typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
-from .typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view  # noqa: F401
+from .typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view, basis_column  # noqa: F401
 from .typeii_moves import (  # noqa: F401  (public here: the engine's names)
     CYCLE_MEMORY, PAUSED, Info, Move, best_move, capacity_hit, gate_moves, grow_slots, note_cycle, profiled_moves, variance_moves)
 
@@ -87,6 +87,31 @@ class TypeIIData(NamedTuple):
     col_sq: jax.Array
     Phity: jax.Array
     yy: jax.Array
+
+
+class GramData(TypeIIData):
+    """The n-independent form of :class:`TypeIIData` for ``N`` much larger than ``M``: ``Phi`` holds
+    the Gram matrix ``ΦᵀΦ`` (M × M) in place of the design, with ``Φᵀy``, ``‖φ_i‖²`` (its diagonal),
+    ``yᵀy`` and ``n_obs``; ``y`` is ``Φᵀy`` too (the engine never reads it).
+
+    Every step of the engine reads the data only through these (Tipping & Faul 2003, Appendix: ``S_i``
+    and ``Q_i`` through ``ΦᵀΦ_A`` and ``Φᵀy``; the σ² update through
+    ``‖y − Φ_Aμ‖² = yᵀy − 2μᵀΦ_Aᵀy + μᵀΦ_AᵀΦ_Aμ``), so a fit costs ``O(NM²)`` once, for the Gram
+    matrix, and nothing in ``N`` after; an add reads row ``m`` of ``ΦᵀΦ`` (:func:`basis_column`)
+    instead of computing ``Φᵀφ_m``. Built by :func:`make_gram_data`; its type selects the program."""
+
+    __slots__ = ()
+    is_gram = True
+
+
+def make_gram_data(gram, Phity, yy, n_obs, basis_mask=None):
+    """:class:`GramData` from ``ΦᵀΦ`` (M × M, symmetric), ``Φᵀy``, ``yᵀy`` and the evidence's
+    dimension ``n_obs``; a column with ``‖φ_i‖² = (ΦᵀΦ)_ii = 0`` (padding) never enters."""
+    gram = np.asarray(gram, np.float64)  # on the host: no eager device program to compile
+    Phity = np.asarray(Phity, np.float64)
+    col_sq = np.diagonal(gram).copy()
+    mask = (np.ones(col_sq.size, bool) if basis_mask is None else np.asarray(basis_mask, bool)) & (col_sq > 0)
+    return GramData(*jax.device_put((gram, Phity, np.float64(n_obs), mask, col_sq, Phity, np.float64(yy))))
 
 
 class State(NamedTuple):
@@ -238,7 +263,7 @@ def init(data, prior, noise_var, capacity, inverse=spd_inverse_lapack):
     m = jnp.argmax(score)
     s, q = data.col_sq[m] / noise_var, data.Phity[m] / noise_var
     v0 = jnp.maximum((q * q - s) / (s * s), 1e-2 / s)
-    col = data.Phi[:, m] @ data.Phi
+    col = basis_column(data, m)
     state = State(
         var=jnp.zeros(M).at[m].set(v0),
         slot_of=jnp.full(M, -1, jnp.int32).at[m].set(jnp.int32(0)),

@@ -27,19 +27,70 @@ ACCELERATOR_LANES = 1024
 LANE_BUDGET = 2**32
 
 
+#: A design of ``N`` rows and ``M`` columns is fitted in its n-independent form (:class:`GramStatistics`)
+#: when ``N ≥ GRAM_MIN_ROWS_PER_COLUMN · M`` and ``N ≥ GRAM_MIN_N`` (:func:`use_gram`). The Gram
+#: matrix costs ``N M²`` multiply-adds once (BLAS-3); the design form costs ``2NM`` per add, memory-bound,
+#: an ``N × M`` padded copy and a program per row bucket. Below ``GRAM_MIN_N`` rows the design form is
+#: cheap either way, and the paper reproductions (N ≤ 1,000) keep it.
+GRAM_MIN_ROWS_PER_COLUMN = 8
+GRAM_MIN_N = 2000
+
+
+def use_gram(n, m):
+    """Whether a design of ``n`` rows and ``m`` columns is fitted from its Gram matrix (see
+    :data:`GRAM_MIN_ROWS_PER_COLUMN`)."""
+    return n >= GRAM_MIN_N and n >= GRAM_MIN_ROWS_PER_COLUMN * m
+
+
+class GramStatistics(NamedTuple):
+    """The sufficient statistics of a Gaussian type-II fit, ``ΦᵀΦ`` (M × M), ``Φᵀy``, ``yᵀy`` and the
+    number of rows ``n_rows``: all the engine reads of the data (:class:`~.typeii.GramData`)."""
+
+    gram: np.ndarray
+    Phity: np.ndarray
+    yy: float
+    n_rows: int
+
+    @classmethod
+    def of(cls, Phi, y):
+        """The statistics of the design ``Phi`` (N × M) and targets ``y`` (float64; ``ΦᵀΦ`` by one
+        symmetric rank-k product)."""
+        Phi = np.asarray(Phi, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        return cls(Phi.T @ Phi, y @ Phi, float(y @ y), y.size)
+
+
 class PackedDesign(NamedTuple):
     """A design as the engine takes it: ``Phi`` and ``y`` zero-padded to bucketed shapes, the mask of
-    the real columns, the evidence's dimension ``n_obs`` and ``yy = yᵀy`` (``None``: from ``y``)."""
+    the real columns, the evidence's dimension ``n_obs`` and ``yy = yᵀy`` (``None``: from ``y``);
+    with ``gram``, ``Phi`` is ``ΦᵀΦ`` and ``y`` is ``Φᵀy`` (:class:`GramStatistics`)."""
 
     Phi: np.ndarray
     y: np.ndarray
     basis_mask: np.ndarray
     n_obs: int
     yy: float | None
+    gram: bool = False
+
+
+def _pack_gram(stats, n_obs):
+    m = stats.gram.shape[0]
+    m_pad = bucket(m)
+    G = pad_to(stats.gram, (m_pad, m_pad))
+    return PackedDesign(G, pad_to(stats.Phity, (m_pad,)), pad_to(np.ones(m, bool), (m_pad,)), n_obs, stats.yy, True)
+
+
+def engine_data(packed):
+    """The engine's data (:func:`typeii.make_data`, or :func:`typeii.make_gram_data` for a Gram form)."""
+    if packed.gram:
+        return typeii.make_gram_data(packed.Phi, packed.y, packed.yy, packed.n_obs, packed.basis_mask)
+    return typeii.make_data(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)
 
 
 def pack_design(Phi, y, *, n_obs=None, factor=None):
     """:class:`PackedDesign` of ``Phi`` and ``y`` (see :func:`fit_design` for ``factor`` and ``n_obs``)."""
+    if isinstance(factor, GramStatistics):
+        return _pack_gram(factor, factor.n_rows if n_obs is None else n_obs)
     y = np.asarray(y, dtype=np.float64)
     n_obs, yy = (y.size if n_obs is None else n_obs), None
     if factor is not None:
@@ -65,13 +116,15 @@ def fit_design(Phi, y, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every
     ``max_active`` caps the number of basis functions in the model (default: all). With a
     :class:`~sparsebayes.inference._lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
     may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii.make_data`): an add
-    then costs ``O(rM)`` instead of ``O(NM)``. ``n_obs`` is the dimension of the data the
+    then costs ``O(rM)`` instead of ``O(NM)``. With ``factor`` the :class:`GramStatistics` of ``Φ``
+    and ``y`` (``Phi`` and ``y`` unused) it runs on them alone (:class:`typeii.GramData`), nothing
+    of its cost in ``N``. ``n_obs`` is the dimension of the data the
     evidence is of: ``N`` (default), or ``N − 1`` for centred data with a flat intercept
     integrated out (``y`` and every column centred: the constant direction then holds noise
     alone, and the evidence of the rest is the engine's with ``N − 1`` in place of ``N``).
     """
     packed = pack_design(Phi, y, n_obs=n_obs, factor=factor)
-    data = typeii.make_data(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)
+    data = engine_data(packed)
     return typeii.fit_growing(data, prior, noise_var, limit=_limit(packed.Phi.shape[1], max_active),
                               max_iter=max_iter, tol=tol, noise_every=noise_every)
 

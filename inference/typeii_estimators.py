@@ -62,7 +62,7 @@ from ._validation import (
     validate_regression_data,
 )
 from ._warnings import warn_degenerate
-from .typeii_design import fit_design
+from .typeii_design import GramStatistics, fit_design, use_gram
 from .typeii_warnings import warn_after_fit
 from .idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from .posterior_sampling import PosteriorSamplingMixin
@@ -78,7 +78,9 @@ LOW_RANK_MIN_N = 300
 
 class TypeIIProblem(NamedTuple):
     """What a type-II regressor hands the engine: the centred design ``Phi`` (``None`` when factored:
-    ``factor``) and targets ``y``, the evidence's dimension ``n_obs``, σ²'s start ``noise_var``, the
+    ``factor``; kept beside the :class:`~.typeii_design.GramStatistics` of a design with many more rows
+    than columns, fitted from those, :func:`~.typeii_design.use_gram`) and targets ``y``, the evidence's
+    dimension ``n_obs``, σ²'s start ``noise_var``, the
     hierarchy ``prior`` and, for a hierarchy with σ² fixed, that σ² (``fixed_noise``, else ``None``)."""
 
     Phi: np.ndarray | None
@@ -202,6 +204,8 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
             warn_degenerate(self, "every design column is zero" + (" once centred" if self.fit_intercept else "")
                             + ": the fit is the empty model", "give features that vary over the data", stacklevel=5)
             return None
+        if factor is None and use_gram(*Phi_c.shape):  # many more rows than columns: the n-independent form
+            factor = GramStatistics.of(Phi_c, y_c)
         return TypeIIProblem(Phi_c, y_c, n_obs, noise0, prior, fixed_noise, factor)
 
     def _finish(self, problem, state):
