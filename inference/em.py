@@ -591,7 +591,9 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)), np.float64(p))
         state, info = run(init(bb, s2, prior, n_iter), data, likelihood, controls, estimate_noise=estimate_noise)
         # one transfer of what the host reads (each array fetched is a wait on the device)
-        state, info_scale, obj = jax.device_get((state, info.scale, info.objective))
+        # (not the joint rule's objective and step change, which a slice restarts from anyway)
+        state, info_scale, obj = jax.device_get((state._replace(objective=None, step_change=None), info.scale,
+                                                 info.objective))
         prior = state.prior
         beta = np.zeros(p)
         beta[active] = state.beta[:k]
