@@ -8,8 +8,12 @@ factorization from ``X`` timed too; σ² is re-estimated every 5 steps on our si
 default of ``RVMRegressor`` and of Tipping's SparseBayes (fastrvm). Also times a batch of 100
 fits at N = 100 in one compiled call, the fits one after another and ``vmap``-ed on 10 lanes
 (compiled beforehand, best of three), says how many hit the active-set capacity or did not
-converge, and prints the cost per fit over fastrvm's single N = 100 fit. Last, the Bernoulli RVM (``RVMClassifier``'s
-engine) on Ripley subsets of 100 and 250 points beside fastrvm's Bernoulli likelihood.
+converge, and prints the cost per fit over fastrvm's single N = 100 fit. Then the Bernoulli RVM (``RVMClassifier``'s
+engine) on Ripley subsets of 100 and 250 points beside fastrvm's Bernoulli likelihood. Last, the
+RVM with a linear basis at large N (``--linear NxM ...``; ``--linear-only`` skips the rest): our
+n-independent form (:class:`~sparsebayes.inference.typeii_design.GramStatistics`, the Gram matrix
+timed with the fit) and ``RVMRegressor.fit`` beside fastrvm on the same design, fastrvm in a
+subprocess stopped after ``--fastrvm-timeout`` seconds; one run each.
 """
 from __future__ import annotations
 
@@ -22,7 +26,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--sizes", type=int, nargs="*", default=[100, 1000, 4000])
+    ap.add_argument("--linear", nargs="*", default=["10000x1000", "100000x1000", "1000000x100"],
+                    help="linear-basis sizes NxM")
+    ap.add_argument("--linear-only", action="store_true")
+    ap.add_argument("--fastrvm-timeout", type=float, default=600.0)
+    ap.add_argument("--fastrvm-linear", nargs=2, type=int, help=argparse.SUPPRESS)  # the subprocess of the linear rows
     args = ap.parse_args(argv)
+    if args.fastrvm_linear:
+        return _fastrvm_linear(*args.fastrvm_linear, args.threads)
     from ._threads import describe, limit_threads
 
     with limit_threads(args.threads):
@@ -57,6 +68,9 @@ def _bench(args, describe):
     from sparsebayes.models.typeii_hierarchies import ARDPrior
 
     print(describe() + "; shared 2-core machine, timings are noisy")
+    if args.linear_only:
+        _bench_linear(args)
+        return 0
     fastrvm_at = {}
     for n in args.sizes:
         X, y = sinc(n, sigma=0.1, seed=0)
@@ -122,7 +136,94 @@ def _bench(args, describe):
             line += f"; per fit / fastrvm single fit at N=100: {tb / 100 / fastrvm_at[100]:.2f}"
         print(line, flush=True)
     _bench_classifier()
+    _bench_linear(args)
     return 0
+
+
+def linear_problem(n, m, seed=0):
+    """``X`` (n × m, standard normal) and ``y = Xβ + ε`` with 20 nonzero weights (±1 to ±3), σ = 1."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, m))
+    beta = np.zeros(m)
+    k = min(20, m)
+    beta[rng.choice(m, k, replace=False)] = rng.uniform(1.0, 3.0, k) * rng.choice([-1.0, 1.0], k)
+    return X, X @ beta + rng.standard_normal(n)
+
+
+def _fastrvm_fit(X, y):
+    from fastrvm import _sparsebayes_bindings as sb
+
+    return sb.SparseBayes(sb.Likelihood.Gaussian, 10000, False, False, False, True, False, None).inference(X, y)
+
+
+def _fastrvm_linear(n, m, threads):
+    """In a subprocess: time fastrvm on :func:`linear_problem` and print ``seconds kept``."""
+    import numpy as np
+
+    from ._threads import limit_threads
+
+    with limit_threads(threads):
+        X, y = linear_problem(n, m)
+        t0 = time.process_time()
+        res = _fastrvm_fit(X, y)
+        print(f"{time.process_time() - t0} {len(np.asarray(res['relevant_idx']).ravel())}")
+    return 0
+
+
+def _bench_linear(args):
+    """RVM with a linear basis at large N: our Gram form and ``RVMRegressor`` beside fastrvm (CPU s)."""
+    import os
+    import subprocess
+
+    import jax
+    import numpy as np
+
+    from sparsebayes.inference.typeii_design import GramStatistics, fit_design, use_gram
+    from sparsebayes.inference.typeii_estimators import RVMRegressor
+    from sparsebayes.models.typeii_hierarchies import ARDPrior
+
+    for size in args.linear:
+        n, m = map(int, size.lower().split("x"))
+        X, y = linear_problem(n, m)
+        noise0 = 0.1 * np.var(y)
+
+        def ours():
+            stats = GramStatistics.of(X, y)
+            return jax.block_until_ready(fit_design(None, y, ARDPrior(), noise0, noise_every=NOISE_EVERY, factor=stats))
+
+        # compile on a small problem of the same width: the Gram form's programs do not depend on N
+        Xs, ys = linear_problem(max(2000, 8 * m), m, seed=1)
+        fit_design(None, ys, ARDPrior(), 0.1 * np.var(ys), noise_every=NOISE_EVERY, factor=GramStatistics.of(Xs, ys))
+        RVMRegressor(fit_intercept=False).fit(Xs, ys)
+        t0, w0 = time.process_time(), time.perf_counter()
+        st = ours()
+        cpu, wall = time.process_time() - t0, time.perf_counter() - w0
+        kept = int((np.asarray(st.var) > 0).sum())
+        t0 = time.process_time()
+        est = RVMRegressor(fit_intercept=False).fit(X, y)
+        cpu_est = time.process_time() - t0
+        line = (f"linear N={n} M={m} (Gram form: {use_gram(n, m)}): ours {cpu:8.2f} CPU s ({wall:.2f} wall, {kept} kept, "
+                f"{int(st.n_iter)} steps) | RVMRegressor.fit {cpu_est:8.2f} CPU s ({int(est.active_.sum())} kept)")
+        try:
+            import fastrvm  # noqa: F401
+        except ImportError:
+            print(line + " | fastrvm not installed", flush=True)
+            continue
+        cmd = [os.sys.executable, "-m", "sparsebayes.comparisons.bench.typeii", "--threads", str(args.threads),
+               "--fastrvm-linear", str(n), str(m)]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.fastrvm_timeout, check=True)
+            fr, fr_kept = out.stdout.split()[-2:]
+            fr = float(fr)
+            line += (f" | fastrvm {fr:8.2f} CPU s ({fr_kept} kept) ratio ours/fastrvm {cpu / fr:6.3f}, "
+                     f"RVMRegressor/fastrvm {cpu_est / fr:6.3f}")
+        except subprocess.TimeoutExpired:
+            line += f" | fastrvm did not finish in {args.fastrvm_timeout:.0f} s wall (ratio < {cpu / args.fastrvm_timeout:.3f})"
+        except subprocess.CalledProcessError as e:
+            line += f" | fastrvm failed: {e.stderr.strip().splitlines()[-1] if e.stderr.strip() else e.returncode}"
+        print(line, flush=True)
 
 
 def _bench_classifier():
