@@ -37,6 +37,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from sparsebayes.models._registry import missing_pieces
+from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES, make_likelihood
 from sparsebayes.models.priors import require
 
 from . import gibbs_beta
@@ -81,6 +83,11 @@ def gibbs_data(X, y, dof, beta_draw="auto"):
     if gibbs_beta.choose_method(*X.shape, beta_draw) == "rue":
         return GibbsData(None, None, gibbs_beta.gaussian_stats(X, y), jnp.float64(dof))
     return GibbsData(X, y, None, jnp.float64(dof))
+
+
+#: The prior sd of the intercept under a non-Gaussian likelihood (:func:`run_augmented`), where it
+#: cannot be integrated out by centring: ``b₀ ~ N(0, 10²)``, wide on the scale of a linear predictor.
+INTERCEPT_SCALE = 10.0
 
 
 class NoisePrior(NamedTuple):
@@ -159,9 +166,16 @@ def run_sweeps(state, keys, data, prior, noise=FLAT, *, scaled=False, fixed_nois
 
 
 def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, fit_intercept=True,
-        noise_prior=FLAT, noise_var=None, scaled=False, progress_bar=None, beta_draw="auto"):
+        noise_prior=FLAT, noise_var=None, scaled=False, progress_bar=None, beta_draw="auto", likelihood=None,
+        likelihood_param=None, intercept_scale=INTERCEPT_SCALE):
     """Draws of ``(β, σ², aux)`` (:class:`State`) and the sweeps' :class:`Info`, each with leading
     axes ``(chain, draw)``.
+
+    ``likelihood``: ``None`` or the Gaussian (by name or object): this engine's Gaussian sweep below;
+    any other likelihood with a conjugate augmentation (``"probit"``, ``"bernoulli_logistic"``,
+    ``"student_t"``, ``"negative_binomial"`` or an object with ``gibbs_augment``): the augmented sweep
+    of :func:`run_augmented` (``likelihood_param``, ``intercept_scale`` are its; ``noise_prior``,
+    ``noise_var`` and ``scaled`` are the Gaussian's and must stay at their defaults there).
 
     ``fit_intercept`` integrates a flat-prior intercept out (its conditional given the rest is
     ``N(ȳ − x̄ᵀβ, σ²/n)``); ``noise_prior`` is σ²'s prior, ``noise_var`` a value to hold σ² at
@@ -171,6 +185,14 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     ``beta_draw``: ``"auto"`` (Rue's draw from sufficient statistics for ``p ≤ n``, Bhattacharya's
     for ``p > n``) or ``"rue"``, ``"bhattacharya"`` forced (:func:`gibbs_data`).
     """
+    if likelihood is not None and make_likelihood(likelihood).name != "gaussian":
+        if noise_prior != FLAT or noise_var is not None or scaled:
+            raise ValueError("noise_prior, noise_var and scaled apply to the Gaussian likelihood only; the "
+                             f"{make_likelihood(likelihood).name!r} likelihood's own parameter has its own draw")
+        return run_augmented(X, y, prior, likelihood, num_warmup=num_warmup, num_samples=num_samples,
+                             num_chains=num_chains, seed=seed, fit_intercept=fit_intercept,
+                             likelihood_param=likelihood_param, intercept_scale=intercept_scale,
+                             progress_bar=progress_bar, beta_draw=beta_draw)
     require(prior, "gibbs")
     gibbs_beta.choose_method(1, 1, beta_draw)  # a ValueError for an unknown draw, before the data checks
     check_sampler_counts(num_warmup, num_samples, num_chains)
@@ -190,14 +212,21 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     start = init(prior, data, float(np.mean(y**2)), noise_var)
     state = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (num_chains, *jnp.shape(a))), start)
     total = num_warmup + num_samples
-    chain_keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
-    keys = jnp.swapaxes(jax.vmap(lambda k: jax.random.split(k, total))(chain_keys), 0, 1)  # (sweep, chain, 2)
+    keys = _sweep_keys(seed, num_chains, total)
+    return _drive(lambda st, k: run_sweeps(st, k, data, prior, noise, scaled=bool(scaled),
+                                           fixed_noise=noise_var is not None),
+                  state, keys, num_warmup, progress_bar)
+
+
+def _drive(sweeps, state, keys, num_warmup, progress_bar):
+    """Run ``sweeps(state, keys)`` (a jitted :func:`run_sweeps`-like call) over ``keys`` (sweep, chain, 2)
+    in about 20 chunks with a progress bar; the draws after the warm-up, each ``(chain, draw, …)``."""
+    total = keys.shape[0]
     show = show_progress(progress_bar)
     states, infos, done = [], [], 0
     with progress(total, "gibbs", show) as bar:
         for m in chunk_lengths(total, bar_chunk(total, show)):
-            state, s, i = run_sweeps(state, keys[done:done + m], data, prior, noise, scaled=bool(scaled),
-                                     fixed_noise=noise_var is not None)
+            state, s, i = sweeps(state, keys[done:done + m])
             states.append(s)
             infos.append(i)
             done += m
@@ -207,3 +236,130 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
         return jax.tree_util.tree_map(lambda *a: np.swapaxes(np.concatenate(a)[num_warmup:], 0, 1), *parts)
 
     return kept(states), kept(infos)
+
+
+def _sweep_keys(seed, num_chains, total):
+    """Every sweep's key, split from ``seed`` first (the same draws whatever the chunking): (sweep, chain, 2)."""
+    chain_keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
+    return jnp.swapaxes(jax.vmap(lambda k: jax.random.split(k, total))(chain_keys), 0, 1)
+
+
+# --- Non-Gaussian likelihoods by data augmentation ----------------------------------------------
+
+
+class AugmentedState(NamedTuple):
+    """One chain's draw under an augmented likelihood: the weights, the intercept (0 without one),
+    the likelihood's own parameter (its ``params``: the Student-t's ``s²``, the negative binomial's
+    dispersion; 1 and unused for probit and logistic) and the hierarchy's auxiliary variables."""
+
+    beta: jax.Array
+    intercept: jax.Array
+    param: jax.Array
+    aux: dict
+
+
+class AugmentedData(NamedTuple):
+    """What an augmented sweep reads: the design with a leading column of ones when there is an
+    intercept, the response, and the intercept's prior variance (shape (1,), or (0,) without one)."""
+
+    design: jax.Array
+    y: jax.Array
+    lead_var: jax.Array
+
+
+def require_gibbs_likelihood(likelihood):
+    """``likelihood`` if it has a conjugate augmentation (:data:`LIKELIHOOD_CAPABILITIES` ``"gibbs"``),
+    else a ``ValueError`` that says so and points to NUTS (e.g. the Poisson)."""
+    missing = missing_pieces(likelihood, LIKELIHOOD_CAPABILITIES["gibbs"])
+    if missing:
+        family = type(likelihood).__name__.removesuffix("Likelihood") or likelihood.name
+        raise ValueError(f"{family} has no conjugate augmentation: use method='nuts' (the Gibbs engine needs "
+                         f"{', '.join(LIKELIHOOD_CAPABILITIES['gibbs'])}; missing: {', '.join(missing)})")
+    return likelihood
+
+
+def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
+    """One sweep under a likelihood with a conjugate augmentation, pure; returns ``(state, info)``.
+
+    With ``η = b₀ + Xβ``: ``(z, ω) | y, η, θ`` by ``likelihood.gibbs_augment`` (Albert & Chib 1993;
+    Polson, Scott & Windle 2013; the t's scale mixture), so that ``z ~ N(η, 1/ω)``; then
+    ``(b₀, β) | z, ω, v ~ N(A⁻¹XᵀΩz, A⁻¹)``, ``A = XᵀΩX + diag(1/v)`` with ``v₀`` the intercept's
+    prior variance (:func:`~.gibbs_beta.draw_beta`, unit noise variance: the likelihood's scale is in
+    ``ω``); the hierarchy's conditionals given β; and the likelihood's own parameter θ by its
+    ``gibbs_param_step`` (given the new ``η`` and the sweep's ``ω``), where it has one."""
+    k_aug, k_beta, k_aux, k_param = jax.random.split(key, 4)
+    dtype = state.beta.dtype
+    eta = data.design @ jnp.concatenate([jnp.broadcast_to(state.intercept, data.lead_var.shape), state.beta])
+    z, omega = likelihood.gibbs_augment(k_aug, data.y, eta, state.param)
+    v = jnp.maximum(prior.gibbs_prior_variance(state.aux), jnp.finfo(dtype).tiny)
+    coef = gibbs_beta.draw_beta(k_beta, data.design, z, omega, jnp.concatenate([data.lead_var, v]),
+                                jnp.ones((), dtype), beta_draw)
+    lead = data.lead_var.shape[0]
+    beta, intercept = coef[lead:], jnp.sum(coef[:lead])
+    aux = prior.gibbs_update(k_aux, beta, state.aux)
+    eta = data.design @ coef
+    param_step = getattr(likelihood, "gibbs_param_step", None)
+    param = state.param if param_step is None else param_step(k_param, data.y, eta, state.param, omega)
+    log_lik = jnp.sum(likelihood.log_lik(data.y, eta, param))
+    return AugmentedState(beta, intercept, param, aux), Info(log_lik, jnp.log(jnp.min(v)))
+
+
+@partial(jax.jit, static_argnames=("likelihood", "beta_draw"))
+def run_augmented_sweeps(state, keys, data, prior, likelihood, beta_draw="auto"):
+    """The jit boundary of :func:`augmented_step`, as :func:`run_sweeps` (``likelihood`` static)."""
+    chains_step = jax.vmap(lambda s, k: augmented_step(s, k, data, prior, likelihood, beta_draw))
+
+    def body(s, k):
+        s, info = chains_step(s, k)
+        return s, (s, info)
+
+    last, (states, infos) = jax.lax.scan(body, state, keys)
+    return last, states, infos
+
+
+def _check_support(likelihood, y):
+    support = getattr(likelihood, "support", "real")
+    if support == "binary" and not np.all((y == 0) | (y == 1)):
+        raise ValueError(f"y must hold only 0 and 1 for the {likelihood.name!r} likelihood")
+    if support == "counts" and not np.all((y >= 0) & (y == np.round(y))):
+        raise ValueError(f"y must hold non-negative integer counts for the {likelihood.name!r} likelihood")
+
+
+def run_augmented(X, y, prior, likelihood, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
+                  fit_intercept=True, likelihood_param=None, intercept_scale=INTERCEPT_SCALE, progress_bar=None,
+                  beta_draw="auto"):
+    """Gibbs draws of ``(β, b₀, θ, aux)`` (:class:`AugmentedState`) and the sweeps' :class:`Info` (the
+    log likelihood ``Σ log p(y_i | η_i, θ)`` at each draw), leading axes ``(chain, draw)``, for
+    ``y_i ~ likelihood(η_i = b₀ + x_iᵀβ, θ)`` under the hierarchy ``prior`` (:func:`augmented_step`).
+
+    The intercept has the prior ``b₀ ~ N(0, intercept_scale²)`` and is drawn with β as one more
+    column of ones (without the Gaussian's centring, which integrates it out only there);
+    ``fit_intercept=False``: no intercept. ``likelihood_param``: θ's start (or its fixed value for
+    a likelihood without ``gibbs_param_step``), default ``likelihood.init_params(y)``, 1 for those
+    without a parameter. The Student-t's ``s²`` has Jeffreys' prior, the negative binomial's
+    dispersion Gamma(1, 0.1) (their ``gibbs_param_step``). Chains start at ``β = 0``, ``b₀ = 0``.
+    ``beta_draw`` as :func:`run`'s: Rue's draw for ``p + 1 ≤ n``, else Bhattacharya's.
+    """
+    likelihood = require_gibbs_likelihood(make_likelihood(likelihood))
+    require(prior, "gibbs")
+    gibbs_beta.choose_method(1, 1, beta_draw)
+    check_sampler_counts(num_warmup, num_samples, num_chains)
+    check_count("seed", seed, 0)
+    check_number("intercept_scale", intercept_scale, 0.0, strict=True)
+    X, y = check_data(X, y, min_samples=3)
+    _check_support(likelihood, y)
+    if likelihood_param is None:
+        start_param = float(likelihood.init_params(y)) if getattr(likelihood, "param_name", None) else 1.0
+    else:
+        check_number("likelihood_param", likelihood_param, 0.0, strict=True)
+        start_param = float(likelihood_param)
+    n, p = X.shape
+    design = np.hstack([np.ones((n, 1)), X]) if fit_intercept else X
+    lead_var = np.full(1 if fit_intercept else 0, float(intercept_scale) ** 2)
+    data = AugmentedData(jnp.asarray(design, jnp.float64), jnp.asarray(y, jnp.float64), jnp.asarray(lead_var))
+    start = AugmentedState(jnp.zeros(p, jnp.float64), jnp.zeros((), jnp.float64),
+                           jnp.asarray(start_param, jnp.float64), prior.gibbs_init(p))
+    state = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (num_chains, *jnp.shape(a))), start)
+    keys = _sweep_keys(seed, num_chains, num_warmup + num_samples)
+    return _drive(lambda st, k: run_augmented_sweeps(st, k, data, prior, likelihood, beta_draw),
+                  state, keys, num_warmup, progress_bar)

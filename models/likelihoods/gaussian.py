@@ -87,3 +87,8 @@ class GaussianLikelihood(NamedTuple):
     def sample(self, key, eta, params=1.0):
         """``η + σ ε``, ``ε ~ N(0, 1)``."""
         return eta + jnp.sqrt(params) * jax.random.normal(key, jnp.shape(eta))
+
+    def gibbs_augment(self, key, y, eta, params=1.0):
+        """Nothing to augment: ``(z = y, ω = 1/σ²)``. The Gibbs engine samples this likelihood by its
+        own Gaussian sweep (σ² conjugate, sufficient statistics), not through this method."""
+        return jnp.asarray(y, dtype=jnp.float64), jnp.ones_like(eta) / params

@@ -94,3 +94,10 @@ class BernoulliLogisticLikelihood(NamedTuple):
     def sample(self, key, eta, params=None):
         """``t ~ Bernoulli(σ(η))``."""
         return jax.random.bernoulli(key, jax.nn.sigmoid(eta)).astype(jnp.result_type(float))
+
+    def gibbs_augment(self, key, t, eta, params=None):
+        """Polson, Scott & Windle's (2013) Pólya-Gamma draw for a Gibbs sweep, ``ω ~ PG(1, η)``,
+        ``z = (t − ½)/ω``: :func:`sparsebayes.inference.gibbs_augment.logistic_augment`."""
+        from sparsebayes.inference.gibbs_augment import logistic_augment
+
+        return logistic_augment(key, t, eta)

@@ -155,3 +155,18 @@ class NegativeBinomialLikelihood(NamedTuple):
         k1, k2 = jax.random.split(key)
         lam = jax.random.gamma(k1, params, jnp.shape(eta)) * jnp.exp(eta) / params
         return jax.random.poisson(k2, lam).astype(jnp.result_type(float))
+
+    def gibbs_augment(self, key, t, eta, params=1.0):
+        """The Pólya-Gamma draw for a Gibbs sweep, ``ω ~ PG(t + r, η − log r)``,
+        ``z = (t − r)/(2ω) + log r``: :func:`sparsebayes.inference.gibbs_augment.negative_binomial_augment`."""
+        from sparsebayes.inference.gibbs_augment import negative_binomial_augment
+
+        return negative_binomial_augment(key, t, eta, params)
+
+    def gibbs_param_step(self, key, t, eta, params, omega=None):
+        """The dispersion's Metropolis-within-Gibbs move given ``η`` (``ω`` unused: ``r`` is drawn from
+        its conditional with ``ω`` integrated out, and ``ω`` is drawn afresh next sweep), under a
+        Gamma(1, 0.1) prior: :func:`sparsebayes.inference.gibbs_augment.negative_binomial_concentration_step`."""
+        from sparsebayes.inference.gibbs_augment import negative_binomial_concentration_step
+
+        return negative_binomial_concentration_step(key, t, eta, params)[0]

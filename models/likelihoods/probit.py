@@ -144,3 +144,10 @@ class ProbitLikelihood(NamedTuple):
     def sample(self, key, eta, params=None):
         """``1[η + w ≥ 0]``, ``w ~ N(0, 1)`` (the latent-variable form, 002 Sec. 2)."""
         return (eta + jax.random.normal(key, jnp.shape(eta)) >= 0).astype(jnp.result_type(float))
+
+    def gibbs_augment(self, key, y, eta, params=None):
+        """Albert & Chib's (1993) latent draw for a Gibbs sweep, ``(z, ω = 1)``:
+        :func:`sparsebayes.inference.gibbs_augment.probit_augment`."""
+        from sparsebayes.inference.gibbs_augment import probit_augment
+
+        return probit_augment(key, y, eta)

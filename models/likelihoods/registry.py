@@ -24,6 +24,9 @@ LIKELIHOOD_CAPABILITIES = {
     "bound": ("log_normalizer", "bohning_bound"),
     "nuts": ("observe",),
     "predictive": ("sample", "mean"),
+    # the Gibbs engine (sparsebayes.inference.hierarchy_gibbs): a conjugate augmentation to the Gaussian
+    # pseudo-model z ~ N(η, 1/ω); a likelihood with a parameter also has gibbs_param_step
+    "gibbs": ("gibbs_augment", "log_lik"),
 }
 
 #: Add a likelihood class to :data:`LIKELIHOODS` under its ``name`` (a decorator).
