@@ -138,7 +138,7 @@ class _AdaptiveSparseBase(BaseEstimator):
         has_bias = has_bias_column(fm)
         if np.any(beta[int(has_bias):]):
             return
-        classifier = getattr(likelihood, "fixed_noise_var", None) is not None
+        classifier = getattr(likelihood, "support", "real") in ("binary", "categorical")
         subject = ("the classifier" if classifier else "the fit") + which
         if np.any(beta):
             what = (f"EM pruned every weight but the bias: {subject} predicts "
