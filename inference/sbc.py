@@ -211,11 +211,12 @@ def run(simulate, sample, *, num_replications=200, num_draws=99, thin=10, max_th
     effective sample size over the parameters (:func:`effective_sample_size`) is below
     ``num_draws``, the replication is rerun (same data, a new seed) with ``thin`` raised in
     proportion, to the next power of two times ``thin``, up to ``max_thin`` (default ``4 · thin``;
-    ``max_thin = thin``: never rerun); those
-    still below are counted in ``low_ess``. ``bins`` must divide ``num_draws + 1`` (equal bins);
-    ``parameters`` (flat names such as ``"beta[0]"``) restricts the ranks to those, default every
-    entry of the truth. ``seed`` fixes the replications (data and sampler seeds). ``progress_bar``: a
-    tqdm bar over the replications (``None``: when standard error is a terminal).
+    ``max_thin = thin``: never rerun); those still below are counted in ``low_ess``, as are chains
+    with a draw that is not finite (their ESS is 0; they are not rerun). ``bins`` must divide
+    ``num_draws + 1`` (equal bins); ``parameters`` (flat names such as ``"beta[0]"``) restricts the
+    ranks to those, default every entry of the truth. ``seed`` fixes the replications (data and
+    sampler seeds). ``progress_bar``: a tqdm bar over the replications (``None``: when standard
+    error is a terminal).
     """
     from scipy import stats
     check_count("num_replications", num_replications, 2)
@@ -250,7 +251,8 @@ def run(simulate, sample, *, num_replications=200, num_draws=99, thin=10, max_th
                 if chain.shape[1] != num_draws * t:
                     raise ValueError(f"the sampler returned {chain.shape[1]} draws, asked for {num_draws * t}")
                 ess = float(np.min(effective_sample_size(chain))) if chain.shape[1] >= 8 else float(chain.shape[1])
-                if ess >= num_draws or t >= max_thin:
+                ess = ess if np.all(np.isfinite(chain)) else 0.0  # a chain that left the floats: no effective draws
+                if ess >= num_draws or t >= max_thin or ess == 0.0:
                     break
                 # the next power of two times thin that should reach num_draws (a few chain lengths, so
                 # a compiled sampler is reused across replications)
@@ -274,13 +276,14 @@ def _checked_noise_prior(noise_prior):
     return c, d
 
 
-def hierarchy_simulator(prior, X, noise_prior=(3.0, 2.0), *, scaled=False):
+def hierarchy_simulator(prior, X, noise_prior=(3.0, 2.0), *, scaled=False, noise_var=None):
     """``simulate(rng)`` for ``y = Xβ + w``, ``w ~ N(0, σ² I)``: β and the hierarchy's estimated
     hyperparameters by its own NumPyro sampling statement (``prior.sample_beta``, the NUTS twin's:
     e.g. the horseshoe's ``τ ~ C⁺(0, s)``, ``λ_i ~ C⁺(0, 1)``, ``β_i ~ N(0, τ²λ_i²)``), ``σ² ~ IG(c, d)``
     (``noise_prior = (c, d)``, both positive: the Gibbs engine's ``NoisePrior(c, d)``, Park & Casella's
     ``c, d``), and with ``scaled`` ``β`` multiplied by σ (``β_i | σ², v_i ~ N(0, σ² v_i)``: the Park &
-    Casella and BLS form). ``truth``: ``beta``, ``noise_var`` and each of
+    Casella and BLS form). ``noise_var``: σ² held at that value instead (for a sampler or an
+    estimator that is given σ²). ``truth``: ``beta``, ``noise_var`` and each of
     ``prior.estimated_sites()`` (``tau_global``, ``gamma``); ``data``: ``(X, y)``. No intercept is
     drawn: an engine that integrates a flat intercept out sees the centred data, whose distribution
     does not depend on it.
@@ -291,6 +294,8 @@ def hierarchy_simulator(prior, X, noise_prior=(3.0, 2.0), *, scaled=False):
 
     require(prior, "nuts")
     c, d = _checked_noise_prior(noise_prior)
+    if noise_var is not None and not (np.isfinite(noise_var) and noise_var > 0):
+        raise ValueError(f"noise_var must be a positive number, got {noise_var!r}")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D design, got shape {X.shape}")
@@ -301,22 +306,23 @@ def hierarchy_simulator(prior, X, noise_prior=(3.0, 2.0), *, scaled=False):
         key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
         with handlers.seed(rng_seed=key):
             trace = handlers.trace(lambda: prior.sample_beta(p)).get_trace()
-        noise_var = d / rng.gamma(c)
-        beta = np.asarray(trace["beta"]["value"], dtype=np.float64) * (np.sqrt(noise_var) if scaled else 1.0)
-        y = X @ beta + np.sqrt(noise_var) * rng.standard_normal(X.shape[0])
-        truth = {"beta": beta, "noise_var": noise_var, **{s: float(trace[s]["value"]) for s in sites}}
+        s2 = d / rng.gamma(c) if noise_var is None else float(noise_var)
+        beta = np.asarray(trace["beta"]["value"], dtype=np.float64) * (np.sqrt(s2) if scaled else 1.0)
+        y = X @ beta + np.sqrt(s2) * rng.standard_normal(X.shape[0])
+        truth = {"beta": beta, "noise_var": s2, **{s: float(trace[s]["value"]) for s in sites}}
         return truth, (X, y)
 
     return simulate
 
 
-def hierarchy_gibbs_sampler(prior, *, noise_prior=(3.0, 2.0), num_warmup=300, scaled=False, beta_draw="auto",
-                            fit_intercept=False):
+def hierarchy_gibbs_sampler(prior, *, noise_prior=(3.0, 2.0), noise_var=None, num_warmup=300, scaled=False,
+                            beta_draw="auto", fit_intercept=False):
     """``sample(data, num_samples, seed)`` by the hierarchy Gibbs engine
     (:func:`sparsebayes.inference.hierarchy_gibbs.run`, one chain, no bar) on ``data = (X, y)``: draws
     of ``beta``, ``noise_var`` and the hierarchy's estimated hyperparameters under their twin's names
     (``prior.gibbs_twin_sites``: the horseshoe's ``tau_global``), the names
-    :func:`hierarchy_simulator` gives the truth. ``beta_draw`` forces Rue's or Bhattacharya's draw."""
+    :func:`hierarchy_simulator` gives the truth. ``noise_var`` holds σ² at that value (its draws are
+    then that constant); ``beta_draw`` forces Rue's or Bhattacharya's draw."""
     from . import hierarchy_gibbs
 
     noise = hierarchy_gibbs.NoisePrior(*_checked_noise_prior(noise_prior))
@@ -325,8 +331,8 @@ def hierarchy_gibbs_sampler(prior, *, noise_prior=(3.0, 2.0), num_warmup=300, sc
     def sample(data, num_samples, seed):
         X, y = data
         states, _ = hierarchy_gibbs.run(X, y, prior, num_warmup=num_warmup, num_samples=num_samples, num_chains=1,
-                                        seed=seed, fit_intercept=fit_intercept, noise_prior=noise, scaled=scaled,
-                                        progress_bar=False, beta_draw=beta_draw)
+                                        seed=seed, fit_intercept=fit_intercept, noise_prior=noise, noise_var=noise_var,
+                                        scaled=scaled, progress_bar=False, beta_draw=beta_draw)
         draws = {"beta": states.beta[0], "noise_var": states.noise_var[0]}
         if sites:
             twin = prior.gibbs_twin_sites(states.beta, states.aux)
