@@ -50,9 +50,11 @@ The Laplace path (:mod:`.typeii_laplace`) has the same shape and the same :class
 
 Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free), with the
 cache ``B = ΦᵀΦ_slots`` (M × capacity) filled when a basis enters, so that a step costs
-O(N M) on an add and O(M · capacity) otherwise. Padding rows and columns of zeros are
-harmless (``n_obs`` counts the real rows; zero columns never enter), so data sets of
-different sizes share one compiled program and fits ``vmap`` over data sets. The slots start
+O(N M) on an add and O(M · capacity) otherwise (O(M) on an add when the engine holds ``ΦᵀΦ``,
+the n-independent form :class:`GramData` for designs with many more rows than columns). Padding
+rows and columns of zeros are harmless (``n_obs`` counts the real rows; zero columns never
+enter), so data sets of different sizes share one compiled program and fits ``vmap`` over data
+sets. The slots start
 few and double when an add finds none free (:func:`fit_growing`: the fit pauses, its state is
 widened, and it goes on), since a step costs more the more slots there are.
 A candidate too aligned with an active column (``|cos| > align_max``) is never added.
