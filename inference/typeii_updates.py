@@ -3,8 +3,8 @@
 An add, re-estimate or delete of basis function ``m`` changes one prior variance, so the
 posterior covariance ``Σ`` and mean ``μ`` of the slot weights, ``log|Σ|`` and the factors
 ``S, Q`` of every candidate change by rank one (Tipping & Faul 2003, Appendix; 004 eqs. 20–21),
-at ``O(N M)`` for an add (the new column of ``B = ΦᵀΦ_slots``; ``O(M)`` from a held Gram matrix) and ``O(M · capacity)``
-otherwise. The alignment of each candidate with the active columns (the largest ``|cos|``),
+at ``O(N M)`` for an add (the new column of ``B = ΦᵀΦ_slots``; ``O(M)`` from a held Gram
+matrix) and ``O(M · capacity)`` otherwise. The alignment of each candidate with the active columns (the largest ``|cos|``),
 which keeps near-duplicate columns out of the model, is kept up to date here too.
 """
 from __future__ import annotations
