@@ -72,7 +72,7 @@ def test_an_engine_names_the_missing_piece():
     with pytest.raises(ValueError, match="BernoulliLogisticLikelihood has no log_normalizer, bohning_bound"):
         require_likelihood(BernoulliLogisticLikelihood(), "bound")
     with pytest.raises(ValueError, match="engine must be one of"):
-        require_likelihood(MULTINOMIAL, "gibbs")
+        require_likelihood(MULTINOMIAL, "no_such_engine")
 
 
 def test_a_likelihood_defined_here_joins_the_registry_and_its_engine(monkeypatch):
