@@ -388,12 +388,15 @@ def nuts_sampler(model, *, num_warmup=500, rename=None, target_accept_prob=0.8, 
 class CoverageResult(NamedTuple):
     """:func:`interval_coverage`'s answer: ``levels`` the nominal central-interval levels;
     ``coverage`` the share of (replication, parameter) pairs whose interval covers the truth, one per
-    level; ``covered`` (replications, parameters, levels) booleans; ``names`` the parameters."""
+    level; ``covered`` (replications, parameters, levels) booleans; ``names`` the parameters;
+    ``point_mass`` the share of pairs whose draws are all equal (a weight pruned to an exact zero),
+    which cover a continuous truth at no level."""
 
     levels: tuple
     coverage: np.ndarray
     covered: np.ndarray
     names: tuple
+    point_mass: float
 
     def standard_error(self):
         """The binomial standard error of each ``coverage`` as if the pairs were independent (the
@@ -417,7 +420,7 @@ def interval_coverage(simulate, approximate, *, num_replications=200, levels=(0.
     levels = tuple(float(a) for a in levels)
     if not all(0.0 < a < 1.0 for a in levels):
         raise ValueError(f"levels must lie strictly between 0 and 1, got {levels}")
-    names, rows = None, []
+    names, rows, atoms = None, [], []
     with progress(num_replications, "coverage", show_progress(progress_bar)) as bar:
         for child in np.random.SeedSequence(seed).spawn(num_replications):
             rng = np.random.default_rng(child)
@@ -432,6 +435,7 @@ def interval_coverage(simulate, approximate, *, num_replications=200, levels=(0.
             t = np.array([truth[name] for name in names])
             q = np.quantile(chain, [[(1 - a) / 2, (1 + a) / 2] for a in levels], axis=0)  # (levels, 2, parameters)
             rows.append(((q[:, 0] <= t) & (t <= q[:, 1])).T)
+            atoms.append(np.all(chain == chain[:1], axis=0))
             bar.update(1)
     covered = np.array(rows)
-    return CoverageResult(levels, covered.mean(axis=(0, 1)), covered, names)
+    return CoverageResult(levels, covered.mean(axis=(0, 1)), covered, names, float(np.mean(atoms)))

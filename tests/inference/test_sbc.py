@@ -106,7 +106,8 @@ def test_the_result_plots_and_checks_its_arguments():
 
 def test_interval_coverage_is_nominal_for_the_exact_posterior_and_low_for_a_narrow_one():
     """The exact posterior's 50 % and 90 % central intervals cover the truth at their level (within
-    3 binomial SE over 400 replications); half the sd covers less: 2Φ(½z) − 1, 0.26 and 0.59."""
+    3 binomial SE over 400 replications); half the sd covers less: 2Φ(½z) − 1, 0.26 and 0.59; a point
+    mass at 0 (a pruned weight) covers nothing and is counted as one."""
     def approx(scale):
         return lambda y, seed: _normal_sampler(scale)(y, 2000, seed)
     exact = sbc.interval_coverage(_normal_simulator, approx(1.0), num_replications=400, seed=0)
@@ -114,6 +115,9 @@ def test_interval_coverage_is_nominal_for_the_exact_posterior_and_low_for_a_narr
     narrow = sbc.interval_coverage(_normal_simulator, approx(0.5), num_replications=400, seed=0)
     want = 2 * stats.norm.cdf(0.5 * stats.norm.ppf([0.75, 0.95])) - 1
     assert np.all(np.abs(narrow.coverage - want) < 3 * narrow.standard_error()), (narrow.coverage, want)
+    assert exact.point_mass == 0.0
+    pruned = sbc.interval_coverage(_normal_simulator, lambda y, seed: {"theta": np.zeros(50)}, num_replications=20)
+    assert pruned.point_mass == 1.0 and np.all(pruned.coverage == 0.0)
 
 
 def test_the_simulator_draws_the_hierarchy_prior_and_proper_noise():
