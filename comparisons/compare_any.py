@@ -70,8 +70,9 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         the horseshoe; the RVM, BLS and FLAP twins). The first one fills ``idata.posterior``.
         ``"auto"`` or ``None``: the model decides
         (:func:`~sparsebayes.inference.twin_posterior.default_samplers`): NUTS and Gibbs where Gibbs
-        exists, NUTS alone elsewhere, and Gibbs alone for a hierarchy on whose posterior NUTS fails
-        its diagnostics (the horseshoe; a ``UserWarning`` says so). A tuple is run as given.
+        exists, NUTS alone elsewhere. A tuple is run as given. NUTS runs in the form and with the
+        settings the hierarchy declares (the horseshoe regression: its scales with β integrated out,
+        :mod:`sparsebayes.inference.collapsed_nuts`).
     num_warmup, num_samples, num_chains, seed
         Sampler settings (per sampler).
     target_accept_prob : float or None
@@ -141,12 +142,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         say(f"fitting {type(estimator).__name__}")
         estimator = clone(estimator).fit(X, y)
     t = twin(estimator, X, y, surrogate_eps=surrogate_eps)  # checks prior and data before any sampling
-    if auto:
-        samplers, note = default_samplers(estimator)
-        if note:
-            warnings.warn(note, UserWarning, stacklevel=2)
-            say(note)
-    samplers = tuple(samplers)
+    samplers = default_samplers(estimator) if auto else tuple(samplers)
     if X_test is not None:
         try:  # and the held-out rows (labels among the fitted classes, finite targets)
             twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)

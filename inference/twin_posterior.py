@@ -32,9 +32,9 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 from sparsebayes.models.features import transform_validated
-from sparsebayes.models.priors import hierarchy_name, make_prior, nuts_by_default, require, supports
+from sparsebayes.models.priors import hierarchy_name, make_prior, require, supports
 
-from . import twin_builders
+from . import collapsed_nuts, twin_builders
 from ._base import basis_names
 from ._validation import check_count, validate_predict_data
 from .adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
@@ -144,7 +144,12 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     coords = {"basis": t.names, **t.site_coords}
     dims = {**{s: ["basis"] for s in BASIS_SITES}, "y": ["obs"], **t.site_dims}
     kwargs = t.kwargs
-    if sampler == "nuts":
+    if sampler == "nuts" and collapsed_nuts.collapsible(getattr(t, "prior", None), t.model, t.kwargs, t.H.shape[1]):
+        # the hierarchy's scales by NUTS with β integrated out, β from its Gaussian conditional
+        idata = collapsed_nuts.run(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                                   seed=seed, coords=coords, progress_bar=bool(progress_bar),
+                                   target_accept_prob=target_accept_prob)
+    elif sampler == "nuts":
         kwargs = {**t.kwargs, "marginal": True} if t.model is bayesian_lasso else t.kwargs
         dims = {k: v for k, v in dims.items() if k in _sites(t.model, t.H, t.y, kwargs)}
         idata = run_nuts(t.model, t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
@@ -176,20 +181,10 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
 
 
 def default_samplers(est):
-    """The samplers :func:`sparsebayes.compare` runs on fitted ``est``'s posterior unless told which, and
-    why: ``(samplers, note)``. Where the model has a Gibbs sampler (:func:`gibbs_able`) Gibbs and NUTS
-    (NUTS first), except for a hierarchy that declares NUTS untrustworthy on its posterior
-    (:func:`~sparsebayes.models.priors.nuts_by_default`): Gibbs alone, and ``note`` says so; NUTS alone
-    elsewhere. ``note`` is ``None`` unless a sampler was left out."""
-    if not gibbs_able(est):
-        return ("nuts",), None
-    prior = _hierarchy(est)
-    if prior is not None and not nuts_by_default(prior):
-        return ("gibbs",), (f"NUTS is not run by default on the {hierarchy_name(prior)} posterior: it diverges there "
-                            "even at the hierarchy's own settings, and its draws would fail their diagnostics; the "
-                            "Gibbs sampler runs instead. Pass samplers=('gibbs', 'nuts') to run NUTS too (its "
-                            "part is marked unusable where it fails its checks).")
-    return ("nuts", "gibbs"), None
+    """The samplers :func:`sparsebayes.compare` runs on fitted ``est``'s posterior unless told which:
+    NUTS and Gibbs where the model has a Gibbs sampler (:func:`gibbs_able`), two exact samplers of one
+    posterior that check each other; NUTS alone elsewhere."""
+    return ("nuts", "gibbs") if gibbs_able(est) else ("nuts",)
 
 
 def _hierarchy(est):

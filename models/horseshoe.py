@@ -128,16 +128,14 @@ class HorseshoePrior(NamedTuple):
 
     #: The registry name.
     name = "horseshoe"
-    #: NUTS on the twin (:meth:`sample_beta`) needs small steps: the half-Cauchy local scales put
-    #: strongly identified weights on a curved ridge ``τ λ_i z_i = β_i`` and null ones in a funnel, and
-    #: at NumPyro's default target acceptance (0.8) NUTS diverges on them (Boston housing, 506 × 13
-    #: standardized: over 900 divergent transitions of 4,000 draws). Read by the NUTS runner
-    #: (:func:`sparsebayes.models.priors.nuts_settings`); a caller's own value overrides it.
+    #: NUTS on this posterior needs small steps: the half-Cauchy local scales put a well-identified
+    #: weight on a curved ridge ``τ λ_i z_i = β_i`` in the non-centred :meth:`sample_beta` and a null
+    #: one in a funnel in the centred form; at NumPyro's default target acceptance (0.8) NUTS on
+    #: :meth:`sample_beta` diverged on Boston housing (506 × 13, standardized) in about a quarter of
+    #: its draws. Under a Gaussian likelihood the twin integrates β out instead
+    #: (:meth:`sample_variance`), where this setting costs only a longer trajectory. Read by the NUTS
+    #: runner (:func:`sparsebayes.models.priors.nuts_settings`); a caller's own value overrides it.
     nuts_settings = {"target_accept_prob": 0.99}
-    #: Even so NUTS still diverges at these sizes (tens of divergences, the tree depth saturated), while
-    #: the Gibbs sampler (Makalic & Schmidt 2016) has no such failure: ``compare`` runs Gibbs by
-    #: default and NUTS only when asked (:func:`sparsebayes.models.priors.nuts_by_default`).
-    nuts_by_default = False
 
     # --- parametrizations ----------------------------------------------------------------
     @property
@@ -217,15 +215,37 @@ class HorseshoePrior(NamedTuple):
         return jnp.log1p((self.tau / self.tau_prior) ** 2)
 
     # --- NumPyro twin -------------------------------------------------------------------
+    def _sample_scales(self, p):
+        """``τ`` (fixed, or site ``tau_global ~ C⁺(0, s)`` under ``tau_prior``) and ``λ`` (site ``lam_local``)."""
+        tau = self.tau if self.tau_prior is None else numpyro.sample("tau_global", dist.HalfCauchy(self.tau_prior))
+        return tau, numpyro.sample("lam_local", dist.HalfCauchy(1.0).expand([p]).to_event(1))
+
     def sample_beta(self, p, name="beta"):
         """The twin's sampling statement: ``λ ~ C⁺(0, 1)``, ``β = τ λ z`` with ``z ~ N(0, 1)``
         (non-centred, so NUTS does not meet the funnel). Sites ``lam_local``, ``beta_raw`` and the
         deterministic ``beta``; with ``tau_prior = s``, first ``τ ~ C⁺(0, s)`` (site ``tau_global``:
         ``tau`` is the per-weight variances' site in the package's other hierarchies)."""
-        tau = self.tau if self.tau_prior is None else numpyro.sample("tau_global", dist.HalfCauchy(self.tau_prior))
-        lam = numpyro.sample("lam_local", dist.HalfCauchy(1.0).expand([p]).to_event(1))
+        tau, lam = self._sample_scales(p)
         raw = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([p]).to_event(1))
         return numpyro.deterministic(name, tau * lam * raw)
+
+    def sample_variance(self, p):
+        """The scales of :meth:`sample_beta` without β: the same sites ``tau_global`` (under
+        ``tau_prior``) and ``lam_local``, returning β's conditional prior variances ``v = τ²λ²``.
+        ``β | v ~ N(0, diag v)`` completes the same model; under a Gaussian likelihood β is then
+        integrated out in closed form (:mod:`sparsebayes.inference.collapsed_nuts`), which leaves
+        NUTS neither the funnel of the centred form nor the curved ridge ``τ λ_i z_i = β_i`` that
+        the non-centred form gives a well-identified weight."""
+        tau, lam = self._sample_scales(p)
+        return (tau * lam) ** 2
+
+    def twin_sites_given_beta(self, beta, sites):
+        """The sites of :meth:`sample_beta` that :meth:`sample_variance` does not make, at draws of β
+        (leading axes: chain, draw; NumPy) and of its sites ``sites`` (``lam_local``, ``tau_global``):
+        ``beta_raw = β/(τλ)``."""
+        lam = np.asarray(sites["lam_local"])
+        tau = self.tau if self.tau_prior is None else np.asarray(sites["tau_global"])[..., None]
+        return {"beta_raw": np.asarray(beta) / (tau * lam)}
 
     # --- Gibbs (Makalic & Schmidt 2016) -------------------------------------------------
     def gibbs_init(self, p, dtype=jnp.float64):

@@ -331,6 +331,9 @@ HIERARCHIES = {}
 CAPABILITIES = {
     "em": ("em_scale", "neg_log_prior"),
     "nuts": ("sample_beta",),
+    # NUTS with β integrated out under a Gaussian likelihood (sparsebayes.inference.collapsed_nuts): the
+    # statement of β's conditional prior variances, and the statement's other sites given β
+    "nuts-collapsed": ("sample_variance", "twin_sites_given_beta"),
     "gibbs": ("gibbs_init", "gibbs_prior_variance", "gibbs_update"),
     # type-II capability: the pieces of :mod:`sparsebayes.models.typeii_hierarchies`
     "type2": ("typeii_penalty", "typeii_update_lambda", "typeii_log_hyperprior"),
@@ -340,7 +343,8 @@ CAPABILITIES = {
               "bound_newton_terms", "bound_project", "bound_residual"),
 }
 
-_ENGINE_WORDS = {"em": "EM E-step", "nuts": "NumPyro sampling statement (twin)", "gibbs": "Gibbs conditionals",
+_ENGINE_WORDS = {"em": "EM E-step", "nuts": "NumPyro sampling statement (twin)",
+                 "nuts-collapsed": "NumPyro statement of the prior variances (collapsed twin)", "gibbs": "Gibbs conditionals",
                  "type2": "type-II update", "bound": "bound-optimization pieces"}
 
 
@@ -408,13 +412,6 @@ def nuts_settings(prior):
     if unknown:
         raise ValueError(f"{hierarchy_name(prior)}.nuts_settings has unknown keys {unknown}; allowed: {list(NUTS_SETTINGS)}")
     return declared
-
-
-def nuts_by_default(prior):
-    """Whether a comparison runs NUTS on ``prior``'s posterior by default where a Gibbs sampler exists
-    (its ``nuts_by_default`` attribute, ``True`` when absent): ``False`` for a hierarchy on whose
-    posterior NUTS is known to fail its diagnostics, which then runs only when asked for."""
-    return bool(getattr(prior, "nuts_by_default", True))
 
 
 def variance_of_precision(precision):

@@ -7,7 +7,7 @@ import pytest
 
 from sparsebayes.inference import AdaptiveSparseRegressor, BayesianLassoRegressor
 from sparsebayes.inference import nuts as runner
-from sparsebayes.inference import twin_posterior
+from sparsebayes.inference import collapsed_nuts, twin_posterior
 from sparsebayes.models import HorseshoePrior
 
 
@@ -26,6 +26,7 @@ def handed(monkeypatch):
         seen["resolved"] = runner.settings(kwargs, kwargs.get("target_accept_prob"), kwargs.get("max_tree_depth"))
         raise _Stop
     monkeypatch.setattr(twin_posterior, "run_nuts", spy)
+    monkeypatch.setattr(collapsed_nuts, "run_nuts", spy)
     return seen
 
 
@@ -49,11 +50,21 @@ def test_laplace_twins_sample_the_marginal(handed):
     assert handed["marginal"] is True
 
 
-def test_the_horseshoe_twin_runs_at_its_declared_target(handed):
+def test_the_horseshoe_twin_runs_collapsed_at_its_declared_target(handed):
+    """The Gaussian regression integrates β out (the hierarchy's scales alone go to NUTS); the probit
+    classifier, which cannot, samples the statement itself; both at the declared target acceptance."""
+    from sparsebayes.inference import SparseProbitClassifier
+    from sparsebayes.models.adaptive import sparse_probit_model
     X, y = _data()
     est = AdaptiveSparseRegressor(prior="horseshoe").fit(X, y)
     _nuts(est, X, y)
+    assert handed["model"] is collapsed_nuts.collapsed_model
     assert handed["target_accept_prob"] is None and isinstance(handed["prior"], HorseshoePrior)
+    assert handed["resolved"][0] == HorseshoePrior.nuts_settings["target_accept_prob"]
+    handed.clear()
+    labels = y > 0
+    _nuts(SparseProbitClassifier(prior="horseshoe").fit(X, labels), X, labels)
+    assert handed["model"] is sparse_probit_model
     assert handed["resolved"][0] == HorseshoePrior.nuts_settings["target_accept_prob"]
     handed.clear()
     _nuts(est, X, y, target_accept_prob=0.85)

@@ -133,12 +133,30 @@ def test_gibbs_draws_carry_the_twins_sites(tau_prior):
     np.testing.assert_allclose(tau * sites["lam_local"] * sites["beta_raw"], beta, rtol=1e-12)
 
 
-def test_declares_its_nuts_settings_and_that_nuts_is_not_its_default():
-    """The horseshoe's NUTS needs a higher target acceptance, and even then NUTS is only run when asked;
-    a hierarchy that declares nothing gets the defaults."""
-    from sparsebayes.models.priors import NUTS_SETTINGS, LaplacePrior, nuts_by_default, nuts_settings
+def test_declares_its_nuts_settings():
+    """The horseshoe's NUTS needs a higher target acceptance than NumPyro's default; a hierarchy that
+    declares nothing gets the defaults."""
+    from sparsebayes.models.priors import NUTS_SETTINGS, LaplacePrior, nuts_settings
     declared = nuts_settings(HorseshoePrior(tau=0.3))
     assert set(declared) <= set(NUTS_SETTINGS) and 0.95 <= declared["target_accept_prob"] < 1.0
-    assert not nuts_by_default(HorseshoePrior())
-    assert nuts_settings(LaplacePrior()) == {} and nuts_by_default(LaplacePrior())
-    assert HorseshoePrior(tau=0.3) == (0.3, None)  # the declarations are class attributes, not fields
+    assert nuts_settings(LaplacePrior()) == {}
+    assert HorseshoePrior(tau=0.3) == (0.3, None)  # the declaration is a class attribute, not a field
+
+
+@pytest.mark.parametrize("tau_prior", [None, 2.0])
+def test_sample_variance_is_sample_beta_without_beta(tau_prior):
+    """The collapsed statement makes sample_beta's scale sites with the same draws (same seed, same
+    order), returns v = τ²λ², and twin_sites_given_beta gives back sample_beta's beta_raw."""
+    import numpyro
+    from numpyro import handlers
+    prior = HorseshoePrior(tau=0.7, tau_prior=tau_prior)
+    full = handlers.trace(handlers.seed(lambda: prior.sample_beta(4), 3)).get_trace()
+    part = handlers.trace(handlers.seed(lambda: numpyro.deterministic("v", prior.sample_variance(4)), 3)).get_trace()
+    sites = {k: np.asarray(full[k]["value"]) for k in ("lam_local", "tau_global") if k in full}
+    for k in sites:
+        np.testing.assert_array_equal(np.asarray(part[k]["value"]), sites[k])
+    tau = 0.7 if tau_prior is None else sites["tau_global"]
+    np.testing.assert_allclose(np.asarray(part["v"]["value"]), (tau * sites["lam_local"]) ** 2, rtol=1e-12)
+    back = prior.twin_sites_given_beta(np.asarray(full["beta"]["value"])[None, None], {k: np.asarray(v)[None, None]
+                                                                                       for k, v in sites.items()})
+    np.testing.assert_allclose(back["beta_raw"][0, 0], np.asarray(full["beta_raw"]["value"]), rtol=1e-12)
