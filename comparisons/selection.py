@@ -26,6 +26,8 @@ The inputs enter in the order of a *search* (:func:`search_order`):
 * ``"forward"``: greedy forward selection, adding at each step the input whose submodel has the
   smallest mean divergence over the search draws (PPV Sec. 4.2's forward search).
 
+Either stops at ``max_size`` inputs (default :data:`MAX_SIZE`).
+
 The search uses ``search_draws`` thinned draws (projpred's default 20), the evaluation
 ``num_draws`` thinned draws (400). Each size ``k`` is scored by its expected log predictive density
 (elpd) by PSIS-LOO (Vehtari, Gelman & Gabry 2017) with the *reference model's* importance weights
@@ -50,8 +52,12 @@ FAMILIES = ("gaussian", "probit", "logit", "poisson")
 KHAT_MAX = 0.7
 #: Damped Newton steps of the GLM projection.
 NEWTON_STEPS = 20
-#: A numerical ridge on the selected columns' Gram matrix, relative to its mean diagonal, so that a
-#: column collinear with the others gets a minimum-norm share instead of a failed factorization.
+#: Inputs the search adds by default (projpred's ``nterms_max`` default is of this order): beyond
+#: it the forward search's cost, one projection per candidate per step, grows with ``p²``.
+MAX_SIZE = 20
+#: A numerical ridge on the selected columns' Gram (or Hessian) matrix, relative to each column's own
+#: diagonal entry (so that it does not depend on the columns' units): a column collinear with the
+#: others gets a small-norm share instead of a failed factorization.
 RIDGE = 1e-10
 
 
@@ -176,47 +182,66 @@ def _kl(family, eta, eta_perp):
 
 # --- the projection -------------------------------------------------------------------------------
 
-def _masked_gram(G, mask):
-    """``M G M + diag(1 − m)`` plus the :data:`RIDGE` on the selected block: the normal equations of the
-    selected columns, with the others pinned at zero (one matrix shape for every subset)."""
-    m = mask.astype(np.float64)
-    scale = np.mean(np.diag(G)[mask]) if mask.any() else 1.0
-    return G * np.outer(m, m) + np.diag(1.0 - m) + RIDGE * scale * np.diag(m)
+def _columns(ref, mask):
+    """The column indices of a submodel: ``mask`` (bool, p) and the ``always`` columns."""
+    return np.flatnonzero(np.asarray(mask, dtype=bool) | ref.always)
 
 
-def _least_squares(X, eta, mask):
-    """``b`` (S, p), zero off ``mask``, minimizing ``‖η_s − X b_s‖²`` per draw, by one Cholesky."""
+def _least_squares(X, eta):
+    """``b`` (S, k) minimizing ``‖η_s − X b_s‖²`` per draw, by one Cholesky of ``XᵀX`` with its diagonal
+    raised by the relative :data:`RIDGE`."""
     import scipy.linalg
-    A = _masked_gram(X.T @ X, mask)
-    rhs = (eta @ X) * mask
-    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), rhs.T).T
+    G = X.T @ X
+    G[np.diag_indices_from(G)] *= 1.0 + RIDGE
+    if not G.size:
+        return np.zeros((eta.shape[0], 0))
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True), (eta @ X).T).T
+
+
+def project_sets(ref, masks, width=None):
+    """Project every draw of ``ref`` onto each submodel of ``masks`` (C, p; the ``always`` columns are
+    added). Returns ``(beta_perp (C, S, p), noise_var_perp (C, S) or None, kl (C, S))``, ``kl`` the
+    divergence per observation of each draw (module docstring). The GLM projections run as one call
+    of the jitted projector on the submodels' columns padded to ``width`` columns (default: the
+    largest submodel), so that a search compiles it once."""
+    sets = [_columns(ref, m) for m in np.atleast_2d(masks)]
+    eta = ref.beta @ ref.X.T
+    S, p = ref.beta.shape
+    out = np.zeros((len(sets), S, p))
+    for c, cols in enumerate(sets):
+        out[c][:, cols] = _least_squares(ref.X[:, cols], eta)
+    if ref.family == "gaussian":
+        resid = eta[None] - out @ ref.X.T
+        noise = ref.noise_var + np.mean(resid**2, axis=2)
+        return out, noise, 0.5 * np.log(noise / ref.noise_var)
+    width = max(len(c) for c in sets) if width is None else int(width)
+    if any(len(c) > width for c in sets):
+        raise ValueError(f"a submodel has more than width={width} columns")
+    Xc, start, pad = np.zeros((len(sets), ref.X.shape[0], width)), np.zeros((len(sets), S, width)), np.zeros((len(sets), width))
+    for c, cols in enumerate(sets):
+        Xc[c, :, :len(cols)], start[c, :, :len(cols)], pad[c, :len(cols)] = ref.X[:, cols], out[c][:, cols], 1.0
+    b = np.asarray(_glm_projector(ref.family)(Xc, mean_of(eta, ref.family), start, pad))
+    for c, cols in enumerate(sets):
+        out[c][:, cols] = b[c, :, :len(cols)]
+    return out, None, np.mean(_kl(ref.family, eta[None], out @ ref.X.T), axis=2)
 
 
 def project(ref, mask):
-    """Project every draw of ``ref`` onto the submodel of the columns ``mask`` (bool, p; the
-    ``always`` columns are added). Returns ``(beta_perp (S, p), noise_var_perp (S,) or None,
-    kl (S,))``, ``kl`` the divergence per observation of each draw (module docstring)."""
-    mask = np.asarray(mask, dtype=bool) | ref.always
-    eta = ref.beta @ ref.X.T
-    b = _least_squares(ref.X, eta, mask)
-    if ref.family == "gaussian":
-        resid = eta - b @ ref.X.T
-        noise = ref.noise_var + np.mean(resid**2, axis=1)
-        return b, noise, 0.5 * np.log(noise / ref.noise_var)
-    b = np.asarray(_glm_projector(ref.family)(ref.X, mean_of(eta, ref.family), b, mask.astype(np.float64)))
-    return b, None, np.mean(_kl(ref.family, eta, b @ ref.X.T), axis=1)
+    """:func:`project_sets` for one submodel: ``(beta_perp (S, p), noise_var_perp (S,) or None, kl (S,))``."""
+    b, noise, kl = project_sets(ref, np.asarray(mask, dtype=bool)[None])
+    return b[0], None if noise is None else noise[0], kl[0]
 
 
 _PROJECTORS = {}
 
 
 def _glm_projector(family):
-    """``(X, μ (S, n), start (S, p), mask (p,)) -> β⊥ (S, p)``, jitted once per family and batched over
-    the draws: :data:`NEWTON_STEPS` Newton steps on ``−Σ_i ℓ(μ_i, x_iᵀb)`` over the selected columns
-    from ``start`` (the least-squares projection of ``η``), with a step size per draw that doubles (up
-    to 1) after a step that lowers the objective and halves after one that does not (the step is then
-    not taken). The objective is convex in ``b``: the probit, logit and Poisson log-likelihoods are
-    concave in ``η``."""
+    """``(X (C, n, k), μ (S, n), start (C, S, k), mask (C, k)) -> β⊥ (C, S, k)``, jitted once per family,
+    vmapped over the submodels and batched over the draws: :data:`NEWTON_STEPS` Newton steps on
+    ``−Σ_i ℓ(μ_i, x_iᵀb)`` from ``start`` (the least-squares projection of ``η``), with a step size per
+    draw that doubles (up to 1) after a step that lowers the objective and halves after one that does
+    not (the step is then not taken); padding columns (``mask`` 0) are pinned at zero. The objective
+    is convex in ``b``: the probit, logit and Poisson log-likelihoods are concave in ``η``."""
     if family in _PROJECTORS:
         return _PROJECTORS[family]
     import jax
@@ -230,9 +255,8 @@ def _glm_projector(family):
         return jnp.where(jnp.isfinite(value), value, jnp.inf), d1, d2
 
     def run(X, mu, b, mask):
-        scale = jnp.sum(jnp.sum(X**2, axis=0) * mask) / jnp.maximum(jnp.sum(mask), 1.0)
-        pin = jnp.diag(1.0 - mask) + RIDGE * scale * jnp.diag(mask)
-        both = jnp.outer(mask, mask)
+        pin = jnp.diag(1.0 - mask)
+        both = jnp.outer(mask, mask) * (1.0 + RIDGE * jnp.eye(mask.size))
 
         def step(state, _):
             b, eta, value, d1, d2, t = state
@@ -251,7 +275,7 @@ def _glm_projector(family):
         start = (b, eta, *evaluate(mu, eta), jnp.ones(b.shape[0]))
         return jax.lax.scan(step, start, None, length=NEWTON_STEPS)[0][0]
 
-    fn = jax.jit(run)
+    fn = jax.jit(jax.vmap(run, in_axes=(0, None, 0, 0)))
     _PROJECTORS[family] = fn
     return fn
 
@@ -262,44 +286,54 @@ def _candidates(ref):
     return [j for j in range(ref.X.shape[1]) if not ref.always[j]]
 
 
+def _limit(ref, max_size):
+    n_cand = len(_candidates(ref))
+    return min(n_cand, MAX_SIZE) if max_size is None else min(int(max_size), n_cand)
+
+
 def forward_order(ref, start=(), max_size=None):
     """Greedy forward search: from the inputs ``start`` (in that order), add at each step the input
-    whose submodel has the smallest mean divergence over ``ref``'s draws. Returns column indices."""
+    whose submodel has the smallest mean divergence over ``ref``'s draws, up to ``max_size`` inputs
+    (default :data:`MAX_SIZE`). Returns column indices. Each step projects every candidate in one
+    call, padded to the same number of submodels and columns (one compilation per search)."""
     order = list(start)
     rest = [j for j in _candidates(ref) if j not in order]
-    limit = len(rest) + len(order) if max_size is None else min(max_size, len(rest) + len(order))
+    limit = max(_limit(ref, max_size), len(order))
+    width = int(ref.always.sum()) + limit
     while rest and len(order) < limit:
-        kl = []
-        for j in rest:
-            mask = np.zeros(ref.X.shape[1], dtype=bool)
-            mask[order + [j]] = True
-            kl.append(np.mean(project(ref, mask)[2]))
+        masks = np.zeros((len(rest) + len(order), ref.X.shape[1]), dtype=bool)  # a fixed count per search
+        masks[:, order] = True
+        masks[np.arange(len(rest)), rest] = True
+        masks[len(rest):, rest[0]] = True  # padding: copies of the first candidate
+        kl = np.mean(project_sets(ref, masks, width)[2], axis=1)[:len(rest)]
         order.append(rest.pop(int(np.argmin(kl))))
     return order
 
 
 def path_order(ref, point, max_size=None):
     """The sparse point estimate's path (module docstring): its nonzero inputs by ``|β̂_j| sd(x_j)``,
-    largest first, then the others by :func:`forward_order`."""
+    largest first, then the others by :func:`forward_order`, up to ``max_size`` inputs."""
     point = np.asarray(point, dtype=np.float64)
     size = np.abs(point) * ref.X.std(axis=0)
     kept = [j for j in sorted(_candidates(ref), key=lambda j: -size[j]) if point[j] != 0]
-    if max_size is not None:
-        kept = kept[:max_size]
-    return forward_order(ref, kept, max_size)
+    return forward_order(ref, kept[:_limit(ref, max_size)], max_size)
 
 
-def exhaustive_best(ref, size):
-    """The subset of ``size`` inputs whose projection has the smallest mean divergence, over all
-    subsets (``itertools.combinations``): the oracle of the forward search on a small ``p``."""
-    best, best_kl = None, np.inf
-    for subset in combinations(_candidates(ref), size):
-        mask = np.zeros(ref.X.shape[1], dtype=bool)
-        mask[list(subset)] = True
-        kl = np.mean(project(ref, mask)[2])
-        if kl < best_kl:
-            best, best_kl = subset, kl
-    return set(best), best_kl
+def exhaustive_best(ref):
+    """Per size ``k``, the subset of ``k`` inputs whose projection has the smallest mean divergence over
+    all subsets (``itertools.combinations``; one projection call for all of them): ``{k: (set, kl)}``,
+    the oracle of the forward search on a small ``p``."""
+    cand = _candidates(ref)
+    subsets = [c for k in range(1, len(cand) + 1) for c in combinations(cand, k)]
+    masks = np.zeros((len(subsets), ref.X.shape[1]), dtype=bool)
+    for c, subset in enumerate(subsets):
+        masks[c, list(subset)] = True
+    kl = np.mean(project_sets(ref, masks)[2], axis=1)
+    out = {}
+    for subset, value in zip(subsets, kl):
+        if len(subset) not in out or value < out[len(subset)][1]:
+            out[len(subset)] = (set(subset), float(value))
+    return out
 
 
 def search_order(ref, search="forward", point=None, max_size=None):
@@ -338,7 +372,7 @@ def _loo_pointwise(lw, log_lik):
     return logsumexp(lw + log_lik.T, axis=1)
 
 
-def select(ref, order, *, point_draws=None):
+def select(ref, order):
     """The elpd of each submodel size along ``order`` (column indices), by PSIS-LOO with the reference
     model's weights (module docstring). ``ref`` holds the evaluation draws.
 
@@ -356,10 +390,11 @@ def select(ref, order, *, point_draws=None):
     n = ref.y.size
     rows = []
     mask = np.zeros(ref.X.shape[1], dtype=bool)
+    width = int(ref.always.sum()) + len(order)
     for k, j in enumerate([None] + list(order)):
         if j is not None:
             mask[j] = True
-        b, noise, kl = project(ref, mask)
+        b, noise, kl = (a[0] if a is not None else None for a in project_sets(ref, mask[None], width))
         pw = _loo_pointwise(lw, pointwise_log_lik(ref.y, b @ ref.X.T, ref.family, noise))
         d = pw - elpd_ref
         rows.append(dict(size=k, added="" if j is None else ref.names[j], elpd=pw.sum(),
