@@ -364,18 +364,21 @@ def bayesian_lasso_sampler(*, lam2_shape=1.0, lam2_rate=1.0, noise_prior=(3.0, 2
     return sample
 
 
-def nuts_sampler(model, *, num_warmup=500, rename=None, target_accept_prob=0.8, **model_kwargs):
+def nuts_sampler(model, *, num_warmup=500, rename=None, centre=False, target_accept_prob=0.8, **model_kwargs):
     """``sample(data, num_samples, seed)`` by NUTS (:func:`sparsebayes.inference.nuts.run_nuts`, one
     chain, no bar, no R-hat check) on ``model(X, y, **model_kwargs)`` for ``data = (X, y)``: every
     posterior variable, ``rename`` mapping the model's site names to the simulator's (e.g.
-    ``{"lam2": "gamma"}`` for :func:`sparsebayes.models.bayesian_lasso.bayesian_lasso`). NUTS's
-    divergence warnings pass through."""
+    ``{"lam2": "gamma"}`` for :func:`sparsebayes.models.bayesian_lasso.bayesian_lasso`). ``centre``:
+    ``X``'s columns and ``y`` centred first, for a model that integrates a flat intercept out and
+    expects centred data (``bayesian_lasso``). NUTS's divergence warnings pass through."""
     from .nuts import run_nuts
 
     rename = dict(rename or {})
 
     def sample(data, num_samples, seed):
         X, y = data
+        if centre:
+            X, y = X - X.mean(axis=0), y - y.mean()
         idata = run_nuts(model, X, y, num_warmup=num_warmup, num_samples=num_samples, num_chains=1, seed=seed,
                          progress_bar=False, rhat_max=None, target_accept_prob=target_accept_prob, **model_kwargs)
         post = idata.posterior

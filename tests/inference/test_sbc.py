@@ -186,3 +186,23 @@ def test_the_calibration_check_rejects_a_wrong_tau_conditional():
     broken = _WrongTauConditional(0.5, tau_prior=1.0)
     res = sbc.run(sbc.hierarchy_simulator(prior, _design(8, 16)), sbc.hierarchy_gibbs_sampler(broken), **HORSESHOE_SBC)
     assert "tau_global" in res.failed(), res.summary()
+
+
+@pytest.mark.slow  # about 30 s: run_nuts compiles on each call
+def test_the_nuts_and_gibbs_adapters_sample_the_same_bayesian_lasso_posterior():
+    """The NUTS adapter (the Bayesian Lasso's Laplace marginal, data centred, ``lam2`` renamed
+    ``gamma``) and Park & Casella's Gibbs adapter on one simulated data set: the same names, and
+    posterior means within 4 Monte Carlo SE (each SE from its chain's effective sample size)."""
+    from sparsebayes.models.bayesian_lasso import bayesian_lasso
+
+    simulate = sbc.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), _design(10, 5), scaled=True)
+    _, data = simulate(np.random.default_rng(3))
+    nuts = sbc.nuts_sampler(bayesian_lasso, num_warmup=500, rename={"lam2": "gamma"}, centre=True, lam2_shape=2.0,
+                            lam2_rate=2.0, c=3.0, d=2.0, marginal=True)(data, 2000, 0)
+    gibbs = sbc.bayesian_lasso_sampler(lam2_shape=2.0, lam2_rate=2.0)(data, 4000, 0)
+    assert set(nuts) == set(gibbs) == {"beta", "noise_var", "gamma"}
+    for name in gibbs:
+        a, b = (np.asarray(d[name]).reshape(len(d[name]), -1).T for d in (nuts, gibbs))
+        se = np.hypot(*(x.std(axis=1) / np.sqrt(sbc.effective_sample_size(x)) for x in (a, b)))
+        z = np.abs(a.mean(axis=1) - b.mean(axis=1)) / se
+        assert np.all(z < 4), (name, np.round(z, 2))
