@@ -20,7 +20,12 @@ where the model has conditionally conjugate conditionals: the Bayesian Lasso, th
 regressors' twins (:mod:`sparsebayes.inference.twin_typeii`), and the regressor with a hierarchy
 that has them (the horseshoe, Makalic & Schmidt 2016, :mod:`sparsebayes.inference.hierarchy_gibbs`)
 and σ² estimated. For the Laplace hierarchy NUTS samples the marginal ``β_i ~ Laplace(0, 1/√γ)``,
-the same posterior over ``β`` and ``σ²`` without the funnel between ``β_i`` and ``τ_i``.
+the same posterior over ``β`` and ``σ²`` without the funnel between ``β_i`` and ``τ_i``. For a
+hierarchy with the ``"nuts-collapsed"`` capability (the horseshoe) under the Gaussian likelihood NUTS
+samples the hierarchy's scales with ``β`` integrated out and ``β`` is drawn from its Gaussian
+conditional (:mod:`sparsebayes.inference.collapsed_nuts`): neither form of the statement itself
+(centred: a funnel; non-centred: a curved ridge) let NUTS pass its diagnostics there. NUTS runs
+with the settings the hierarchy declares (``nuts_settings``) unless given others.
 """
 from __future__ import annotations
 
