@@ -86,3 +86,14 @@ def test_small_and_kernel_designs_keep_the_design_form():
     assert not use_gram(1000, 1001)  # a kernel design
     assert not use_gram(4000, 4001)
     assert use_gram(10**5, 1000) and use_gram(10**6, 100)
+
+
+def test_fit_many_takes_the_gram_form_as_fit_does():
+    """``fit_many`` hands a Gram-form problem to the engine alone, as ``fit`` does: the same fit."""
+    from sparsebayes.inference.typeii_many import fit_many
+
+    X, y = _problem(seed=2)
+    single = RVMRegressor().fit(X, y)
+    (many,) = fit_many(RVMRegressor(), [X], [y])
+    np.testing.assert_array_equal(many.coef_, single.coef_)
+    assert many.noise_var_ == single.noise_var_ and many.objective_ == single.objective_
