@@ -171,13 +171,22 @@ def pointwise_log_lik(y, eta, family, noise_var=None):
     return scipy.stats.poisson.logpmf(y, np.exp(eta))
 
 
-def _kl(family, eta, eta_perp):
-    """``KL(p(·|η) ‖ p(·|η⊥))`` per observation, (S, n)."""
-    mu, mp = mean_of(eta, family), mean_of(eta_perp, family)
-    if family == "poisson":
-        return mu * (eta - eta_perp) - mu + mp
+def _log_probabilities(eta, family):
+    """``(log P(y = 1 | η), log P(y = 0 | η))`` of a binary family, finite far in the tails."""
     import scipy.special
-    return scipy.special.rel_entr(mu, mp) + scipy.special.rel_entr(1.0 - mu, 1.0 - mp)
+    if family == "probit":
+        return scipy.special.log_ndtr(eta), scipy.special.log_ndtr(-eta)
+    return -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta)
+
+
+def _kl(family, eta, eta_perp):
+    """``KL(p(·|η) ‖ p(·|η⊥))`` per observation, (S, n), from log-probabilities (finite where a mean
+    rounds to 0 or 1)."""
+    if family == "poisson":
+        mu, mp = np.exp(eta), np.exp(eta_perp)
+        return mu * (eta - eta_perp) - mu + mp
+    (l1, l0), (m1, m0) = _log_probabilities(eta, family), _log_probabilities(eta_perp, family)
+    return np.exp(l1) * (l1 - m1) + np.exp(l0) * (l0 - m0)
 
 
 # --- the projection -------------------------------------------------------------------------------
@@ -352,8 +361,21 @@ def search_order(ref, search="forward", point=None, max_size=None):
 def _psis_log_weights(log_lik):
     """Normalized PSIS leave-one-out log weights (n, S) from the reference's pointwise log-likelihood
     (S, n) and their Pareto k (n,) (ArviZ's ``psislw``)."""
-    lw, k = _psislw(-log_lik.T)
-    return np.asarray(lw), np.asarray(k)
+    ratios = -log_lik.T
+    S = ratios.shape[1]
+    lw, k = np.full(ratios.shape, -np.log(S)), np.full(ratios.shape[0], -np.inf)
+    # an observation every draw predicts alike (p(y_i | θ) ≈ 1 in every draw: ratios spread by < 1e-6)
+    # has uniform weights; the Pareto fit of such ratios is degenerate (ArviZ returns NaN)
+    spread = np.ptp(ratios, axis=1) > 1e-6
+    if spread.any():
+        w, kk = _psislw(ratios[spread])
+        lw[spread], k[spread] = np.asarray(w), np.asarray(kk)
+    bad = ~np.all(np.isfinite(lw), axis=1)
+    if bad.any():
+        warnings.warn(f"PSIS gave no weights for {int(bad.sum())} observation(s): uniform weights used", UserWarning,
+                      stacklevel=3)
+        lw[bad], k[bad] = -np.log(S), np.inf
+    return lw, k
 
 
 def _psislw(log_ratios):
