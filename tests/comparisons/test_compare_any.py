@@ -261,15 +261,50 @@ def _diabetes_standardized(n=None):
     return (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
 
 
-def test_default_samplers_are_the_models():
-    """``samplers="auto"`` (the default): the horseshoe regressor runs NUTS (its scales with β integrated
-    out, at the hierarchy's declared target acceptance) and Gibbs; the Laplace regressor (no Gibbs
-    conditionals) NUTS alone; the Bayesian Lasso NUTS and Gibbs; a tuple is run as given. Whatever
-    runs passes its health gate or is marked unusable (few draws here: the gate decides)."""
-    from sparsebayes.comparisons.sampler_health import failed_checks
+def test_default_samplers_are_the_models(monkeypatch):
+    """``samplers="auto"`` (the default): the horseshoe regressor is sampled by NUTS and Gibbs, NUTS at
+    the hierarchy's own settings (compare passes no target acceptance of its own); the Laplace regressor
+    (no Gibbs conditionals) by NUTS alone; the Bayesian Lasso by both; an explicit tuple as given. A
+    stand-in sampler records what compare asks for, so nothing compiles; a sampler whose stand-in draws
+    diverge is marked unusable by the gate."""
+    from sparsebayes.inference import twin_posterior
     from sparsebayes.inference.twin_posterior import default_samplers
-    X, y = _diabetes_standardized(150)
-    cmp = sparsebayes.compare(AdaptiveSparseRegressor(prior="horseshoe"), X, y, **SAMPLING)
+    asked = []
+
+    def sample(est, X, y, sampler="nuts", *, num_chains=2, num_samples=5, target_accept_prob=None, **_):
+        asked.append((sampler, target_accept_prob))
+        names = list(est.feature_map_.get_feature_names_out([f"x{j}" for j in range(X.shape[1])]))
+        rng = np.random.default_rng(len(asked))
+        div = np.zeros((num_chains, num_samples), dtype=bool)
+        div[0, 0] = sampler == "nuts"
+        return compat.from_dict({"posterior": {"beta": rng.normal(size=(num_chains, num_samples, len(names)))},
+                                 "sample_stats": {"diverging": div},
+                                 "observed_data": {"y": np.asarray(y, dtype=np.float64)}},
+                                coords={"basis": names}, dims={"beta": ["basis"], "y": ["obs"]})
+    monkeypatch.setattr(twin_posterior, "sample_posterior", sample)
+    X, y = _diabetes_standardized(100)
+    cmp = sparsebayes.compare(AdaptiveSparseRegressor(prior="horseshoe"), X, y, num_warmup=5, num_samples=500,
+                              num_chains=4, prior_draws=10, progress_bar=False)
+    assert asked == [("nuts", None), ("gibbs", None)] and list(cmp.samples) == ["nuts", "gibbs"]
+    assert cmp.usable == {"nuts": False, "gibbs": True}  # one divergence fails the gate
+    assert not cmp.verdict().nuts_usable.any() and cmp.verdict().gibbs_usable.all()
+    asked.clear()
+    sparsebayes.compare(cmp.estimator, X, y, samplers=("gibbs",), num_samples=5, prior_draws=10)
+    assert asked == [("gibbs", None)]
+    assert default_samplers(AdaptiveSparseRegressor(prior="laplace")) == ("nuts",)
+    assert default_samplers(BayesianLassoRegressor()) == ("nuts", "gibbs")
+    # a fixed noise variance leaves the horseshoe without its Gibbs sampler: NUTS alone
+    assert default_samplers(AdaptiveSparseRegressor(prior="horseshoe", noise_var=0.5)) == ("nuts",)
+
+
+@pytest.mark.slow
+def test_the_horseshoe_default_compare_with_few_draws():
+    """The default compare of a horseshoe fit on standardized real data (diabetes, 100 rows): collapsed
+    NUTS at the declared target acceptance, then Gibbs; each part passes the gate or is marked unusable."""
+    from sparsebayes.comparisons.sampler_health import failed_checks
+    X, y = _diabetes_standardized(100)
+    cmp = sparsebayes.compare(AdaptiveSparseRegressor(prior="horseshoe"), X, y, prior_draws=200,
+                              **{**SAMPLING, "num_warmup": 100, "num_samples": 100})
     assert list(cmp.samples) == ["nuts", "gibbs"] and cmp.idata.attrs["sampler"] == "nuts"
     nuts = cmp.samples["nuts"].posterior.attrs
     assert nuts["inference"] == "nuts-collapsed"
@@ -278,13 +313,6 @@ def test_default_samplers_are_the_models():
         diag = cmp.diagnostics()[s]
         assert cmp.usable[s] == diag["usable"] == (not failed_checks(diag))
         assert cmp.verdict()[f"{s}_usable"].all() == cmp.usable[s]
-    assert default_samplers(AdaptiveSparseRegressor(prior="laplace").fit(X, y)) == ("nuts",)
-    assert default_samplers(BayesianLassoRegressor(num_warmup=20, num_samples=20, num_chains=1).fit(X, y)) == (
-        "nuts", "gibbs")
-    # a fixed noise variance leaves the horseshoe without its Gibbs sampler: NUTS alone
-    assert default_samplers(AdaptiveSparseRegressor(prior="horseshoe", noise_var=0.5).fit(X, y)) == ("nuts",)
-    only = sparsebayes.compare(cmp.estimator, X, y, samplers=("gibbs",), **SAMPLING)
-    assert list(only.samples) == ["gibbs"]
 
 
 @pytest.mark.slow

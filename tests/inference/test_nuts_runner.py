@@ -247,12 +247,3 @@ def test_a_users_hierarchy_declares_its_own_settings(monkeypatch):
 
     with pytest.raises(ValueError, match="nuts_settings has unknown keys.*step_size"):
         _kernel_settings(monkeypatch, prior=Wrong())
-
-
-def test_the_settings_used_are_recorded():
-    from sparsebayes.models import HorseshoePrior
-    X, y = _data()
-    idata = run_nuts(sparse_regression_model, X, y, prior=HorseshoePrior(), noise_var=0.25, num_warmup=30,
-                     num_samples=30, num_chains=1, progress_bar=False)
-    assert idata.posterior.attrs["target_accept_prob"] == HorseshoePrior.nuts_settings["target_accept_prob"]
-    assert idata.posterior.attrs["max_tree_depth"] == 10
