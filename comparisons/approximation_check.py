@@ -69,7 +69,8 @@ def gaussian_log_density(draws, mean, cov):
     try:
         L = np.linalg.cholesky(np.asarray(cov, dtype=np.float64))
     except np.linalg.LinAlgError as err:
-        raise ValueError("the approximation's covariance is not positive definite: it has no density to compare") from err
+        raise ValueError("the approximation's covariance is not positive definite: it has no density to "
+                         "compare") from err
     z = scipy.linalg.solve_triangular(L, (draws - mean).T, lower=True)
     return -0.5 * np.sum(z**2, axis=0) - np.sum(np.log(np.diag(L))) - 0.5 * mean.size * np.log(2.0 * np.pi)
 

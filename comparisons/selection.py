@@ -226,7 +226,8 @@ def project_sets(ref, masks, width=None):
     width = max(len(c) for c in sets) if width is None else int(width)
     if any(len(c) > width for c in sets):
         raise ValueError(f"a submodel has more than width={width} columns")
-    Xc, start, pad = np.zeros((len(sets), ref.X.shape[0], width)), np.zeros((len(sets), S, width)), np.zeros((len(sets), width))
+    C = len(sets)
+    Xc, start, pad = np.zeros((C, ref.X.shape[0], width)), np.zeros((C, S, width)), np.zeros((C, width))
     for c, cols in enumerate(sets):
         Xc[c, :, :len(cols)], start[c, :, :len(cols)], pad[c, :len(cols)] = ref.X[:, cols], out[c][:, cols], 1.0
     b = np.asarray(_glm_projector(ref.family)(Xc, mean_of(eta, ref.family), start, pad))
@@ -492,8 +493,8 @@ def reference_from_comparison(cmp, sampler):
     if H.shape[1] < beta.shape[1]:  # a type-II twin: its left-out columns have weight 0 in every draw
         keep = np.any(beta != 0, axis=0)
         if keep.sum() != H.shape[1]:
-            raise ValueError(f"the design has {H.shape[1]} columns for {beta.shape[1]} weights and the draws do not say "
-                             "which weights are left out")
+            raise ValueError(f"the design has {H.shape[1]} columns for {beta.shape[1]} weights and the draws do "
+                             "not say which weights are left out")
         beta, point, names = beta[:, keep], point[keep], [n for n, k in zip(names, keep) if k]
     fm = getattr(cmp.estimator, "feature_map_", None)
     if isinstance(cmp.estimator, RVMClassifier) and fm is not None:  # as verdict.scales: the draws are A β
@@ -518,10 +519,6 @@ def reference_from_comparison(cmp, sampler):
                 raise ValueError("the Gaussian reference model has no noise variance: neither drawn nor fixed")
     y = np.asarray(cmp.samples[sampler].observed_data["y"].values, dtype=np.float64).reshape(-1)
     return Reference(H, beta, y, family, names, always, noise), point
-
-
-def _always_names(ref):
-    return [n for n, a in zip(ref.names, ref.always) if a]
 
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -551,9 +548,9 @@ def note(table):
     """One paragraph: what the selection did and its suggestion."""
     k = table.attrs.get("suggested_size")
     chosen = ", ".join(table.attrs.get("selected", [])) or "none beyond the intercept"
-    return (f"Projection predictive selection (Piironen, Paasiniemi & Vehtari 2020): the {table.attrs.get('sampler', '')} "
-            f"posterior's draws projected onto submodels of growing size, inputs entering by "
-            f"{table.attrs.get('search', 'search')}; elpd by PSIS-LOO with the reference model's weights "
+    return ("Projection predictive selection (Piironen, Paasiniemi & Vehtari 2020): the "
+            f"{table.attrs.get('sampler', '')} posterior's draws projected onto submodels of growing size, inputs "
+            f"entering by {table.attrs.get('search', 'search')}; elpd by PSIS-LOO with the reference model's weights "
             f"({table.attrs['n_draws']} draws; max Pareto k {table.attrs['pareto_k_max']:.2f}). "
             + (f"Suggested size {k} (the smallest whose elpd is within one SE of the reference model's): {chosen}."
                if k is not None else "No size reaches the reference model's elpd within one SE."))
@@ -600,7 +597,7 @@ def report_sections(cmp):
             lines.append("Approximation check: " + cmp.approximation_check()["line"])
         except ValueError as err:
             lines.append(f"Approximation check not available for this model: {err}")
-    lines += [f"warning: {w.message}" for w in caught]
+    lines += [f"warning: {w.message}" for w in caught if issubclass(w.category, UserWarning)]
     md = (selection_markdown(table) if table is not None else "## Selection: which inputs predict as well as all\n")
     md += "\n" + "\n".join(f"- {line}" for line in lines) + "\n"
     page = selection_html(table) if table is not None else "<h2>Selection: which inputs predict as well as all</h2>"

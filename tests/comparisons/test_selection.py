@@ -101,7 +101,8 @@ def test_projecting_the_full_model_onto_itself_returns_the_draws(family):
 
 
 def test_gaussian_projection_is_least_squares_of_the_fit_with_the_noise_projected():
-    """β⊥ = argmin ‖Xβ − X_S b‖² (lstsq per draw), σ⊥² = σ² + ‖Xβ − X_Sβ⊥‖²/n, KL = ½ log(σ⊥²/σ²)."""
+    """β⊥ = argmin ‖Xβ − X_S b‖² (lstsq per draw), σ⊥² = σ² + ‖Xβ − X_Sβ⊥‖²/n,
+    KL = ½ log(σ⊥²/σ²)."""
     ref = _gaussian_reference(1).thin(30)
     keep = np.r_[0, 2, 5]  # the intercept (always), x1 and x4
     mask = np.zeros(P + 1, dtype=bool)
@@ -298,7 +299,8 @@ def test_reference_reproduces_each_twins_log_likelihood(name):
                           "bls": (BLSRegressor(), y, {}),
                           "probit": (SparseProbitClassifier(prior="laplace"), (y > 0).astype(int), {}),
                           "rvm-classifier": (RVMClassifier(), (y > 0).astype(int), dict(surrogate_eps=1e-3))}[name]
-    cmp = sparsebayes.compare(est, Z, target, num_warmup=200, num_samples=200, num_chains=2, progress_bar=False, **extra)
+    cmp = sparsebayes.compare(est, Z, target, num_warmup=200, num_samples=200, num_chains=2, progress_bar=False,
+                              **extra)
     ref, point = sel.reference_from_comparison(cmp, "nuts")
     theirs = np.asarray(cmp.samples["nuts"].log_likelihood["y"].values).reshape(ref.beta.shape[0], -1)
     ours = sel.pointwise_log_lik(ref.y, ref.beta @ ref.X.T, ref.family, ref.noise_var)
