@@ -262,6 +262,7 @@ def test_projection_does_not_depend_on_the_inputs_units(family):
     assert sel.forward_order(scaled) == sel.forward_order(ref)
 
 
+@pytest.mark.filterwarnings("ignore:PSIS-LOO of the reference model")
 def test_comparison_select_on_a_probit_classifier():
     """The probit wiring (observed 0/1 targets, the probit family): on a large-sample posterior of the
     simulated support the path search and the suggestion find the support."""
