@@ -1,5 +1,5 @@
 """The Gibbs engine under non-Gaussian likelihoods (:func:`sparsebayes.inference.hierarchy_gibbs.run` with
-``likelihood=``): probit, logistic and Student-t Gibbs against NumPyro's NUTS on the same model (the
+``likelihood=``): probit, logistic, Student-t and negative-binomial Gibbs against NumPyro's NUTS on the same model (the
 hierarchy's marginal or non-centred statement, the likelihood written with NumPyro's own
 distributions, the intercept ``N(0, 10²)``), every posterior mean and sd within 4 MCSE; a wrong
 augmentation (``ω ~ PG(1, 0)`` whatever ``η``) fails the same check; the Poisson refuses Gibbs."""
@@ -21,13 +21,16 @@ T_DF = 4.0
 HIERARCHIES = {"horseshoe": HorseshoePrior(1.0), "laplace": LaplaceMixture(1.0)}  # τ = 1; Laplace(0, 1)
 
 
-def _gibbs(X, y, hierarchy, likelihood, *, warmup=500, samples=1500, chains=4, seed=0):
+def _gibbs(X, y, hierarchy, likelihood, *, warmup=500, samples=1500, chains=4, seed=0, **kwargs):
     states, infos = hierarchy_gibbs.run(X, y, HIERARCHIES[hierarchy], likelihood=likelihood, num_warmup=warmup,
-                                        num_samples=samples, num_chains=chains, seed=seed, progress_bar=False)
+                                        num_samples=samples, num_chains=chains, seed=seed, progress_bar=False,
+                                        **kwargs)
     assert np.all(np.isfinite(infos.log_lik))
     post = {"intercept": states.intercept, "beta": states.beta}
     if getattr(likelihood, "name", likelihood) == "student_t":
         post["s2"] = states.param
+    if getattr(likelihood, "name", likelihood) == "negative_binomial":
+        post["r"] = states.param
     return compat.from_dict({"posterior": {k: np.asarray(v) for k, v in post.items()}})
 
 
@@ -85,6 +88,8 @@ def _nuts(X, y, hierarchy, kind, *, samples=1000, seed=0):
             beta = numpyro.sample("beta", dist.Laplace(0.0, 1.0 / math.sqrt(HIERARCHIES["laplace"].lam))
                                   .expand([p]).to_event(1))
         eta = b0 + X @ beta
+        if kind == "negative_binomial":  # the dispersion's prior in NegativeBinomialLikelihood.gibbs_param_step
+            r = numpyro.sample("r", dist.Gamma(1.0, 0.1))
         if kind == "student_t":
             log_s2 = numpyro.sample("log_s2", dist.ImproperUniform(constraints.real, (), ()))
             numpyro.deterministic("s2", jnp.exp(log_s2))
@@ -93,6 +98,8 @@ def _nuts(X, y, hierarchy, kind, *, samples=1000, seed=0):
                 numpyro.sample("y", dist.Bernoulli(probs=jnp.clip(ndtr(eta), 1e-300, 1 - 1e-16)), obs=y)
             elif kind == "logistic":
                 numpyro.sample("y", dist.Bernoulli(logits=eta), obs=y)
+            elif kind == "negative_binomial":
+                numpyro.sample("y", dist.NegativeBinomial2(jnp.exp(eta), r), obs=y)
             else:
                 numpyro.sample("y", dist.StudentT(T_DF, eta, jnp.exp(0.5 * log_s2)), obs=y)
 
@@ -153,6 +160,20 @@ def test_student_t_gibbs_agrees_with_nuts_under_outliers():
     lik = StudentTLikelihood(T_DF)
     z = _agreement(_gibbs(X, y, "laplace", lik), _nuts(X, y, "laplace", "student_t", samples=500),
                    ["intercept", "beta", "s2"])
+    assert z < 4.0, z
+
+
+@pytest.mark.slow  # about 35 s on 2 cores (the Pólya-Gamma sums of y + r terms)
+def test_negative_binomial_gibbs_agrees_with_nuts():
+    """Negative binomial × Laplace, dispersion r = 3 under Gamma(1, 0.1): β, the intercept and r
+    (Pólya-Gamma augmentation, r by Metropolis within Gibbs) within 4 MCSE of NUTS."""
+    rng = np.random.default_rng(4)
+    n = 60
+    X = rng.normal(size=(n, 2))
+    mu = np.exp(0.5 + X @ np.array([0.5, -0.3]))
+    y = rng.poisson(rng.gamma(3.0, mu / 3.0)).astype(float)
+    g = _gibbs(X, y, "laplace", LIKELIHOODS["negative_binomial"](), likelihood_param=2.0)
+    z = _agreement(g, _nuts(X, y, "laplace", "negative_binomial", samples=500), ["intercept", "beta", "r"])
     assert z < 4.0, z
 
 
