@@ -363,3 +363,39 @@ def run_augmented(X, y, prior, likelihood, *, num_warmup=1000, num_samples=1000,
     keys = _sweep_keys(seed, num_chains, num_warmup + num_samples)
     return _drive(lambda st, k: run_augmented_sweeps(st, k, data, prior, likelihood, beta_draw),
                   state, keys, num_warmup, progress_bar)
+
+
+def augmented_inference_data(states, infos, X, y, likelihood, prior=None, *, fit_intercept=True, coords=None,
+                             seed=0):
+    """ArviZ ``InferenceData`` of :func:`run_augmented`'s draws on the data ``(X, y)`` they were drawn
+    on: ``posterior`` ``beta`` (dim ``basis``), ``intercept`` (with ``fit_intercept``), the likelihood's
+    parameter under its ``param_name`` (where it has one) and, where the hierarchy names them
+    (``gibbs_twin_sites``), its NumPyro twin's sites; ``sample_stats`` ``log_lik`` and
+    ``log_min_variance``; ``log_likelihood`` ``y`` (dim ``obs``: ``log p(y_i | η_i, θ)`` per draw and
+    row, for LOO); ``observed_data`` ``y``; ``posterior_predictive`` ``y`` (``likelihood.sample`` at
+    each draw, keys from ``seed``). ``coords``: e.g. ``{"basis": names}``."""
+    from .arviz_compat import from_dict
+
+    likelihood = make_likelihood(likelihood)
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    beta, intercept, param = np.asarray(states.beta), np.asarray(states.intercept), np.asarray(states.param)
+    eta = np.einsum("cdp,np->cdn", beta, X) + (intercept[..., None] if fit_intercept else 0.0)
+    post = {"beta": beta}
+    if fit_intercept:
+        post["intercept"] = intercept
+    param_name = getattr(likelihood, "param_name", None)
+    if param_name:
+        post[param_name] = param
+    if prior is not None and hasattr(prior, "gibbs_twin_sites"):
+        post.update(prior.gibbs_twin_sites(beta, states.aux))
+    loglik = np.asarray(likelihood.log_lik(jnp.asarray(y), jnp.asarray(eta), jnp.asarray(param)[..., None]))
+    keys = jax.random.split(jax.random.PRNGKey(seed), eta.shape[0] * eta.shape[1])
+    predictive = jax.vmap(lambda k, e, t: likelihood.sample(k, e, t))(
+        keys, jnp.asarray(eta.reshape(-1, eta.shape[-1])), jnp.asarray(param.reshape(-1)))
+    return from_dict({"posterior": post,
+                      "sample_stats": {"log_lik": np.asarray(infos.log_lik),
+                                       "log_min_variance": np.asarray(infos.log_min_variance)},
+                      "log_likelihood": {"y": loglik}, "observed_data": {"y": y},
+                      "posterior_predictive": {"y": np.asarray(predictive, dtype=np.float64).reshape(eta.shape)}},
+                     coords=coords,
+                     dims={**{k: ["basis"] for k, v in post.items() if np.ndim(v) == 3}, "y": ["obs"]})

@@ -230,3 +230,24 @@ def test_a_wrong_augmentation_fails_the_nuts_check():
     z = _agreement(_gibbs(X, y, "laplace", WrongLogistic(), warmup=1000, samples=3000),
                    _nuts(X, y, "laplace", "logistic", samples=1500), ["intercept", "beta"])
     assert z > 4.0, z
+
+
+def test_inference_data_of_the_augmented_draws():
+    """The draws as ArviZ groups: the pointwise log likelihood is scipy's (probit: log Φ(sη)) at each
+    draw and sums to the sweep's own; the predictive draws are 0/1 with the posterior's rate."""
+    from scipy import stats
+
+    X, y = _binary(n=40)
+    states, infos = hierarchy_gibbs.run(X, y, HIERARCHIES["horseshoe"], likelihood="probit", num_warmup=50,
+                                        num_samples=100, num_chains=2, progress_bar=False)
+    idata = hierarchy_gibbs.augmented_inference_data(states, infos, X, y, "probit", HIERARCHIES["horseshoe"],
+                                                     coords={"basis": [f"x{j}" for j in range(X.shape[1])]})
+    beta, b0 = idata.posterior["beta"].values, idata.posterior["intercept"].values
+    assert beta.shape == (2, 100, 4) and "lam_local" in idata.posterior
+    eta = np.einsum("cdp,np->cdn", beta, X) + b0[..., None]
+    expected = stats.norm.logcdf((2 * y - 1) * eta)
+    np.testing.assert_allclose(idata.log_likelihood["y"].values, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(expected.sum(-1), infos.log_lik, rtol=1e-10, atol=1e-12)
+    ppc = idata.posterior_predictive["y"].values
+    assert ppc.shape == (2, 100, 40) and set(np.unique(ppc)) <= {0.0, 1.0}
+    assert abs(ppc.mean() - stats.norm.cdf(eta).mean()) < 4 * 0.5 / np.sqrt(ppc.size)
