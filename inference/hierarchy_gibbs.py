@@ -21,6 +21,14 @@ out (``X`` and ``y`` centred, ``m = n − 1`` degrees of freedom). One sweep:
 ‖y − Xβ‖²/2 + d + Σ β_i²/(2v_i))`` and the hierarchy updates on ``β/σ``, which has its unscaled
 prior.
 
+Other likelihoods (:func:`run_augmented`, or :func:`run` with ``likelihood=``) by their conjugate
+augmentation (the likelihood's ``gibbs_augment``, :mod:`.gibbs_augment`): probit (Albert & Chib 1993),
+logistic and negative binomial (Pólya-Gamma; Polson, Scott & Windle 2013), Student-t (Gamma scales).
+A sweep draws ``(z, ω)`` given ``η``, then ``(b₀, β)`` from the pseudo-model ``z ~ N(η, 1/ω)`` by the
+same β draws (unit noise variance; the intercept one more column under ``N(0, 10²)``), the hierarchy's
+conditionals, and the likelihood's own parameter (``gibbs_param_step``). The Poisson has no
+conjugate augmentation and stays with NUTS.
+
 The engine contract (DESIGN, inference/): :class:`State`, :class:`Info`, :func:`init`, the pure
 :func:`step` and :func:`run_sweeps`, the jit boundary (``lax.scan`` over sweeps, chains by
 ``vmap``); :func:`run` checks the data and drives it, in about 20 compiled calls with a progress
