@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 
-from .registry import half_tanh_ratio, masked_sum
+from .registry import half_tanh_ratio, neg_log_lik_of_log_lik, no_own_parameter, own_parameter_unchanged
 
 
 class BernoulliLogisticLikelihood(NamedTuple):
@@ -75,17 +75,9 @@ class BernoulliLogisticLikelihood(NamedTuple):
         w = half_tanh_ratio(eta)
         return (t - 0.5) / w, w
 
-    def init_params(self, t):
-        """No parameter of its own: a placeholder the engine carries unused."""
-        return 1.0
-
-    def update_params(self, t, eta, params, n_obs=None):
-        """No parameter of its own: ``params`` unchanged."""
-        return params
-
-    def neg_log_lik(self, t, eta, params=None, n_obs=None):
-        """``−Σ log p(t_i | η_i)`` over the first ``n_obs`` rows."""
-        return -masked_sum(self.log_lik(t, eta), n_obs)
+    init_params = no_own_parameter
+    update_params = own_parameter_unchanged
+    neg_log_lik = neg_log_lik_of_log_lik
 
     def observe(self, name, eta, y=None, params=None):
         """``t ~ Bernoulli(σ(η))`` (logits)."""

@@ -9,7 +9,7 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import gammaln
 
-from .registry import masked_sum
+from .registry import neg_log_lik_of_log_lik, no_own_parameter, own_parameter_unchanged
 
 #: ``η`` is capped here inside ``exp``: ``e^709`` is the largest finite double, and a Newton trial
 #: step far out must give a finite (very low) log likelihood, not ``inf − inf``.
@@ -76,17 +76,9 @@ class PoissonLikelihood(NamedTuple):
         mu = jnp.exp(jnp.clip(eta, -_MAX_LOG_RATE, _MAX_LOG_RATE))
         return eta + (t - mu) / mu, mu
 
-    def init_params(self, t):
-        """No parameter of its own: a placeholder the engine carries unused."""
-        return 1.0
-
-    def update_params(self, t, eta, params, n_obs=None):
-        """No parameter of its own: ``params`` unchanged."""
-        return params
-
-    def neg_log_lik(self, t, eta, params=None, n_obs=None):
-        """``−Σ log p(t_i | η_i)`` over the first ``n_obs`` rows."""
-        return -masked_sum(self.log_lik(t, eta), n_obs)
+    init_params = no_own_parameter
+    update_params = own_parameter_unchanged
+    neg_log_lik = neg_log_lik_of_log_lik
 
     def observe(self, name, eta, y=None, params=None):
         """``t ~ Poisson(e^η)``."""

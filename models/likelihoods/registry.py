@@ -80,3 +80,21 @@ def half_tanh_ratio(x):
     small = jnp.abs(x) < 1e-4
     safe = jnp.where(small, 1.0, x)
     return jnp.where(small, 0.25 - x * x / 48.0, jnp.tanh(0.5 * safe) / (2.0 * safe))
+
+
+# The protocol methods of a likelihood with no parameter of its own (logistic, Poisson), written once
+# and assigned in those classes' bodies (NamedTuple classes take no mixin).
+
+def no_own_parameter(self, t):
+    """No parameter of its own: a placeholder the engine carries unused."""
+    return 1.0
+
+
+def own_parameter_unchanged(self, t, eta, params, n_obs=None):
+    """No parameter of its own: ``params`` unchanged."""
+    return params
+
+
+def neg_log_lik_of_log_lik(self, t, eta, params=None, n_obs=None):
+    """``−Σ log p(t_i | η_i)`` over the first ``n_obs`` rows."""
+    return -masked_sum(self.log_lik(t, eta), n_obs)
