@@ -1,0 +1,458 @@
+"""The Gibbs engine (:mod:`sparsebayes.inference.hierarchy_gibbs`) as scikit-learn estimators.
+
+:class:`GibbsRegressor` and :class:`GibbsClassifier` draw the posterior of ``y_i ~ likelihood(η_i)``,
+``η_i = b₀ + h(x_i)ᵀβ``, under a hierarchy on β with Gibbs conditionals, and report it in
+scikit-learn's layout: ``coef_`` and ``intercept_`` are the posterior medians (as Park & Casella
+report theirs, :class:`~sparsebayes.inference.bayesian_lasso_estimator.BayesianLassoRegressor`),
+``predict`` and ``predict_proba`` the posterior predictive means, and the draws are kept
+(``to_inference_data``: ``beta`` on ``basis``, ``intercept``, the likelihood's own parameter by its
+``param_name``, the hierarchy's twin sites, ``log_likelihood``, ``posterior_predictive``).
+
+* The Gaussian likelihood: :func:`~sparsebayes.inference.hierarchy_gibbs.run` (Rue's or
+  Bhattacharya et al.'s β draw by shape); the intercept has a flat prior and is integrated out of
+  the sweep (``X``, ``y`` centred), then drawn from ``b₀ | β, σ² ~ N(ȳ − h̄ᵀβ, σ²/n)``; σ² under
+  ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` (``c = −1, d = 0``: flat, the EM engine's 000 eq. 6).
+* Other likelihoods by their conjugate augmentation
+  (:func:`~sparsebayes.inference.hierarchy_gibbs.run_augmented`): probit (Albert & Chib 1993) and
+  logistic (Pólya-Gamma, Polson, Scott & Windle 2013) for the classifier, Student-t (Gamma scales)
+  and negative binomial (Pólya-Gamma) for the regressor; the intercept ``b₀ ~ N(0, 10²)``. The
+  Poisson has no conjugate augmentation: a ``ValueError`` says to use NUTS.
+
+The hierarchies: any with Gibbs conditionals (:data:`sparsebayes.models.priors.CAPABILITIES`
+``"gibbs"``: the horseshoe, Makalic & Schmidt 2016, τ fixed or estimated, or a registered one), and
+EM's :class:`~sparsebayes.models.priors.LaplacePrior`, whose exponential mixture ``τ_i ~ Exp(γ/2)``,
+``β_i | τ_i ~ N(0, τ_i)`` (002 eqs. 9–10) has Park & Casella's conditional ``1/τ_i | β_i ~
+IG(√(γ/β_i²), γ)`` (Park & Casella 2008, Sec. 2; unscaled by σ) and, with ``gamma_prior = (a, b)``,
+``γ | τ ~ Gamma(a + p, b + Σ τ_i/2)`` (:class:`LaplaceGibbs`). So the posterior drawn is the one
+whose mode the EM estimators compute (the bias apart: EM penalizes it, here it has its flat or wide
+Gaussian prior). Park & Casella's σ-scaled Bayesian Lasso is
+:class:`~sparsebayes.inference.bayesian_lasso_estimator.BayesianLassoRegressor`.
+
+The basis is ``features`` without a bias column (the intercept is the engine's); the inputs are
+taken as they are (not standardized): a hierarchy with a fixed scale (``HorseshoePrior(tau=1)``,
+``LaplacePrior(gamma=1)``) has the units of β, so standardize ``X`` (and ``y``) or estimate the scale.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+from sparsebayes.models.features import transform_validated
+from sparsebayes.models.likelihoods import make_likelihood
+from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, supports
+
+from . import hierarchy_gibbs
+from ._base import atomic_fit, basis_names, fit_feature_design
+from ._validation import (check_count, check_flags, check_number, validate_classification_data,
+                          validate_predict_data, validate_regression_data)
+from .adaptive import LINKS
+from .twin_typeii import LaplaceMixture
+
+
+class LaplaceGibbs(NamedTuple):
+    """EM's Laplace hierarchy (:class:`~sparsebayes.models.priors.LaplacePrior`) with Gibbs
+    conditionals: ``τ_i ~ Exp(γ/2)``, ``β_i | τ_i ~ N(0, τ_i)``, ``1/τ_i | β_i, γ ~ IG(√(γ/β_i²), γ)``
+    (:class:`~sparsebayes.inference.twin_typeii.LaplaceMixture`'s draw) and, with ``gamma_prior =
+    (a, b)``, then ``γ | τ ~ Gamma(a + p, b + Σ τ_i/2)`` (the exponential's conjugate pair). Auxiliary
+    state ``tau`` (and ``gamma``), the twin's site names (:meth:`LaplacePrior.sample_beta`)."""
+
+    gamma: float
+    gamma_prior: tuple | None = None
+
+    def gibbs_init(self, p, dtype=jnp.float64):
+        aux = {"tau": jnp.ones(p, dtype)}
+        if self.gamma_prior is not None:
+            aux["gamma"] = jnp.asarray(self.gamma, dtype)
+        return aux
+
+    def _gamma(self, aux):
+        return self.gamma if self.gamma_prior is None else aux["gamma"]
+
+    def gibbs_prior_variance(self, aux):
+        return aux["tau"]
+
+    def gibbs_update(self, key, beta, aux):
+        k_tau, k_gamma = jax.random.split(key)
+        new = LaplaceMixture(self._gamma(aux)).gibbs_update(k_tau, beta, aux)
+        if self.gamma_prior is not None:
+            a, b = self.gamma_prior
+            shape = a + beta.shape[0]
+            new["gamma"] = jax.random.gamma(k_gamma, shape, dtype=beta.dtype) / (b + 0.5 * jnp.sum(new["tau"]))
+        return new
+
+    def gibbs_twin_sites(self, beta, aux):
+        sites = {"tau": np.asarray(aux["tau"])}
+        if self.gamma_prior is not None:
+            sites["gamma"] = np.asarray(aux["gamma"])
+        return sites
+
+
+#: The hierarchies method="gibbs" fits beside those with Gibbs conditionals, for the error messages.
+GIBBS_FITS = "'horseshoe' (HorseshoePrior), 'laplace' (LaplacePrior), or any hierarchy with Gibbs conditionals"
+
+
+def gibbs_hierarchy(prior):
+    """``(hierarchy object, its Gibbs form)``: a registered name becomes its class's default object;
+    a :class:`LaplacePrior` gets :class:`LaplaceGibbs`; an object with Gibbs conditionals is its own.
+    Any other is a ``ValueError`` naming the hierarchy and what the Gibbs engine fits."""
+    if isinstance(prior, str):
+        if prior not in HIERARCHIES:
+            raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
+        prior = HIERARCHIES[prior]()
+    if isinstance(prior, LaplacePrior):
+        prior.check()
+        gp = None if prior.gamma_prior is None else tuple(float(v) for v in prior.gamma_prior)
+        return prior, LaplaceGibbs(float(prior.gamma), gp)
+    if is_hierarchy(prior) or hasattr(prior, "gibbs_update"):
+        if supports(prior, "gibbs"):
+            return prior, prior
+    label = type(prior).__name__ if not isinstance(prior, (str, type)) else repr(prior)
+    hint = (" (the σ-scaled Bayesian Lasso: method='gibbs' with the Gaussian likelihood fits it by "
+            "BayesianLassoRegressor)") if hierarchy_name(prior) == "scaled_laplace" else ""
+    raise ValueError(f"{label} ({hierarchy_name(prior)!r}) has no Gibbs conditionals (gibbs_init, "
+                     f"gibbs_prior_variance, gibbs_update){hint}; the Gibbs engine fits {GIBBS_FITS}")
+
+
+def _check_sampler_params(est):
+    """The shared parameters' checks, before any data is read."""
+    check_flags(est)
+    for name in ("num_warmup", "num_samples", "num_chains"):
+        check_count(name, getattr(est, name), 0 if name == "num_warmup" else 1)
+    check_count("seed", est.seed, 0)
+    check_number("credible_level", est.credible_level, 0.0, strict=True)
+    if not est.credible_level < 1.0:
+        raise ValueError(f"credible_level must lie in (0, 1), got {est.credible_level!r}")
+    r = est.rhat_max
+    if not (isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, bool) and r > 1):
+        raise ValueError(f"rhat_max must be a number > 1 (inf: no check), got {r!r}")
+
+
+def _draw(est, H, y, prior_gibbs, lik):
+    """Run the engine on the basis ``H`` and ``y``; the draws as :class:`~.hierarchy_gibbs.AugmentedState`
+    (the Gaussian's with its intercept drawn given β, σ², and σ² as ``param``) and the sweeps' Info."""
+    common = dict(num_warmup=est.num_warmup, num_samples=est.num_samples, num_chains=est.num_chains,
+                  seed=est.seed, fit_intercept=est.fit_intercept, progress_bar=bool(est.progress_bar))
+    if lik.name != "gaussian":
+        return hierarchy_gibbs.run(H, y, prior_gibbs, likelihood=lik, **common)
+    states, infos = hierarchy_gibbs.run(H, y, prior_gibbs, noise_prior=hierarchy_gibbs.NoisePrior(est.c, est.d),
+                                        **common)
+    beta, noise = np.asarray(states.beta), np.asarray(states.noise_var)
+    if est.fit_intercept:  # b₀ | β, σ² ~ N(ȳ − h̄ᵀβ, σ²/n), the flat-prior intercept the sweep integrated out
+        z = np.random.default_rng([est.seed, 7]).standard_normal(noise.shape)
+        intercept = y.mean() - beta @ H.mean(axis=0) + np.sqrt(noise / H.shape[0]) * z
+    else:
+        intercept = np.zeros_like(noise)
+    return hierarchy_gibbs.AugmentedState(beta, intercept, noise, states.aux), infos
+
+
+class _GibbsBase(BaseEstimator):
+    """Fit and summary shared by :class:`GibbsRegressor` and :class:`GibbsClassifier`."""
+
+    def _design(self, X):
+        """The basis (no bias column: the intercept is the engine's) and its fitted map."""
+        return fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=False)
+
+    def _basis(self, X):
+        check_is_fitted(self, "beta_draws_")
+        X = validate_predict_data(self, X)
+        return np.asarray(transform_validated(self.feature_map_, X), dtype=np.float64)
+
+    def _run(self, H, y, prior_gibbs, lik):
+        """One posterior: the draws, its InferenceData and the summaries (medians, means, interval, R-hat)."""
+        from .arviz_compat import rhat
+
+        states, infos = _draw(self, H, y, prior_gibbs, lik)
+        coords = {"basis": basis_names(self, self.feature_map_, H.shape[1])}
+        idata = hierarchy_gibbs.augmented_inference_data(states, infos, H, y, lik, prior_gibbs,
+                                                         fit_intercept=self.fit_intercept, coords=coords,
+                                                         seed=self.seed)
+        beta = np.asarray(states.beta).reshape(-1, H.shape[1])
+        tail = 0.5 * (1.0 - self.credible_level)
+        max_rhat = float("nan")
+        if self.num_chains >= 2 and self.num_samples >= 4:
+            max_rhat = float(np.max(rhat(idata, var_names=["beta"])["beta"].values))
+            if max_rhat > self.rhat_max:
+                warnings.warn(f"Gibbs chains have not mixed: max R-hat over beta {max_rhat:.3f} > {self.rhat_max}; "
+                              "increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)
+        return dict(idata=idata, beta=beta, intercept=np.asarray(states.intercept).ravel(),
+                    param=np.asarray(states.param).ravel(), median=np.median(beta, axis=0), mean=beta.mean(axis=0),
+                    interval=np.quantile(beta, [tail, 1.0 - tail], axis=0), rhat=max_rhat)
+
+    def summary(self):
+        """ArviZ's summary of β (R-hat, bulk/tail ESS, MCSE) of the (first) posterior."""
+        from .arviz_compat import summary
+
+        check_is_fitted(self, "beta_draws_")
+        idata = self.idata_[0] if isinstance(self.idata_, list) else self.idata_
+        return summary(idata, var_names=["beta"])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = False
+        return tags
+
+
+_DOC_SAMPLER = """
+    features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
+        The basis ``h(x)``, without a bias column (the intercept is the engine's); the inputs as
+        they are (module docstring).
+    kernel_width : float or "scale", default="scale"
+        Width of ``features="kernel"``.
+    fit_intercept : bool, default=True
+        An intercept ``b₀``: flat prior, integrated out of the sweep (Gaussian); ``N(0, 10²)`` otherwise.
+    num_warmup, num_samples, num_chains, seed : int, default=500, 1000, 4, 0
+        Sweeps discarded and kept per chain, the chains (``vmap``), the seed (the same draws for
+        the same seed).
+    credible_level : float, default=0.95
+        Level of the equal-tailed intervals in ``coef_interval_``.
+    rhat_max : float, default=1.01
+        A ``ConvergenceWarning`` when the largest rank-normalized split R-hat over β exceeds it (two
+        or more chains); ``inf``: no check.
+    progress_bar : bool, default=False
+        A tqdm bar over the sweeps.
+"""
+
+
+class GibbsRegressor(RegressorMixin, _GibbsBase):
+    """Sparse Bayesian regression by Gibbs sampling under a hierarchy with Gibbs conditionals.
+
+    Parameters
+    ----------
+    prior : str or hierarchy object, default="horseshoe"
+        ``"horseshoe"``/``HorseshoePrior(tau, tau_prior)``, ``"laplace"``/``LaplacePrior(gamma,
+        gamma_prior)`` (module docstring) or any hierarchy with Gibbs conditionals.
+    likelihood : str or likelihood object, default="gaussian"
+        ``"gaussian"``, ``"student_t"`` (robust regression, ``StudentTLikelihood(df)``; its squared
+        scale under Jeffreys' prior), ``"negative_binomial"`` (counts; dispersion ~ Gamma(1, 0.1)), or
+        another registered likelihood with a conjugate augmentation for real or count targets.
+    c, d : float, default=-1, 0
+        The Gaussian's noise prior ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` (flat by default); other
+        likelihoods' parameters have their own priors, and these must keep their defaults.
+    """ + _DOC_SAMPLER + """
+    Attributes
+    ----------
+    coef_ : ndarray (n_basis,)
+        Posterior medians of β; ``coef_mean_`` the means, ``coef_interval_`` (2, n_basis) the
+        equal-tailed interval, ``active_`` those whose interval excludes zero.
+    intercept_ : float
+        Posterior median of ``b₀``.
+    likelihood_param_ : float or None
+        Posterior median of the likelihood's own parameter (σ², the Student-t's ``s²``, the
+        dispersion; ``None`` for a likelihood without one); ``noise_var_`` the Gaussian's σ².
+    beta_draws_, intercept_draws_, param_draws_ : the draws, chains concatenated.
+    idata_ : the draws as ``InferenceData``; ``rhat_`` the largest R-hat over β; ``n_iter_`` draws per chain.
+    prior_, likelihood_ : the hierarchy and likelihood objects fitted: ``prior=prior_,
+        likelihood=likelihood_`` refits this model (the same draws for the same seed).
+    feature_map_ : the fitted basis.
+    """
+
+    def __init__(self, *, prior="horseshoe", likelihood="gaussian", c=-1.0, d=0.0, features="linear",
+                 kernel_width="scale", fit_intercept=True, num_warmup=500, num_samples=1000, num_chains=4, seed=0,
+                 credible_level=0.95, rhat_max=1.01, progress_bar=False):
+        self.prior = prior
+        self.likelihood = likelihood
+        self.c = c
+        self.d = d
+        self.features = features
+        self.kernel_width = kernel_width
+        self.fit_intercept = fit_intercept
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.seed = seed
+        self.credible_level = credible_level
+        self.rhat_max = rhat_max
+        self.progress_bar = progress_bar
+
+    @atomic_fit
+    def fit(self, X, y):
+        """Draw the posterior of ``y`` on the basis of ``X`` and summarize it; returns ``self``.
+
+        Raises ``ValueError`` for a hierarchy without Gibbs conditionals, a likelihood without a
+        conjugate augmentation (the Poisson: use NUTS) or of labels (use :class:`GibbsClassifier`),
+        bad parameters or bad data; warns (``ConvergenceWarning``) when R-hat exceeds ``rhat_max``."""
+        _check_sampler_params(self)
+        lik = make_likelihood(self.likelihood)
+        if getattr(lik, "support", "real") in ("binary", "categorical"):
+            raise ValueError(f"likelihood {lik.name!r} models labels: use GibbsClassifier(link=...) "
+                             "(SparseClassifier(method='gibbs', link=...)) for classification")
+        hierarchy_gibbs.require_gibbs_likelihood(lik)
+        if lik.name != "gaussian" and (self.c, self.d) != (-1.0, 0.0):
+            raise ValueError(f"c, d are the Gaussian noise prior's; the {lik.name!r} likelihood's parameter has its "
+                             "own prior: leave them at their defaults")
+        prior, prior_gibbs = gibbs_hierarchy(self.prior)
+        X, y = validate_regression_data(self, X, y)
+        self.feature_map_, H = self._design(X)
+        fit = self._run(H, y, prior_gibbs, lik)
+        self.idata_ = fit["idata"]
+        self.beta_draws_, self.intercept_draws_, self.param_draws_ = fit["beta"], fit["intercept"], fit["param"]
+        self.coef_, self.coef_mean_, self.coef_interval_ = fit["median"], fit["mean"], fit["interval"]
+        self.active_ = (self.coef_interval_[0] > 0) | (self.coef_interval_[1] < 0)
+        self.intercept_ = float(np.median(self.intercept_draws_))
+        has_param = getattr(lik, "param_name", None) is not None
+        self.likelihood_param_ = float(np.median(self.param_draws_)) if has_param else None
+        self.noise_var_ = self.likelihood_param_ if lik.name == "gaussian" else None
+        self.rhat_ = fit["rhat"]
+        self.n_iter_ = int(self.num_samples)
+        self.prior_, self.likelihood_ = prior, lik
+        return self
+
+    def predict(self, X, return_std=False):
+        """The posterior predictive mean ``E[y | x]``: the likelihood's mean averaged over the draws
+        (``b₀ + h(x)ᵀE[β]`` for the Gaussian and Student-t, ``E[e^η]`` for counts); with
+        ``return_std`` also its sd, ``√(Var_draws[μ(η)] + E_draws[Var(y | η)])``."""
+        H = self._basis(X)
+        mean, var = np.empty(H.shape[0]), np.empty(H.shape[0])
+        lik, param = self.likelihood_, jnp.asarray(self.param_draws_)
+        for start in range(0, H.shape[0], 1024):  # rows in blocks: (block, draws) at a time
+            eta = jnp.asarray(H[start:start + 1024] @ self.beta_draws_.T + self.intercept_draws_)
+            mu = np.asarray(lik.mean(eta, param))
+            mean[start:start + 1024] = mu.mean(axis=1)
+            if return_std:
+                var[start:start + 1024] = mu.var(axis=1) + np.asarray(lik.variance(eta, param)).mean(axis=1)
+        return (mean, np.sqrt(var)) if return_std else mean
+
+    def to_inference_data(self):
+        """The draws (chain, draw) as ``InferenceData``, a deep copy: ``posterior`` ``beta`` (dim ``basis``),
+        ``intercept``, the likelihood's parameter, the hierarchy's twin sites; ``sample_stats``,
+        ``log_likelihood``, ``observed_data``, ``posterior_predictive``
+        (:func:`~sparsebayes.inference.hierarchy_gibbs.augmented_inference_data`)."""
+        from .arviz_compat import copy
+
+        check_is_fitted(self, "idata_")
+        return copy(self.idata_)
+
+
+class GibbsClassifier(ClassifierMixin, _GibbsBase):
+    """Sparse Bayesian binary classification by Gibbs sampling (one-vs-all beyond two classes).
+
+    ``P(y = 1 | x) = F(b₀ + h(x)ᵀβ)`` with ``F = Φ`` (probit, Albert & Chib's truncated-normal
+    augmentation) or the logistic ``σ`` (Pólya-Gamma augmentation); ``k > 2`` classes: ``k`` one-vs-all
+    posteriors (002 Sec. 4.2), their predictive probabilities normalized over the classes.
+
+    Parameters
+    ----------
+    prior : str or hierarchy object, default="laplace"
+        As :class:`GibbsRegressor`'s (one object for every one-vs-all classifier).
+    link : {"probit", "logistic"} or likelihood object, default="probit"
+        ``F``; a fitted ``likelihood_`` (``ProbitLikelihood()``, ``BernoulliLogisticLikelihood()``) too.
+    """ + _DOC_SAMPLER + """
+    Attributes
+    ----------
+    classes_ : ndarray
+    coef_ : ndarray (1, n_basis) for two classes, (n_classes, n_basis) otherwise
+        Posterior medians of β per classifier; ``coef_mean_``, ``coef_interval_`` (n_classifiers, 2,
+        n_basis), ``active_`` as :class:`GibbsRegressor`'s.
+    intercept_ : ndarray (1,) or (n_classes,)
+        Posterior medians of ``b₀``.
+    beta_draws_, intercept_draws_ : per classifier, the draws (chains concatenated).
+    idata_ : InferenceData, or a list of them (one per one-vs-all classifier); ``rhat_``, ``n_iter_``.
+    prior_, likelihood_ : the hierarchy and likelihood objects: ``prior=prior_, link=likelihood_`` refits.
+    feature_map_ : the fitted basis.
+    """
+
+    def __init__(self, *, prior="laplace", link="probit", features="linear", kernel_width="scale", fit_intercept=True,
+                 num_warmup=500, num_samples=1000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01,
+                 progress_bar=False):
+        self.prior = prior
+        self.link = link
+        self.features = features
+        self.kernel_width = kernel_width
+        self.fit_intercept = fit_intercept
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.seed = seed
+        self.credible_level = credible_level
+        self.rhat_max = rhat_max
+        self.progress_bar = progress_bar
+
+    @atomic_fit
+    def fit(self, X, y):
+        """Draw the posterior of each (one-vs-all) classifier and summarize it; returns ``self``."""
+        _check_sampler_params(self)
+        lik = link_likelihood(self.link)
+        prior, prior_gibbs = gibbs_hierarchy(self.prior)
+        X, y_enc = validate_classification_data(self, X, y)
+        self.feature_map_, H = self._design(X)
+        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
+        fits = [self._run(H, t.astype(np.float64), prior_gibbs, lik) for t in targets]
+        self.idata_ = fits[0]["idata"] if len(fits) == 1 else [f["idata"] for f in fits]
+        self.beta_draws_ = np.array([f["beta"] for f in fits])
+        self.intercept_draws_ = np.array([f["intercept"] for f in fits])
+        self.coef_ = np.array([f["median"] for f in fits])
+        self.coef_mean_ = np.array([f["mean"] for f in fits])
+        self.coef_interval_ = np.array([f["interval"] for f in fits])
+        self.active_ = (self.coef_interval_[:, 0] > 0) | (self.coef_interval_[:, 1] < 0)
+        self.intercept_ = np.median(self.intercept_draws_, axis=1)
+        rhats = [f["rhat"] for f in fits]
+        self.rhat_ = rhats[0] if len(rhats) == 1 else np.array(rhats)
+        self.n_iter_ = int(self.num_samples)
+        self.prior_, self.likelihood_ = prior, lik
+        return self
+
+    def _log_proba_ova(self, H):
+        """``log E_draws[F(η_k)]`` and ``log E_draws[1 − F(η_k)]`` per classifier ``k``: (n, k) each,
+        from the likelihood's own ``log_lik`` (finite where a probability rounds to 0 or 1)."""
+        lik = self.likelihood_
+        ones, zeros = [], []
+        for k in range(self.beta_draws_.shape[0]):
+            eta = jnp.asarray(H @ self.beta_draws_[k].T + self.intercept_draws_[k])
+            s = eta.shape[1]
+            ones.append(logsumexp(np.asarray(lik.log_lik(jnp.ones_like(eta), eta)), axis=1) - np.log(s))
+            zeros.append(logsumexp(np.asarray(lik.log_lik(jnp.zeros_like(eta), eta)), axis=1) - np.log(s))
+        return np.column_stack(ones), np.column_stack(zeros)
+
+    def predict_log_proba(self, X):
+        """Binary: ``log [1 − P, P]`` with ``P = E_draws[F(η)]`` the posterior predictive probability;
+        one-vs-all: the classifiers' ``log P_k`` normalized over the classes."""
+        one, zero = self._log_proba_ova(self._basis(X))
+        if one.shape[1] == 1:
+            return np.column_stack([zero[:, 0], one[:, 0]])
+        return one - logsumexp(one, axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """The posterior predictive class probabilities, columns in ``classes_`` order."""
+        return np.exp(self.predict_log_proba(X))
+
+    def decision_function(self, X):
+        """Binary: ``log P(y = 1) − log P(y = 0)`` of the posterior predictive (positive where ``predict``
+        gives the second class); one-vs-all: the normalized log probabilities, (n, n_classes)."""
+        logp = self.predict_log_proba(X)
+        return logp[:, 1] - logp[:, 0] if logp.shape[1] == 2 else logp
+
+    def predict(self, X):
+        """The class of largest posterior predictive probability."""
+        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+
+    def to_inference_data(self, classifier=None):
+        """The draws as ``InferenceData`` (a deep copy; as :meth:`GibbsRegressor.to_inference_data`);
+        beyond two classes, ``classifier`` (an index into ``classes_``) picks the one-vs-all posterior."""
+        from .arviz_compat import copy
+
+        check_is_fitted(self, "idata_")
+        if not isinstance(self.idata_, list):
+            return copy(self.idata_)
+        if classifier is None or not (isinstance(classifier, (int, np.integer)) and 0 <= classifier < len(self.idata_)):
+            raise ValueError(f"{len(self.idata_)} one-vs-all posteriors: give classifier= an index into classes_ "
+                             f"(0 ... {len(self.idata_) - 1}), got {classifier!r}")
+        return copy(self.idata_[classifier])
+
+
+def link_likelihood(link):
+    """The binary likelihood object of ``link``: ``"probit"``, ``"logistic"`` (:data:`~.adaptive.LINKS`) or
+    an object of one of their classes (a fitted ``likelihood_``); a ``ValueError`` naming it otherwise."""
+    if isinstance(link, str) and link in LINKS:
+        return LINKS[link]()
+    if any(isinstance(link, cls) for cls in LINKS.values()):
+        return link
+    raise ValueError(f"link must be one of {sorted(LINKS)} or a {', '.join(c.__name__ for c in LINKS.values())} "
+                     f"object, got {link!r}")
