@@ -60,7 +60,13 @@ def _beta(H, prior, gamma, gamma_prior, surrogate_eps, marginal):
         raise ValueError(f"prior must be 'laplace' or 'jeffreys', got {prior!r}")
     if marginal:
         raise ValueError("marginal=True is the Laplace marginal; the Jeffreys marginal is improper")
-    return numpyro.sample("beta", dist.Normal(0.0, jnp.sqrt(_jeffreys_tau(p, surrogate_eps))).to_event(1))
+    return jeffreys_surrogate_beta(p, surrogate_eps)
+
+
+def jeffreys_surrogate_beta(p, surrogate_eps, name="beta"):
+    """``β_i | τ_i ~ N(0, τ_i)`` under the Jeffreys hyperprior (improper, ``surrogate_eps=None``: for
+    ``log_density`` only) or its labelled proper surrogate ``1/τ_i ~ Gamma(ε, ε)`` (module docstring)."""
+    return numpyro.sample(name, dist.Normal(0.0, jnp.sqrt(_jeffreys_tau(p, surrogate_eps))).to_event(1))
 
 
 def sparse_regression_model(H, y=None, *, prior="laplace", gamma=1.0, gamma_prior=None, noise_var=None,

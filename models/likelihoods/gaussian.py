@@ -80,6 +80,13 @@ class GaussianLikelihood(NamedTuple):
         n = y.shape[0] if n_obs is None else n_obs
         return 0.5 * n * jnp.log(noise_var) + 0.5 * jnp.dot(r, r) / noise_var
 
+    def sample_params(self):
+        """σ² inside a NumPyro model: the papers' flat (improper) prior ``p(σ²) ∝ 1`` (000 eq. 6), site
+        :attr:`param_name`."""
+        from numpyro.distributions import constraints
+
+        return numpyro.sample(self.param_name, dist.ImproperUniform(constraints.positive, (), ()))
+
     def observe(self, name, eta, y=None, params=1.0):
         """``y ~ N(η, σ²)`` (one site, a pointwise term per row)."""
         return numpyro.sample(name, dist.Normal(eta, jnp.sqrt(params)), obs=y)

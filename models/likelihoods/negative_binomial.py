@@ -15,6 +15,8 @@ from .registry import half_tanh_ratio, masked_sum, row_mask
 
 #: The dispersion's update searches ``log r`` in this interval (``r`` at the top is the Poisson limit).
 _LOG_R_RANGE = (np.log(1e-6), np.log(1e8))
+#: The dispersion's prior ``r ~ Gamma(shape, rate)`` where it is sampled (NUTS twin and Gibbs).
+DISPERSION_PRIOR = (1.0, 0.1)
 #: Bisection steps of the dispersion's update (the interval shrinks by ``2⁻⁶⁰``).
 _BISECTIONS = 60
 
@@ -145,6 +147,12 @@ class NegativeBinomialLikelihood(NamedTuple):
         """``−Σ log p(t_i | η_i, r)`` over the first ``n_obs`` rows."""
         return -masked_sum(self.log_lik(t, eta, params), n_obs)
 
+    def sample_params(self):
+        """The dispersion inside a NumPyro model: ``r ~ Gamma(1, 0.1)`` (shape, rate:
+        :data:`DISPERSION_PRIOR`, the prior of :meth:`gibbs_param_step`, so NUTS and Gibbs sample one
+        posterior), site :attr:`param_name`."""
+        return numpyro.sample(self.param_name, dist.Gamma(*DISPERSION_PRIOR))
+
     def observe(self, name, eta, y=None, params=1.0):
         """``t ~ NB(e^η, r)`` (:class:`NegativeBinomialLogLink`: NumPyro's ``NegativeBinomial2`` takes
         ``log B`` by ``betaln``, 1e-6 off at these counts)."""
@@ -169,4 +177,5 @@ class NegativeBinomialLikelihood(NamedTuple):
         Gamma(1, 0.1) prior: :func:`sparsebayes.inference.gibbs_augment.negative_binomial_concentration_step`."""
         from sparsebayes.inference.gibbs_augment import negative_binomial_concentration_step
 
-        return negative_binomial_concentration_step(key, t, eta, params)[0]
+        shape, rate = DISPERSION_PRIOR
+        return negative_binomial_concentration_step(key, t, eta, params, prior_shape=shape, prior_rate=rate)[0]

@@ -102,6 +102,13 @@ class StudentTLikelihood(NamedTuple):
         """``−Σ log p(y_i | η_i, s²)`` over the first ``n_obs`` rows."""
         return -masked_sum(self.log_lik(y, eta, params), n_obs)
 
+    def sample_params(self):
+        """``s²`` inside a NumPyro model under Jeffreys' ``p(s²) ∝ 1/s²`` (flat in ``log s²``; the prior of
+        :meth:`gibbs_param_step`, so NUTS and Gibbs sample one posterior), site :attr:`param_name`: the
+        improper flat density on the log scale mapped by ``exp``."""
+        log_flat = dist.ImproperUniform(dist.constraints.real, (), ())
+        return numpyro.sample(self.param_name, dist.TransformedDistribution(log_flat, dist.transforms.ExpTransform()))
+
     def observe(self, name, eta, y=None, params=1.0):
         """``y ~ StudentT(ν, η, s)``."""
         return numpyro.sample(name, dist.StudentT(self.df, eta, jnp.sqrt(params)), obs=y)
