@@ -59,11 +59,16 @@ import dataclasses
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES, make_likelihood, require_likelihood
 from sparsebayes.models.map_priors import PENALTY_OF
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, require
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
+
+#: where the default differs: the samplers' under a likelihood other than the Gaussian (the Bayesian
+#: Lasso's σ-scaled hierarchy is the Gaussian's) and for classification, EM's Laplace hierarchy
+DEFAULT_PRIOR_NOT_GAUSSIAN = {"gibbs": "laplace", "nuts": "laplace"}
 
 #: the methods a user may name, and the synonyms accepted for them
 METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound": "map", "gibbs": "gibbs",
@@ -71,6 +76,11 @@ METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound
 
 #: The key of an engine table's row that takes every hierarchy with the engine's E-step (EM's, :func:`_em_parameters`).
 ANY = "any hierarchy with an EM E-step"
+#: The key of the Gibbs rows that take every hierarchy with Gibbs conditionals, and EM's Laplace
+#: hierarchy (:func:`sparsebayes.inference.gibbs_estimators.gibbs_hierarchy`).
+ANY_GIBBS = "any hierarchy with Gibbs conditionals, and 'laplace'"
+#: The rows' keys that stand for every hierarchy the row's engine checks itself (a name of its own comes first).
+WILDCARDS = (ANY, ANY_GIBBS)
 
 _BAYESIAN_LASSO = ("bayesian_lasso_estimator", "BayesianLassoRegressor")
 
@@ -81,16 +91,33 @@ REGRESSION_ENGINES = {
     "type2": {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
               "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
               "scaled_laplace": ("typeii_estimators", "BLSRegressor")},
-    "gibbs": {"scaled_laplace": _BAYESIAN_LASSO},
+    "gibbs": {"scaled_laplace": _BAYESIAN_LASSO, ANY_GIBBS: ("gibbs_estimators", "GibbsRegressor")},
     "nuts": {"scaled_laplace": _BAYESIAN_LASSO},
 }
+
+#: (method, hierarchy, likelihood) -> engine estimator, where a likelihood other than the Gaussian has an
+#: engine estimator of its own for the pair (the Poisson RVM: type-II ARD under the Poisson likelihood).
+LIKELIHOOD_ENGINES = {("type2", "ard", "poisson"): ("poisson_rvm", "PoissonRVMRegressor")}
 
 #: The same for classification; under "map" SMLR fits each hierarchy of :data:`PENALTY_OF` (its ``penalty``).
 CLASSIFICATION_ENGINES = {
     "em": {ANY: ("adaptive", "SparseProbitClassifier")},
     "type2": {"ard": ("rvm_classifier", "RVMClassifier")},
     "map": {name: ("smlr", "SMLRClassifier") for name in PENALTY_OF},
+    "gibbs": {ANY_GIBBS: ("gibbs_estimators", "GibbsClassifier")},
 }
+
+#: The likelihood an engine estimator without a ``likelihood`` (or ``link``) parameter fits; those not
+#: listed fit the Gaussian. The others take the likelihood as a parameter.
+FIXED_LIKELIHOOD = {"PoissonRVMRegressor": "poisson", "RVMClassifier": "bernoulli_logistic",
+                    "SMLRClassifier": "multinomial"}
+
+#: The capability (:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) each method's engine
+#: asks of a likelihood it takes as a parameter.
+LIKELIHOOD_ENGINE = {"em": "em", "gibbs": "gibbs", "nuts": "nuts"}
+
+#: The classifiers' links: the likelihood each names (``link=``; a likelihood object of the class is its own).
+LINK_LIKELIHOODS = {"probit": "probit", "logistic": "bernoulli_logistic"}
 
 
 def _lazy(module, name):
@@ -123,7 +150,9 @@ def _engine_of(table, task, method, prior):
         *others, last = [repr(m) for m in table]
         raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
     row = table[method]
-    key = ANY if ANY in row else hierarchy_name(prior)
+    key = hierarchy_name(prior)
+    if key not in row:
+        key = next((k for k in WILDCARDS if k in row), key)
     if key not in row:
         label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
         fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in row.items())
@@ -132,14 +161,68 @@ def _engine_of(table, task, method, prior):
     return cls, _PARAMETERS[method](prior, cls, method)
 
 
-def _regression_engine(method, prior):
-    """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`)."""
-    return _engine_of(REGRESSION_ENGINES, "regression", method, prior)
+def _regression_engine(method, prior, likelihood="gaussian"):
+    """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`,
+    :data:`LIKELIHOOD_ENGINES`) under ``likelihood`` (a registered name or a likelihood object)."""
+    lik = make_likelihood(likelihood)
+    if getattr(lik, "support", "real") in ("binary", "categorical"):
+        raise ValueError(f"likelihood {lik.name!r} models labels: use SparseClassifier(link=...) for classification; "
+                         f"SparseRegressor takes the likelihoods of real or count targets ({_regression_likelihoods()})")
+    special = LIKELIHOOD_ENGINES.get((method, hierarchy_name(prior), lik.name))
+    if special is not None:
+        cls = _lazy(*special)
+        kw = _PARAMETERS[method](prior, cls, method)
+    else:
+        cls, kw = _engine_of(REGRESSION_ENGINES, "regression", method, prior)
+    _take_likelihood(cls, kw, "likelihood", likelihood, lik, method, prior)
+    return cls, kw
 
 
-def _classification_engine(method, prior):
-    """(class, keyword arguments) of the engine estimator for classification (:data:`CLASSIFICATION_ENGINES`)."""
-    return _engine_of(CLASSIFICATION_ENGINES, "classification", method, prior)
+def _classification_engine(method, prior, link=None):
+    """(class, keyword arguments) of the engine estimator for classification (:data:`CLASSIFICATION_ENGINES`)
+    with ``link`` (``None``: the engine's own; ``"probit"``, ``"logistic"`` or a fitted ``likelihood_``)."""
+    cls, kw = _engine_of(CLASSIFICATION_ENGINES, "classification", method, prior)
+    if link is None:
+        return cls, kw
+    if isinstance(link, str):
+        if link not in LINK_LIKELIHOODS:
+            raise ValueError(f"link must be None, one of {sorted(LINK_LIKELIHOODS)} or a fitted likelihood_, got {link!r}")
+        lik = make_likelihood(LINK_LIKELIHOODS[link])
+    else:
+        lik = make_likelihood(link)
+    name = {v: k for k, v in LINK_LIKELIHOODS.items()}.get(lik.name)
+    if FIXED_LIKELIHOOD.get(cls.__name__) == "multinomial" and lik.name in ("multinomial", "bernoulli_logistic"):
+        return cls, kw  # SMLR's multinomial logistic: the logistic link for two classes
+    _take_likelihood(cls, kw, "link", name if name is not None else link, lik, method, prior)
+    return cls, kw
+
+
+def _regression_likelihoods():
+    from sparsebayes.models.likelihoods import LIKELIHOODS
+
+    return ", ".join(n for n, c in sorted(LIKELIHOODS.items()) if getattr(c, "support", "real") in ("real", "counts"))
+
+
+def _take_likelihood(cls, kw, param, value, lik, method, prior):
+    """Put the likelihood ``value`` (``lik`` its object) into ``kw`` as ``cls``'s parameter ``param``, after
+    checking that ``method``'s engine has what it needs of it (:data:`LIKELIHOOD_ENGINE`); an engine
+    estimator that fixes its likelihood (:data:`FIXED_LIKELIHOOD`, the Gaussian for the others) takes it
+    only when it is that one. ``ValueError`` naming the likelihood and the missing piece otherwise."""
+    if param in cls().get_params():
+        if method == "gibbs":
+            from .hierarchy_gibbs import require_gibbs_likelihood
+            require_gibbs_likelihood(lik)
+        elif method in LIKELIHOOD_ENGINE:
+            require_likelihood(lik, LIKELIHOOD_ENGINE[method])
+        kw[param] = value
+        return
+    fixed = FIXED_LIKELIHOOD.get(cls.__name__, "gaussian")
+    if lik.name != fixed:
+        able = [m for m, piece in LIKELIHOOD_ENGINE.items() if m != "nuts" and
+                not [k for k in LIKELIHOOD_CAPABILITIES[piece] if not hasattr(lik, k)]]
+        raise ValueError(f"{cls.__name__} (method={method!r}, prior={hierarchy_name(prior)!r}) fits the {fixed!r} "
+                         f"likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
+                         f"{', '.join(f'method={m!r}' for m in able) or 'no engine estimator yet'}")
 
 
 def _check_hierarchy_class(prior, cls, method):
@@ -190,7 +273,15 @@ def _hierarchy_parameters(prior, cls, method):
 
 def _sampler_parameters(prior, cls, method):
     """The Bayesian Lasso's: the sampler ``method`` names, and the hyperprior constants of a
-    ``ScaledLaplacePrior`` object (:func:`_hierarchy_parameters`; the estimator's defaults for the name)."""
+    ``ScaledLaplacePrior`` object (:func:`_hierarchy_parameters`; the estimator's defaults for the name).
+    An engine estimator of one sampler (no ``sampler`` parameter) takes the hierarchy as it is, after
+    its engine's check (:func:`~sparsebayes.inference.gibbs_estimators.gibbs_hierarchy`), so the error
+    names the hierarchy before anything is built."""
+    if "sampler" not in cls().get_params():
+        if method == "gibbs":
+            from .gibbs_estimators import gibbs_hierarchy
+            gibbs_hierarchy(prior)
+        return {"prior": prior}
     return {"sampler": method, **_hierarchy_parameters(prior, cls, method)}
 
 
@@ -217,20 +308,17 @@ _PARAMETERS = {"em": _em_parameters, "type2": _hierarchy_parameters, "gibbs": _s
 class _ComposedEstimator(BaseEstimator):
     """Fit the engine estimator named by ``(method, prior)``; expose its fitted attributes."""
 
-    _engine_table = None  # set by the subclasses: (method, prior) -> (class, kwargs)
+    def _engine_for(self, method, prior):  # the subclasses': (class, kwargs) of the engine estimator
+        raise NotImplementedError
 
-    def __init__(self, *, prior=None, method="em", features="linear", kernel_width="scale", options=None):
-        self.prior = prior
-        self.method = method
-        self.features = features
-        self.kernel_width = kernel_width
-        self.options = options
+    def _default_prior(self, method):
+        return DEFAULT_PRIOR[method]
 
     def _engine(self):
         if not isinstance(self.method, str) or self.method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         method = METHODS[self.method]
-        prior = DEFAULT_PRIOR[method] if self.prior is None else self.prior
+        prior = self._default_prior(method) if self.prior is None else self.prior
         listed = isinstance(prior, list) and bool(prior) and all(is_hierarchy(p) for p in prior)
         if not (isinstance(prior, str) or is_hierarchy(prior) or (listed and method == "em")):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
@@ -238,7 +326,7 @@ class _ComposedEstimator(BaseEstimator):
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
             raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
-        cls, kw = type(self)._engine_table(method, prior)
+        cls, kw = self._engine_for(method, prior)
         params = cls().get_params()
         unknown = sorted(set(options) - set(params))
         if unknown:
@@ -264,6 +352,8 @@ class _ComposedEstimator(BaseEstimator):
         for key, value in vars(estimator).items():
             if key.endswith("_") and not key.startswith("_"):
                 setattr(self, key, value)
+        if not hasattr(self, "likelihood_"):  # an engine estimator of one likelihood
+            self.likelihood_ = make_likelihood(FIXED_LIKELIHOOD.get(type(estimator).__name__, "gaussian"))
         self.estimator_ = estimator
         return self
 
@@ -324,7 +414,22 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
         The engine estimator's fitted attributes, copied.
     """
 
-    _engine_table = staticmethod(_regression_engine)
+    def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
+                 options=None):
+        self.prior = prior
+        self.likelihood = likelihood
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
+
+    def _engine_for(self, method, prior):
+        return _regression_engine(method, prior, self.likelihood)
+
+    def _default_prior(self, method):
+        if method in DEFAULT_PRIOR_NOT_GAUSSIAN and make_likelihood(self.likelihood).name != "gaussian":
+            return DEFAULT_PRIOR_NOT_GAUSSIAN[method]
+        return DEFAULT_PRIOR[method]
 
 
 class SparseClassifier(ClassifierMixin, _ComposedEstimator):
@@ -355,7 +460,19 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
         The engine estimator's fitted attributes, copied.
     """
 
-    _engine_table = staticmethod(_classification_engine)
+    def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
+        self.prior = prior
+        self.link = link
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
+
+    def _engine_for(self, method, prior):
+        return _classification_engine(method, prior, self.link)
+
+    def _default_prior(self, method):
+        return DEFAULT_PRIOR_NOT_GAUSSIAN.get(method, DEFAULT_PRIOR[method])
 
     def predict_proba(self, X):
         """Class probabilities of the engine estimator, columns in ``classes_`` order."""
