@@ -1,13 +1,12 @@
-"""The papers' experiments, data sets, the ``sparsebayes`` CLI and benchmarks."""
-import sparsebayes  # noqa: F401  (float64)
+"""The papers' experiments, data sets, the ``sparsebayes`` CLI and benchmarks.
 
-from sparsebayes import _lazy_attribute
+``compare_estimator`` is :func:`~sparsebayes.comparisons.compare_any.compare` (also
+``sparsebayes.compare``); it is not exported here as ``compare``, the name of the submodule
+:mod:`sparsebayes.comparisons.compare`. Both load on first use (PEP 562 ``__getattr__``).
+"""
+from sparsebayes._exports import lazy_exports as _lazy_exports
 
-#: Names imported on first use (name -> submodule): ``compare_estimator`` is
-#: :func:`~sparsebayes.comparisons.compare_any.compare` (also ``sparsebayes.compare``); it is not
-#: re-exported here as ``compare``, the name of the submodule :mod:`sparsebayes.comparisons.compare`.
-_LAZY = {"compare_estimator": "compare_any", "Comparison": "compare_any"}
+#: The public names, each once: name -> submodule (or (submodule, attribute)) that defines it.
+_LAZY = {"compare_estimator": ("compare_any", "compare"), "Comparison": "compare_any"}
 
-
-def __getattr__(name):
-    return _lazy_attribute(__name__, globals(), _LAZY, name)
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

@@ -1,21 +1,24 @@
 """What the papers write down: priors, likelihoods, NumPyro model functions, feature maps.
 
-The names below are loaded on first access (PEP 562 ``__getattr__``): ``import
+The public names are loaded on first access (PEP 562 ``__getattr__``): ``import
 sparsebayes.models`` (which every engine module triggers through ``sparsebayes.models.X``)
 then does not import NumPyro's distributions or scikit-learn before they are needed.
 ``from sparsebayes.models import LinearFeatures``, attribute access and ``dir()`` work as if
 the names were imported eagerly; submodules load on first attribute access too.
 """
-import sparsebayes  # noqa: F401  (enables float64 for every solver)
+from sparsebayes._exports import lazy_exports as _lazy_exports
 
-#: public name -> submodule that defines it (imported when the name is first used)
+#: The public names, each once: name -> submodule that defines it (imported when first used).
 _LAZY = {
+    # feature maps
     "GaussianKernelFeatures": "features",
     "LinearFeatures": "features",
     "QuadraticFeatures": "features",
     "gaussian_kernel": "features",
+    # NumPyro model functions
     "sparse_probit_model": "adaptive",
     "sparse_regression_model": "adaptive",
+    # likelihoods and their registry
     "GaussianLikelihood": "likelihoods",
     "ProbitLikelihood": "likelihoods",
     "BernoulliLogisticLikelihood": "likelihoods",
@@ -26,6 +29,7 @@ _LAZY = {
     "LIKELIHOODS": "likelihoods",
     "register_likelihood": "likelihoods",
     "require_likelihood": "likelihoods",
+    # hierarchies (priors) and their registry
     "HorseshoePrior": "horseshoe",
     "ARDPrior": "typeii_hierarchies",
     "LaplaceVariancePrior": "typeii_hierarchies",
@@ -40,20 +44,4 @@ _LAZY = {
     "require": "priors",
 }
 
-__all__ = [
-    "GaussianKernelFeatures", "LinearFeatures", "QuadraticFeatures", "gaussian_kernel",
-    "GaussianLikelihood", "HIERARCHIES", "HorseshoePrior", "JeffreysPrior", "LaplacePrior", "ProbitLikelihood",
-    "ARDPrior", "FlatPrior", "GaussianPrior", "LaplaceVariancePrior", "ScaledLaplacePrior",
-    "make_prior", "register_hierarchy", "require",
-    "BernoulliLogisticLikelihood", "LIKELIHOODS", "MultinomialLogisticLikelihood", "PoissonLikelihood",
-    "StudentTLikelihood", "NegativeBinomialLikelihood", "register_likelihood", "require_likelihood",
-    "sparse_probit_model", "sparse_regression_model",
-]
-
-
-def __getattr__(name):
-    return sparsebayes._lazy_attribute(__name__, globals(), _LAZY, name)
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

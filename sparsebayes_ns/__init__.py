@@ -4,10 +4,13 @@ Subpackages
 -----------
 sparsebayes.models       priors, likelihoods, NumPyro model functions, feature maps
 sparsebayes.inference    EM, bound optimization, type-II ML, Gibbs and NUTS runners; estimators
-sparsebayes.comparisons  datasets, paper reproductions, the ``sparsebayes`` CLI, benchmarks
+sparsebayes.comparisons  compare, datasets, paper reproductions, the ``sparsebayes`` CLI, benchmarks
+sparsebayes.testing      the conformance checks, to test your own hierarchy or likelihood
+
+The top level re-exports every public name of ``models``, ``inference`` and ``comparisons`` (their
+``__all__``, each written once in its package), plus :func:`compare` and the compilation cache.
+Every name loads on first use (PEP 562), so ``import sparsebayes`` stays light.
 """
-import importlib
-import importlib.util
 import os
 
 import jax
@@ -17,49 +20,38 @@ jax.config.update("jax_enable_x64", True)
 
 __version__ = "0.1.0"
 
-#: lazily exported names of this package: name -> submodule (relative to ``sparsebayes``) defining it
-_LAZY = {
-    "compare": "comparisons.compare_any",  # sparsebayes.compare(est, X, y)
-    "SparseRegressor": "inference.sparse_estimators",
-    "SparseClassifier": "inference.sparse_estimators",
-    "HorseshoePrior": "models.horseshoe",
-    "LaplacePrior": "models.priors",
-    "JeffreysPrior": "models.priors",
-    **{name: f"inference.{module}" for name, module in {
-        "AdaptiveSparseRegressor": "adaptive", "SparseProbitClassifier": "adaptive",
-        "BayesianLassoRegressor": "bayesian_lasso_estimator", "RVMRegressor": "typeii_estimators",
-        "BLSRegressor": "typeii_estimators", "FLAPRegressor": "typeii_estimators",
-        "RVMClassifier": "rvm_classifier", "SMLRClassifier": "smlr", "SMLRCV": "smlr"}.items()},
-}
+#: The subpackages, exported by name.
+_SUBPACKAGES = ("models", "inference", "comparisons", "testing")
 
 
-def _lazy_attribute(package, namespace, lazy, name):
-    """PEP 562 ``__getattr__`` body shared by the package ``__init__`` files.
+def _export_table():
+    """Install this package's exports on first use: ``_LAZY`` (public name -> where it is defined,
+    relative to ``sparsebayes``: ``compare``, and every subpackage's ``__all__``, read from the
+    subpackage and never written here again), ``__all__``, ``__getattr__`` and ``__dir__``
+    (:func:`sparsebayes._exports.lazy_exports`). Deferred so that ``import sparsebayes`` imports
+    no more than JAX."""
+    import importlib
 
-    ``name`` in ``lazy`` (public name -> submodule) is imported from that submodule; any other
-    non-dunder name that is a submodule of ``package`` is imported as one (so that attribute
-    access such as ``sparsebayes.inference.typeii`` keeps working without an explicit import).
-    The value is stored in ``namespace`` so that ``__getattr__`` runs once per name. Deferring
-    these imports keeps ``import sparsebayes.inference`` from loading scikit-learn, NumPyro's
-    samplers and every engine before one is used.
-    """
-    if name in lazy:
-        value = getattr(importlib.import_module(f"{package}.{lazy[name]}"), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:
-        value = importlib.import_module(f"{package}.{name}")
-    else:
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    namespace[name] = value
-    return value
+    from sparsebayes._exports import lazy_exports
+
+    # import_module, not ``from sparsebayes import models``: that would ask this module's __getattr__
+    table = {"compare": ("comparisons.compare_any", "compare"),  # sparsebayes.compare(est, X, y)
+             **{name: (sub, name) for sub in ("models", "inference", "comparisons")
+                for name in importlib.import_module(f"{__name__}.{sub}").__all__}}
+    all_, getattr_, dir_ = lazy_exports(
+        __name__, table, own=("default_compilation_cache_dir", "enable_compilation_cache", *_SUBPACKAGES))
+    globals().update(_LAZY=table, __all__=all_, __getattr__=getattr_, __dir__=dir_)
 
 
 def __getattr__(name):
-    # ``sparsebayes.models`` / ``.inference`` / ``.comparisons`` (and names in ``_LAZY``) load on first use.
-    return _lazy_attribute(__name__, globals(), _LAZY, name)
+    # First use of any exported name (or of __all__ / _LAZY): install the exports, then resolve.
+    _export_table()
+    return globals()[name] if name in ("__all__", "_LAZY") else globals()["__getattr__"](name)
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | {"comparisons", "inference", "models"})
+    _export_table()
+    return globals()["__dir__"]()
 
 
 def default_compilation_cache_dir():

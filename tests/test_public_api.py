@@ -1,4 +1,4 @@
-"""Every public name has a docstring: the exports of the four packages and the public methods of
+"""Every public name has a docstring: the exports of the five packages and the public methods of
 the public classes.
 
 "Public" is what a user is told to import: a package's ``__all__``, the names it loads lazily
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGES = ("sparsebayes", "sparsebayes.models", "sparsebayes.inference", "sparsebayes.comparisons")
+PACKAGES = ("sparsebayes", "sparsebayes.models", "sparsebayes.inference", "sparsebayes.comparisons", "sparsebayes.testing")
 API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.rst"
 
 def exported_names(package):
