@@ -95,7 +95,9 @@ class LaplaceGibbs(NamedTuple):
 
 
 #: The hierarchies method="gibbs" fits beside those with Gibbs conditionals, for the error messages.
-GIBBS_FITS = "'horseshoe' (HorseshoePrior), 'laplace' (LaplacePrior), or any hierarchy with Gibbs conditionals"
+GIBBS_FITS = ("'horseshoe' (HorseshoePrior), 'laplace' (LaplacePrior) or any hierarchy with Gibbs conditionals; "
+              "SparseRegressor(method='gibbs') also fits 'scaled_laplace' (ScaledLaplacePrior: the Bayesian Lasso, "
+              "Gaussian likelihood)")
 
 
 def gibbs_hierarchy(prior):
@@ -152,8 +154,24 @@ def _draw(est, H, y, prior_gibbs, lik):
     return hierarchy_gibbs.AugmentedState(beta, intercept, noise, states.aux), infos
 
 
-class _GibbsBase(BaseEstimator):
-    """Fit and summary shared by :class:`GibbsRegressor` and :class:`GibbsClassifier`."""
+class _SamplingBase(BaseEstimator):
+    """Fit and summary shared by the sampling estimators (:class:`GibbsRegressor`, :class:`GibbsClassifier`
+    and the NUTS ones of :mod:`.nuts_estimators`). A subclass gives ``_engine_prior`` (the hierarchy
+    as fitted and the engine's form of it), ``_check_likelihood`` and ``_sample`` (the draws)."""
+
+    def _engine_prior(self):
+        return gibbs_hierarchy(self.prior)
+
+    def _check_likelihood(self, lik):
+        hierarchy_gibbs.require_gibbs_likelihood(lik)
+
+    def _sample(self, H, y, engine_prior, lik, coords):
+        """``(draws, idata)``: the draws as :class:`~.hierarchy_gibbs.AugmentedState` (chain, draw, ...)."""
+        states, infos = _draw(self, H, y, engine_prior, lik)
+        idata = hierarchy_gibbs.augmented_inference_data(states, infos, H, y, lik, engine_prior,
+                                                         fit_intercept=self.fit_intercept, coords=coords,
+                                                         seed=self.seed)
+        return states, idata
 
     def _design(self, X):
         """The basis (no bias column: the intercept is the engine's) and its fitted map."""
@@ -168,22 +186,21 @@ class _GibbsBase(BaseEstimator):
         """One posterior: the draws, its InferenceData and the summaries (medians, means, interval, R-hat)."""
         from .arviz_compat import rhat
 
-        states, infos = _draw(self, H, y, prior_gibbs, lik)
         coords = {"basis": basis_names(self, self.feature_map_, H.shape[1])}
-        idata = hierarchy_gibbs.augmented_inference_data(states, infos, H, y, lik, prior_gibbs,
-                                                         fit_intercept=self.fit_intercept, coords=coords,
-                                                         seed=self.seed)
+        states, idata = self._sample(H, y, prior_gibbs, lik, coords)
         beta = np.asarray(states.beta).reshape(-1, H.shape[1])
         tail = 0.5 * (1.0 - self.credible_level)
         max_rhat = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
             max_rhat = float(np.max(rhat(idata, var_names=["beta"])["beta"].values))
             if max_rhat > self.rhat_max:
-                warnings.warn(f"Gibbs chains have not mixed: max R-hat over beta {max_rhat:.3f} > {self.rhat_max}; "
+                warnings.warn(f"{self._sampler_label} chains have not mixed: max R-hat over beta {max_rhat:.3f} > {self.rhat_max}; "
                               "increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)
         return dict(idata=idata, beta=beta, intercept=np.asarray(states.intercept).ravel(),
                     param=np.asarray(states.param).ravel(), median=np.median(beta, axis=0), mean=beta.mean(axis=0),
                     interval=np.quantile(beta, [tail, 1.0 - tail], axis=0), rhat=max_rhat)
+
+    _sampler_label = "Gibbs"
 
     def summary(self):
         """ArviZ's summary of β (R-hat, bulk/tail ESS, MCSE) of the (first) posterior."""
@@ -221,7 +238,7 @@ _DOC_SAMPLER = """
 """
 
 
-class GibbsRegressor(RegressorMixin, _GibbsBase):
+class GibbsRegressor(RegressorMixin, _SamplingBase):
     """Sparse Bayesian regression by Gibbs sampling under a hierarchy with Gibbs conditionals.
 
     Parameters
@@ -272,6 +289,12 @@ class GibbsRegressor(RegressorMixin, _GibbsBase):
         self.rhat_max = rhat_max
         self.progress_bar = progress_bar
 
+    def _check_likelihood(self, lik):
+        hierarchy_gibbs.require_gibbs_likelihood(lik)
+        if lik.name != "gaussian" and (self.c, self.d) != (-1.0, 0.0):
+            raise ValueError(f"c, d are the Gaussian noise prior's; the {lik.name!r} likelihood's parameter has its "
+                             "own prior: leave them at their defaults")
+
     @atomic_fit
     def fit(self, X, y):
         """Draw the posterior of ``y`` on the basis of ``X`` and summarize it; returns ``self``.
@@ -282,13 +305,10 @@ class GibbsRegressor(RegressorMixin, _GibbsBase):
         _check_sampler_params(self)
         lik = make_likelihood(self.likelihood)
         if getattr(lik, "support", "real") in ("binary", "categorical"):
-            raise ValueError(f"likelihood {lik.name!r} models labels: use GibbsClassifier(link=...) "
-                             "(SparseClassifier(method='gibbs', link=...)) for classification")
-        hierarchy_gibbs.require_gibbs_likelihood(lik)
-        if lik.name != "gaussian" and (self.c, self.d) != (-1.0, 0.0):
-            raise ValueError(f"c, d are the Gaussian noise prior's; the {lik.name!r} likelihood's parameter has its "
-                             "own prior: leave them at their defaults")
-        prior, prior_gibbs = gibbs_hierarchy(self.prior)
+            raise ValueError(f"likelihood {lik.name!r} models labels: use a classifier (SparseClassifier(link=...)) "
+                             "for classification")
+        self._check_likelihood(lik)
+        prior, prior_gibbs = self._engine_prior()
         X, y = validate_regression_data(self, X, y)
         self.feature_map_, H = self._design(X)
         fit = self._run(H, y, prior_gibbs, lik)
@@ -331,7 +351,7 @@ class GibbsRegressor(RegressorMixin, _GibbsBase):
         return copy(self.idata_)
 
 
-class GibbsClassifier(ClassifierMixin, _GibbsBase):
+class GibbsClassifier(ClassifierMixin, _SamplingBase):
     """Sparse Bayesian binary classification by Gibbs sampling (one-vs-all beyond two classes).
 
     ``P(y = 1 | x) = F(b₀ + h(x)ᵀβ)`` with ``F = Φ`` (probit, Albert & Chib's truncated-normal
@@ -380,7 +400,7 @@ class GibbsClassifier(ClassifierMixin, _GibbsBase):
         """Draw the posterior of each (one-vs-all) classifier and summarize it; returns ``self``."""
         _check_sampler_params(self)
         lik = link_likelihood(self.link)
-        prior, prior_gibbs = gibbs_hierarchy(self.prior)
+        prior, prior_gibbs = self._engine_prior()
         X, y_enc = validate_classification_data(self, X, y)
         self.feature_map_, H = self._design(X)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]

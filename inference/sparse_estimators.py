@@ -79,8 +79,11 @@ ANY = "any hierarchy with an EM E-step"
 #: The key of the Gibbs rows that take every hierarchy with Gibbs conditionals, and EM's Laplace
 #: hierarchy (:func:`sparsebayes.inference.gibbs_estimators.gibbs_hierarchy`).
 ANY_GIBBS = "any hierarchy with Gibbs conditionals, and 'laplace'"
+#: The key of the NUTS rows that take every hierarchy with a NumPyro statement
+#: (:func:`sparsebayes.models.model.beta_statement`).
+ANY_NUTS = "any hierarchy with a NumPyro statement"
 #: The rows' keys that stand for every hierarchy the row's engine checks itself (a name of its own comes first).
-WILDCARDS = (ANY, ANY_GIBBS)
+WILDCARDS = (ANY, ANY_GIBBS, ANY_NUTS)
 
 _BAYESIAN_LASSO = ("bayesian_lasso_estimator", "BayesianLassoRegressor")
 
@@ -92,7 +95,7 @@ REGRESSION_ENGINES = {
               "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
               "scaled_laplace": ("typeii_estimators", "BLSRegressor")},
     "gibbs": {"scaled_laplace": _BAYESIAN_LASSO, ANY_GIBBS: ("gibbs_estimators", "GibbsRegressor")},
-    "nuts": {"scaled_laplace": _BAYESIAN_LASSO},
+    "nuts": {"scaled_laplace": _BAYESIAN_LASSO, ANY_NUTS: ("nuts_estimators", "NutsRegressor")},
 }
 
 #: (method, hierarchy, likelihood) -> engine estimator, where a likelihood other than the Gaussian has an
@@ -105,6 +108,7 @@ CLASSIFICATION_ENGINES = {
     "type2": {"ard": ("rvm_classifier", "RVMClassifier")},
     "map": {name: ("smlr", "SMLRClassifier") for name in PENALTY_OF},
     "gibbs": {ANY_GIBBS: ("gibbs_estimators", "GibbsClassifier")},
+    "nuts": {ANY_NUTS: ("nuts_estimators", "NutsClassifier")},
 }
 
 #: The likelihood an engine estimator without a ``likelihood`` (or ``link``) parameter fits; those not
@@ -218,8 +222,8 @@ def _take_likelihood(cls, kw, param, value, lik, method, prior):
         return
     fixed = FIXED_LIKELIHOOD.get(cls.__name__, "gaussian")
     if lik.name != fixed:
-        able = [m for m, piece in LIKELIHOOD_ENGINE.items() if m != "nuts" and
-                not [k for k in LIKELIHOOD_CAPABILITIES[piece] if not hasattr(lik, k)]]
+        able = [m for m, piece in LIKELIHOOD_ENGINE.items()
+                if not [k for k in LIKELIHOOD_CAPABILITIES[piece] if not hasattr(lik, k)]]
         raise ValueError(f"{cls.__name__} (method={method!r}, prior={hierarchy_name(prior)!r}) fits the {fixed!r} "
                          f"likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
                          f"{', '.join(f'method={m!r}' for m in able) or 'no engine estimator yet'}")
@@ -281,6 +285,8 @@ def _sampler_parameters(prior, cls, method):
         if method == "gibbs":
             from .gibbs_estimators import gibbs_hierarchy
             gibbs_hierarchy(prior)
+        else:
+            _require_statement(prior)
         return {"prior": prior}
     return {"sampler": method, **_hierarchy_parameters(prior, cls, method)}
 
@@ -298,6 +304,16 @@ def _penalty_parameters(prior, cls, method):
     if kw["penalty"] is not None:  # an absolute λ: options may not make it relative to λ_max again
         kw.update(lam=float(prior.lam), lam_relative=False)
     return kw
+
+
+def _require_statement(prior):
+    """``ValueError`` naming the hierarchy unless it has a NumPyro statement (``"nuts"`` capability, or
+    the papers' model arguments ``nuts_twin``: the Laplace and Jeffreys hierarchies)."""
+    obj = HIERARCHIES[prior]() if isinstance(prior, str) and prior in HIERARCHIES else prior
+    if isinstance(obj, str):
+        raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
+    if not hasattr(obj, "nuts_twin"):
+        require(obj, "nuts")
 
 
 #: How each method's engine estimator takes the prior: ``(prior, class, method) -> keyword arguments``.

@@ -92,7 +92,7 @@ def test_options_reach_the_engine_estimator(diabetes):
     (SparseRegressor(method="gibbs", prior="scaled_laplace", features="kernel"), ["features", "BayesianLasso"]),
     (SparseClassifier(method="map", prior="horseshoe"), ["'horseshoe'", "'laplace'", "'gaussian'"]),
     (SparseClassifier(method="type2", prior="laplace"), ["'laplace'", "'ard'"]),
-    (SparseClassifier(method="nuts"), ["no classification engine"]),
+    (SparseClassifier(method="type2", link="probit"), ["RVMClassifier", "'probit'", "method='em'", "'gibbs'"]),
     (SparseClassifier(method="map", prior=LaplacePrior(1.0, gamma_prior=(1.0, 1.0))), ["gamma_prior", "method='em'"]),
 ])
 def test_unsupported_pairs_name_the_prior_and_the_way_out(est, words):

@@ -1,0 +1,170 @@
+"""NumPyro's NUTS on the one model of (prior, likelihood, design) as scikit-learn estimators.
+
+:class:`NutsRegressor` and :class:`NutsClassifier` sample :func:`sparsebayes.models.model.sparse_model`
+(``β`` by the hierarchy's statement, ``y`` by the likelihood's observation statement, the likelihood's
+own parameter under the prior it declares) with :func:`sparsebayes.inference.nuts.run_nuts`, for any
+hierarchy with a NumPyro statement (:func:`~sparsebayes.models.model.beta_statement`: the Laplace
+hierarchy's marginal, the horseshoe's non-centred form, the Jeffreys prior's labelled surrogate with
+``surrogate_eps``) and any likelihood with one (the Poisson included, which has no Gibbs sampler).
+
+The intercept is one more column of ones in the design whose weight has its own statement
+(:class:`WithIntercept`): flat under the Gaussian likelihood, ``N(0, 10²)`` otherwise, as the Gibbs
+engine has it (:data:`~sparsebayes.inference.hierarchy_gibbs.INTERCEPT_SCALE`), so that
+:class:`~sparsebayes.inference.gibbs_estimators.GibbsRegressor` and :class:`NutsRegressor` with the
+same ``prior`` and ``likelihood`` sample one posterior. Fitted attributes, ``predict`` and
+``predict_proba`` are those of the Gibbs estimators (posterior medians as ``coef_``, ``intercept_``;
+posterior predictive means).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from numpyro.distributions import constraints
+from sparsebayes.models.likelihoods import require_likelihood
+from sparsebayes.models.model import beta_statement, sparse_model
+from sparsebayes.models.priors import HIERARCHIES, nuts_settings
+
+from .gibbs_estimators import _DOC_SAMPLER, GibbsClassifier, GibbsRegressor
+from .hierarchy_gibbs import INTERCEPT_SCALE, AugmentedState
+
+
+class WithIntercept(NamedTuple):
+    """A statement for :func:`~sparsebayes.models.model.sparse_model` on a design whose first column is
+    ones: ``intercept`` (flat with ``scale=None``, else ``N(0, scale²)``), then the hierarchy's own
+    statement ``inner.sample_beta(p − 1)`` for the basis weights (site ``beta``); returns both, the
+    intercept first."""
+
+    inner: object
+    scale: float | None
+
+    def sample_beta(self, p, name="beta", marginal=False):
+        if self.scale is None:
+            b0 = numpyro.sample("intercept", dist.ImproperUniform(constraints.real, (), ()))
+        else:
+            b0 = numpyro.sample("intercept", dist.Normal(0.0, self.scale))
+        beta = self.inner.sample_beta(p - 1, name, marginal=True) if marginal else self.inner.sample_beta(p - 1, name)
+        return jnp.concatenate([jnp.reshape(b0, (1,)), beta])
+
+
+class _NutsSampling:
+    """The NUTS hooks of the sampling estimators (:class:`~.gibbs_estimators._SamplingBase`)."""
+
+    _sampler_label = "NUTS"
+
+    def _engine_prior(self):
+        prior = HIERARCHIES[self.prior]() if isinstance(self.prior, str) and self.prior in HIERARCHIES else self.prior
+        if isinstance(prior, str):
+            raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
+        statement, marginal, _ = beta_statement(prior, self.surrogate_eps)
+        return prior, (statement, marginal, prior)
+
+    def _check_likelihood(self, lik):
+        require_likelihood(lik, "nuts")
+
+    def _sample(self, H, y, engine_prior, lik, coords):
+        from .nuts import run_nuts
+
+        statement, marginal, prior = engine_prior
+        if self.fit_intercept:
+            statement = WithIntercept(statement, None if lik.name == "gaussian" else float(INTERCEPT_SCALE))
+            H = np.hstack([np.ones((H.shape[0], 1)), H])
+        declared = nuts_settings(prior)
+        target = self.target_accept_prob if self.target_accept_prob is not None else declared.get("target_accept_prob")
+        idata = run_nuts(sparse_model, H, y, num_warmup=self.num_warmup, num_samples=self.num_samples,
+                         num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
+                         max_tree_depth=declared.get("max_tree_depth"), progress_bar=bool(self.progress_bar),
+                         rhat_max=None, coords=coords, dims={"beta": ["basis"], "y": ["obs"]},
+                         prior=statement, likelihood=lik, marginal=marginal)
+        post = idata.posterior
+        beta = np.asarray(post["beta"])
+        intercept = np.asarray(post["intercept"]) if self.fit_intercept else np.zeros(beta.shape[:2])
+        name = getattr(lik, "param_name", None)
+        param = np.asarray(post[name]) if name else np.ones(beta.shape[:2])
+        return AugmentedState(beta, intercept, param, {}), idata
+
+
+_DOC_NUTS = """
+    surrogate_eps : float or None, default=None
+        The Jeffreys prior's labelled proper surrogate ``1/τ_i ~ Gamma(ε, ε)`` (its own posterior is
+        improper); required for ``prior="jeffreys"``, refused for the others.
+    target_accept_prob : float or None, default=None
+        NUTS's target acceptance; ``None``: the hierarchy's declared setting (the horseshoe's 0.99),
+        else NumPyro's 0.8.
+"""
+
+
+class NutsRegressor(_NutsSampling, GibbsRegressor):
+    """Sparse Bayesian regression by NUTS on :func:`~sparsebayes.models.model.sparse_model`.
+
+    Parameters
+    ----------
+    prior : str or hierarchy object, default="laplace"
+        Any hierarchy with a NumPyro statement (``"laplace"``, ``"horseshoe"``, ``"gaussian"``,
+        ``"jeffreys"`` with ``surrogate_eps``, or an object).
+    likelihood : str or likelihood object, default="gaussian"
+        Any registered likelihood of real or count targets with an observation statement
+        (``"gaussian"``, ``"student_t"``, ``"poisson"``, ``"negative_binomial"``); its own parameter
+        under the prior it declares (the Gaussian σ² flat).
+    """ + _DOC_SAMPLER.replace("num_chains, seed : int, default=500, 1000, 4, 0",
+                               "num_chains, seed : int, default=500, 1000, 2, 0") + _DOC_NUTS + """
+    Attributes
+    ----------
+    As :class:`~sparsebayes.inference.gibbs_estimators.GibbsRegressor`'s.
+    """
+
+    def __init__(self, *, prior="laplace", likelihood="gaussian", features="linear", kernel_width="scale",
+                 fit_intercept=True, num_warmup=500, num_samples=1000, num_chains=2, seed=0, credible_level=0.95,
+                 rhat_max=1.01, progress_bar=False, surrogate_eps=None, target_accept_prob=None):
+        self.prior = prior
+        self.likelihood = likelihood
+        self.features = features
+        self.kernel_width = kernel_width
+        self.fit_intercept = fit_intercept
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.seed = seed
+        self.credible_level = credible_level
+        self.rhat_max = rhat_max
+        self.progress_bar = progress_bar
+        self.surrogate_eps = surrogate_eps
+        self.target_accept_prob = target_accept_prob
+
+
+class NutsClassifier(_NutsSampling, GibbsClassifier):
+    """Sparse Bayesian binary classification by NUTS (one-vs-all beyond two classes) on
+    :func:`~sparsebayes.models.model.sparse_model` with the probit or logistic likelihood.
+
+    Parameters
+    ----------
+    prior : str or hierarchy object, default="laplace"
+        As :class:`NutsRegressor`'s.
+    link : {"probit", "logistic"} or likelihood object, default="probit"
+    """ + _DOC_SAMPLER.replace("num_chains, seed : int, default=500, 1000, 4, 0",
+                               "num_chains, seed : int, default=500, 1000, 2, 0") + _DOC_NUTS + """
+    Attributes
+    ----------
+    As :class:`~sparsebayes.inference.gibbs_estimators.GibbsClassifier`'s.
+    """
+
+    def __init__(self, *, prior="laplace", link="probit", features="linear", kernel_width="scale", fit_intercept=True,
+                 num_warmup=500, num_samples=1000, num_chains=2, seed=0, credible_level=0.95, rhat_max=1.01,
+                 progress_bar=False, surrogate_eps=None, target_accept_prob=None):
+        self.prior = prior
+        self.link = link
+        self.features = features
+        self.kernel_width = kernel_width
+        self.fit_intercept = fit_intercept
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.seed = seed
+        self.credible_level = credible_level
+        self.rhat_max = rhat_max
+        self.progress_bar = progress_bar
+        self.surrogate_eps = surrogate_eps
+        self.target_accept_prob = target_accept_prob
