@@ -74,7 +74,7 @@ from jax.scipy.linalg import cho_factor, cho_solve
 
 from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
-from sparsebayes.inference.em_covariance import conditional_covariance, laplace_covariance
+from sparsebayes.inference.em_covariance import conditional_covariance, laplace_covariance, solve_floor
 from sparsebayes.inference.em_start import RidgeStart
 from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.likelihoods.registry import row_mask
@@ -233,6 +233,19 @@ def _active_gram_solve(u, gram, noise_var, rhs):
     return jnp.zeros_like(rhs).at[idx].set(c)
 
 
+def solvable_noise_var(u, sq_norm, noise_var, dim):
+    """``max(σ², solve_floor(u, ‖h‖², dim))`` (:func:`~sparsebayes.inference.em_covariance.solve_floor`):
+    the least σ² at which the M-step's system ``σ² I + U HᵀH U`` (or its dual, ``dim`` its size)
+    still factors in float64. :func:`m_step` takes it only where the Cholesky at the state's σ² breaks
+    down (a non-finite solution), so every other step is the exact update."""
+    return jnp.maximum(noise_var, solve_floor(u, sq_norm, dim))
+
+
+def _finite_or(c, fallback):
+    """``c`` where all of it is finite, else ``fallback()`` (computed only then)."""
+    return lax.cond(jnp.all(jnp.isfinite(c)), lambda: c, fallback)
+
+
 def m_step(u, v, noise_var, data):
     """``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` by Cholesky (000, "An Important Implementation Detail").
 
@@ -240,18 +253,29 @@ def m_step(u, v, noise_var, data):
     the last slice (width at most ``SMALL_WIDTH``, which never compacts), once at most
     ``SMALL_SOLVE`` weights are active the Cholesky runs on those alone
     (:func:`_active_gram_solve`); wider slices compact long before that, and the branch
-    would only add compile time there. ``v`` comes through :func:`compress`.
+    would only add compile time there. ``v`` comes through :func:`compress`. Where the Cholesky
+    breaks down in float64 (σ² at its floor beside a numerically singular ``U HᵀH U``), the
+    solve is taken again at :func:`solvable_noise_var`'s σ².
     """
     if data.gram is not None:
         rhs = u * (v @ data.H)  # v @ H = Hᵀv without copying Hᵀ
+        sq_norm = jnp.diagonal(data.gram)
+        k = u.shape[0]
         if not SMALL_SOLVE < u.shape[0] <= SMALL_WIDTH:  # only the last slice runs long with few active
-            return u * _gram_solve(u, data.gram, noise_var, rhs)
+            c = _gram_solve(u, data.gram, noise_var, rhs)
+            return u * _finite_or(c, lambda: _gram_solve(u, data.gram, solvable_noise_var(u, sq_norm, noise_var, k),
+                                                         rhs))
         c = lax.cond(jnp.sum(u != 0) <= SMALL_SOLVE, _active_gram_solve, _gram_solve, u, data.gram, noise_var, rhs)
-        return u * c
+        return u * _finite_or(c, lambda: _gram_solve(u, data.gram, solvable_noise_var(u, sq_norm, noise_var, k), rhs))
     n = data.H.shape[0]
     d = u**2
-    W = noise_var * jnp.eye(n, dtype=u.dtype) + (data.H * d[None, :]) @ data.H.T
-    return d * (cho_solve(cho_factor(W, lower=True), v) @ data.H)
+
+    def dual(s2):
+        W = s2 * jnp.eye(n, dtype=u.dtype) + (data.H * d[None, :]) @ data.H.T
+        return d * (cho_solve(cho_factor(W, lower=True), v) @ data.H)
+
+    new = dual(noise_var)
+    return _finite_or(new, lambda: dual(solvable_noise_var(u, jnp.sum(data.H * data.H, axis=0), noise_var, n)))
 
 
 def weighted_m_step(u, z, w, data):

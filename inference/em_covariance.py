@@ -11,16 +11,41 @@ import numpy as np
 import scipy.linalg
 
 
+#: :func:`solve_floor`'s floor, per dimension of the system, relative to its largest diagonal term.
+SOLVE_EPS = 4 * float(np.finfo(np.float64).eps)
+
+
+def solve_floor(u, sq_norm, dim):
+    """``SOLVE_EPS · dim · max_i u_i² ‖h_i‖²`` (``sq_norm`` the ``‖h_i‖²``): the least σ² at which
+    ``σ² I + U HᵀH U`` (size ``dim``, or its dual) factors by Cholesky in float64 (NumPy or JAX arrays).
+
+    The system is positive definite for every σ² > 0, but Cholesky's rounding is relative to the
+    diagonal's largest terms ``u_i² ‖h_i‖²``, and a design of numerical rank below its width (a
+    Gaussian kernel's) leaves only σ² to keep the pivots positive. σ² falls that far only at an
+    interpolating fit, where the flat prior on σ² has no maximum (000 eq. 6) and σ² sits at its
+    floor; it gets there within a step when ``u²`` has other units than σ², as the Laplace
+    ``u_i² = |β_i|/√γ`` with ``y`` in units of 1e-6 (σ² ~ 1e-18 beside ``u² ~ 1e-6``).
+    """
+    return SOLVE_EPS * dim * (u**2 * sq_norm).max()
+
+
 def conditional_covariance(gram, u, noise_var):
     """``Σ = σ² U(σ² I + U G U)⁻¹U``: the covariance of ``β | z, τ`` at ``E[τ_i⁻¹] = 1/u_i²``.
 
     The Gaussian conditional behind the M-step (000 "An Important Implementation Detail":
     its mean is the M-step's ``β``), equal to ``(G/σ² + U⁻²)⁻¹`` where every ``u_i > 0`` but
     finite as ``u_i → 0``. ``gram = HᵀH`` on the same coordinates. With ``σ² I + UGU = LLᵀ``
-    (Cholesky), ``Σ = σ² (L⁻¹U)ᵀ(L⁻¹U)``.
+    (Cholesky), ``Σ = σ² (L⁻¹U)ᵀ(L⁻¹U)``. Where that Cholesky breaks down in float64 (σ² at its
+    floor beside a numerically singular ``UGU``: an interpolating fit), σ² is raised to
+    :func:`solve_floor`, as EM's M-step does.
     """
-    A = noise_var * np.eye(u.size) + u[:, None] * gram * u[None, :]
-    W = scipy.linalg.solve_triangular(np.linalg.cholesky(A), np.diag(u), lower=True)
+    UGU = u[:, None] * gram * u[None, :]
+    try:
+        L = np.linalg.cholesky(noise_var * np.eye(u.size) + UGU)
+    except np.linalg.LinAlgError:  # σ² at its floor beside a numerically singular UGU: the least σ² that factors
+        noise_var = max(noise_var, float(solve_floor(u, np.diagonal(gram), u.size)))
+        L = np.linalg.cholesky(noise_var * np.eye(u.size) + UGU)
+    W = scipy.linalg.solve_triangular(L, np.diag(u), lower=True)
     return noise_var * (W.T @ W)
 
 
