@@ -41,7 +41,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from sparsebayes.models._checks import check_number
-from sparsebayes.models.priors import _host_scalar, register_hierarchy
+from sparsebayes.models.priors import _host_scalar
 
 #: Above this ``u = β²/(2τ²)`` the series for ``1 − u eᵘ E₁(u)`` replaces the direct form.
 SERIES_FROM = 40.0
@@ -303,5 +303,3 @@ def make_horseshoe(tau=1.0, tau_prior=None):
         tau_prior = float(tau_prior)
     return HorseshoePrior(float(tau), tau_prior)
 
-
-register_hierarchy(HorseshoePrior)

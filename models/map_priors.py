@@ -1,6 +1,6 @@
 """The Gaussian (ridge) and flat priors of multinomial logistic regression (Krishnapuram et al. 2005, Secs. 3.2–3.3).
 
-Registered hierarchies (:func:`~sparsebayes.models.priors.register_hierarchy`) beside
+Registered hierarchies (:data:`~sparsebayes.models.priors.BUILT_IN`) beside
 :class:`~sparsebayes.models.priors.LaplacePrior` (SMLR's l1 penalty, eq. 3), for the
 bound-optimization engine (:mod:`sparsebayes.inference.bound`):
 
@@ -27,7 +27,7 @@ import numpyro.distributions as dist
 
 from sparsebayes.models import penalties
 from sparsebayes.models._checks import check_number
-from sparsebayes.models.priors import LaplacePrior, _host_scalar, make_prior, register_hierarchy, require
+from sparsebayes.models.priors import LaplacePrior, _host_scalar, make_prior, require
 
 
 class GaussianPrior(NamedTuple):
@@ -133,9 +133,6 @@ class FlatPrior(NamedTuple):
         """An improper flat density (NUTS needs a proper posterior: non-separable data)."""
         return dist.ImproperUniform(dist.constraints.real, (), ())
 
-
-register_hierarchy(GaussianPrior)
-register_hierarchy(FlatPrior)
 
 
 #: The hierarchy of each SMLR ``penalty`` at ``lam``: λ is the Laplace marginal's l1 weight (``γ = λ²``,

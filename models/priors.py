@@ -34,7 +34,7 @@ import numpyro.distributions as dist
 
 from sparsebayes.models import penalties
 from sparsebayes.models._checks import check_number
-from sparsebayes.models._registry import able, has_piece, missing_pieces, registrar  # noqa: F401  (has_piece: the engines ask it)
+from sparsebayes.models._registry import Registry, able, has_piece, missing_pieces, registrar  # noqa: F401  (has_piece: the engines ask it)
 
 
 def _host_scalar(x):
@@ -320,10 +320,24 @@ def hierarchy_name(prior):
 
 # --- The registry and the engines' capabilities ---------------------------------------------------
 
-#: Every hierarchy by name. The conformance suite (:mod:`sparsebayes.models.conformance`) walks it:
-#: registering a new hierarchy (:func:`register_hierarchy`) is how it gets tested and reached by
-#: name from every estimator's ``prior=``.
-HIERARCHIES = {}
+#: The built-in hierarchies, ``(module, class)``, registered in this order when :data:`HIERARCHIES`
+#: is first used: this module imports none of the modules that define them (they import it).
+BUILT_IN = (
+    ("sparsebayes.models.priors", "LaplacePrior"),
+    ("sparsebayes.models.priors", "JeffreysPrior"),
+    ("sparsebayes.models.horseshoe", "HorseshoePrior"),
+    ("sparsebayes.models.typeii_hierarchies", "ARDPrior"),
+    ("sparsebayes.models.typeii_hierarchies", "ScaledLaplacePrior"),
+    ("sparsebayes.models.typeii_hierarchies", "LaplaceVariancePrior"),
+    ("sparsebayes.models.map_priors", "GaussianPrior"),
+    ("sparsebayes.models.map_priors", "FlatPrior"),
+)
+
+#: Every hierarchy by name: the built-ins (:data:`BUILT_IN`) and those a user registers with
+#: :func:`register_hierarchy`. The conformance suite (:mod:`sparsebayes.testing.hierarchies`) walks
+#: it: registering a new hierarchy is how it gets tested and reached by name from every
+#: estimator's ``prior=``.
+HIERARCHIES = Registry("hierarchy", BUILT_IN)
 
 #: What each engine needs of a hierarchy: the methods it calls. An engine checks them once, with
 #: :func:`require`, before it compiles anything. The EM hooks for shared hyperparameters
@@ -424,13 +438,3 @@ def variance_of_precision(precision):
     NUTS itself works on the log precision and never meets it, and elsewhere this is ``1/precision``.
     """
     return 1.0 / jnp.maximum(precision, jnp.finfo(jnp.result_type(precision)).tiny)
-
-
-register_hierarchy(LaplacePrior)
-register_hierarchy(JeffreysPrior)
-
-# The built-in hierarchies defined in their own modules register on import; importing them here
-# makes every registered name reachable from make_prior however the package was imported.
-from sparsebayes.models import horseshoe as _horseshoe  # noqa: E402,F401
-from sparsebayes.models import typeii_hierarchies as _typeii_hierarchies  # noqa: E402,F401  (type-II capability)
-from sparsebayes.models import map_priors as _map_priors  # noqa: E402,F401  (bound-optimization capability)

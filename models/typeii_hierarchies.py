@@ -72,7 +72,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln, xlogy
 
-from sparsebayes.models.priors import LaplacePrior, register_hierarchy
+from sparsebayes.models.priors import LaplacePrior
 
 _TINY = 1e-300
 
@@ -129,12 +129,12 @@ def _exponential_lambda(sum_tau, n_active, a, b):
 
 def _typeii_hierarchy(cls):
     """A frozen dataclass with the hyperparameters as pytree leaves and the flags as static data,
-    registered in the one hierarchy registry."""
+    (registered, with the other built-ins, by :data:`sparsebayes.models.priors.BUILT_IN`)."""
     cls = dataclasses.dataclass(frozen=True)(cls)
     flags = ("lambda_update", "noise_update")
     data = [f.name for f in dataclasses.fields(cls) if f.name not in flags]
     jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=list(flags))
-    return register_hierarchy(cls)
+    return cls
 
 
 class _TypeIIBase:
