@@ -1,26 +1,52 @@
-"""Generic sparse estimators: a hierarchy (``prior=``), an engine (``method=``), a feature map.
+"""Generic sparse estimators: a hierarchy (``prior=``), a likelihood, an engine (``method=``), a feature map.
 
 ``SparseRegressor`` and ``SparseClassifier`` are the two estimators a user needs to know: the
 model is the prior (a hierarchy object such as ``HorseshoePrior(tau=0.1)``, or its registry
-name), the likelihood that the task implies (Gaussian for regression; probit under EM, logistic
-under type-II, multinomial logistic under MAP for classification), and the basis ``features``.
-``method`` picks the engine that computes the estimate of that model:
+name), the likelihood (``likelihood=`` for regression, Gaussian by default, any registered
+likelihood of real or count targets: ``"student_t"``, ``"poisson"``, ``"negative_binomial"``;
+``link=`` for classification, ``"probit"`` or ``"logistic"``, by default the engine's own: probit
+under EM and Gibbs and NUTS, logistic under type-II, multinomial logistic under MAP), and the basis
+``features``. ``method`` picks the engine that computes the estimate of that model:
 
 =========  ====================================  ==============================================
-method     what it computes                      hierarchies (``prior=``)
+method     what it computes                      hierarchies (``prior=``) × likelihoods
 =========  ====================================  ==============================================
 "em"       the posterior mode by Figueiredo's    any with an EM E-step: "laplace", "jeffreys",
-           EM (2003, Sec. 3)                     "horseshoe", or a registered object
+           EM (2003, Sec. 3), per-row weights    "horseshoe", or a registered object; any
+           for a likelihood other than the       likelihood with EM working weights (Gaussian,
+           Gaussian                              Student-t, Poisson, negative binomial; probit,
+                                                 logistic)
 "type2"    type-II maximum likelihood of the     "ard" or ``ARDPrior`` (Tipping's RVM, flat
            prior variances (Tipping & Faul       hyperprior on α_i = 1/v_i), "laplace" or
            2003)                                 ``LaplaceVariancePrior`` (FLAP, Babacan et al.
                                                  2010), "scaled_laplace" or
-                                                 ``ScaledLaplacePrior`` (BLS, Helgøy & Li)
+                                                 ``ScaledLaplacePrior`` (BLS, Helgøy & Li):
+                                                 Gaussian; "ard" with the Poisson likelihood (the
+                                                 Poisson RVM); "ard" with the logistic link
 "map"      the MAP by bound optimization          "laplace" (l1), "gaussian" (l2), "flat" (ML):
-           (Krishnapuram et al. 2005)             SMLR (classification only)
-"gibbs",   the posterior mean by Park–Casella    "scaled_laplace" or ``ScaledLaplacePrior`` (the
-"nuts"     Gibbs or NumPyro's NUTS               Bayesian Lasso; regression only)
+           (Krishnapuram et al. 2005)             SMLR (classification only, multinomial logistic)
+"gibbs"    posterior draws by Gibbs sampling;    "scaled_laplace" or ``ScaledLaplacePrior``: Park
+           ``coef_`` the posterior median        & Casella's Bayesian Lasso (Gaussian regression,
+                                                 :class:`BayesianLassoRegressor`); any hierarchy
+                                                 with Gibbs conditionals ("horseshoe") and
+                                                 "laplace" (``LaplacePrior``, γ fixed or
+                                                 estimated) under any likelihood with a conjugate
+                                                 augmentation: Gaussian, Student-t, negative
+                                                 binomial; probit, logistic
+                                                 (:mod:`.gibbs_estimators`)
+"nuts"     posterior draws by NumPyro's NUTS;    "scaled_laplace" (the Bayesian Lasso, Gaussian);
+           ``coef_`` the posterior median        any hierarchy with a NumPyro statement
+                                                 ("laplace", "horseshoe", "gaussian", "jeffreys"
+                                                 with ``options={"surrogate_eps": ε}``) under any
+                                                 likelihood with an observation statement, the
+                                                 Poisson included (:mod:`.nuts_estimators`, the
+                                                 model of :mod:`sparsebayes.models.model`)
 =========  ====================================  ==============================================
+
+Under "gibbs" and "nuts" with a hierarchy other than the Bayesian Lasso's, both samplers draw one
+posterior (the intercept flat under the Gaussian, ``N(0, 10²)`` otherwise), so their draws compare
+directly. With ``prior=None`` each method takes its :data:`DEFAULT_PRIOR` (the samplers' the Bayesian
+Lasso for Gaussian regression, "laplace" otherwise: :data:`DEFAULT_PRIOR_NOT_GAUSSIAN`).
 
 :data:`REGRESSION_ENGINES` and :data:`CLASSIFICATION_ENGINES` are this table, the engine estimator
 of each pair.
@@ -29,7 +55,11 @@ The engine-specific estimators (:class:`AdaptiveSparseRegressor`, :class:`RVMReg
 what these compose: ``fit`` builds the one the ``(method, prior)`` pair names, with ``features``,
 ``kernel_width`` and the engine's own ``options``, fits it (``estimator_``), and copies its fitted
 attributes, so ``coef_``, ``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
-that no engine can fit is a ``ValueError`` naming the hierarchy and the missing piece.
+that no engine can fit is a ``ValueError`` naming the hierarchy and the missing piece; a likelihood
+that the pair's engine cannot fit, one naming the likelihood, the missing piece
+(:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) and the methods that fit it. The
+fitted ``likelihood_`` (the object) beside ``prior_``: ``prior=est.prior_, likelihood=est.likelihood_``
+(``link=est.likelihood_`` for a classifier) with ``est``'s method refits ``est``'s model.
 
 A type-II hierarchy object (:mod:`sparsebayes.models.typeii_hierarchies`) is its engine estimator's
 parameters in one piece: type-II estimates λ and σ², and the object's fields are what it does not
@@ -411,9 +441,14 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
         ``ScaledLaplacePrior(a=1.0, b=0.1)`` (type-II, or the samplers' Bayesian Lasso: its fields
         are the engine estimator's parameters, module docstring). A fitted estimator's ``prior_``
         refits its model.
+    likelihood : str or likelihood object, default="gaussian"
+        The observation model: a registered likelihood of real or count targets (``"gaussian"``,
+        ``"student_t"``, ``"poisson"``, ``"negative_binomial"``) or an object such as
+        ``StudentTLikelihood(df=3.0)``, passed to the engine estimator (module table); a fitted
+        ``likelihood_``.
     method : {"em", "type2", "gibbs", "nuts"}, default="em"
-        The engine: EM posterior mode, type-II maximum likelihood, or the posterior mean by a
-        sampler (``"typeii"`` is a synonym of ``"type2"``).
+        The engine: EM posterior mode, type-II maximum likelihood, or posterior draws by a
+        sampler, ``coef_`` their median (``"typeii"`` is a synonym of ``"type2"``).
     features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
         The basis ``h(x)``, passed to the engine estimator (samplers take the inputs as they are).
     kernel_width : float or "scale", default="scale"
@@ -428,6 +463,8 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
         The fitted engine estimator (e.g. :class:`AdaptiveSparseRegressor` for ``method="em"``).
     coef_, intercept_, n_iter_, ... :
         The engine estimator's fitted attributes, copied.
+    prior_, likelihood_ :
+        The hierarchy and the likelihood objects fitted: ``prior=prior_, likelihood=likelihood_`` refits.
     """
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
@@ -451,9 +488,10 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
 class SparseClassifier(ClassifierMixin, _ComposedEstimator):
     """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
 
-    The likelihood follows the engine: probit under ``"em"`` (Figueiredo 2003, Sec. 4, one
-    classifier per class beyond two), Bernoulli-logistic under ``"type2"`` (Tipping's RVM),
-    multinomial logistic under ``"map"`` (SMLR, Krishnapuram et al. 2005).
+    The likelihood is ``link``'s, by default the engine's own: probit under ``"em"`` (Figueiredo
+    2003, Sec. 4, one classifier per class beyond two), ``"gibbs"`` and ``"nuts"``, Bernoulli-logistic
+    under ``"type2"`` (Tipping's RVM), multinomial logistic under ``"map"`` (SMLR, Krishnapuram et
+    al. 2005).
 
     Parameters
     ----------
@@ -463,8 +501,12 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
         ``"gaussian"`` or ``"flat"`` (MAP, the l1 / l2 penalty or none); or an object (EM; a
         ``LaplacePrior`` or ``GaussianPrior`` under MAP gives SMLR its ``lam``, so that an SMLR
         fit's ``prior_`` refits it).
-    method : {"em", "type2", "map"}, default="em"
-        ``"bound"`` is a synonym of ``"map"``, ``"typeii"`` of ``"type2"``.
+    link : None, {"probit", "logistic"} or likelihood object, default=None
+        ``P(y = 1 | x) = F(βᵀh(x))``: the probit ``Φ`` or the logistic ``σ`` (EM, Gibbs, NUTS; type-II
+        and MAP fit the logistic only); ``None``: the engine's own; a fitted ``likelihood_`` refits.
+    method : {"em", "type2", "map", "gibbs", "nuts"}, default="em"
+        ``"bound"`` is a synonym of ``"map"``, ``"typeii"`` of ``"type2"``; the samplers' ``prior=None``
+        is ``"laplace"``.
     features, kernel_width, options :
         As :class:`SparseRegressor`.
 
