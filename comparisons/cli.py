@@ -62,86 +62,62 @@ def _cmd_compare(args):
     from .compare import DATASETS
 
     progress = not args.no_progress and sys.stderr.isatty()
-    if args.dataset in DATASETS:
-        given = [f"--{k.replace('_', '-')}" for k in ("target", "estimator", "features", "test_fraction")
-                 if getattr(args, k) is not None]
-        if given:
-            args.parser.error(f"{', '.join(given)} apply to a CSV file, not to the bundled data set {args.dataset!r}")
-        return _compare_bundled(args, progress)
+    bundled = args.dataset in DATASETS
+    if bundled and args.target is not None:
+        args.parser.error(f"--target apply to a CSV file, not to the bundled data set {args.dataset!r} (it has its own target)")
     from pathlib import Path
 
-    if not Path(args.dataset).is_file():
+    if not bundled and not Path(args.dataset).is_file():
         args.parser.error(f"{args.dataset!r} is neither a bundled data set ({', '.join(DATASETS)}) nor a CSV file")
-    if args.target is None:
+    if not bundled and args.target is None:
         args.parser.error(f"name the target column of {args.dataset} with --target COLUMN")
-    from .compare_csv import run
 
     def log(line):  # step lines unless --no-progress; notes on the data always
         if not args.no_progress or line.startswith("note:"):
             print(line, file=sys.stderr, flush=True)
 
-    from .compare_csv import report_directory
+    from . import compare, compare_csv
 
+    settings = dict(estimator=args.estimator, features=args.features, out=args.out, draws=args.draws,
+                    chains=args.chains, warmup=args.warmup, seed=args.seed, progress=progress, log=log,
+                    surrogate_eps=args.surrogate_eps, test_fraction=args.test_fraction, overwrite=args.overwrite)
     try:
-        if not args.overwrite:  # before the table is read: a refusal costs nothing
-            refuse_overwrite(report_directory(args.dataset, args.out), REPORT_FILES, "--overwrite")
-        cmp, directory = run(args.dataset, args.target, estimator=args.estimator, features=args.features,
-                             out=args.out, draws=args.draws, chains=args.chains, warmup=args.warmup, seed=args.seed,
-                             progress=progress, log=log, surrogate_eps=args.surrogate_eps,
-                             test_fraction=args.test_fraction, overwrite=args.overwrite)
+        if not args.overwrite:  # before the data are read: a refusal costs nothing
+            directory = (compare.report_directory(args.dataset, args.out) if bundled
+                         else compare_csv.report_directory(args.dataset, args.out))
+            refuse_overwrite(directory, REPORT_FILES, "--overwrite")
+        if bundled:
+            cmp, directory = compare.compare(args.dataset, **settings)
+        else:
+            cmp, directory = compare_csv.run(args.dataset, args.target, **settings)
     except (ValueError, ArithmeticError, OSError) as err:  # the table, the model, the files: a message, not a traceback
         return _error(err)
+    _print_comparison(cmp)
+    print(f"wrote {directory}/: {', '.join(sorted(p.name for p in Path(directory).iterdir()))}")
+    return 0
+
+
+def _print_comparison(cmp):
+    """The report's lead on standard output: the verdict, the selection's suggestion, the held-out
+    scores where there are any, and every warning of the diagnostics."""
     import pandas as pd
 
-    with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(cmp.summary().round(3).to_string())
+    from .verdict import display_table
+
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
+        print(display_table(cmp.verdict(), list(cmp.samples)).to_string())
         if cmp.y_test is not None:
             print("held-out predictive:")
             print(cmp.predictive().round(4).to_string())
     for diag in cmp.diagnostics().values():
         for warning in diag["warnings"]:
             print(f"warning: {warning}")
-    print(f"wrote {directory}/report.md, report.html, forest.png, draws.nc")
-    return 0
 
 
 def _error(err):
     """Print ``err`` as the command's error line (it names the problem) and return the exit status 2."""
     print(f"sparsebayes compare: error: {err}", file=sys.stderr)
     return 2
-
-
-def _compare_bundled(args, progress):
-    import pandas as pd
-
-    from .compare import compare, report_files
-
-    try:
-        if not args.overwrite:  # before anything is fitted: a refusal costs nothing
-            refuse_overwrite(args.out, report_files(args.dataset), "--overwrite")
-        if not args.no_progress:
-            print(f"comparing on {args.dataset}: fitting, NUTS and Gibbs, then writing the report", file=sys.stderr,
-                  flush=True)
-        report, table = compare(args.dataset, out=args.out, num_warmup=args.warmup, num_samples=args.draws,
-                                num_chains=args.chains, seed=args.seed, progress_bar=progress,
-                                overwrite=args.overwrite)
-    except (ValueError, ArithmeticError, OSError) as err:
-        return _error(err)
-    with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(table.round(3).to_string())
-    print("diagnostics:", report["diagnostics"])
-    print("held-out scores:", report["scores"])
-    if "bayesian_lasso" in report:
-        bl = pd.DataFrame(report["bayesian_lasso"]["table"]).set_index("coef")
-        with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print("Bayesian Lasso (BLS type-II beside the Gibbs and NUTS posteriors):")
-            print(bl.round(3).to_string())
-        print("Bayesian Lasso diagnostics:", report["bayesian_lasso"]["diagnostics"])
-        print("Bayesian Lasso held-out scores:", report["bayesian_lasso"]["scores"])
-    print("timings (s):", {k: round(v, 3) for k, v in report["timings_s"].items()})
-    extra = f", compare-{args.dataset}-bayesian-lasso.png" if "bayesian_lasso" in report else ""
-    print(f"wrote {args.out}/compare-{args.dataset}.md, .json, .png{extra}")
-    return 0
 
 
 def _out_dir(text):

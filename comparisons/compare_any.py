@@ -31,8 +31,6 @@ sampler's posterior predictive (log score, RMSE or error rate); ``plot()`` a for
 """
 from __future__ import annotations
 
-import base64
-import io
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,9 +107,9 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
 
     from sparsebayes.inference.twin_posterior import (
         SUPPORTED,
+        default_samplers,
         point_estimate_dataset,
         prior_beta_draws,
-        default_samplers,
         sample_posterior,
         twin,
     )
@@ -121,9 +119,9 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     from .compare_predictive import check_test_data
 
     estimator = engine_estimator(estimator)  # SparseRegressor / SparseClassifier: the engine estimator they fit
-    if not isinstance(estimator, SUPPORTED):
-        raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; "
-                         f"got {type(estimator).__name__}")
+    if not callable(getattr(estimator, "posterior_model", None)):  # an estimator that describes its model
+        raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)} (estimators that describe "
+                         f"their model by posterior_model); got {type(estimator).__name__}")
     auto = samplers is None or (isinstance(samplers, str) and samplers == "auto")
     if not auto and (isinstance(samplers, str) or not samplers or len(set(samplers)) != len(samplers)):
         raise ValueError(f"samplers must be 'auto' or a non-empty tuple of distinct names such as ('nuts',), "
@@ -142,13 +140,13 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         say(f"fitting {type(estimator).__name__}")
         estimator = clone(estimator).fit(X, y)
     t = twin(estimator, X, y, surrogate_eps=surrogate_eps)  # checks prior and data before any sampling
-    samplers = default_samplers(estimator) if auto else tuple(samplers)
+    samplers = default_samplers(estimator, t) if auto else tuple(samplers)
     if X_test is not None:
         try:  # and the held-out rows (labels among the fitted classes, finite targets)
             twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
         except ValueError as err:
             raise ValueError(f"X_test / y_test: {err}") from err
-    from sparsebayes.inference._progress import show_progress
+    from sparsebayes.inference.progress import show_progress
     settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                     progress_bar=show_progress(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob,
                     X_test=X_test, y_test=y_test)
@@ -409,20 +407,13 @@ class Comparison:
         return fig
 
     def save(self, directory, *, overwrite=False):
-        """Write ``report.md``, ``report.html`` (the forest plot embedded as base64 PNG: one file that
-        opens anywhere), ``forest.png`` and ``draws.nc`` (``idata`` as NetCDF) into ``directory``
-        (created if needed). Returns the ``Path`` of the directory.
+        """Write the report into ``directory`` (created if needed): ``report.md``, ``report.html`` (one
+        self-contained file, the plots embedded), the plots ``forest.png``, ``ppc.png`` (the
+        posterior-predictive check suited to the likelihood), ``selection.png`` and ``rank-<sampler>.png``
+        for a sampler that failed its health gate, and ``draws.nc`` (``idata`` as NetCDF)
+        (:func:`~sparsebayes.comparisons.compare_any_report.save_report`). Returns the ``Path``.
 
         A directory that already holds any of these files (an earlier report, perhaps edited) is a
         ``FileExistsError`` naming the file, and nothing is written, unless ``overwrite=True``."""
-        from .compare_any_report import REPORT_FILES, refuse_overwrite, write_report
-        out = Path(directory) if overwrite else refuse_overwrite(directory, REPORT_FILES)
-        out.mkdir(parents=True, exist_ok=True)
-        buf = io.BytesIO()
-        self.plot().savefig(buf, format="png", dpi=110)
-        png = buf.getvalue()
-        (out / "forest.png").write_bytes(png)
-        self.idata.to_netcdf(str(out / "draws.nc"))
-        write_report(out, self, self.summary(), self.diagnostics(), base64.b64encode(png).decode("ascii"),
-                     None if self.y_test is None else self.predictive())
-        return out
+        from .compare_any_report import save_report
+        return save_report(self, directory, overwrite=overwrite)

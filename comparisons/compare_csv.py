@@ -137,9 +137,6 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
     A report already in that directory is a ``FileExistsError`` before anything is read or fitted,
     unless ``overwrite`` (:meth:`~sparsebayes.comparisons.compare_any.Comparison.save`).
     """
-    import sparsebayes
-    from sparsebayes.inference.twin_posterior import gibbs_able
-
     from .compare_any_report import REPORT_FILES, refuse_overwrite
 
     directory = report_directory(path, out)
@@ -148,6 +145,26 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
     X, y, notes = read_table(path, target)
     for note in notes:
         log(f"note: {note}")
+    cmp = compare_table(X, y, directory, source=f"{path}", target=target, estimator=estimator, features=features,
+                        draws=draws, chains=chains, warmup=warmup, seed=seed, progress=progress, log=log,
+                        surrogate_eps=surrogate_eps, test_fraction=test_fraction, overwrite=overwrite)
+    return cmp, directory
+
+
+def compare_table(X, y, directory, *, source, target, estimator=None, features=None, draws=1000, chains=4,
+                  warmup=1000, seed=0, progress=False, log=print, surrogate_eps=1e-3, test_fraction=None,
+                  overwrite=False):
+    """Fit, compare and save the report into ``directory``: the one path of ``sparsebayes compare`` on a
+    CSV (:func:`run`) and on a bundled data set (:func:`sparsebayes.comparisons.compare.compare`).
+
+    ``X`` a float DataFrame of the inputs (its columns name the weights), ``y`` the target Series;
+    ``source`` and ``target`` name them in the log lines. The task follows the target
+    (:func:`is_classification`), the family is ``estimator`` (:data:`ESTIMATORS`; default
+    :func:`default_estimator`), the samplers NUTS and Gibbs where the model has Gibbs conditionals.
+    Returns the :class:`~sparsebayes.comparisons.compare_any.Comparison`."""
+    import sparsebayes
+    from sparsebayes.inference.twin_posterior import gibbs_able
+
     classification = is_classification(y)
     estimator = default_estimator(y) if estimator is None else estimator
     if classification and y.nunique() != 2 and estimator != "smlr":
@@ -156,7 +173,7 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
     est = make_estimator(estimator, classification, features, draws=draws, chains=chains, warmup=warmup, seed=seed,
                          progress=progress)
     task = f"classification, {y.nunique()} classes" if classification else "regression"
-    log(f"read {path}: {len(y)} rows, {X.shape[1]} inputs, target {target!r} ({task})")
+    log(f"read {source}: {len(y)} rows, {X.shape[1]} inputs, target {target!r} ({task})")
     X_test = y_test = None
     if test_fraction is not None:
         from sklearn.model_selection import train_test_split
@@ -174,4 +191,4 @@ def run(path, target, *, estimator=None, features=None, out="results", draws=100
                               surrogate_eps=surrogate_eps if estimator in IMPROPER else None)
     log(f"writing the report to {directory}")
     cmp.save(directory, overwrite=overwrite)
-    return cmp, directory
+    return cmp

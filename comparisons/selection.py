@@ -46,8 +46,12 @@ from itertools import combinations
 
 import numpy as np
 
+from .fitted_model import draws_on_raw_terms, likelihood_name, per_basis_matrix, to_raw_terms
+
 #: Likelihoods a reference model may have.
 FAMILIES = ("gaussian", "probit", "logit", "poisson")
+#: A fitted estimator's likelihood (its registry name) -> the reference model's family.
+LIKELIHOOD_FAMILIES = {"gaussian": "gaussian", "probit": "probit", "bernoulli_logistic": "logit", "poisson": "poisson"}
 #: PSIS's reliability threshold (Vehtari et al. 2024, "Pareto smoothed importance sampling").
 KHAT_MAX = 0.7
 #: Damped Newton steps of the GLM projection.
@@ -453,25 +457,15 @@ def projection_selection(ref, *, search="forward", point=None, max_size=None, nu
 # --- from a Comparison ----------------------------------------------------------------------------
 
 def family_of(est):
-    """The likelihood of a fitted estimator's twin (:data:`FAMILIES`); ``ValueError`` for SMLR (the
-    multinomial projection is not implemented here)."""
-    from sparsebayes.inference.adaptive import SparseProbitClassifier
-    from sparsebayes.inference.rvm_classifier import RVMClassifier
-    from sparsebayes.inference.smlr import _MultinomialLogisticBase
-    if isinstance(est, _MultinomialLogisticBase):
+    """The likelihood of a fitted estimator's twin (:data:`FAMILIES`), from the likelihood it states
+    (:func:`~sparsebayes.comparisons.fitted_model.likelihood_name`); ``ValueError`` for a likelihood
+    without a projection here (the multinomial of SMLR, the Student-t, the negative binomial)."""
+    name = likelihood_name(est)
+    if name == "multinomial":
         raise ValueError("projection selection for the multinomial likelihood (SMLR) is not implemented")
-    if isinstance(est, SparseProbitClassifier):
-        return "probit"
-    if isinstance(est, RVMClassifier):
-        return "logit"
-    from .verdict import _on_link_scale
-    if _on_link_scale(est):
-        lik = getattr(est, "likelihood_", getattr(est, "likelihood", None))
-        name = (lik if isinstance(lik, str) else type(lik).__name__).lower()
-        if "poisson" in name:
-            return "poisson"
-        raise ValueError(f"projection selection has no projection for the likelihood {lik!r}")
-    return "gaussian"
+    if name not in LIKELIHOOD_FAMILIES:
+        raise ValueError(f"projection selection has no projection for the likelihood {name!r}")
+    return LIKELIHOOD_FAMILIES[name]
 
 
 def reference_from_comparison(cmp, sampler):
@@ -480,10 +474,6 @@ def reference_from_comparison(cmp, sampler):
     out; an ``intercept`` site becomes a column of ones; the Bernoulli RVM's draws (raw-term weights
     ``Aβ``) act on ``H A⁻¹``. Returns ``(reference, point)``, ``point`` the point estimate on the same
     columns (the intercept's point is 1: it is always in)."""
-    from sparsebayes.inference._base import raw_weights
-    from sparsebayes.inference.rvm_classifier import RVMClassifier
-
-    from .verdict import _per_basis_matrix
     family = family_of(cmp.estimator)
     beta, point = cmp._beta(sampler), np.asarray(cmp.point, dtype=np.float64)
     if len(cmp.weight_dims) != 1:
@@ -496,9 +486,8 @@ def reference_from_comparison(cmp, sampler):
             raise ValueError(f"the design has {H.shape[1]} columns for {beta.shape[1]} weights and the draws do "
                              "not say which weights are left out")
         beta, point, names = beta[:, keep], point[keep], [n for n, k in zip(names, keep) if k]
-    fm = getattr(cmp.estimator, "feature_map_", None)
-    if isinstance(cmp.estimator, RVMClassifier) and fm is not None:  # as verdict.scales: the draws are A β
-        A = _per_basis_matrix(lambda w: raw_weights(fm, w), H.shape[1])
+    if draws_on_raw_terms(cmp.estimator):  # as verdict.scales: the draws are A β
+        A = per_basis_matrix(to_raw_terms(cmp.estimator.feature_map_), H.shape[1])
         H = np.linalg.solve(A.T, H.T).T
     post = cmp.samples[sampler].posterior
     if "intercept" in post:
@@ -574,14 +563,15 @@ def selection_html(table):
                       _display(table).to_html()])
 
 
-def report_sections(cmp):
+def report_sections(cmp, plot_path=None):
     """``(markdown, html)`` of the report's selection section for a comparison: :meth:`Comparison.select`
-    with its table, note and plot (embedded in the HTML), and the approximation check's line
-    (:mod:`sparsebayes.comparisons.approximation_check`). What cannot be computed for this model is
-    said in one line instead; warnings raised on the way are listed, not raised."""
+    with its table, note and plot (embedded in the HTML; also written to ``plot_path`` when given), and
+    the approximation check's line (:mod:`sparsebayes.comparisons.approximation_check`). What cannot be
+    computed for this model is said in one line instead; warnings raised on the way are listed, not raised."""
     import base64
     import html
     import io
+    from pathlib import Path
 
     lines, table, png = [], None, None
     with warnings.catch_warnings(record=True) as caught:
@@ -591,6 +581,8 @@ def report_sections(cmp):
             buf = io.BytesIO()
             cmp.plot_selection(table).savefig(buf, format="png", dpi=100)
             png = base64.b64encode(buf.getvalue()).decode("ascii")
+            if plot_path is not None:
+                Path(plot_path).write_bytes(buf.getvalue())
         except ValueError as err:
             lines.append(f"Projection selection not available for this model: {err}")
         try:

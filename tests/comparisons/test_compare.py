@@ -1,111 +1,112 @@
-"""`sparsebayes compare`: one report with the EM estimates over the NUTS posterior."""
-import json
-
+"""``sparsebayes compare DATASET``: a bundled data set goes through the one comparison path of a CSV
+(``compare_csv.compare_table`` -> ``sparsebayes.compare`` -> ``Comparison.save``), so its report leads
+with the verdict and the selection like any other."""
 import numpy as np
 import pytest
-
 from sparsebayes.comparisons.cli import main
+from sparsebayes.inference import arviz_compat as compat
+
+TINY = ["--draws", "30", "--warmup", "30", "--chains", "2"]
 
 
-def test_compare_writes_report_with_estimates_and_diagnostics(tmp_path, capsys):
-    assert main(["compare", "crabs", "--chains", "1", "--warmup", "150", "--draws", "150",
+def test_the_bundled_report_leads_with_the_verdict_and_the_selection(tmp_path, capsys):
+    """crabs by name: the Comparison's report (verdict, selection, diagnostics, then the tables), its
+    plots and draws, and the verdict on standard output; none of the old report's files."""
+    assert main(["--no-compile-cache", "compare", "crabs", "--draws", "30", "--warmup", "30", "--chains", "1",
                  "--out", str(tmp_path)]) == 0
-    # strict JSON: one chain has no R-hat, written as null, not NaN
-    rep = json.loads((tmp_path / "compare-crabs.json").read_text(),
-                     parse_constant=lambda c: pytest.fail(f"{c} in the report's JSON"))
-    assert rep["diagnostics"]["max_r_hat"] is None
-    assert (tmp_path / "compare-crabs.png").stat().st_size > 0
-    assert "compare crabs" in (tmp_path / "compare-crabs.md").read_text()
-    coefs = [row["coef"] for row in rep["table"]]
-    assert coefs == ["bias", "FL", "RW", "CL", "CW", "BD"]
-    for row in rep["table"]:
-        assert row["hdi_3%"] <= row["mean"] <= row["hdi_97%"]
-        assert 0.0 <= row["P(|b|<c)"] <= 1.0
-        assert row["P(|b|<c) / prior"] == pytest.approx(row["P(|b|<c)"] / rep["diagnostics"]["prior_mass_in_window"])
-    # the prior's mass within c = 0.05 of zero, γ ~ Gamma(1, rate 0.1) integrated out, by Monte Carlo
-    gamma = np.random.default_rng(0).exponential(scale=10.0, size=400_000)
-    assert rep["diagnostics"]["near_zero_window"] == 0.05
-    assert rep["diagnostics"]["prior_mass_in_window"] == pytest.approx(np.mean(1 - np.exp(-np.sqrt(gamma) * 0.05)),
-                                                                      rel=5e-3)
-    assert set(rep["scores"]) == {"jeffreys-em", "laplace-em", "nuts-posterior-predictive"}
-    # crabs' sex is almost linearly separable from the 5 measurements
-    assert rep["scores"]["jeffreys-em"]["error_rate"] < 0.15
-    assert all(0 < s["log_loss"] < np.log(2) for s in rep["scores"].values())
-    diag = rep["diagnostics"]
-    assert 0 < diag["compile_seconds"] and 0 < diag["sampler_seconds"]
-    assert diag["min_ess_bulk_per_s"] == pytest.approx(diag["min_ess_bulk"] / diag["sampler_seconds"])
-    assert diag["warnings"] == [] or all(isinstance(w, str) for w in diag["warnings"])
-    assert "held-out scores" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.index("verdict") < out.index("wrote") and "RW" in out
+    report = tmp_path / "compare-crabs"
+    assert not list(tmp_path.glob("compare-crabs.*"))  # the old report's compare-crabs.{json,md,png}
+    for name in ("report.md", "report.html", "forest.png", "ppc.png", "selection.png", "draws.nc"):
+        assert (report / name).stat().st_size > 0, name
+    idata = compat.from_netcdf(report / "draws.nc")
+    assert [str(v) for v in idata.point_estimate["beta"].basis.values] == ["bias", "FL", "RW", "CL", "CW", "BD"]
+    md = (report / "report.md").read_text(encoding="utf-8")
+    heads = ["## Verdict", "## Selection", "## Diagnostics", "## Posterior-predictive check", "## Weights",
+             "## Forest plot"]
+    at = [md.index(h) for h in heads]
+    assert at == sorted(at), at
 
 
-@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
-def test_compare_regression_adds_bls_beside_gibbs_and_nuts(tmp_path):
+@pytest.mark.slow  # two comparisons: about 45 s on 2 cores
+def test_the_bundled_path_is_the_csv_path(tmp_path, capsys):
+    """crabs by name and the same table written as a CSV give the same verdict, the same draws and the
+    same report up to the diagnostics (whose ESS per second differ by the timings)."""
+    from sparsebayes.comparisons.compare import load
+
+    assert main(["--no-compile-cache", "compare", "crabs", *TINY, "--out", str(tmp_path / "a")]) == 0
+    by_name = capsys.readouterr()
+    X, y = load("crabs")
+    X.assign(target=y).to_csv(tmp_path / "crabs.csv", index=False)
+    assert main(["--no-compile-cache", "compare", str(tmp_path / "crabs.csv"), "--target", "target", *TINY,
+                 "--out", str(tmp_path / "b")]) == 0
+    by_csv = capsys.readouterr()
+    assert by_name.out.split("wrote")[0] == by_csv.out.split("wrote")[0]  # the verdict and the warnings
+    a, b = tmp_path / "a" / "compare-crabs", tmp_path / "b" / "compare-crabs"
+    first, second = compat.from_netcdf(a / "draws.nc"), compat.from_netcdf(b / "draws.nc")
+    np.testing.assert_array_equal(first.posterior["beta"].values, second.posterior["beta"].values)
+    md = (a / "report.md").read_text(encoding="utf-8")
+    upto = md.index("## Diagnostics")
+    assert md[:upto] == (b / "report.md").read_text(encoding="utf-8")[:upto]
+
+
+def test_bundled_data_sets_load_in_their_own_units():
+    """Each bundled set is a named table in the data's units: diabetes unscaled (scikit-learn's
+    ``scaled=False`` copy), Pima.tr and Pima.te stacked, class names for iris."""
+    from sklearn.datasets import load_diabetes
+
+    from sparsebayes.comparisons.compare import DATASETS, load
+
+    X, y = load("diabetes")
+    raw = load_diabetes(scaled=False)
+    np.testing.assert_array_equal(X.to_numpy(), raw.data)
+    np.testing.assert_array_equal(y.to_numpy(), raw.target)
+    assert list(X.columns) == list(raw.feature_names)
+    X, y = load("pima")
+    assert X.shape == (532, 7) and set(np.unique(y)) == {0, 1} and "glu" in X.columns
+    X, y = load("iris")
+    assert set(y) == {"setosa", "versicolor", "virginica"}
+    with pytest.raises(ValueError, match="unknown data set 'nope'.*diabetes"):
+        load("nope")
+    assert "glass" in DATASETS and "wbc" in DATASETS
+
+
+def test_bundled_options_and_the_one_refused(tmp_path, capsys, monkeypatch):
+    """--estimator, --features and --test-fraction reach the bundled path as they reach a CSV's (the
+    fitting is stubbed: what is tested is what the command passes on)."""
+    from sparsebayes.comparisons import compare_csv
+
+    seen = {}
+
+    def fake_table(X, y, directory, **kw):
+        seen.update(kw, X=X, directory=directory)
+        raise ValueError("stop here")
+    monkeypatch.setattr(compare_csv, "compare_table", fake_table)
+    assert main(["--no-compile-cache", "compare", "diabetes", "--estimator", "horseshoe", "--features", "quadratic",
+                 "--test-fraction", "0.25", "--no-progress", "--out", str(tmp_path)]) == 2
+    assert "error: stop here" in capsys.readouterr().err
+    assert (seen["estimator"], seen["features"], seen["test_fraction"]) == ("horseshoe", "quadratic", 0.25)
+    assert seen["X"].shape == (442, 10) and seen["directory"] == tmp_path / "compare-diabetes"
+    with pytest.raises(SystemExit) as stop:
+        main(["--no-compile-cache", "compare", "diabetes", "--target", "y", "--out", str(tmp_path)])
+    assert stop.value.code == 2 and "--target apply to a CSV file" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # about 30-60 s on 2 cores
+def test_bundled_regression_runs_bls_by_nuts_and_gibbs_with_a_density_check(tmp_path):
+    """diabetes at short chains: BLS's model sampled by NUTS and Gibbs, the verdict in the data's units,
+    the posterior-predictive check a density overlay for a real-valued target."""
     import warnings
 
     from sparsebayes.comparisons.compare import compare
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # R-hat warnings on these short chains
-        report, _ = compare("diabetes", out=tmp_path, num_warmup=150, num_samples=150, num_chains=2,
-                            progress_bar=False)
-    bl = report["bayesian_lasso"]
-    assert [row["coef"] for row in bl["table"]] == list(report["table"][i]["coef"] for i in range(10))
-    for row in bl["table"]:
-        for sampler in ("gibbs", "nuts"):
-            assert row[f"{sampler}_2.5%"] <= row[f"{sampler}_median"] <= row[f"{sampler}_97.5%"]
-        # on diabetes BLS's estimate lies inside every Gibbs interval. Not a law: on boston, where
-        # rad and tax correlate 0.91, BLS keeps rad at 0.08 and drops tax, both outside their
-        # intervals ([0.71, 3.08] and [-2.66, -0.21]; the posterior spreads over both)
-        assert row["gibbs_2.5%"] <= row["bls"] <= row["gibbs_97.5%"], row
-    zeros = set(bl["diagnostics"]["bls_zeros"])
-    assert zeros and zeros == {row["coef"] for row in bl["table"] if row["bls"] == 0}
-    # the two samplers draw from the same posterior: medians within a third of the interval width
-    for row in bl["table"]:
-        assert abs(row["gibbs_median"] - row["nuts_median"]) <= (row["gibbs_97.5%"] - row["gibbs_2.5%"]) / 3, row
-    assert set(bl["scores"]) == {"bls", "bayesian-lasso-gibbs", "bayesian-lasso-nuts"}
-    # R-hat over every sampled variable (σ², λ², Gibbs's τ² too), not β alone; warnings name the sampler
-    for sampler in ("gibbs", "nuts"):
-        # (the table went through JSON, 10 digits)
-        assert bl["diagnostics"][f"{sampler}_max_r_hat"] >= max(row[f"{sampler}_r_hat"] for row in bl["table"]) - 1e-9
-    md = (tmp_path / "compare-diabetes.md").read_text()
-    for w in bl["diagnostics"]["warnings"]:
-        assert w.split(":")[0] in ("gibbs", "nuts") and f"**Warning: {w}.**" in md
-    assert all(40 < s["rmse"] < 70 for s in bl["scores"].values())
-    assert (tmp_path / "compare-diabetes-bayesian-lasso.png").stat().st_size > 1000
-    assert "Bayesian Lasso" in (tmp_path / "compare-diabetes.md").read_text()
-
-
-@pytest.mark.slow  # suite time: about 10-20 s each on 2 cores
-def test_compare_multiclass_puts_smlr_over_the_nuts_posterior_of_the_same_density(tmp_path):
-    import warnings
-
-    from sparsebayes.comparisons.compare import compare
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # R-hat warnings on these short chains
-        report, table = compare("iris", out=tmp_path, num_warmup=200, num_samples=200, num_chains=1,
-                                progress_bar=False)
-    assert report["kind"] == "multinomial"
-    # weights named basis [class]; the reference class (virginica, the last) has none
-    assert list(table.index[:2]) == ["bias [setosa]", "bias [versicolor]"]
-    assert len(table) == 5 * 2 and not any("virginica" in n for n in table.index)
-    diag = report["diagnostics"]
-    # SMLR's MAP maximizes the density NUTS samples: no draw may have a higher log posterior
-    assert diag["map_log_posterior"] >= diag["max_draw_log_posterior"]
-    assert diag["smlr_zeros"] == int((table["smlr"] == 0).sum())
-    for row in report["table"]:
-        assert row["hdi_3%"] <= row["mean"] <= row["hdi_97%"]
-    assert set(report["scores"]) == {"smlr", "nuts-posterior-predictive"}
-    for s in report["scores"].values():
-        assert s["error_rate"] < 0.1 and 0 < s["log_loss"] < 0.5
-    assert (tmp_path / "compare-iris.png").stat().st_size > 1000
-    assert "SMLR" in (tmp_path / "compare-iris.md").read_text()
-
-
-def test_a_draw_above_the_map_is_a_warning():
-    from sparsebayes.comparisons.compare import _map_warnings
-
-    assert _map_warnings(-100.0, -100.00001) == []
-    assert _map_warnings(-100.0, -100.0 + 1e-5) == []  # within 1e-6 relative
-    (w,) = _map_warnings(-100.0, -99.5)
-    assert "exceeds the SMLR MAP's by 0.5" in w
+        warnings.simplefilter("ignore")
+        cmp, directory = compare("diabetes", out=tmp_path, draws=100, warmup=100, chains=2, log=lambda line: None)
+    assert type(cmp.estimator).__name__ == "BLSRegressor" and list(cmp.samples) == ["nuts", "gibbs"]
+    verdict = cmp.verdict()
+    assert list(verdict.index) == ["age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"]
+    assert verdict.loc["bmi", "gibbs_verdict"] == "matters"
+    html = (directory / "report.html").read_text(encoding="utf-8")
+    assert "posterior-predictive check (density)" in html

@@ -42,12 +42,20 @@ def test_the_command_refuses_a_second_report_into_the_same_folder_before_reading
         main([*argv, "--overwrite"])
 
 
-def test_the_bundled_comparison_refuses_before_fitting(tmp_path, capsys):
+def test_the_bundled_comparison_refuses_before_fitting(tmp_path, capsys, monkeypatch):
     """The quickstart (``sparsebayes compare diabetes`` into results/) run a second time: a message
-    naming the earlier report and --overwrite, exit status 2, the earlier files untouched."""
-    (tmp_path / "compare-diabetes.md").write_text("edited", encoding="utf-8")
+    naming the earlier report and --overwrite, exit status 2, the earlier files untouched, and the data
+    never read."""
+    from sparsebayes.comparisons import compare
+
+    def must_not_run(name):
+        raise AssertionError("the data set was read although the report exists")
+    monkeypatch.setattr(compare, "load", must_not_run)
+    report = tmp_path / "compare-diabetes"
+    report.mkdir()
+    (report / "report.md").write_text("edited", encoding="utf-8")
     assert main(["--no-compile-cache", "compare", "diabetes", "--no-progress", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "compare-diabetes.md already exists" in err and "--overwrite" in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare-diabetes.md"]
-    assert (tmp_path / "compare-diabetes.md").read_text(encoding="utf-8") == "edited"
+    assert "compare-diabetes/report.md already exists" in err and "--overwrite" in err
+    assert sorted(p.name for p in report.iterdir()) == ["report.md"]
+    assert (report / "report.md").read_text(encoding="utf-8") == "edited"
