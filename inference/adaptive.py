@@ -96,15 +96,6 @@ def _likelihood_prediction(lik, params, eta, H_active, cov, return_std):
     return mean, np.sqrt(np.asarray(lik.variance(eta, params)) + slope**2 * spread)
 
 
-def _require_twin_likelihood(est, cls):
-    """A ``ValueError`` unless ``est`` was fitted with the likelihood its NumPyro twin models (``cls``)."""
-    lik = getattr(est, "likelihood_", None)
-    if lik is not None and not isinstance(lik, cls):
-        raise ValueError(f"{type(est).__name__} fitted with the {lik.name!r} likelihood has no posterior twin yet "
-                         f"(the twin models the {cls.name!r} likelihood only); its point estimate and "
-                         "to_inference_data(draws=...) work")
-
-
 class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamplingMixin):
     """Sparse regression by EM under a Laplace or Jeffreys hyperprior (Figueiredo 2003, Sec. 3).
 
@@ -167,7 +158,7 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
     max_iter : int, default=1000
     low_rank : bool, default=True
         With Gaussian kernel features whose kernel matrix has numerical rank ``r ≤ n/4``
-        (pivoted Cholesky to 1e-14, :mod:`sparsebayes.inference._lowrank`), run EM on the
+        (pivoted Cholesky to 1e-14, :mod:`sparsebayes.inference.lowrank`), run EM on the
         factored design ``H = QH̃``: an iteration costs ``O(r²n)`` instead of ``O(n³)``, and
         the fit equals the dense one up to rounding (the module says where rounding decides
         between fits). ``False`` always uses the dense design.
@@ -309,11 +300,23 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
             return mean
         return mean, predictive_sd(H[:, self.beta_ != 0], self.sigma_, self.noise_var_)
 
-    def sample_posterior(self, X, y, *args, **kwargs):
-        """The posterior by a sampler of the fit's NumPyro twin (:class:`~.posterior_sampling.PosteriorSamplingMixin`):
-        the Gaussian likelihood's only (the twin of another likelihood is not built yet: ``ValueError``)."""
-        _require_twin_likelihood(self, GaussianLikelihood)
-        return super().sample_posterior(X, y, *args, **kwargs)
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:mod:`sparsebayes.inference.posterior_model`): the fitted
+        hierarchy (with its hyperprior where EM estimated a shared hyperparameter), the likelihood and
+        the design ``feature_map_.transform(X)``; the likelihood's own parameter fixed at ``noise_var``
+        where it was given, else sampled under the prior the likelihood declares (σ² flat, 000 eq. 6).
+        ``X = None``: the record without data (its samplers)."""
+        from sparsebayes.models.priors import make_prior
+
+        from .posterior_model import design, regression_targets, sparse_posterior_model
+        lik = getattr(self, "likelihood_", None)
+        lik = _regression_likelihood(self.likelihood) if lik is None else lik
+        prior = make_prior(self.prior, self.gamma, self.gamma_prior)
+        if X is None:
+            return sparse_posterior_model(prior, lik, params=self.noise_var, surrogate_eps=surrogate_eps)
+        H, names = design(self, X)
+        return sparse_posterior_model(prior, lik, H, regression_targets(y, H.shape[0], lik), names=names,
+                                      params=self.noise_var, surrogate_eps=surrogate_eps)
 
     def gaussian_conditional(self):
         """Mean and covariance of ``β_A | y, τ̂, σ̂²`` on the active set ``A`` at the final E-step.
@@ -477,11 +480,24 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
             return -np.logaddexp(0.0, -eta)
         return log_ndtr(eta)
 
-    def sample_posterior(self, X, y, *args, **kwargs):
-        """The posterior by a sampler of the fit's NumPyro twin (:class:`~.posterior_sampling.PosteriorSamplingMixin`):
-        the probit link's only (the logistic twin is not built yet: ``ValueError``)."""
-        _require_twin_likelihood(self, ProbitLikelihood)
-        return super().sample_posterior(X, y, *args, **kwargs)
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:mod:`sparsebayes.inference.posterior_model`): the fitted
+        hierarchy, the link's likelihood (probit, 002 eq. 2, or logistic) and the design
+        ``feature_map_.transform(X)``, the labels coded 0/1 (1 for ``classes_[1]``); two classes only
+        (one-vs-all fits are separate models). ``X = None``: the record without data (its samplers)."""
+        from sparsebayes.models.priors import make_prior
+
+        from .posterior_model import binary_targets, design, sparse_posterior_model
+        if getattr(self, "likelihood_", None) is None and (not isinstance(self.link, str) or self.link not in LINKS):
+            raise ValueError(f"link must be one of {sorted(LINKS)}, got {self.link!r}")
+        lik = getattr(self, "likelihood_", None)
+        lik = LINKS[self.link]() if lik is None else lik
+        prior = make_prior(self.prior, self.gamma, self.gamma_prior)
+        if X is None:
+            return sparse_posterior_model(prior, lik, surrogate_eps=surrogate_eps)
+        H, names = design(self, X)
+        return sparse_posterior_model(prior, lik, H, binary_targets(self, y, H.shape[0], self.link), names=names,
+                                      surrogate_eps=surrogate_eps)
 
     def to_inference_data(self, *, draws=0, seed=0):
         """ArviZ ``InferenceData``: the MAP weights per classifier (one chain, one draw), or with

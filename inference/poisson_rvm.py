@@ -31,6 +31,7 @@ from . import typeii_laplace
 from ._base import atomic_fit, fit_feature_design, has_bias_column, raw_weights
 from ._validation import check_flags, check_max_iter, check_number, validate_predict_data, validate_regression_data
 from ._warnings import warn_degenerate
+from .posterior_sampling import PosteriorSamplingMixin
 from .typeii_warnings import scale_advice
 
 #: The regressor's likelihood on the engine's Laplace path.
@@ -46,7 +47,7 @@ def check_counts(y):
                          f"negative value(s) (smallest {float(np.min(y))!r})")
 
 
-class PoissonRVMRegressor(RegressorMixin, BaseEstimator):
+class PoissonRVMRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
     """Poisson relevance vector machine: sparse count regression by sequential type-II ML (Laplace).
 
     ``E[t | x] = exp(wᵀh(x))``, ``w_i ~ N(0, α_i⁻¹)``, flat hyperpriors (Tipping 2001; Tipping &
@@ -154,3 +155,8 @@ class PoissonRVMRegressor(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.target_tags.positive_only = True
         return tags
+
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:func:`sparsebayes.inference.posterior_model.poisson_rvm_model`)."""
+        from .posterior_model import poisson_rvm_model
+        return poisson_rvm_model(self, X, y, surrogate_eps)

@@ -18,7 +18,23 @@ _SAMPLE_DIMS = ("chain", "draw")
 
 
 class PosteriorSamplingMixin:
-    """Adds :meth:`sample_posterior` to a fitted estimator with a twin model (module docstring)."""
+    """Adds :meth:`sample_posterior` to a fitted estimator with a twin model (module docstring), and the
+    hook :meth:`posterior_model` by which the twin asks an estimator what its model is."""
+
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """The record of this fitted estimator's own model on ``(X, y)``
+        (:mod:`sparsebayes.inference.posterior_model`): the NumPyro model, its design and targets, the
+        hierarchy and likelihood, the basis names, the weights' layout and the Gibbs sampler where there
+        is one. ``X = None``: the record without data (which samplers the model has). ``train``: the
+        training rows' record, when ``(X, y)`` are held-out rows (what the model takes from the data is
+        taken from it). An estimator whose model is (hierarchy, likelihood, design) overrides this with
+        :func:`~sparsebayes.inference.posterior_model.sparse_posterior_model`; the others' builders are
+        :mod:`sparsebayes.inference.twin_builders`'."""
+        from . import twin_builders
+
+        if X is None:
+            return twin_builders.described(self)
+        return twin_builders.build(self, X, y, surrogate_eps, train)
 
     def sample_posterior(self, X, y, sampler="nuts", *, draws=1000, chains=4, warmup=None, seed=0,
                          progress_bar=False, surrogate_eps=None, target_accept_prob=None):
@@ -77,6 +93,9 @@ def align_to_point_estimate(est, idata, source="beta", source_dim="basis"):
     one entry (a binary classifier's ``classifier``) added. Every group is changed alike; the
     basis coords must agree, else ``ValueError``."""
     from .arviz_compat import dataset, groups, rename_dims, set_group
+    if not hasattr(est, "to_inference_data"):  # its point is its model record's: beta on basis, as sampled
+        idata.attrs["weights"] = source
+        return idata
     name, dims, coords = point_weight_layout(est)
     basis_dim = dims[-1] if source_dim not in dims else source_dim
     here = list(idata.posterior[source].coords[source_dim].values)

@@ -21,29 +21,84 @@ import numpy as np
 
 from ._base import basis_names, raw_weights
 from ._validation import validate_predict_data
+from .bayesian_lasso_estimator import BayesianLassoRegressor
 from .rvm_classifier import RVMClassifier
 from .smlr import _MultinomialLogisticBase
 from .twin_typeii import run_typeii_gibbs, typeii_twin_model
 from .typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 
 TYPEII = (RVMRegressor, BLSRegressor, FLAPRegressor)
-SUPPORTED = (*TYPEII, RVMClassifier, _MultinomialLogisticBase)
+SUPPORTED = (*TYPEII, RVMClassifier, _MultinomialLogisticBase, BayesianLassoRegressor)
 
 _IMPROPER = ("the RVM's flat prior on each precision α_i has no proper posterior (infinite mass at α_i → ∞), so there "
              "is nothing to sample: pass surrogate_eps (e.g. 1e-3) to sample the labelled proper surrogate "
              "α_i ~ Gamma(eps, eps)")
 
 
-def build(est, X, y, surrogate_eps, keep=None):
-    """The twin of fitted ``est`` (one of :data:`SUPPORTED`) on ``(X, y)``. ``keep``: the type-II
-    twin's columns in the model (``t.keep`` of the training twin, for held-out rows); ``None``:
-    those not constant on ``X``."""
+def build(est, X, y, surrogate_eps, train=None):
+    """The twin of fitted ``est`` (one of :data:`SUPPORTED`: the estimators whose model is written by its
+    own builder here, reached through their ``posterior_model``) on ``(X, y)``. ``train``: the training
+    rows' twin, for held-out rows (the type-II twin's columns, the Bayesian Lasso's centring)."""
+    _check_supported(est)
+    if isinstance(est, BayesianLassoRegressor):
+        return _bayesian_lasso(est, X, y, surrogate_eps, None if train is None else train.centre)
     X = validate_predict_data(est, X)
     if isinstance(est, TYPEII):
-        return _typeii(est, X, y, surrogate_eps, keep)
-    if isinstance(est, RVMClassifier):
-        return _rvm_classifier(est, X, y, surrogate_eps)
-    return _smlr(est, X, y, surrogate_eps)
+        t = _typeii(est, X, y, surrogate_eps, None if train is None else train.keep)
+    elif isinstance(est, RVMClassifier):
+        t = _rvm_classifier(est, X, y, surrogate_eps)
+    else:
+        t = _smlr(est, X, y, surrogate_eps)
+    t.y_offset = 0.0
+    return t
+
+
+def described(est):
+    """The data-free record of ``est``'s model (:mod:`sparsebayes.inference.posterior_model`): its Gibbs
+    sampler, for the Bayesian Lasso and the type-II regressors' twins (none at a fitted λ = 0)."""
+    _check_supported(est)
+    if isinstance(est, BayesianLassoRegressor):  # its "point" is its posterior median, labelled as such
+        point = None if not hasattr(est, "coef_") else {"beta": np.asarray(est.coef_, dtype=np.float64),
+                                                       "noise_var": est.noise_var_}
+        return SimpleNamespace(gibbs=_bayesian_lasso_gibbs, point=point,
+                               point_label=f"bayesian-lasso-{est.sampler}-posterior-median")
+    return SimpleNamespace(gibbs=_typeii_gibbs if isinstance(est, TYPEII) and not flat_limit(est) else None)
+
+
+def _check_supported(est):
+    if not isinstance(est, SUPPORTED):
+        raise ValueError(f"{type(est).__name__} has no posterior model here: its posterior_model is not written")
+
+
+def _bayesian_lasso(est, X, y, surrogate_eps, centre=None):
+    """The Bayesian Lasso's centred model (:func:`~sparsebayes.models.bayesian_lasso.bayesian_lasso`): ``X``
+    and ``y`` centred at the training means (``centre``, or those of ``(X, y)``)."""
+    from sparsebayes.models.bayesian_lasso import bayesian_lasso
+    if surrogate_eps is not None:
+        raise ValueError("surrogate_eps applies to the Jeffreys prior; the Bayesian Lasso has its own hyperpriors")
+    X = np.ascontiguousarray(validate_predict_data(est, X))
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
+        raise ValueError(f"y must be {X.shape[0]} finite numbers, one per row of X")
+    names = basis_names(est, None, X.shape[1])
+    kwargs = dict(lam2_shape=est.lam2_shape, lam2_rate=est.lam2_rate, c=est.c, d=est.d)
+    x_mean, y_mean = (X.mean(axis=0), float(y.mean())) if centre is None else centre
+    return SimpleNamespace(model=bayesian_lasso, H=X - x_mean, y=y - y_mean, kwargs=kwargs, names=names,
+                           label="bayesian-lasso", centre=(x_mean, y_mean), y_offset=y_mean,
+                           gibbs=_bayesian_lasso_gibbs, nuts_kwargs={"marginal": True}, **_layout(names))
+
+
+def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar):
+    """Park–Casella Gibbs (:func:`~sparsebayes.inference.gibbs.run_gibbs`) on the dims of the NUTS twin."""
+    from .arviz_compat import dataset, has_group, rename_dims, set_group
+    from .gibbs import run_gibbs
+    idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
+                      progress_bar=progress_bar, coords={"basis": t.names}, **t.kwargs)
+    rename_dims(idata, {d: "obs" for g in ("observed_data", "log_likelihood") if has_group(idata, g)
+                        for d in dataset(idata, g).dims if d not in ("chain", "draw", "obs")})
+    if not has_group(idata, "sample_stats"):  # the Gibbs sweeps' own statistic: the data's log likelihood
+        set_group(idata, "sample_stats", idata.log_likelihood["y"].sum("obs").to_dataset(name="log_lik"))
+    return idata
 
 
 def _surrogate(surrogate_eps, label):

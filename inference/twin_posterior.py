@@ -1,59 +1,68 @@
 """The full posterior of the model a fitted estimator's point estimate belongs to (its "twin").
 
 :func:`sample_posterior` samples, from a fitted estimator alone, the NumPyro model whose MAP (or
-posterior summary) the estimator reports, on the same design: ``est.feature_map_.transform(X)``
-(the fitted map, so standardized inputs stay standardized the same way) with the prior
-``make_prior(est.prior, est.gamma, est.gamma_prior)`` (a hyperparameter EM estimated is sampled under
-its hyperprior). Its output and :func:`point_estimate_dataset` share one
+posterior summary) the estimator reports, on the same design. The twin is what the estimator says its
+model is, by its hook ``est.posterior_model(X, y)`` (:mod:`sparsebayes.inference.posterior_model`),
+never by its class: an estimator whose model is (hierarchy, likelihood, design) gives the one model
+:func:`sparsebayes.models.model.sparse_model` on ``est.feature_map_.transform(X)`` (the fitted map,
+so standardized inputs stay standardized the same way), its fitted hierarchy (a hyperparameter EM
+estimated is sampled under its hyperprior) and its likelihood (any with an observation statement:
+Gaussian, probit, logistic, Poisson, Student-t, negative binomial, a user's registered one); the
+Bayesian Lasso, the type-II regressors, the Bernoulli RVM and SMLR give theirs through
+:mod:`sparsebayes.inference.twin_builders`. Its output and :func:`point_estimate_dataset` share one
 naming scheme: the variable ``beta``, the dim ``basis``, the feature map's names as coords, so
-``az.plot_forest([point, draws])`` gives one row per weight.
+``az.plot_forest([point, draws])`` gives one row per weight; every site of the model with one entry per
+weight is on ``basis`` (:func:`basis_sites`, read from the model's trace).
 
-Supported: :class:`~sparsebayes.inference.AdaptiveSparseRegressor` and binary
-:class:`~sparsebayes.inference.SparseProbitClassifier` with any hierarchy that has a NumPyro
-sampling statement (``sample_beta``: Laplace, horseshoe), Jeffreys only on its labelled proper
-surrogate ``1/τ_i ~ Gamma(ε, ε)`` (``surrogate_eps``; the Jeffreys posterior itself is improper);
-and :class:`~sparsebayes.inference.BayesianLassoRegressor` (NUTS or Park–Casella Gibbs on its
-centred model); and, through :mod:`sparsebayes.inference.twin_builders`, the type-II regressors
-(RVM on its labelled surrogate, BLS and FLAP at their fitted λ), the two-class Bernoulli RVM (on
-its surrogate) and SMLR (weights on ``basis`` × ``class``, the layout of ``coef_``). Gibbs runs
-where the model has conditionally conjugate conditionals: the Bayesian Lasso, the type-II
-regressors' twins (:mod:`sparsebayes.inference.twin_typeii`), and the regressor with a hierarchy
-that has them (the horseshoe, Makalic & Schmidt 2016, :mod:`sparsebayes.inference.hierarchy_gibbs`)
-and σ² estimated. For the Laplace hierarchy NUTS samples the marginal ``β_i ~ Laplace(0, 1/√γ)``,
-the same posterior over ``β`` and ``σ²`` without the funnel between ``β_i`` and ``τ_i``. For a
-hierarchy with the ``"nuts-collapsed"`` capability (the horseshoe) under the Gaussian likelihood NUTS
-samples the hierarchy's scales with ``β`` integrated out and ``β`` is drawn from its Gaussian
-conditional (:mod:`sparsebayes.inference.collapsed_nuts`): neither form of the statement itself
-(centred: a funnel; non-centred: a curved ridge) let NUTS pass its diagnostics there. NUTS runs
-with the settings the hierarchy declares (``nuts_settings``) unless given others.
+Improper posteriors are sampled only on a labelled proper surrogate (Jeffreys, the RVM's ARD:
+``surrogate_eps``). Gibbs runs where the record has a sampler (its ``gibbs``): the Bayesian Lasso, the
+type-II regressors' twins, the Gaussian regressor with a hierarchy that has Gibbs conditionals and σ²
+estimated, and a likelihood with a conjugate augmentation (probit, logistic, Student-t, negative
+binomial) under a hierarchy with Gibbs conditionals (the Laplace one as its scale mixture). For the
+Laplace hierarchy NUTS samples the marginal ``β_i ~ Laplace(0, 1/√γ)``, the same posterior without
+the funnel between ``β_i`` and ``τ_i``. For a hierarchy with the ``"nuts-collapsed"`` capability (the
+horseshoe) under the Gaussian likelihood NUTS samples the hierarchy's scales with ``β`` integrated out
+and ``β`` is drawn from its Gaussian conditional (:mod:`sparsebayes.inference.collapsed_nuts`). NUTS
+runs with the settings the hierarchy declares (``nuts_settings``) unless given others.
 """
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import jax
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
-from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
-from sparsebayes.models.bayesian_lasso import bayesian_lasso
-from sparsebayes.models.features import transform_validated
-from sparsebayes.models.priors import hierarchy_name, make_prior, require, supports
+from sparsebayes.models.likelihoods import GaussianLikelihood
+from sparsebayes.models.priors import require, supports
 
-from . import collapsed_nuts, twin_builders
-from ._base import basis_names
-from ._validation import check_count, validate_predict_data
-from .adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
-from .bayesian_lasso_estimator import BayesianLassoRegressor
-from .gibbs import run_gibbs
+from . import collapsed_nuts
+from ._validation import check_count
 from .nuts import run_nuts
+from .posterior_model import layout
 
-#: Sites with one entry per basis function, given the dim ``basis`` in every group.
-BASIS_SITES = ("beta", "tau", "tau2", "lam_local", "beta_raw", "precision_surrogate")
-SUPPORTED = (AdaptiveSparseRegressor, SparseProbitClassifier, BayesianLassoRegressor, *twin_builders.SUPPORTED)
+
+def __getattr__(name):
+    """``SUPPORTED``: the estimator classes that describe their model (``posterior_model``) here, for
+    documentation and messages (the twin itself asks the hook, not this list)."""
+    if name == "SUPPORTED":
+        from . import twin_builders
+        from .adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
+        from .poisson_rvm import PoissonRVMRegressor
+        return (AdaptiveSparseRegressor, SparseProbitClassifier, PoissonRVMRegressor, *twin_builders.SUPPORTED)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _hook(est):
+    """``est.posterior_model``, else a ``ValueError`` naming the estimators that have one."""
+    hook = getattr(est, "posterior_model", None)
+    if not callable(hook):
+        from . import twin_posterior
+        raise ValueError(f"compare supports {', '.join(c.__name__ for c in twin_posterior.SUPPORTED)} (estimators that "
+                         f"describe their model by posterior_model); got {type(est).__name__}")
+    return hook
 
 
 def twin(est, X, y, *, surrogate_eps=None, train=None):
-    """The model of fitted ``est`` on ``(X, y)``: a namespace with ``model``, the design ``H``, the
+    """The model of fitted ``est`` on ``(X, y)``, as the estimator describes it (``est.posterior_model``,
+    :mod:`sparsebayes.inference.posterior_model`): a namespace with ``model``, the design ``H``, the
     targets ``y`` (0/1 for the classifier, centred for the Bayesian Lasso), the model's keyword
     arguments ``kwargs``, the basis ``names`` and a ``label`` for the prior; ``y_offset``, what
     the model's ``y`` was shifted by (the training mean for the Bayesian Lasso, else 0); and the
@@ -65,63 +74,37 @@ def twin(est, X, y, *, surrogate_eps=None, train=None):
     rows must be the training model's, so what the twin takes from the data (the Bayesian Lasso's
     centring, the type-II twins' columns left out as constant) is taken from ``train``.
     """
-    if not isinstance(est, SUPPORTED):
-        raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)}; got {type(est).__name__}")
+    hook = _hook(est)
     check_is_fitted(est)
-    if isinstance(est, twin_builders.SUPPORTED):
-        t = twin_builders.build(est, X, y, surrogate_eps, keep=None if train is None else train.keep)
-        t.y_offset = 0.0
-        return t
-    t = _em_twin(est, X, y, surrogate_eps, None if train is None else train.centre)
-    t.gibbs = _bayesian_lasso_gibbs if t.model is bayesian_lasso else (
-        _hierarchy_gibbs if t.model is sparse_regression_model and supports(t.prior, "gibbs") else None)
-    t.__dict__.update({k: v for k, v in twin_builders._layout(t.names).items() if k not in t.__dict__})
+    t = hook(X, y, surrogate_eps=surrogate_eps, train=train)
+    defaults = dict(y_offset=0.0, centre=None, gibbs=None, nuts_kwargs={}, prior=None, likelihood=None, point=None,
+                    **layout(t.names))
+    t.__dict__.update({k: v for k, v in defaults.items() if k not in t.__dict__})
     return t
 
 
-def _em_twin(est, X, y, surrogate_eps, centre=None):
-    X = validate_predict_data(est, X)
-    if isinstance(est, BayesianLassoRegressor):
-        if surrogate_eps is not None:
-            raise ValueError("surrogate_eps applies to the Jeffreys prior; the Bayesian Lasso has its own hyperpriors")
-        X, y = np.ascontiguousarray(X), _regression_targets(y, X)  # the estimator's centring (its layout too)
-        names = basis_names(est, None, X.shape[1])
-        kwargs = dict(lam2_shape=est.lam2_shape, lam2_rate=est.lam2_rate, c=est.c, d=est.d)
-        x_mean, y_mean = (X.mean(axis=0), float(y.mean())) if centre is None else centre
-        return SimpleNamespace(model=bayesian_lasso, H=X - x_mean, y=y - y_mean, kwargs=kwargs, names=names,
-                               label="bayesian-lasso", centre=(x_mean, y_mean), y_offset=y_mean, keep=None)
-    H = np.asarray(transform_validated(est.feature_map_, X), dtype=np.float64)
-    names = basis_names(est, est.feature_map_, H.shape[1])
-    # the model the estimator fitted: with its hyperprior on a shared hyperparameter, not at its start
-    prior = make_prior(est.prior, est.gamma, est.gamma_prior)
-    name = hierarchy_name(prior)
-    if hasattr(prior, "nuts_twin"):  # a hierarchy that writes its twin through the papers' model arguments
-        kwargs, label = prior.nuts_twin(surrogate_eps)
-    elif surrogate_eps is not None:
-        raise ValueError(f"surrogate_eps applies to the Jeffreys prior, not to {name!r}")
-    else:
-        kwargs, label = dict(prior=require(prior, "nuts")), name
-    if isinstance(est, SparseProbitClassifier):
-        if len(est.classes_) != 2:
-            raise ValueError(f"the probit posterior is sampled for two classes; this classifier has {len(est.classes_)}"
-                             " (one-vs-all)")
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != H.shape[0] or not np.all(np.isin(y, est.classes_)):
-            raise ValueError(f"y must hold {H.shape[0]} labels among the classifier's classes {list(est.classes_)}")
-        return SimpleNamespace(model=sparse_probit_model, H=H, y=(y == est.classes_[1]).astype(np.float64),
-                               kwargs=kwargs, names=names, label=label, prior=prior, centre=None, y_offset=0.0,
-                               keep=None)
-    if est.noise_var is not None:
-        kwargs["noise_var"] = float(est.noise_var)
-    return SimpleNamespace(model=sparse_regression_model, H=H, y=_regression_targets(y, H), kwargs=kwargs,
-                           names=names, label=label, prior=prior, centre=None, y_offset=0.0, keep=None)
+def basis_sites(t, kwargs):
+    """The model's sites with one entry per weight (shape ``(p,)``, the design's width): given the dim
+    ``basis`` in every group. Read from the model's own trace, so a hierarchy's per-weight sites are
+    named by its statement, not by a list here; the twin's ``site_dims`` say otherwise where it has them."""
+    from .nuts import _model_trace
+    p = t.H.shape[1]
+    return {name for name, site in _model_trace(t.model, (t.H, t.y), kwargs).items()
+            if site["type"] in ("sample", "deterministic") and not site.get("is_observed", False)
+            and np.shape(site["value"]) == (p,)}
 
 
-def _regression_targets(y, X):
-    y = np.asarray(y, dtype=np.float64)
-    if y.ndim != 1 or y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
-        raise ValueError(f"y must be {X.shape[0]} finite numbers, one per row of X")
-    return y
+def _collapsible(t):
+    """Whether NUTS samples the twin with β integrated out: the Gaussian likelihood with a hierarchy of
+    the ``"nuts-collapsed"`` capability (:mod:`sparsebayes.inference.collapsed_nuts`)."""
+    return (isinstance(t.likelihood, GaussianLikelihood) and t.prior is not None
+            and supports(t.prior, "nuts-collapsed") and t.H.shape[1] <= collapsed_nuts.MAX_WEIGHTS)
+
+
+def _collapsed_view(t):
+    """The twin as :func:`sparsebayes.inference.collapsed_nuts.run` reads it (a fixed σ² as ``noise_var``)."""
+    from types import SimpleNamespace
+    return SimpleNamespace(H=t.H, y=t.y, prior=t.prior, kwargs={} if t.params is None else {"noise_var": t.params})
 
 
 def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
@@ -147,27 +130,25 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     t_test = None if X_test is None else twin(est, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
     check_count("seed", seed, 0)
     coords = {"basis": t.names, **t.site_coords}
-    dims = {**{s: ["basis"] for s in BASIS_SITES}, "y": ["obs"], **t.site_dims}
     kwargs = t.kwargs
-    if sampler == "nuts" and collapsed_nuts.collapsible(getattr(t, "prior", None), t.model, t.kwargs, t.H.shape[1]):
+    if sampler == "nuts" and _collapsible(t):
         # the hierarchy's scales by NUTS with β integrated out, β from its Gaussian conditional
-        idata = collapsed_nuts.run(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                                   seed=seed, coords=coords, progress_bar=bool(progress_bar),
+        idata = collapsed_nuts.run(_collapsed_view(t), num_warmup=num_warmup, num_samples=num_samples,
+                                   num_chains=num_chains, seed=seed, coords=coords, progress_bar=bool(progress_bar),
                                    target_accept_prob=target_accept_prob)
     elif sampler == "nuts":
-        kwargs = {**t.kwargs, "marginal": True} if t.model is bayesian_lasso else t.kwargs
+        kwargs = {**t.kwargs, **t.nuts_kwargs}
+        dims = {**{s: ["basis"] for s in basis_sites(t, kwargs)}, "y": ["obs"], **t.site_dims}
         dims = {k: v for k, v in dims.items() if k in _sites(t.model, t.H, t.y, kwargs)}
         idata = run_nuts(t.model, t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                          seed=seed, progress_bar=bool(progress_bar), coords=coords, dims=dims, rhat_max=None,
                          target_accept_prob=target_accept_prob, **kwargs)
     elif sampler == "gibbs" and t.gibbs is not None:
-        if t.model is sparse_regression_model:
-            require(t.prior, "gibbs")  # names the hierarchy when it has no conditionals
         idata = t.gibbs(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                         coords=coords, progress_bar=bool(progress_bar))
     elif sampler == "gibbs":
-        if t.model is sparse_regression_model:
-            require(t.prior, "gibbs")
+        if isinstance(t.likelihood, GaussianLikelihood) and t.prior is not None:
+            require(t.prior, "gibbs")  # names the hierarchy when it has no conditionals
         raise ValueError(f"sampler 'gibbs' needs Gibbs conditionals; the model of {type(est).__name__} "
                          f"({t.label}) has none here: use sampler='nuts'")
     else:
@@ -185,29 +166,21 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     return idata
 
 
-def default_samplers(est):
+def default_samplers(est, t=None):
     """The samplers :func:`sparsebayes.compare` runs on fitted ``est``'s posterior unless told which:
-    NUTS and Gibbs where the model has a Gibbs sampler (:func:`gibbs_able`), two exact samplers of one
-    posterior that check each other; NUTS alone elsewhere."""
-    return ("nuts", "gibbs") if gibbs_able(est) else ("nuts",)
+    NUTS and Gibbs where the model has a Gibbs sampler (:func:`gibbs_able`; ``t``, the twin, when it is
+    built), two exact samplers of one posterior that check each other; NUTS alone elsewhere."""
+    return ("nuts", "gibbs") if gibbs_able(est, t) else ("nuts",)
 
 
-def _hierarchy(est):
-    """The hierarchy object of an EM estimator's model, else ``None``."""
-    if isinstance(est, (AdaptiveSparseRegressor, SparseProbitClassifier)):
-        return make_prior(est.prior, est.gamma, est.gamma_prior)
-    return None
-
-
-def gibbs_able(est):
-    """Whether fitted ``est``'s model has a Gibbs sampler here: the Bayesian Lasso, the type-II
-    regressors' twins, or the regressor with a hierarchy that has Gibbs conditionals and σ²
-    estimated (flat prior, as the engine's)."""
-    if isinstance(est, (BayesianLassoRegressor, *twin_builders.TYPEII)):
-        return not twin_builders.flat_limit(est)
-    if not isinstance(est, AdaptiveSparseRegressor):
-        return False
-    return supports(_hierarchy(est), "gibbs") and est.noise_var is None
+def gibbs_able(est, t=None):
+    """Whether ``est``'s model has a Gibbs sampler here, as the estimator describes its model (the twin
+    ``t``, or ``est.posterior_model()`` without data): the Bayesian Lasso, the type-II regressors' twins,
+    the Gaussian regressor with a hierarchy that has Gibbs conditionals and σ² estimated (flat prior, as
+    the engine's), a likelihood with a conjugate augmentation under a hierarchy with Gibbs conditionals
+    (:mod:`sparsebayes.inference.posterior_model`)."""
+    record = t if t is not None else _hook(est)()
+    return getattr(record, "gibbs", None) is not None
 
 
 def _to_weight_layout(idata, t):
@@ -230,52 +203,6 @@ def _to_weight_layout(idata, t):
         ds = ds.drop_vars(t.weight_site).assign(beta=weights)
         unused = [d for d in t.site_coords if not any(d in v.dims for v in ds.data_vars.values())]
         set_group(idata, group, ds.drop_vars(unused, errors="ignore"))
-    return idata
-
-
-def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar):
-    """Park–Casella Gibbs (:func:`~sparsebayes.inference.gibbs.run_gibbs`) on the dims of the NUTS twin."""
-    idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
-                      progress_bar=progress_bar, coords={"basis": t.names}, **t.kwargs)
-    from .arviz_compat import dataset, has_group, rename_dims, set_group
-    rename_dims(idata, {d: "obs" for g in ("observed_data", "log_likelihood") if has_group(idata, g)
-                        for d in dataset(idata, g).dims if d not in ("chain", "draw", "obs")})
-    if not has_group(idata, "sample_stats"):  # the Gibbs sweeps' own statistic: the data's log likelihood
-        set_group(idata, "sample_stats", idata.log_likelihood["y"].sum("obs").to_dataset(name="log_lik"))
-    return idata
-
-
-def _hierarchy_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar=False):
-    """:func:`sparsebayes.inference.hierarchy_gibbs.run` on the twin's design (its bias column keeps
-    the hierarchy's prior, as in the NUTS twin, so no intercept is integrated out) as
-    ``InferenceData`` with the NUTS twin's names: ``beta``, ``noise_var``, and the sites the
-    hierarchy's ``gibbs_twin_sites`` gives (the horseshoe's ``lam_local``, ``beta_raw``: ``β = τ λ z``);
-    ``log_likelihood`` and ``observed_data`` ``y``."""
-    import time
-
-    import scipy.stats
-
-    from . import hierarchy_gibbs
-    from .arviz_compat import from_dict
-
-    if "noise_var" in t.kwargs:
-        raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes noise_var: "
-                         "use sampler='nuts'")
-    start = time.perf_counter()
-    states, infos = hierarchy_gibbs.run(t.H, t.y, t.prior, num_warmup=num_warmup, num_samples=num_samples,
-                                        num_chains=num_chains, seed=seed, fit_intercept=False,
-                                        progress_bar=progress_bar)
-    seconds = time.perf_counter() - start
-    beta, noise_var = np.asarray(states.beta), np.asarray(states.noise_var)
-    post = {"beta": beta, "noise_var": noise_var}
-    if hasattr(t.prior, "gibbs_twin_sites"):  # the NUTS twin's own sites, where the hierarchy names them
-        post.update(t.prior.gibbs_twin_sites(beta, states.aux))
-    loglik = scipy.stats.norm.logpdf(t.y, np.einsum("cdp,np->cdn", beta, t.H), np.sqrt(noise_var)[..., None])
-    idata = from_dict({"posterior": post, "sample_stats": {"log_lik": np.asarray(infos.log_lik),
-                                                           "log_min_variance": np.asarray(infos.log_min_variance)},
-                       "log_likelihood": {"y": loglik}, "observed_data": {"y": t.y}}, coords=coords,
-                      dims={**{k: ["basis"] for k, v in post.items() if np.ndim(v) == 3}, "y": ["obs"]})
-    idata.posterior.attrs.update(sampling_seconds=seconds, inference="hierarchy-gibbs")
     return idata
 
 
@@ -312,8 +239,12 @@ def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, n
         return np.asarray(t.to_weights(draws) if t.to_weights else draws).reshape(num_draws, -1)
     sites = _sites(t.model, t.H, t.y, t.kwargs)
     held = {}
-    if "noise_var" in sites and "noise_var" not in t.kwargs and t.model is not sparse_probit_model:
-        held["noise_var"] = np.full(num_draws, float(noise_var))
+    if t.likelihood is not None:  # the likelihood's own parameter, where the model samples it
+        own = getattr(t.likelihood, "param_name", None) if t.params is None else None
+    else:
+        own = None if "noise_var" in t.kwargs else "noise_var"
+    if own and own in sites:
+        held[own] = np.full(num_draws, float(noise_var))
     if "intercept" in sites:
         held["intercept"] = np.zeros(num_draws)
     predictive = Predictive(t.model, posterior_samples=held or None, num_samples=None if held else num_draws,
@@ -333,16 +264,17 @@ def point_estimate_dataset(est, names, dims=("basis",), coords=None):
     labelled as such."""
     from .arviz_compat import group_from_dict
     coords = {"basis": list(names)} if coords is None else coords
-    if isinstance(est, BayesianLassoRegressor):
-        data = {"beta": np.asarray(est.coef_, dtype=np.float64), "noise_var": est.noise_var_}
-        method = f"bayesian-lasso-{est.sampler}-posterior-median"
+    record = _hook(est)()
+    if getattr(record, "point", None) is not None:  # the point as the model's record gives it
+        data, method = dict(record.point), record.point_label
     else:
         source = est.to_inference_data().posterior
         weights = source["beta" if "beta" in source else "coef"]
         beta = weights.values[0, 0]
         data = {"beta": beta.reshape(-1) if "classifier" in weights.dims else beta}
         estimated = getattr(getattr(est, "prior_", None), "estimated_sites", dict)()
-        for name in ("noise_var", "intercept", *estimated):
+        own = getattr(getattr(est, "likelihood_", None), "param_name", None)
+        for name in ("noise_var", "intercept", *estimated, *([own] if own else [])):
             if name in source:
                 data[name] = float(source[name].values.ravel()[0])
         method = source.attrs.get("inference", "point-estimate")

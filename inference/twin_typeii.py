@@ -83,6 +83,9 @@ class LaplaceMixture(NamedTuple):
 
     lam: float
 
+    #: The name it goes by (labels, errors).
+    name = "laplace-mixture"
+
     def gibbs_init(self, p, dtype=jnp.float64):
         return {"tau": jnp.ones(p, dtype)}
 
@@ -104,11 +107,26 @@ class GammaPrecision(NamedTuple):
 
     eps: float
 
+    #: The name it goes by (labels, errors).
+    name = "ard-surrogate"
+
+    def sample_beta(self, p, name="beta"):
+        """The NumPyro statement (non-centred, as :func:`typeii_twin_model`'s ``"gamma-precision"``):
+        ``precision_surrogate ~ Gamma(ε, ε)``, ``beta_raw ~ N(0, 1)``, ``β = beta_raw/√α`` (deterministic)."""
+        precision = numpyro.sample("precision_surrogate", dist.Gamma(self.eps, self.eps).expand([p]).to_event(1))
+        raw = numpyro.sample(f"{name}_raw", dist.Normal(0.0, 1.0).expand([p]).to_event(1))
+        return numpyro.deterministic(name, raw * jnp.sqrt(variance_of_precision(precision)))
+
     def gibbs_init(self, p, dtype=jnp.float64):
         return {"tau": jnp.ones(p, dtype)}
 
     def gibbs_prior_variance(self, aux):
         return aux["tau"]
+
+    def gibbs_twin_sites(self, beta, aux):
+        """The NUTS statement's sites at Gibbs draws: ``precision_surrogate = 1/τ``, ``beta_raw = β/√τ``."""
+        tau = np.asarray(aux["tau"])
+        return {"precision_surrogate": 1.0 / tau, "beta_raw": np.asarray(beta) / np.sqrt(tau)}
 
     def gibbs_update(self, key, beta, aux):
         b2 = jnp.maximum(beta**2, jnp.finfo(beta.dtype).tiny)

@@ -40,7 +40,7 @@ def test_the_point_estimate_carries_an_estimated_gamma_under_the_twins_name(cls)
     y = y if cls is AdaptiveSparseRegressor else (y > 0).astype(int)
     est = cls(prior=LaplacePrior(gamma_prior=(1.0, 1.0))).fit(X, y)
     t = twin(est, X, y)
-    assert t.kwargs["gamma_prior"] == (1.0, 1.0)  # the twin samples gamma
+    assert t.kwargs["prior"].gamma_prior == (1.0, 1.0)  # the twin samples gamma
     point = point_estimate_dataset(est, t.names, t.weight_dims, t.weight_coords)
     assert float(point["gamma"].values.ravel()[0]) == pytest.approx(float(est.gamma_), rel=1e-12)
 
