@@ -18,7 +18,7 @@ whose linear terms are centred and, under a scale-free prior, divided by their s
 RVM's weights are its raw-term weights); ``sd(x_j)`` is taken from that basis, so ``z_j`` is the same
 whether a fit saw the raw or the standardized inputs: rescaling an input by ``a`` divides its weight
 by ``a`` and multiplies ``sd(x_j)`` by ``a``. Effects in the data's units are the weights of the raw
-terms (:func:`sparsebayes.inference._base.raw_weights`).
+terms (the feature map's ``raw_weights``, :func:`.fitted_model.to_raw_terms`).
 
 Per input and sampler :func:`verdict_table` gives the 90 % interval, the mass ``P(|z_j| < f_j)``
 inside the ROPE, the sign probability ``max(P(β_j > 0), P(β_j < 0))`` and the verdict word
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .fitted_model import draws_on_raw_terms, on_link_scale, per_basis_matrix, to_raw_terms
 from .sampler_health import GATE, failed_checks
 
 #: Default half-width of the ROPE on the standardized scale (Kruschke 2018: 0.1 sd for a negligible effect).
@@ -71,35 +72,19 @@ class Scales:
     to_data: object
 
 
-def _on_link_scale(est):
-    """Whether ``s_y`` is one unit of the linear predictor: a classifier (probit, logit) or a model whose
-    likelihood (``likelihood`` / ``likelihood_``, a name or an object) is not Gaussian (counts: log-rate)."""
-    from sklearn.base import is_classifier
-    if is_classifier(est):
-        return True
-    lik = getattr(est, "likelihood_", getattr(est, "likelihood", None))
-    name = (lik if isinstance(lik, str) else type(lik).__name__).lower()
-    return lik is not None and not any(word in name for word in ("gauss", "normal"))
-
-
 def _basis_count(cmp):
     return len(cmp.idata.posterior["beta"].coords[cmp.weight_dims[0]])
 
 
 def _per_basis_to_data(cmp):
     """The map from weights ``(..., n_basis)`` on the draws' basis to the raw terms' weights."""
-    from sparsebayes.inference._base import raw_weights
-    from sparsebayes.inference.rvm_classifier import RVMClassifier
-    fm = getattr(cmp.estimator, "feature_map_", None)
-    if isinstance(cmp.estimator, RVMClassifier) or fm is None:  # the Bernoulli RVM's draws are raw weights already
-        return lambda w: np.asarray(w, dtype=np.float64)
-    return lambda w: raw_weights(fm, w)
+    if draws_on_raw_terms(cmp.estimator):  # the draws are raw weights already
+        return to_raw_terms(None)
+    return to_raw_terms(getattr(cmp.estimator, "feature_map_", None))
 
 
 def scales(cmp):
     """The :class:`Scales` of ``cmp``'s weights, from its design and observed targets."""
-    from sparsebayes.inference._base import raw_weights
-    from sparsebayes.inference.rvm_classifier import RVMClassifier
     nb = _basis_count(cmp)
     per_class = len(cmp.names) // nb
     H = np.asarray(cmp.design, dtype=np.float64)
@@ -114,18 +99,17 @@ def scales(cmp):
         full[:, keep] = H
         H = full
     to_basis_data = _per_basis_to_data(cmp)
-    fm = getattr(cmp.estimator, "feature_map_", None)
-    if isinstance(cmp.estimator, RVMClassifier) and fm is not None:
+    if draws_on_raw_terms(cmp.estimator):
         # its draws are the raw terms' weights A β of the model's β on H: their design is H A⁻¹
-        A = _per_basis_matrix(lambda w: raw_weights(fm, w), nb)
+        A = per_basis_matrix(to_raw_terms(cmp.estimator.feature_map_), nb)
         H = np.linalg.solve(A.T, H.T).T
-    A = _per_basis_matrix(to_basis_data, nb)
+    A = per_basis_matrix(to_basis_data, nb)
     D = np.linalg.solve(A.T, H.T).T  # the design of the raw terms: H β = D (A β)
     basis_sd, data_sd = H.std(axis=0), D.std(axis=0)
     tiny = 1e-12 * np.maximum(np.abs(H).max(axis=0), 1e-300)
     constant = basis_sd <= tiny
     basis_sd, data_sd = np.where(constant, 0.0, basis_sd), np.where(constant, 0.0, data_sd)
-    if _on_link_scale(cmp.estimator):
+    if on_link_scale(cmp.estimator):
         outcome, label = 1.0, "1 unit of the linear predictor (probit, logit or log-rate)"
     else:
         y = np.asarray(cmp.idata.observed_data["y"].values, dtype=np.float64).reshape(-1)
@@ -138,11 +122,6 @@ def scales(cmp):
         return np.moveaxis(to_basis_data(np.moveaxis(w, 1, 2)), 2, 1).reshape(len(w), -1)
     rep = (lambda v: np.repeat(v, per_class))
     return Scales(rep(basis_sd), rep(data_sd), outcome, label, rep(constant), to_data)
-
-
-def _per_basis_matrix(fn, nb):
-    """``A`` of a linear map ``fn`` on weights ``(..., nb)``: ``fn(β) = A β``."""
-    return np.asarray(fn(np.eye(nb)), dtype=np.float64).T
 
 
 def rope_fractions(cmp, rope=None, sc=None):

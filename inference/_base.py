@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.features import (GaussianKernelFeatures, LinearFeatures, QuadraticFeatures,
                                          fit_transform_validated, input_names, transform_validated)
 
-from ._lowrank import factor_kernel_design, kernel_feature_rows
+from .lowrank import factor_kernel_design, kernel_feature_rows
 from ._validation import validate_predict_data
 
 
@@ -112,8 +112,8 @@ FORM_KERNEL_DESIGN_MAX_N = 300
 
 def fit_design_or_factor(X, features, **map_kw):
     """``(map, H, factor)``: Gaussian kernel features of low numerical rank give the
-    :class:`~sparsebayes.inference._lowrank.DesignFactor` of their design and ``H = None``
-    (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`; the kernel at the map's
+    :class:`~sparsebayes.inference.lowrank.DesignFactor` of their design and ``H = None``
+    (:func:`~sparsebayes.inference.lowrank.factor_kernel_design`; the kernel at the map's
     resolved ``width_``); otherwise ``factor`` is ``None`` and ``H`` is :func:`fit_feature_design`'s."""
     fm = make_feature_map(features, **map_kw)
     if not isinstance(fm, GaussianKernelFeatures):

@@ -56,7 +56,7 @@ likelihood skips through ``EMData.n_obs``, zero columns with ``β = 0``, which t
 hyperparameters' M-step leaves out through ``EMData.n_weights``), so data of a nearby
 size reuses the compiled loops; the padding changes no step, only the rounding of sums.
 
-A kernel design of low numerical rank can be given factored, ``H = QH̃`` (:mod:`._lowrank`):
+A kernel design of low numerical rank can be given factored, ``H = QH̃`` (:mod:`.lowrank`):
 the loop then runs on ``H̃`` (r × p) and the compressed targets ``Qᵀv``, with ``η = Q(H̃β)``
 for the E-step and σ² (:func:`linear_predictor`, :func:`compress`), the same iterations at
 ``O(r²p)`` each.
@@ -103,7 +103,7 @@ class EMData(NamedTuple):
     """The design on the current active slice: ``H`` (n, k), ``y`` (n,), ``gram = HᵀH`` (k, k).
 
     ``gram`` is ``None`` when ``k > DUAL_RATIO · n``: the M-step then uses its dual (n × n) form.
-    With a ``basis`` ``Q`` (n, r) the design is factored (:mod:`._lowrank`): ``H`` is then
+    With a ``basis`` ``Q`` (n, r) the design is factored (:mod:`.lowrank`): ``H`` is then
     ``H̃`` (r, k), the data's design is ``QH̃``, ``y`` stays (n,), and ``gram = H̃ᵀH̃``.
     ``n_obs``, if given, is the number of data rows: the rows after it are padding, zero rows of
     the design (of ``Q`` when factored) with ``y = 0`` (:func:`fit_em`). ``col_norm`` (k,), if
@@ -562,8 +562,8 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         An estimated σ² stays at least ``noise_floor_rel · mean(y²)`` (returned as
         ``noise_floor``): with as many basis functions as points the flat prior on σ² has no
         maximum (the fit can interpolate, σ² → 0), and EM stops at the floor instead.
-    factor : :class:`~sparsebayes.inference._lowrank.DesignFactor` or None
-        ``H = QH̃`` (:func:`~sparsebayes.inference._lowrank.factor_kernel_design`): every
+    factor : :class:`~sparsebayes.inference.lowrank.DesignFactor` or None
+        ``H = QH̃`` (:func:`~sparsebayes.inference.lowrank.factor_kernel_design`): every
         iteration then works on ``H̃`` (r × p) and costs ``O(r²p)``; ``H`` itself is not used.
     """
     require_likelihood(likelihood, "em")

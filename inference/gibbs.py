@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve
 
-from ._progress import bar_chunk, chunk_lengths, progress, show_progress
+from .progress import bar_chunk, chunk_lengths, progress, show_progress
 from .gibbs_variates import SweepVariates, VariateSource, draw_variates, variate_streams  # noqa: F401  (SweepVariates: docs)
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
@@ -284,7 +284,7 @@ def run(state, variates, data, hyper, use_cholesky):
 
 def _chunk_size(total, batch, p, rows, use_cholesky, progress_bar, budget=2**21):
     """Sweeps per call: all of them, or about a twentieth with a progress bar
-    (:func:`~sparsebayes.inference._progress.bar_chunk`), and at most as many as keep one call's
+    (:func:`~sparsebayes.inference.progress.bar_chunk`), and at most as many as keep one call's
     variates within ``budget`` numbers (16 MiB by default; :func:`run_gibbs` allows 128 MiB to
     variates drawn on the device, which never cross to it from the host)."""
     per_sweep = batch * (3 * p + 2 + (0 if use_cholesky else rows))

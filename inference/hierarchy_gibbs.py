@@ -51,7 +51,7 @@ from sparsebayes.models.priors import require
 
 from . import gibbs_beta
 
-from ._progress import bar_chunk, chunk_lengths, progress, show_progress
+from .progress import bar_chunk, chunk_lengths, progress, show_progress
 from ._validation import check_count, check_data, check_number, check_sampler_counts
 
 

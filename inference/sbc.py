@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._progress import progress, show_progress
+from .progress import progress, show_progress
 from ._validation import check_count
 
 __all__ = ["SBCResult", "run", "effective_sample_size", "hierarchy_simulator", "hierarchy_gibbs_sampler",

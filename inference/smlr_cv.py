@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from sparsebayes.inference._base import atomic_fit
 from sparsebayes.inference import smlr_cv_path  # a module, not its names: it imports sparsebayes.inference.smlr
-from sparsebayes.inference._parallel import parallel_map
+from sparsebayes.inference.parallel import parallel_map
 from sparsebayes.inference._validation import check_count
 from sparsebayes.inference.smlr import (
     _MultinomialLogisticBase,

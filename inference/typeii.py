@@ -153,7 +153,7 @@ def make_data(Phi, y, n_obs=None, basis_mask=None, yy=None):
     A NumPy ``Phi`` goes to the device by ``jax.device_put``, which on CPU aliases a float64,
     C-ordered, 64-byte aligned buffer instead of copying it (:func:`aligned_zeros`).
 
-    A factored design ``Φ = QΦ̃`` (:mod:`sparsebayes.inference._lowrank`) enters as ``Phi = Φ̃``
+    A factored design ``Φ = QΦ̃`` (:mod:`sparsebayes.inference.lowrank`) enters as ``Phi = Φ̃``
     and ``y = Qᵀy`` with the real ``n_obs`` and ``yy = yᵀy``: the engine uses the data only
     through ``ΦᵀΦ``, ``Φᵀy``, ``‖φ_i‖²``, ``yᵀy`` and ``N``, which are then those of ``Φ``."""
     Phi = jax.device_put(Phi) if isinstance(Phi, np.ndarray) else jnp.asarray(Phi)

@@ -114,7 +114,7 @@ def fit_design(Phi, y, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every
 
     Returns the final engine state (unpadded columns are the first ``Phi.shape[1]``).
     ``max_active`` caps the number of basis functions in the model (default: all). With a
-    :class:`~sparsebayes.inference._lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
+    :class:`~sparsebayes.inference.lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
     may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii.make_data`): an add
     then costs ``O(rM)`` instead of ``O(NM)``. With ``factor`` the :class:`GramStatistics` of ``Φ``
     and ``y`` (``Phi`` and ``y`` unused) it runs on them alone (:class:`typeii.GramData`), nothing

@@ -52,7 +52,7 @@ from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior
 
 from . import typeii
 from ._base import atomic_fit, basis_names, make_feature_map
-from ._lowrank import centred_design_factor
+from .lowrank import centred_design_factor
 from ._validation import (
     check_count,
     check_flags,
@@ -356,7 +356,7 @@ class RVMRegressor(_TypeIIRegressor):
     low_rank : bool
         With more than ``LOW_RANK_MIN_N`` (300) training points and ``GaussianKernelFeatures``
         whose kernel matrix has numerical rank ``r ≤ N/4`` (pivoted Cholesky to 1e-14,
-        :mod:`sparsebayes.inference._lowrank`), run the engine on the factored design
+        :mod:`sparsebayes.inference.lowrank`), run the engine on the factored design
         ``Φ = QΦ̃`` (:func:`fit_design`): the same steps, an add costs ``O(rM)`` instead of
         ``O(NM)``, and the N × M design is never formed. ``design_rank_`` is ``r`` then,
         ``None`` otherwise.

@@ -3,7 +3,7 @@
 Run ``python -m sparsebayes.comparisons.bench.typeii [--threads 1]``. Times are the best of
 three wall times of the fit alone (the design is built beforehand; our jitted engine is
 compiled by a first call that is not timed), and beside it our fit on the factored design
-(:mod:`sparsebayes.inference._lowrank`, where the kernel matrix is of low rank) with the
+(:mod:`sparsebayes.inference.lowrank`, where the kernel matrix is of low rank) with the
 factorization from ``X`` timed too; σ² is re-estimated every 5 steps on our side, the
 default of ``RVMRegressor`` and of Tipping's SparseBayes (fastrvm). Also times a batch of 100
 fits at N = 100 in one compiled call, the fits one after another and ``vmap``-ed on 10 lanes
@@ -62,7 +62,7 @@ def _bench(args, describe):
     from sparsebayes.comparisons.synthetic import sinc
     from sparsebayes.inference import typeii
     from sparsebayes.inference.typeii_batch import fit_batch, fit_batch_growing
-    from sparsebayes.inference._lowrank import factor_kernel_design, gaussian_kernel_rows
+    from sparsebayes.inference.lowrank import factor_kernel_design, gaussian_kernel_rows
     from sparsebayes.inference.typeii_design import fit_design
     from sparsebayes.models.features import GaussianKernelFeatures
     from sparsebayes.models.typeii_hierarchies import ARDPrior

@@ -26,7 +26,7 @@ from sparsebayes.comparisons import baselines as bl
 from sparsebayes.comparisons import datasets, synthetic
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.inference import RVMClassifier, SparseProbitClassifier
-from sparsebayes.inference._parallel import parallel_map
+from sparsebayes.inference.parallel import parallel_map
 
 RVM_NOTE = ("rvm = our type-II RVM (Tipping & Faul's sequential algorithm) on the same Gaussian kernel design: "
             "RVMRegressor (unpenalized intercept) for regression, RVMClassifier (Bernoulli-logistic likelihood, "
@@ -65,7 +65,7 @@ def _progress(iterable, desc, total=None):
 
 
 def _map(func, tasks, desc, total=None):
-    """``[func(*args) for args in tasks]`` through :func:`~sparsebayes.inference._parallel.parallel_map`
+    """``[func(*args) for args in tasks]`` through :func:`~sparsebayes.inference.parallel.parallel_map`
     (joblib: serial by default, parallel under ``sparsebayes reproduce --n-jobs`` or a joblib
     backend), with a progress bar over the tasks handed out."""
     return parallel_map(func, _progress(tasks, desc, total))

@@ -30,7 +30,7 @@ from sparsebayes.comparisons import datasets
 from sparsebayes.comparisons.experiments.figueiredo import RVM_CRABS_NOTE, _plt, _ten_folds
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.comparisons.spread import sample_sd
-from sparsebayes.inference._parallel import parallel_map
+from sparsebayes.inference.parallel import parallel_map
 from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
 from sparsebayes.inference.typeii_estimators import RVMClassifier
 

@@ -7,7 +7,7 @@ from numpyro.infer.util import log_density
 from sklearn.linear_model import Lasso
 
 from sparsebayes.comparisons.synthetic import tibshirani_design
-from sparsebayes.inference._lowrank import factor_kernel_design, gaussian_kernel_rows
+from sparsebayes.inference.lowrank import factor_kernel_design, gaussian_kernel_rows
 from sparsebayes.inference import em
 from sparsebayes.inference.em import (
     SMALL_SOLVE,

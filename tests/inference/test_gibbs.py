@@ -7,7 +7,7 @@ from scipy import stats
 
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
-from sparsebayes.inference._progress import chunk_lengths as _chunk_lengths
+from sparsebayes.inference.progress import chunk_lengths as _chunk_lengths
 from sparsebayes.inference.gibbs import (
     Hyper,
     beta_bhattacharya,

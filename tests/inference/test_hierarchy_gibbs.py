@@ -8,7 +8,7 @@ import jax
 import numpy as np
 import pytest
 from sparsebayes.inference import hierarchy_gibbs
-from sparsebayes.inference._progress import chunk_lengths, show_progress
+from sparsebayes.inference.progress import chunk_lengths, show_progress
 from sparsebayes.inference.twin_typeii import run_typeii_gibbs
 from sparsebayes.models import HorseshoePrior
 

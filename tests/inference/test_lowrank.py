@@ -1,4 +1,4 @@
-"""The factored kernel design (inference/_lowrank.py), and EM and type-II on it, against the dense fits."""
+"""The factored kernel design (inference/lowrank.py), and EM and type-II on it, against the dense fits."""
 import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
@@ -11,7 +11,7 @@ from sparsebayes.inference import (
     RVMRegressor,
     SparseProbitClassifier,
 )
-from sparsebayes.inference._lowrank import RANK_TOL, factor_kernel_design, gaussian_kernel_rows, pivoted_cholesky
+from sparsebayes.inference.lowrank import RANK_TOL, factor_kernel_design, gaussian_kernel_rows, pivoted_cholesky
 from sparsebayes.inference.em import fit_em
 from sparsebayes.models.features import GaussianKernelFeatures, gaussian_kernel
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
@@ -118,7 +118,7 @@ def test_estimators_use_the_factor_only_for_low_rank_kernel_designs():
 def test_pivoted_cholesky_gives_up_early_on_a_slowly_decaying_kernel(monkeypatch):
     """Pima's full-rank kernel stops within 16 pivots (the give-up rule), not at ``max_rank``; a
     low-rank one whose residual plateaus first (1-D, narrow kernels) is not given up on."""
-    import sparsebayes.inference._lowrank as lowrank
+    import sparsebayes.inference.lowrank as lowrank
 
     verdicts = []
 

@@ -1,0 +1,89 @@
+"""What the verdict (:mod:`.verdict`) and projection selection (:mod:`.selection`) ask of a fitted
+estimator: its likelihood, the scale of its outcome, and the basis its posterior draws are on.
+
+Each question is put to the fitted estimator's public attributes (``likelihood_``, ``link``,
+``feature_map_``), not to its class, so that any estimator that states its likelihood is read the
+same way. Two estimators do not state it yet (see :func:`likelihood_name`,
+:func:`draws_on_raw_terms`); they are answered by the one fallback here until they do.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: The registry names of the likelihoods whose linear predictor is the mean of ``y`` on the data's
+#: scale (its spread is sd(y)); every other likelihood's effects are read on the link scale.
+IDENTITY_LINK = ("gaussian", "student_t")
+
+#: A classifier's ``link=`` -> the likelihood it names.
+LINKS = {"probit": "probit", "logistic": "bernoulli_logistic", "logit": "bernoulli_logistic"}
+
+
+def likelihood_name(est):
+    """The registry name of a fitted estimator's likelihood (``"gaussian"``, ``"probit"``,
+    ``"bernoulli_logistic"``, ``"poisson"``, ``"multinomial"``, ...), or ``None`` when it states none.
+
+    Asked, in order, of ``likelihood_`` (the fitted likelihood object, or a name), the
+    ``likelihood`` parameter, and a classifier's ``link`` (:data:`LINKS`). A regressor that states
+    none is Gaussian by the package's convention (the type-II regressors and the Bayesian Lasso), and
+    gets ``"gaussian"``. Two classifiers state none yet: the Bernoulli RVM (logistic likelihood) and
+    SMLR (multinomial); until they have ``likelihood_``, they are recognised here.
+    """
+    from sklearn.base import is_classifier
+
+    for attribute in ("likelihood_", "likelihood"):
+        lik = getattr(est, attribute, None)
+        if isinstance(lik, str):
+            return lik
+        if lik is not None and isinstance(getattr(lik, "name", None), str):
+            return lik.name
+    link = getattr(est, "link", None)
+    if isinstance(link, str) and link in LINKS:
+        return LINKS[link]
+    if not is_classifier(est):
+        return "gaussian"
+    return _undeclared_classifier_likelihood(est)
+
+
+def _undeclared_classifier_likelihood(est):
+    """The likelihood of the classifiers without ``likelihood_`` (TODO: remove when they have it)."""
+    from sparsebayes.inference import RVMClassifier, SMLRClassifier, SMLRCV
+
+    if isinstance(est, RVMClassifier):
+        return "bernoulli_logistic"
+    if isinstance(est, (SMLRClassifier, SMLRCV)):
+        return "multinomial"
+    return None
+
+
+def on_link_scale(est):
+    """Whether the outcome's unit for ``est`` is one unit of the linear predictor: a classifier
+    (probit, logit) or a likelihood other than an identity-link one (counts: the log rate), rather
+    than sd(y)."""
+    from sklearn.base import is_classifier
+
+    return is_classifier(est) or likelihood_name(est) not in IDENTITY_LINK
+
+
+def draws_on_raw_terms(est):
+    """Whether ``est``'s posterior draws (``to_inference_data``, its twin's) are weights of the raw terms
+    its feature map names (``A β``, :meth:`~sparsebayes.models.LinearFeatures.raw_weights`) rather than of
+    its design's columns. Only the Bernoulli RVM's are, and it does not say so yet (TODO: an attribute,
+    e.g. ``weights_basis_ = "raw"``, on the estimator)."""
+    from sparsebayes.inference import RVMClassifier
+
+    return isinstance(est, RVMClassifier) and getattr(est, "feature_map_", None) is not None
+
+
+def to_raw_terms(feature_map):
+    """The linear map from weights ``(..., n_columns)`` on a fitted feature map's columns to the raw
+    terms' weights: the map's ``raw_weights`` (a linear or quadratic map on standardized inputs), else
+    the identity (no map, or a map whose columns are the raw terms)."""
+    convert = getattr(feature_map, "raw_weights", None)
+    if convert is None:
+        return lambda w: np.asarray(w, dtype=np.float64)
+    return convert
+
+
+def per_basis_matrix(fn, nb):
+    """The matrix ``A`` (nb × nb) of a linear map ``fn`` on weights ``(..., nb)``: ``fn(β) = A β``."""
+    return np.asarray(fn(np.eye(nb)), dtype=np.float64).T
