@@ -96,7 +96,9 @@ def run(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar, t
 
     from .arviz_compat import dataset, from_dict
     H, y = np.asarray(t.H, dtype=np.float64), np.asarray(t.y, dtype=np.float64)
-    G, b, yty, n = H.T @ H, H.T @ y, float(y @ y), H.shape[0]
+    # yᵀy as a 0-d array: a traced input of the runner's compiled program (a float would be a
+    # static argument, and each new data set would compile NUTS anew)
+    G, b, yty, n = H.T @ H, H.T @ y, np.asarray(y @ y), H.shape[0]
     fixed = {"noise_var": float(t.kwargs["noise_var"])} if "noise_var" in t.kwargs else {}
     raw = run_nuts(collapsed_model, G, b, yty=yty, n=n, prior=t.prior, num_warmup=num_warmup,
                    num_samples=num_samples, num_chains=num_chains, seed=seed, progress_bar=progress_bar,

@@ -63,8 +63,11 @@ def run_nuts(
         arguments with a ``nuts_settings`` dict), else NumPyro's defaults, :data:`DEFAULT_SETTINGS`.
         The values used are recorded in ``posterior.attrs``.
     chain_method : {"sequential", "parallel", "vectorized"} or None
-        ``None`` picks "parallel" when there are as many JAX devices as chains, otherwise
-        "sequential" (see ``numpyro.set_host_device_count``). Without a progress bar,
+        ``None`` picks "parallel" when there are two or more chains and as many JAX devices as
+        chains, otherwise "sequential" (see ``numpyro.set_host_device_count``); one chain always runs
+        as "sequential" (NumPyro maps nothing over one chain, so the choice only decides whether the
+        compiled programs below are kept: they are; the draws agree with NumPyro's own ``MCMC`` to
+        rounding). Without a progress bar,
         "sequential" runs the chains one after another inside one compiled program
         (:func:`_chains_in_one_program`): the same draws, one compile instead of one per chain;
         and the warm-up and draw programs are kept (:func:`_compiled_warmup`), so a later run
@@ -108,8 +111,10 @@ def run_nuts(
     _reject_improper_posterior(trace)
     if dims is None and features is not None:
         coords = {**_column_coords(trace, features), **(coords or {})}
-    if chain_method is None:
-        chain_method = "parallel" if jax.local_device_count() >= num_chains else "sequential"
+    if chain_method is None or num_chains == 1:
+        # one chain runs the same program under every chain_method (NumPyro maps nothing): the
+        # sequential one, whose compiled warm-up and draws are kept for the next call
+        chain_method = "parallel" if num_chains > 1 and jax.local_device_count() >= num_chains else "sequential"
     config = _NutsConfig(model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth),
                          _static_items(model_kwargs))
     traced_kwargs = {k: v for k, v in model_kwargs.items() if _is_array(v)}
