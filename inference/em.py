@@ -529,6 +529,57 @@ class EMDesign:
         return self._ridge(y0 if self._compress is None else y0 @ self._compress)
 
 
+def run_slices(H, gram_full, basis, y_padded, design_rows, n_obs, col_norm, n_weights, beta, s2, prior, likelihood,
+               controls, *, estimate_noise, n_iter=0):
+    """EM from ``beta`` to ``controls.tol`` or ``controls.max_iter`` (counted from ``n_iter``) on the
+    shrinking active set: the jitted :func:`run` on fixed-width slices of ``H`` (and ``gram_full``),
+    each gathered from the columns still nonzero (module docstring). ``n_weights`` is the model's
+    number of weights (:attr:`EMData.n_weights`), ``n_obs`` its number of data rows
+    (:attr:`EMData.n_obs`). Returns ``(beta, scale, s2, n_iter, converged, objective, prior)``
+    with ``beta`` and ``scale`` on ``H``'s columns and the hierarchy as the loop returns it."""
+    n, p = H.shape
+    padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
+    tol, max_iter = float(controls.tol), float(controls.max_iter)
+    converged, obj = False, -np.inf
+    scale = np.zeros(p)
+    while True:
+        active = np.flatnonzero(beta)
+        k = active.size
+        if k == 0:
+            converged = True
+            break
+        width = _width(k, padded_p)
+        use_gram = width <= DUAL_RATIO * n
+        Hb, G, bb = _gather(H, gram_full if use_gram else None, beta, active, width, design_rows)
+        if use_gram and G is None:
+            G = Hb.T @ Hb
+        controls = controls._replace(shrink_below=np.float64(width // 2 if width > SMALL_WIDTH else -1))
+        # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
+        data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)),
+                      np.float64(n_weights))
+        state, info = run(init(bb, s2, prior, n_iter), data, likelihood, controls, estimate_noise=estimate_noise)
+        # one transfer of what the host reads (each array fetched is a wait on the device)
+        # (not the joint rule's objective and step change, which a slice restarts from anyway)
+        state, info_scale, obj = jax.device_get((state._replace(objective=None, step_change=None), info.scale,
+                                                 info.objective))
+        prior = state.prior
+        beta = np.zeros(p)
+        beta[active] = state.beta[:k]
+        scale = np.zeros(p)
+        scale[active] = info_scale[:k]
+        s2 = float(state.noise_var)
+        n_iter = int(state.n_iter)
+        obj = float(obj)
+        if not np.all(np.isfinite(beta)):
+            raise FloatingPointError("EM produced a non-finite weight; please report this data set")
+        if float(state.rel_change) < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+    return beta, scale, s2, n_iter, converged, obj, prior
+
+
 def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, tol=1e-3, max_iter=1000,
            prune_tol=1e-8, noise_floor_rel=1e-10, factor=None):
     """Run EM to convergence on the shrinking active set; returns :class:`EMResult`.
@@ -578,8 +629,7 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         raise ValueError(f"the EMDesign was made for {design.n_obs} data rows, y has {y.size}")
     H, basis, gram_full, n_obs, design_rows = design.H, design.basis, design.gram, design.n_obs, design.design_rows
     y_padded = pad_to(y, (design.rows,))
-    n, p = H.shape
-    padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
+    p = H.shape[1]
     if beta0 is None:
         if y_init is None:  # a start on the scale of η (the log rate of counts), where the likelihood has one
             y_init = likelihood.init_target(y) if weighted and hasattr(likelihood, "init_target") else y
@@ -596,42 +646,9 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
     if not (np.isfinite(s2) and s2 > 0):
         s2 = 1.0
     floor = noise_floor_rel * max(float(np.mean(y**2)), np.finfo(float).tiny)
-    n_iter, converged, obj = 0, False, -np.inf
-    scale = np.zeros(p)
     controls = EMControls(*(np.float64(c) for c in (tol, max_iter, -1, prune_tol, floor, prune_floor)))
-    while True:
-        active = np.flatnonzero(beta)
-        k = active.size
-        if k == 0:
-            converged = True
-            break
-        width = _width(k, padded_p)
-        use_gram = width <= DUAL_RATIO * n
-        Hb, G, bb = _gather(H, gram_full if use_gram else None, beta, active, width, design_rows)
-        if use_gram and G is None:
-            G = Hb.T @ Hb
-        controls = controls._replace(shrink_below=np.float64(width // 2 if width > SMALL_WIDTH else -1))
-        # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
-        data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)), np.float64(p))
-        state, info = run(init(bb, s2, prior, n_iter), data, likelihood, controls, estimate_noise=estimate_noise)
-        # one transfer of what the host reads (each array fetched is a wait on the device)
-        # (not the joint rule's objective and step change, which a slice restarts from anyway)
-        state, info_scale, obj = jax.device_get((state._replace(objective=None, step_change=None), info.scale,
-                                                 info.objective))
-        prior = state.prior
-        beta = np.zeros(p)
-        beta[active] = state.beta[:k]
-        scale = np.zeros(p)
-        scale[active] = info_scale[:k]
-        s2 = float(state.noise_var)
-        n_iter = int(state.n_iter)
-        obj = float(obj)
-        if not np.all(np.isfinite(beta)):
-            raise FloatingPointError("EM produced a non-finite weight; please report this data set")
-        if float(state.rel_change) < tol:
-            converged = True
-            break
-        if n_iter >= max_iter:
-            break
+    beta, scale, s2, n_iter, converged, obj, prior = run_slices(
+        H, gram_full, basis, y_padded, design_rows, n_obs, col_norm, p, beta, s2, prior, likelihood, controls,
+        estimate_noise=estimate_noise)
     prior = jax.tree.map(lambda x: float(x) if np.ndim(x) == 0 else np.asarray(x), prior)  # host values
     return EMResult(beta, s2, n_iter, converged, obj, scale, floor, prior)
