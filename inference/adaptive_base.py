@@ -21,6 +21,7 @@ from ._base import (
 from ._validation import check_flags, check_max_iter, check_number
 from ._warnings import warn_degenerate
 from .em import fit_em
+from .em_working_set import fit_em_working_set, large_design, use_working_set
 
 
 def _kernel_width_hint(fm):
@@ -44,12 +45,13 @@ def _conditioned_on(prior):
     return "tau_i = 1/E[1/tau_i | beta_i]"
 
 
-def _warn_if_collinear(estimator, H):
+def _warn_if_collinear(estimator, H, what="the design", stacklevel=5):
     """``DegenerateFitWarning`` when a linear or quadratic design (not wider than it is tall) has
     numerically dependent columns (duplicated inputs, an exact linear relation): the sparse MAP is
     then not unique (the Jeffreys and Laplace penalties are flat along the dependence), so which
     of the dependent columns EM keeps, or how it splits the weight between them, depends on the
-    start and on rounding. Kernel designs are left out: their columns are near-dependent by design."""
+    start and on rounding. Kernel designs are left out: their columns are near-dependent by design.
+    ``what`` names the columns checked (the working-set path checks the kept ones)."""
     H = H[:, np.any(H != H[:1], axis=0) | np.all(H != 0, axis=0)]  # constant columns beside the bias are fitted as zero
     n, p = H.shape
     if p > n or p == 0:
@@ -57,9 +59,9 @@ def _warn_if_collinear(estimator, H):
     sv = np.linalg.svd(H, compute_uv=False)
     rank = int(np.sum(sv > sv[0] * max(n, p) * np.finfo(float).eps * 1e3))
     if rank < p:
-        warn_degenerate(estimator, f"the design has {p} columns but rank {rank} (duplicated or collinear inputs): "
+        warn_degenerate(estimator, f"{what} has {p} columns but rank {rank} (duplicated or collinear inputs): "
                         "the sparse estimate is not unique, and which of the dependent columns is kept depends on "
-                        "rounding", "drop or combine the dependent inputs", stacklevel=5)
+                        "rounding", "drop or combine the dependent inputs", stacklevel=stacklevel)
 
 
 def _is_prior_list(prior):
@@ -117,13 +119,25 @@ class _AdaptiveSparseBase(BaseEstimator):
         else:
             (fm, H), factor = fit_feature_design(X, self.features, **kw), None
         self.design_rank_ = None if factor is None else int(factor.basis.shape[1])
-        if H is not None and not isinstance(fm, GaussianKernelFeatures):
-            _warn_if_collinear(self, H)
+        if H is not None and not isinstance(fm, GaussianKernelFeatures) and not large_design(H):
+            _warn_if_collinear(self, H)  # a large design's is checked by _em (an SVD of it costs O(np²))
         return fm, H, factor
 
     def _em(self, H, factor, y, prior, likelihood, y_init, noise_var=None, *, fm, which=""):
-        res = fit_em(H, y, prior, likelihood, y_init=y_init, noise_var=noise_var,
-                     tol=self.tol, max_iter=self.max_iter, factor=factor)
+        """EM on the design; at large ``n · p`` with the Gaussian likelihood on the working set of
+        :func:`~sparsebayes.inference.em_working_set.fit_em_working_set`, which never forms ``HᵀH``
+        (the collinearity check then runs on the kept columns)."""
+        linear = isinstance(H, np.ndarray) and not isinstance(fm, GaussianKernelFeatures)
+        if isinstance(H, np.ndarray) and use_working_set(H, likelihood, factor):
+            res = fit_em_working_set(H, y, prior, likelihood, noise_var=noise_var, tol=self.tol,
+                                     max_iter=self.max_iter)
+            if linear:
+                _warn_if_collinear(self, H[:, np.flatnonzero(res.beta)], "the kept columns")
+        else:
+            if linear and large_design(H):
+                _warn_if_collinear(self, H)
+            res = fit_em(H, y, prior, likelihood, y_init=y_init, noise_var=noise_var,
+                         tol=self.tol, max_iter=self.max_iter, factor=factor)
         if not res.converged:
             warnings.warn(
                 f"EM stopped at max_iter={self.max_iter} before the relative change fell below "

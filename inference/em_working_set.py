@@ -51,7 +51,7 @@ from ._shapes import bucket, pad_to
 from .em import PAD_PER_OCTAVE, EMControls, EMResult, run_slices
 from .em_start import RidgeStart
 
-__all__ = ["coordinate_keeps", "fit_em_working_set", "sufficient_design", "use_working_set"]
+__all__ = ["coordinate_keeps", "fit_em_working_set", "large_design", "sufficient_design", "use_working_set"]
 
 #: Columns in the first working set (all of them when the design has fewer).
 START_SIZE = 128
@@ -67,14 +67,20 @@ MAX_ROUNDS = 50
 GRID = np.unique(np.concatenate([np.geomspace(1e-12, 1.0, 241), np.linspace(0.0, 1.0, 201)[1:]]))
 
 
-def use_working_set(H, likelihood, factor=None):
-    """Whether :func:`fit_em_working_set` pays: a dense design (not factored) of at least
-    :data:`MIN_ENTRIES` entries, at least :data:`MIN_ROWS_PER_COLUMN` rows per column, and the
-    Gaussian likelihood (whose EM depends on the data through sufficient statistics alone)."""
-    if factor is not None or H is None or not isinstance(likelihood, GaussianLikelihood):
-        return False
+def large_design(H):
+    """A design of at least :data:`MIN_ENTRIES` entries with at least :data:`MIN_ROWS_PER_COLUMN`
+    rows per column: where ``HᵀH`` costs more than the working set's Gram and check."""
     n, p = np.shape(H)
     return n * p >= MIN_ENTRIES and n >= MIN_ROWS_PER_COLUMN * p
+
+
+def use_working_set(H, likelihood, factor=None):
+    """Whether :func:`fit_em_working_set` pays: a dense design (not factored) that is
+    :func:`large_design`, and the Gaussian likelihood (whose EM depends on the data through
+    sufficient statistics alone)."""
+    if factor is not None or H is None or not isinstance(likelihood, GaussianLikelihood):
+        return False
+    return large_design(H)
 
 
 def sufficient_design(G, c, yy):
@@ -85,6 +91,8 @@ def sufficient_design(G, c, yy):
     from its eigenvalues above rounding), ``ỹ = [R⁻ᵀc; t]`` with ``t = √(yᵀy − ‖R⁻ᵀc‖²)``, the norm of
     ``y``'s part outside the columns' span."""
     k = G.shape[0]
+    if k == 0:
+        return np.zeros((1, 0)), np.array([np.sqrt(max(float(yy), 0.0))])
     try:
         L = scipy.linalg.cholesky(G, lower=True)
         R = L.T
@@ -181,7 +189,7 @@ def fit_em_working_set(H, y, prior, likelihood, *, noise_var=None, tol=1e-3, max
     prune_floor = prune_tol * float(np.max(np.abs(beta) * col_norm, initial=0.0))
     controls = EMControls(*(np.float64(v) for v in (tol, max_iter, -1, prune_tol, floor, prune_floor)))
     scale, n_iter, converged, obj = np.zeros(p), 0, False, -np.inf
-    for _ in range(max_rounds):
+    for round_ in range(max_rounds):
         cols, W = W, np.flatnonzero(beta)
         if not np.array_equal(W, cols):  # the Gram of the new working set (the first round's is the start's)
             Hw = H[:, W]
@@ -200,12 +208,16 @@ def fit_em_working_set(H, y, prior, likelihood, *, noise_var=None, tol=1e-3, max
         keeps = coordinate_keeps(prior, z, sq_norm, s2, current=beta)
         admit = keeps & (beta == 0)
         drop = ~keeps & (beta != 0)
-        if not (admit.any() or drop.any()) or n_iter >= max_iter:
+        if not (admit.any() or drop.any()):
+            break
+        converged = False
+        if n_iter >= max_iter:
+            break
+        if round_ == max_rounds - 1:  # the returned weights stay EM's, on the last working set
+            warnings.warn(f"working-set EM: the check on the full design still found {int(admit.sum())} column(s) "
+                          f"to admit and {int(drop.sum())} weight(s) to prune after {max_rounds} rounds",
+                          RuntimeWarning, stacklevel=2)
             break
         beta[drop] = 0.0
         beta[admit] = z[admit] / sq_norm[admit]
-        converged = False
-    else:
-        warnings.warn(f"working-set EM: the check on the full design still changed the working set after "
-                      f"{max_rounds} rounds", RuntimeWarning, stacklevel=2)
     return EMResult(beta, s2, n_iter, converged, obj, scale, floor, _host(prior))
