@@ -12,6 +12,10 @@ result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in wh
   It is a group of its own, not ``posterior``, so that no ArviZ function takes one point for a
   sample; :attr:`Comparison.point_idata` gives it back as an ``InferenceData`` whose ``posterior``
   it is, for ``az.plot_forest([cmp.point_idata, cmp.idata])`` (ArviZ 1.x: a dict ``{name: fit}``);
+* the groups ``fit`` (``mean_vector``, ``covariance_matrix`` of the estimator's own Gaussian
+  approximation, where it has one) and ``optimizer_result`` (``fun``, ``nit``, ``success``, ``method``)
+  hold the point estimate's fit as pymc-extras' ``fit_laplace`` / ``find_MAP`` write them
+  (:func:`~sparsebayes.comparisons.approximation_check.point_estimate_groups`);
 * every group of each further sampler is there under ``<group>_<sampler>`` (:func:`sampler_group`):
   ``posterior_gibbs``, ``sample_stats_gibbs``, ``log_likelihood_gibbs``, ``observed_data_gibbs``,
   ``posterior_predictive_gibbs`` and, with held-out rows, ``predictions_gibbs`` (the first
@@ -157,6 +161,9 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         samples[s] = sample_posterior(estimator, X, y, s, **settings)
     point = point_estimate_dataset(estimator, t.names, t.weight_dims, t.weight_coords)
     idata = set_group(copy(samples[samplers[0]]), POINT_GROUP, point)
+    from .approximation_check import point_estimate_groups
+    for group, ds in point_estimate_groups(estimator, _flat_names(t), point.attrs.get("inference", "")).items():
+        set_group(idata, group, ds)  # pymc-extras' fit and optimizer_result
     for s in samplers[1:]:
         for group in groups(samples[s]):
             set_group(idata, sampler_group(group, s), dataset(samples[s], group))

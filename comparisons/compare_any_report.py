@@ -40,12 +40,21 @@ def refuse_overwrite(directory, names, flag="overwrite=True"):
 
 
 def _header(cmp):
+    from sparsebayes.inference.arviz_compat import dataset, has_group
+
+    from .approximation_check import coverage_line, coverage_of
     est, idata = cmp.estimator, cmp.idata
     point = getattr(idata, "point_estimate")
-    return [("estimator", repr(est)), ("model", idata.attrs.get("model", "")),
-            ("point estimate", point.attrs.get("inference", "")),
-            ("samplers", ", ".join(cmp.samples)),
-            ("draws per sampler", f"{idata.posterior.sizes['chain']} chains × {idata.posterior.sizes['draw']}")]
+    out = [("estimator", repr(est)), ("model", idata.attrs.get("model", "")),
+           ("point estimate", point.attrs.get("inference", ""))]
+    if has_group(idata, "fit"):  # the estimator's own approximation: what it is and how well it covers
+        labels = dict(dataset(idata, "fit").attrs)
+        coverage = coverage_of(labels)
+        out.append(("its approximate posterior", f"{labels.get('inference', 'Gaussian')}: N(mean_vector, "
+                    "covariance_matrix) in the fit group of draws.nc. " + (
+                        coverage_line(coverage) if coverage else "Its coverage has not been measured.")))
+    return out + [("samplers", ", ".join(cmp.samples)),
+                  ("draws per sampler", f"{idata.posterior.sizes['chain']} chains × {idata.posterior.sizes['draw']}")]
 
 
 PREDICTIVE_NOTE = ("Scores on held-out rows, used neither in the fit nor by the samplers. log_score: the mean "
