@@ -451,7 +451,8 @@ class GibbsClassifier(ClassifierMixin, _SamplingBase):
 
     def predict(self, X):
         """The class of largest posterior predictive probability."""
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        logp = self.predict_log_proba(X)
+        return self.classes_[np.argmax(logp, axis=1)]
 
     def to_inference_data(self, classifier=None):
         """The draws as ``InferenceData`` (a deep copy; as :meth:`GibbsRegressor.to_inference_data`);

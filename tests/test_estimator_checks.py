@@ -26,7 +26,11 @@ from sparsebayes.inference import (
     SparseProbitClassifier,
     SparseRegressor,
 )
+from sparsebayes.inference.gibbs_estimators import GibbsClassifier, GibbsRegressor
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
+
+#: The Gibbs estimators' draws (short chains: the checks fit on data too small for R-hat to mean anything).
+_SHORT = dict(num_warmup=20, num_samples=40, num_chains=2, rhat_max=np.inf)
 
 ESTIMATORS = [
     AdaptiveSparseRegressor(),
@@ -44,6 +48,8 @@ ESTIMATORS = [
     BayesianLassoRegressor(num_warmup=50, num_samples=100, num_chains=2, rhat_max=np.inf),
     SparseRegressor(),
     SparseClassifier(method="map"),
+    GibbsRegressor(**_SHORT),
+    GibbsClassifier(link="logistic", **_SHORT),
     LinearFeatures(),
     QuadraticFeatures(),
     GaussianKernelFeatures(),
