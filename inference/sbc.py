@@ -24,7 +24,9 @@ What is calibrated is a pair (simulator, sampler), two callables:
   ``(num_samples, …)`` from one chain (its warm-up done and dropped by the sampler).
 
 :func:`hierarchy_simulator` is the suite's regression model under any hierarchy with a NumPyro
-sampling statement (``sample_beta``), σ² from a proper inverse gamma; :func:`hierarchy_gibbs_sampler`,
+sampling statement (``sample_beta``), σ² from a proper inverse gamma, and :func:`augmented_simulator` the
+same hierarchy under any likelihood with a sampler (probit, logistic, Student-t, negative binomial);
+:func:`hierarchy_gibbs_sampler`, :func:`augmented_gibbs_sampler`,
 :func:`bayesian_lasso_sampler` and :func:`nuts_sampler` wrap the suite's engines
 (:func:`sparsebayes.inference.hierarchy_gibbs.run`, :func:`sparsebayes.inference.gibbs.run_gibbs`,
 :func:`sparsebayes.inference.nuts.run_nuts`) in the ``sample`` signature, with the hierarchy's own site
@@ -43,7 +45,8 @@ from .progress import progress, show_progress
 from ._validation import check_count
 
 __all__ = ["SBCResult", "run", "effective_sample_size", "hierarchy_simulator", "hierarchy_gibbs_sampler",
-           "bayesian_lasso_sampler", "nuts_sampler", "interval_coverage", "CoverageResult"]
+           "augmented_simulator", "augmented_gibbs_sampler", "bayesian_lasso_sampler", "nuts_sampler",
+           "interval_coverage", "CoverageResult"]
 
 
 # --- effective sample size ----------------------------------------------------------------------
@@ -342,6 +345,98 @@ def hierarchy_gibbs_sampler(prior, *, noise_prior=(3.0, 2.0), noise_var=None, nu
     return sample
 
 
+def _prior_draw(prior, p, rng):
+    """One draw of β and the hierarchy's estimated hyperparameters by its NumPyro sampling statement
+    (``prior.sample_beta``): ``(beta, {site: value})`` for the sites of ``prior.estimated_sites()``."""
+    import jax
+    from numpyro import handlers
+
+    key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
+    with handlers.seed(rng_seed=key):
+        trace = handlers.trace(lambda: prior.sample_beta(p)).get_trace()
+    return (np.asarray(trace["beta"]["value"], dtype=np.float64),
+            {s: float(trace[s]["value"]) for s in prior.estimated_sites()})
+
+
+def augmented_simulator(prior, X, likelihood, *, intercept_scale=1.0, param=1.0, param_draw=None):
+    """``simulate(rng)`` for ``y_i ~ likelihood(η_i = b₀ + x_iᵀβ, θ)``, the model of
+    :func:`sparsebayes.inference.hierarchy_gibbs.run_augmented`: β and the hierarchy's estimated
+    hyperparameters by its NumPyro sampling statement (as :func:`hierarchy_simulator`), the intercept
+    ``b₀ ~ N(0, intercept_scale²)`` (``None``: no intercept, ``b₀ = 0``), the likelihood's own
+    parameter θ from ``param_draw(rng)`` (its prior, the one its ``gibbs_param_step`` assumes: e.g.
+    the negative binomial's dispersion ``Gamma(1, 0.1)``) or held at ``param``, and ``y`` by the
+    likelihood's own ``sample`` (a JAX key from ``rng``). ``truth``: ``beta``, ``intercept`` (with
+    one), θ under the likelihood's ``param_name`` (where it has one and ``param_draw`` is given) and
+    the hierarchy's sites; ``data``: ``(X, y)``."""
+    import jax
+    import jax.numpy as jnp
+    from sparsebayes.models.likelihoods import make_likelihood
+    from sparsebayes.models.priors import require
+
+    require(prior, "nuts")
+    likelihood = make_likelihood(likelihood)
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D design, got shape {X.shape}")
+    if intercept_scale is not None and not (np.isfinite(intercept_scale) and intercept_scale > 0):
+        raise ValueError(f"intercept_scale must be a positive number or None, got {intercept_scale!r}")
+    param_name = getattr(likelihood, "param_name", None)
+
+    def simulate(rng):
+        beta, sites = _prior_draw(prior, X.shape[1], rng)
+        intercept = 0.0 if intercept_scale is None else float(intercept_scale * rng.standard_normal())
+        theta = float(param if param_draw is None else param_draw(rng))
+        eta = intercept + X @ beta
+        key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
+        y = np.asarray(likelihood.sample(key, jnp.asarray(eta), jnp.float64(theta)), dtype=np.float64)
+        truth = {"beta": beta, **sites}
+        if intercept_scale is not None:
+            truth["intercept"] = intercept
+        if param_name and param_draw is not None:
+            truth[param_name] = theta
+        return truth, (X, y)
+
+    return simulate
+
+
+def augmented_gibbs_sampler(prior, likelihood, *, num_warmup=300, intercept_scale=1.0, likelihood_param=None,
+                            beta_draw="auto"):
+    """``sample(data, num_samples, seed)`` by the augmented Gibbs engine
+    (:func:`sparsebayes.inference.hierarchy_gibbs.run_augmented`, one chain, no bar) on ``data = (X, y)``:
+    draws of ``beta``, ``intercept`` (``intercept_scale`` its prior sd; ``None``: no intercept), the
+    likelihood's parameter under its ``param_name`` and the hierarchy's estimated hyperparameters under
+    their twin's names, the names :func:`augmented_simulator` gives the truth. ``likelihood_param``:
+    θ's start (the engine's default: ``likelihood.init_params(y)``); ``beta_draw`` forces Rue's or
+    Bhattacharya's draw."""
+    from sparsebayes.models.likelihoods import make_likelihood
+
+    from . import hierarchy_gibbs
+
+    likelihood = make_likelihood(likelihood)
+    sites = tuple(getattr(prior, "estimated_sites", dict)())
+    param_name = getattr(likelihood, "param_name", None)
+    fit_intercept = intercept_scale is not None
+
+    def sample(data, num_samples, seed):
+        X, y = data
+        states, _ = hierarchy_gibbs.run_augmented(
+            X, y, prior, likelihood, num_warmup=num_warmup, num_samples=num_samples, num_chains=1, seed=seed,
+            fit_intercept=fit_intercept, likelihood_param=likelihood_param,
+            intercept_scale=intercept_scale if fit_intercept else hierarchy_gibbs.INTERCEPT_SCALE,
+            progress_bar=False, beta_draw=beta_draw)
+        draws = {"beta": np.asarray(states.beta)[0]}
+        if fit_intercept:
+            draws["intercept"] = np.asarray(states.intercept)[0]
+        if param_name:
+            draws[param_name] = np.asarray(states.param)[0]
+        if sites:
+            twin = prior.gibbs_twin_sites(states.beta, states.aux)
+            draws.update({s: np.asarray(twin[s])[0] for s in sites})
+        return draws
+
+    return sample
+
+
 def bayesian_lasso_sampler(*, lam2_shape=1.0, lam2_rate=1.0, noise_prior=(3.0, 2.0), num_warmup=300, variates="auto"):
     """``sample(data, num_samples, seed)`` by Park & Casella's Gibbs
     (:func:`sparsebayes.inference.gibbs.run_gibbs`, one chain, no bar, no pointwise likelihood): draws of
@@ -364,13 +459,15 @@ def bayesian_lasso_sampler(*, lam2_shape=1.0, lam2_rate=1.0, noise_prior=(3.0, 2
     return sample
 
 
-def nuts_sampler(model, *, num_warmup=500, rename=None, centre=False, target_accept_prob=0.8, **model_kwargs):
+def nuts_sampler(model, *, num_warmup=500, rename=None, centre=False, target_accept_prob=0.8, record=None,
+                 **model_kwargs):
     """``sample(data, num_samples, seed)`` by NUTS (:func:`sparsebayes.inference.nuts.run_nuts`, one
     chain, no bar, no R-hat check) on ``model(X, y, **model_kwargs)`` for ``data = (X, y)``: every
     posterior variable, ``rename`` mapping the model's site names to the simulator's (e.g.
     ``{"lam2": "gamma"}`` for :func:`sparsebayes.models.bayesian_lasso.bayesian_lasso`). ``centre``:
     ``X``'s columns and ``y`` centred first, for a model that integrates a flat intercept out and
-    expects centred data (``bayesian_lasso``). NUTS's divergence warnings pass through."""
+    expects centred data (``bayesian_lasso``). NUTS's divergence warnings pass through; ``record``, a
+    list, gets each run's :func:`nuts_health` (divergences and draws)."""
     from .nuts import run_nuts
 
     rename = dict(rename or {})
@@ -381,10 +478,71 @@ def nuts_sampler(model, *, num_warmup=500, rename=None, centre=False, target_acc
             X, y = X - X.mean(axis=0), y - y.mean()
         idata = run_nuts(model, X, y, num_warmup=num_warmup, num_samples=num_samples, num_chains=1, seed=seed,
                          progress_bar=False, rhat_max=None, target_accept_prob=target_accept_prob, **model_kwargs)
+        if record is not None:
+            record.append(nuts_health(idata))
         post = idata.posterior
         return {rename.get(name, name): post[name].values[0] for name in post.data_vars}
 
     return sample
+
+
+class NutsHealth(NamedTuple):
+    """One NUTS run's count of divergent transitions after warm-up and of kept draws."""
+
+    n_divergences: int
+    n_draws: int
+
+
+def nuts_health(idata):
+    """:class:`NutsHealth` of a NUTS run's ``InferenceData`` (``sample_stats.diverging``)."""
+    diverging = np.asarray(idata.sample_stats["diverging"].values)
+    return NutsHealth(int(diverging.sum()), int(diverging.size))
+
+
+def divergence_rates(records):
+    """``(share of runs with a divergent transition, share of divergent draws)`` over a list of
+    :class:`NutsHealth` (the ``record`` of :func:`nuts_sampler` or :func:`collapsed_nuts_sampler`)."""
+    if not records:
+        raise ValueError("no NUTS runs recorded")
+    div = np.array([r.n_divergences for r in records])
+    return float(np.mean(div > 0)), float(div.sum() / sum(r.n_draws for r in records))
+
+
+def collapsed_nuts_sampler(prior, *, noise_var, num_warmup=500, target_accept_prob=None, record=None):
+    """``sample(data, num_samples, seed)`` by the collapsed NUTS of a hierarchy with the
+    ``"nuts-collapsed"`` capability (:func:`sparsebayes.inference.collapsed_nuts.run`, one chain, no bar:
+    the hierarchy's scales by NUTS with β integrated out, β from its Gaussian conditional per draw),
+    the twin's default for the horseshoe under the Gaussian likelihood, on ``data = (X, y)`` with σ²
+    held at ``noise_var`` (the twin's σ² prior is flat, which no simulator draws from: use
+    :func:`hierarchy_simulator` with the same ``noise_var``). Draws of ``beta`` and the hierarchy's
+    sites (the horseshoe's ``tau_global``, ``lam_local``). ``target_accept_prob=None``: the
+    hierarchy's declared setting (``nuts_settings``), as the twin runs it; ``record`` as for
+    :func:`nuts_sampler`."""
+    from types import SimpleNamespace
+
+    from sparsebayes.models.priors import require
+
+    from . import collapsed_nuts
+
+    require(prior, "nuts-collapsed")
+    if not (np.isfinite(noise_var) and noise_var > 0):
+        raise ValueError(f"noise_var must be a positive number, got {noise_var!r}")
+
+    def sample(data, num_samples, seed):
+        X, y = data
+        t = SimpleNamespace(H=np.asarray(X, dtype=np.float64), y=np.asarray(y, dtype=np.float64), prior=prior,
+                            kwargs={"noise_var": float(noise_var)})
+        idata = collapsed_nuts.run(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=1, seed=seed,
+                                   coords=None, progress_bar=False, target_accept_prob=target_accept_prob)
+        if record is not None:
+            record.append(nuts_health(idata))
+        post = idata.posterior
+        return {name: post[name].values[0] for name in post.data_vars}
+
+    return sample
+
+
+__all__ += ["NutsHealth", "nuts_health", "divergence_rates", "collapsed_nuts_sampler"]
 
 
 # --- coverage of approximate posteriors ---------------------------------------------------------
