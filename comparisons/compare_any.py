@@ -172,7 +172,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
                              noise_var=noise)
     return Comparison(estimator=estimator, idata=idata, samples=samples, names=_flat_names(t), design=t.H,
                       prior_beta=prior, az=az, weight_dims=tuple(t.weight_dims), X_test=X_test,
-                      y_test=None if y_test is None else np.asarray(y_test))
+                      y_test=None if y_test is None else np.asarray(y_test), surrogate_eps=surrogate_eps)
 
 
 def sampler_group(group, sampler):
@@ -222,6 +222,8 @@ class Comparison:
     weight_dims: tuple = ("basis",)
     X_test: object = field(default=None, repr=False)
     y_test: np.ndarray = field(default=None, repr=False)
+    #: The ``surrogate_eps`` the model was sampled with (its record is rebuilt with it for held-out rows).
+    surrogate_eps: float = field(default=None, repr=False)
 
     @property
     def point(self):

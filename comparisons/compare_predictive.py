@@ -4,9 +4,10 @@ estimate's plug-in predictions beside each sampler's posterior predictive, on th
 Per source, over the ``n`` test rows:
 
 * ``log_score``: the mean log predictive density ``(1/n) Σ_i log p(y_i | x_i)``. For the point
-  estimate it is the plug-in density: the model's likelihood at the point estimate (the Gaussian
-  at ``est.predict`` with the fitted noise variance; for a classifier ``est.predict_proba`` at the
-  true class). For a sampler it is ``log((1/S) Σ_s p(y_i | x_i, θ_s))`` over its ``S`` draws,
+  estimate it is the plug-in density: the model's likelihood at the point estimate (its own
+  ``log_lik`` at ``η = Hβ̂`` and the fitted parameter, :func:`plug_in_density`; the Gaussian at
+  ``est.predict`` with the fitted noise variance for the type-II and Bayesian Lasso models; for a
+  classifier ``est.predict_proba`` at the true class). For a sampler it is ``log((1/S) Σ_s p(y_i | x_i, θ_s))`` over its ``S`` draws,
   by ``logsumexp`` so that it stays finite when every density underflows. Higher is better; the
   posterior's score also pays for its spread, the plug-in's does not.
 * ``rmse`` (regression): of ``est.predict`` and of the posterior predictive mean ``(1/S) Σ_s
@@ -44,11 +45,13 @@ def _logmeanexp(log_lik):
     return logsumexp(log_lik, axis=0) - np.log(log_lik.shape[0])
 
 
-def point_scores(est, X_test, y_test, noise_var=None):
+def point_scores(est, X_test, y_test, noise_var=None, plug_in=None):
     """The point estimate's row: plug-in ``log_score``, ``rmse`` or ``error_rate``, ``n_test``.
 
-    ``noise_var``: the fitted noise variance the Gaussian plug-in density uses (regression only)."""
-    import scipy.stats
+    Regression: the plug-in density is the model's likelihood, ``plug_in = (likelihood, η, params)`` at
+    the test rows (:func:`plug_in_density`: the Student-t's, the Poisson's, ...); without it the Gaussian
+    at ``est.predict`` with the fitted noise variance ``noise_var`` (the Gaussian models' own)."""
+    from sparsebayes.models.likelihoods import GaussianLikelihood
     y_test = np.asarray(y_test)
     if hasattr(est, "classes_"):
         proba = np.asarray(est.predict_proba(X_test), dtype=np.float64)
@@ -59,7 +62,8 @@ def point_scores(est, X_test, y_test, noise_var=None):
                     error_rate=float(np.mean(np.asarray(est.predict(X_test)) != y_test)), n_test=len(y_test))
     pred = np.asarray(est.predict(X_test), dtype=np.float64)
     y_test = y_test.astype(np.float64)
-    log_p = scipy.stats.norm.logpdf(y_test, pred, np.sqrt(noise_var))
+    likelihood, eta, params = (GaussianLikelihood(), pred, noise_var) if plug_in is None else plug_in
+    log_p = np.asarray(likelihood.log_lik(y_test, eta, params), dtype=np.float64)
     return dict(log_score=float(np.mean(log_p)), rmse=float(np.sqrt(np.mean((y_test - pred) ** 2))),
                 n_test=len(y_test))
 
@@ -95,14 +99,32 @@ def point_noise_var(est, point):
     raise ValueError(f"{type(est).__name__} has no fitted noise variance for the plug-in predictive density")
 
 
+def plug_in_density(cmp):
+    """``(likelihood, η, params)`` of the point estimate at the held-out rows where the estimator's model
+    names its likelihood (``posterior_model``, :mod:`sparsebayes.inference.posterior_model`): ``η = Hβ̂``
+    on the test rows' design, ``params`` the point's value of the likelihood's parameter (or the fixed
+    one); ``None`` for a model that does not name one (the Gaussian type-II and Bayesian Lasso models)."""
+    est = cmp.estimator
+    if getattr(est.posterior_model(), "likelihood", None) is None:
+        return None
+    t = est.posterior_model(cmp.X_test, cmp.y_test, surrogate_eps=getattr(cmp, "surrogate_eps", None))
+    point = cmp.idata.point_estimate
+    beta = np.asarray(point["beta"].values, dtype=np.float64).reshape(-1)
+    own = getattr(t.likelihood, "param_name", None)
+    params = t.params if own is None or t.params is not None or own not in point else float(
+        np.asarray(point[own].values).ravel()[0])
+    return t.likelihood, t.H @ beta, params
+
+
 def predictive_table(cmp):
     """``pandas.DataFrame`` indexed by ``source``: the point estimate's row, then each sampler's."""
     import pandas as pd
     from sparsebayes.inference.twin_predictive import GROUP
     est = cmp.estimator
     classes = getattr(est, "classes_", None)
-    noise = None if classes is not None else point_noise_var(est, cmp.idata.point_estimate)
-    rows = {POINT_ROW: point_scores(est, cmp.X_test, cmp.y_test, noise)}
+    plug_in = None if classes is not None else plug_in_density(cmp)
+    noise = None if classes is not None or plug_in is not None else point_noise_var(est, cmp.idata.point_estimate)
+    rows = {POINT_ROW: point_scores(est, cmp.X_test, cmp.y_test, noise, plug_in)}
     for s, idata in cmp.samples.items():
         rows[s] = sampler_scores(getattr(idata, GROUP), cmp.y_test, classes)
     table = pd.DataFrame.from_dict(rows, orient="index")

@@ -6,9 +6,10 @@ sites and the test design and targets as data (the twin of the test rows, built 
 twin's data-dependent pieces: :func:`sparsebayes.inference.twin_posterior.twin` with ``train``).
 The distribution at the observed site ``y`` then gives everything: its ``log_prob`` at the test
 targets (the pointwise log-likelihood, as ``numpyro.infer.util.log_likelihood`` computes it), its
-``mean`` (regression) or its ``log_prob`` at every class code (classification). One code path serves
-every likelihood the twins have (Gaussian, Bernoulli-logistic, probit, multinomial), so the held-out
-scores are of exactly the model that was sampled.
+``mean`` (regression) or its ``log_prob`` at every class code (classification). A twin of the one model
+(:func:`sparsebayes.models.model.sparse_model`) is scored by its likelihood object itself: ``log_lik``
+and ``mean`` at ``η = Hβ`` (the Student-t's and the negative binomial's densities as much as the
+Gaussian's), so the held-out scores are of exactly the model that was sampled.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def site_draws(posterior):
     return {k: np.asarray(v.values).reshape(-1, *v.shape[2:]) for k, v in posterior.data_vars.items()}
 
 
-def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, seed=0):
+def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, seed=0, likelihood=None):
     """Per draw of ``draws`` (``{site: (S, ...)}``), the model's ``y`` site at design ``H``, targets ``y``.
 
     Parameters
@@ -45,6 +46,11 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
         Added to the predictive mean (undoes the model's centring of ``y``).
     seed : int
         Key for any latent site the draws lack (drawn from its prior; ``y``'s law never needs one).
+    likelihood : likelihood object or None
+        The model's likelihood (a twin of :func:`sparsebayes.models.model.sparse_model`): the scores are
+        then its own ``log_lik`` and ``mean`` at ``η = Hβ`` and the parameter of the draw (or the fixed
+        ``params``), the class probabilities ``exp(log_lik(k, η))``; ``None``: the observed site's
+        distribution's ``log_prob`` and ``mean``.
 
     Returns
     -------
@@ -55,10 +61,25 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
     from numpyro.handlers import seed as seeded
     from numpyro.handlers import substitute, trace
 
-    H, y = jnp.asarray(H), jnp.asarray(y)
+    H, y = jnp.asarray(H), jnp.asarray(y, dtype=jnp.float64 if likelihood is not None else None)
+
+    def by_likelihood(tr):
+        eta = H @ tr["beta"]["value"]
+        own = getattr(likelihood, "param_name", None)
+        params = kwargs.get("params") if own is None or "params" in kwargs else tr[own]["value"]
+        out = {"log_lik": likelihood.log_lik(y, eta, params)}
+        if n_classes is None:
+            out["mean"] = likelihood.mean(eta, params) + y_offset
+        else:
+            out["prob"] = jnp.exp(jnp.stack([likelihood.log_lik(jnp.full(y.shape, k, dtype=y.dtype), eta, params)
+                                             for k in range(n_classes)], axis=-1))
+        return out
 
     def one(sample, key):
-        site = trace(substitute(seeded(model, key), data=sample)).get_trace(H, y, **kwargs)["y"]
+        tr = trace(substitute(seeded(model, key), data=sample)).get_trace(H, y, **kwargs)
+        if likelihood is not None:
+            return by_likelihood(tr)
+        site = tr["y"]
         fn, value = site["fn"], site["value"]
         out = {"log_lik": fn.log_prob(value)}
         if n_classes is None:
@@ -80,7 +101,7 @@ def add_predictions(idata, t_test, kwargs, *, n_classes=None, seed=0):
     post = idata.posterior
     lead = (post.sizes["chain"], post.sizes["draw"])
     out = predictions(t_test.model, t_test.H, t_test.y, kwargs, site_draws(post), n_classes=n_classes,
-                      y_offset=float(t_test.y_offset), seed=seed)
+                      y_offset=float(t_test.y_offset), seed=seed, likelihood=getattr(t_test, "likelihood", None))
     values = {k: v.reshape(*lead, *v.shape[1:]) for k, v in out.items()}
     dims = {"log_lik": ["test_obs"], "mean": ["test_obs"], "prob": ["test_obs", "class_code"]}
     set_group(idata, GROUP, group_from_dict(GROUP, values, dims={k: dims[k] for k in values}))
