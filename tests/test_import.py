@@ -4,14 +4,19 @@ import subprocess
 import sys
 
 
+def run_python(code, env=None):
+    """Run ``code`` in a fresh interpreter; its assertion errors fail the test with its stderr."""
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
 def test_importing_the_package_and_its_cli_leaves_arviz_unloaded_until_used():
     code = ("import sys, sparsebayes.inference, sparsebayes.models, sparsebayes.comparisons.cli; "
             "assert 'arviz' not in sys.modules, 'arviz imported at package import'; "
             "from sparsebayes.inference.idata import point_estimate_idata; "
             "idata = point_estimate_idata({'beta': [1.0, 2.0]}, method='test'); "
             "assert 'arviz' in sys.modules and idata.posterior['beta'].shape == (1, 1, 2)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    run_python(code)
 
 
 def test_importing_the_subpackages_defers_the_estimators_and_samplers():
@@ -19,8 +24,7 @@ def test_importing_the_subpackages_defers_the_estimators_and_samplers():
             "heavy = [m for m in ('sklearn', 'numpyro', 'numpyro.infer', 'matplotlib', 'arviz', "
             "'sparsebayes.inference.typeii_estimators', 'sparsebayes.inference.adaptive') if m in sys.modules]; "
             "assert not heavy, heavy")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    run_python(code)
 
 
 def test_every_public_name_and_submodule_is_reachable_as_before():
@@ -45,8 +49,7 @@ def test_importing_the_package_alone_turns_on_float64():
     code = ("import jax; assert not jax.config.jax_enable_x64; import sparsebayes, jax.numpy as jnp; "
             "assert jax.config.jax_enable_x64 and jnp.zeros(1).dtype == jnp.float64")
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
+    run_python(code, env)
 
 
 PACKAGES = ("sparsebayes", "sparsebayes.models", "sparsebayes.inference", "sparsebayes.comparisons",
@@ -119,5 +122,4 @@ def test_importing_the_package_imports_no_subpackage_until_a_name_is_used():
             "loaded = sorted(m for m in sys.modules if m.split('.')[:2][-1] in subpackages and m.startswith('sparsebayes.')); "
             "assert not loaded, loaded; sparsebayes.LaplacePrior; "
             "assert 'sparsebayes.models.priors' in sys.modules and 'sparsebayes.inference' in sys.modules")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    run_python(code)
