@@ -218,25 +218,26 @@ def build_parser():
     p_cmp = sub.add_parser("compare", help="the sparse estimate beside the posterior of the same model (NUTS, "
                                            "and Gibbs where the model has it), one report")
     p_cmp.add_argument("dataset", metavar="DATASET_OR_CSV",
-                       help="a bundled data set: regression (diabetes, boston: EM and BLS), binary (pima, crabs, "
-                            "wbc: probit EM), multiclass (iris, glass: SMLR); or a CSV file with a header row, "
-                            "with --target")
+                       help="a bundled data set: regression (diabetes, boston), binary (pima, crabs, wbc), "
+                            "multiclass (iris, glass); or a CSV file with a header row, with --target. Both take "
+                            "one path and write one report into OUT/compare-<name>/: the verdict per input, the "
+                            "projection selection, the diagnostics, then the tables and plots")
     p_cmp.add_argument("--target", default=None, help="CSV: the column to predict (the others are the inputs; "
                                                       "non-numeric ones are one-hot encoded)")
     p_cmp.add_argument("--estimator", choices=list(ESTIMATORS), default=None,
-                       help="CSV: the model family (default: bls for a numeric target, laplace for two classes, smlr "
+                       help="the model family (default: bls for a numeric target, laplace for two classes, smlr "
                             "for more): laplace / horseshoe (EM; probit for classes), "
                             "bayesian-lasso, rvm (type-II; Bernoulli RVM for classes), bls, flap (FLAP with σ² "
                             "estimated), smlr (classes); a class-label or two-valued target gets the family's "
                             "classifier, any other target its regressor")
     p_cmp.add_argument("--surrogate-eps", type=float, default=1e-3,
-                       help="CSV, --estimator rvm: ε of the labelled proper surrogate α_i ~ Gamma(ε, ε) sampled in "
+                       help="--estimator rvm: ε of the labelled proper surrogate α_i ~ Gamma(ε, ε) sampled in "
                             "place of the RVM's improper posterior (default 1e-3)")
     p_cmp.add_argument("--features", choices=list(FEATURES), default=None,
-                       help="CSV: the feature map (default linear: the columns themselves; the EM and "
+                       help="the feature map (default linear: the columns themselves; the EM and "
                             "SMLR estimators add a bias column, the type-II regressors a flat intercept)")
     p_cmp.add_argument("--test-fraction", type=_fraction, default=None,
-                       help="CSV: hold out this share of the rows (drawn with --seed; stratified by class for a "
+                       help="hold out this share of the rows (drawn with --seed; stratified by class for a "
                             "classifier), fit and sample on the rest, and score the point estimate and the "
                             "posterior predictive on the held-out rows (the report's 'Held-out predictive')")
     p_cmp.add_argument("--no-progress", action="store_true",

@@ -144,7 +144,9 @@ def test_plot_and_save_leave_matplotlib_alone(regression, tmp_path):
     labels = [t.get_text() for t in regression["fig"].axes[0].get_yticklabels()]
     assert labels == cmp.names
     out = cmp.save(tmp_path / "report")
-    assert sorted(os.listdir(out)) == ["draws.nc", "forest.png", "report.html", "report.md"]
+    files = set(os.listdir(out))  # and a rank plot of each sampler that fails the gate
+    assert {"draws.nc", "forest.png", "ppc.png", "report.html", "report.md", "selection.png"} <= files
+    assert {f"rank-{s}.png" for s, ok in cmp.usable.items() if not ok} == {f for f in files if f.startswith("rank-")}
     page = (out / "report.html").read_text()
     assert "data:image/png;base64," in page and 'src="forest.png"' not in page
     assert "age" in (out / "report.md").read_text()

@@ -220,7 +220,7 @@ def test_report_leads_with_the_verdict(tmp_path):
     md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
     for text in (md, page):
         assert "Verdict: which inputs matter" in text
-        assert text.index("Verdict: which inputs matter") < text.index("Weights") < text.index("Diagnostics")
+        assert text.index("Verdict: which inputs matter") < text.index("Diagnostics") < text.index("Weights")
         assert "region of practical equivalence" in text.lower() and "zero-set agreement" in text
     assert md.count("| matters ") == SUPPORT.sum()
 
