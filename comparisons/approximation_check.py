@@ -111,13 +111,13 @@ def approximation_moments(est):
     ``laplace_cov_``), the type-II regressors (``N(μ, Σ)`` at the fitted hyperparameters: ``coef_``,
     ``sigma_`` on ``active_``, 004 Sec. 2.4)."""
     from sparsebayes.inference.adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
-    from sparsebayes.inference.typeii_estimators import _TypeIIRegressor
+    from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor
     if isinstance(est, AdaptiveSparseRegressor):
         active, mean, cov = est.gaussian_conditional()
     elif isinstance(est, SparseProbitClassifier) and len(est.classes_) == 2:
         active = np.flatnonzero(est.beta_[0])
         mean, cov = est.beta_[0][active], est.laplace_cov_[0]
-    elif isinstance(est, _TypeIIRegressor):
+    elif isinstance(est, (RVMRegressor, BLSRegressor, FLAPRegressor)):  # the type-II regressors
         active = np.flatnonzero(np.asarray(est.active_)) if np.asarray(est.active_).dtype == bool else np.asarray(
             est.active_, dtype=np.int64)
         mean, cov = np.asarray(est.coef_)[active], est.sigma_
