@@ -36,6 +36,7 @@ def _probit_data(n=120, seed=0):
     return X, y
 
 
+@pytest.mark.slow
 def test_the_gibbs_twin_has_the_nuts_twins_names():
     """A few sweeps (no NUTS): ``beta`` on the fitted basis, the pointwise log likelihood and observed data on
     ``obs`` as the NUTS twin's, and the held-out predictions group."""
