@@ -3,7 +3,7 @@ estimator: its likelihood, the scale of its outcome, and the basis its posterior
 
 Each question is put to the fitted estimator's public attributes (``likelihood_``, ``link``,
 ``feature_map_``), not to its class, so that any estimator that states its likelihood is read the
-same way. Two estimators do not state it yet (see :func:`likelihood_name`,
+same way. Three estimators do not state it yet (see :func:`likelihood_name`,
 :func:`draws_on_raw_terms`); they are answered by the one fallback here until they do.
 """
 from __future__ import annotations
@@ -23,10 +23,10 @@ def likelihood_name(est):
     ``"bernoulli_logistic"``, ``"poisson"``, ``"multinomial"``, ...), or ``None`` when it states none.
 
     Asked, in order, of ``likelihood_`` (the fitted likelihood object, or a name), the
-    ``likelihood`` parameter, and a classifier's ``link`` (:data:`LINKS`). A regressor that states
-    none is Gaussian by the package's convention (the type-II regressors and the Bayesian Lasso), and
-    gets ``"gaussian"``. Two classifiers state none yet: the Bernoulli RVM (logistic likelihood) and
-    SMLR (multinomial); until they have ``likelihood_``, they are recognised here.
+    ``likelihood`` parameter, and a classifier's ``link`` (:data:`LINKS`). Three estimators state none
+    yet: the Bernoulli RVM (logistic), SMLR (multinomial) and the Poisson RVM; until they have
+    ``likelihood_``, they are recognised here. Any other regressor that states none is Gaussian by
+    the package's convention (the type-II regressors and the Bayesian Lasso).
     """
     from sklearn.base import is_classifier
 
@@ -39,19 +39,22 @@ def likelihood_name(est):
     link = getattr(est, "link", None)
     if isinstance(link, str) and link in LINKS:
         return LINKS[link]
-    if not is_classifier(est):
-        return "gaussian"
-    return _undeclared_classifier_likelihood(est)
+    undeclared = _undeclared_likelihood(est)
+    if undeclared is not None or is_classifier(est):
+        return undeclared
+    return "gaussian"
 
 
-def _undeclared_classifier_likelihood(est):
-    """The likelihood of the classifiers without ``likelihood_`` (TODO: remove when they have it)."""
-    from sparsebayes.inference import RVMClassifier, SMLRClassifier, SMLRCV
+def _undeclared_likelihood(est):
+    """The likelihood of the estimators without ``likelihood_`` (TODO: remove when they have it)."""
+    from sparsebayes.inference import SMLRCV, PoissonRVMRegressor, RVMClassifier, SMLRClassifier
 
     if isinstance(est, RVMClassifier):
         return "bernoulli_logistic"
     if isinstance(est, (SMLRClassifier, SMLRCV)):
         return "multinomial"
+    if isinstance(est, PoissonRVMRegressor):
+        return "poisson"
     return None
 
 

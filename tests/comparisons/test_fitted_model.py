@@ -12,7 +12,13 @@ from sparsebayes.comparisons.fitted_model import (
     to_raw_terms,
 )
 from sparsebayes.comparisons.selection import family_of
-from sparsebayes.inference import AdaptiveSparseRegressor, RVMClassifier, SMLRClassifier, SparseProbitClassifier
+from sparsebayes.inference import (
+    AdaptiveSparseRegressor,
+    PoissonRVMRegressor,
+    RVMClassifier,
+    SMLRClassifier,
+    SparseProbitClassifier,
+)
 from sparsebayes.models import LIKELIHOODS, LinearFeatures
 
 
@@ -71,8 +77,10 @@ def test_the_outcome_scale_by_likelihood(binary):
     assert on_link_scale(_Stated("poisson")) and on_link_scale(_Stated("negative_binomial"))
 
 
-def test_the_classifiers_without_likelihood_yet(binary):
+def test_the_estimators_without_likelihood_yet(binary):
     X, y = binary
+    counts = PoissonRVMRegressor(features="linear").fit(X, np.random.default_rng(2).poisson(np.exp(0.5 * X[:, 0])))
+    assert (likelihood_name(counts), family_of(counts), on_link_scale(counts)) == ("poisson", "poisson", True)
     rvm = RVMClassifier(features="linear").fit(X, y)
     assert likelihood_name(rvm) == "bernoulli_logistic" and family_of(rvm) == "logit"
     assert draws_on_raw_terms(rvm) and not draws_on_raw_terms(SparseProbitClassifier().fit(X, y))
