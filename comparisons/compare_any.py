@@ -57,19 +57,24 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
 
     Parameters
     ----------
-    estimator : AdaptiveSparseRegressor, SparseProbitClassifier (two classes), BayesianLassoRegressor,
-            RVMRegressor, BLSRegressor, FLAPRegressor, RVMClassifier (two classes) or SMLRClassifier
-        With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVM only
+    estimator : an estimator that describes its model (``posterior_model``): AdaptiveSparseRegressor
+            (any likelihood it fits: Gaussian, Student-t, Poisson, negative binomial, ...),
+            SparseProbitClassifier (two classes; probit or logistic link), PoissonRVMRegressor,
+            BayesianLassoRegressor, RVMRegressor, BLSRegressor, FLAPRegressor, RVMClassifier (two
+            classes) or SMLRClassifier
+        With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVMs only
         with ``surrogate_eps`` (their posteriors are improper: the draws are then of the labelled
         surrogate ``1/τ_i ~ Gamma(ε, ε)``). BLS and FLAP are sampled at their fitted λ (the Bayesian
-        Lasso's Laplace prior, scaled by σ for BLS), SMLR at its λ (:mod:`sparsebayes.inference.twin_builders`).
+        Lasso's Laplace prior, scaled by σ for BLS), SMLR at its λ (:mod:`sparsebayes.inference.twin_builders`);
+        the others on the one model of (hierarchy, likelihood, design) (:mod:`sparsebayes.models.model`).
     X : array (n, d) or pandas DataFrame
         Inputs; a DataFrame's columns name the weights.
     y : array (n,)
         Targets (class labels for the classifier).
     samplers : "auto" (default), None, or a tuple of {"nuts", "gibbs"}
         ``"gibbs"`` where the model has Gibbs conditionals (the Bayesian Lasso; the regressor with
-        the horseshoe; the RVM, BLS and FLAP twins). The first one fills ``idata.posterior``.
+        the horseshoe; the RVM, BLS and FLAP twins; a probit, logistic, Student-t or negative-binomial
+        likelihood under a hierarchy with Gibbs conditionals, by its augmentation). The first one fills ``idata.posterior``.
         ``"auto"`` or ``None``: the model decides
         (:func:`~sparsebayes.inference.twin_posterior.default_samplers`): NUTS and Gibbs where Gibbs
         exists, NUTS alone elsewhere. A tuple is run as given. NUTS runs in the form and with the
