@@ -174,7 +174,7 @@ def test_cli_test_fraction_holds_out_rows_of_a_csv(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["compare", "diabetes", "--test-fraction", "0.2"], "--test-fraction apply to a CSV file"),
+    (["compare", "diabetes", "--target", "y", "--test-fraction", "0.2"], "--target apply to a CSV file"),
     (["compare", "diabetes", "--test-fraction", "1.5"], "--test-fraction: must be in (0, 1)"),
 ])
 def test_cli_test_fraction_usage_errors(argv, message, tmp_path, capsys):

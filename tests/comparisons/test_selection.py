@@ -239,7 +239,7 @@ def test_report_has_a_selection_section_after_the_verdict(tmp_path):
                                                (page, ("<h2>Verdict", "<h2>Selection", "<h2>Weights"))):
         assert text.index(verdict) < text.index(selection) < text.index(weights)
         assert "Suggested size 3" in text and "Approximation check" in text
-    section = md[md.index("## Selection"):md.index("## Weights")]
+    section = md[md.index("## Selection"):md.index("## Diagnostics")]
     suggestion = section[section.index("Suggested size 3"):].split("\n")[0]
     assert {n.strip(" .") for n in suggestion.split(": ")[-1].split(",")} == SUPPORT
     assert section.count("\n| ") == 2 + P  # header and 9 sizes (0..8)
