@@ -56,6 +56,10 @@ likelihood skips through ``EMData.n_obs``, zero columns with ``β = 0``, which t
 hyperparameters' M-step leaves out through ``EMData.n_weights``), so data of a nearby
 size reuses the compiled loops; the padding changes no step, only the rounding of sums.
 
+At large ``n · p`` (Gaussian regression), :mod:`sparsebayes.inference.em_working_set` runs this
+engine on a working set of columns in its sufficient-statistics form (:func:`run_slices` on a
+``(k + 1) × k`` pseudo-design) and checks the answer on the full design, never forming ``HᵀH``.
+
 A kernel design of low numerical rank can be given factored, ``H = QH̃`` (:mod:`.lowrank`):
 the loop then runs on ``H̃`` (r × p) and the compressed targets ``Qᵀv``, with ``η = Q(H̃β)``
 for the E-step and σ² (:func:`linear_predictor`, :func:`compress`), the same iterations at
@@ -236,46 +240,36 @@ def _active_gram_solve(u, gram, noise_var, rhs):
 def solvable_noise_var(u, sq_norm, noise_var, dim):
     """``max(σ², solve_floor(u, ‖h‖², dim))`` (:func:`~sparsebayes.inference.em_covariance.solve_floor`):
     the least σ² at which the M-step's system ``σ² I + U HᵀH U`` (or its dual, ``dim`` its size)
-    still factors in float64. :func:`m_step` takes it only where the Cholesky at the state's σ² breaks
-    down (a non-finite solution), so every other step is the exact update."""
+    factors in float64."""
     return jnp.maximum(noise_var, solve_floor(u, sq_norm, dim))
 
 
-def _finite_or(c, fallback):
-    """``c`` where all of it is finite, else ``fallback()`` (computed only then)."""
-    return lax.cond(jnp.all(jnp.isfinite(c)), lambda: c, fallback)
-
-
-def m_step(u, v, noise_var, data):
+def m_step(u, v, noise_var, data, guard=False):
     """``β = U(σ² I + U HᵀH U)⁻¹ U Hᵀ v`` by Cholesky (000, "An Important Implementation Detail").
 
     With ``gram=None`` the push-through identity gives ``β = U² Hᵀ(σ² I + H U² Hᵀ)⁻¹ v``. On
     the last slice (width at most ``SMALL_WIDTH``, which never compacts), once at most
     ``SMALL_SOLVE`` weights are active the Cholesky runs on those alone
     (:func:`_active_gram_solve`); wider slices compact long before that, and the branch
-    would only add compile time there. ``v`` comes through :func:`compress`. Where the Cholesky
-    breaks down in float64 (σ² at its floor beside a numerically singular ``U HᵀH U``), the
-    solve is taken again at :func:`solvable_noise_var`'s σ².
+    would only add compile time there. ``v`` comes through :func:`compress`. With ``guard`` the
+    system is formed with σ² at least :func:`solvable_noise_var`'s, so that its Cholesky does not
+    break down in float64 where σ² sits at its floor beside a numerically singular ``U HᵀH U``
+    (:func:`run_slices` runs a slice guarded only after it produced a non-finite weight).
     """
     if data.gram is not None:
+        if guard:
+            noise_var = solvable_noise_var(u, jnp.diagonal(data.gram), noise_var, u.shape[0])
         rhs = u * (v @ data.H)  # v @ H = Hᵀv without copying Hᵀ
-        sq_norm = jnp.diagonal(data.gram)
-        k = u.shape[0]
         if not SMALL_SOLVE < u.shape[0] <= SMALL_WIDTH:  # only the last slice runs long with few active
-            c = _gram_solve(u, data.gram, noise_var, rhs)
-            return u * _finite_or(c, lambda: _gram_solve(u, data.gram, solvable_noise_var(u, sq_norm, noise_var, k),
-                                                         rhs))
+            return u * _gram_solve(u, data.gram, noise_var, rhs)
         c = lax.cond(jnp.sum(u != 0) <= SMALL_SOLVE, _active_gram_solve, _gram_solve, u, data.gram, noise_var, rhs)
-        return u * _finite_or(c, lambda: _gram_solve(u, data.gram, solvable_noise_var(u, sq_norm, noise_var, k), rhs))
+        return u * c
     n = data.H.shape[0]
     d = u**2
-
-    def dual(s2):
-        W = s2 * jnp.eye(n, dtype=u.dtype) + (data.H * d[None, :]) @ data.H.T
-        return d * (cho_solve(cho_factor(W, lower=True), v) @ data.H)
-
-    new = dual(noise_var)
-    return _finite_or(new, lambda: dual(solvable_noise_var(u, jnp.sum(data.H * data.H, axis=0), noise_var, n)))
+    if guard:
+        noise_var = solvable_noise_var(u, jnp.sum(data.H * data.H, axis=0), noise_var, n)
+    W = noise_var * jnp.eye(n, dtype=u.dtype) + (data.H * d[None, :]) @ data.H.T
+    return d * (cho_solve(cho_factor(W, lower=True), v) @ data.H)
 
 
 def weighted_m_step(u, z, w, data):
@@ -357,7 +351,7 @@ def _info(state, data, likelihood):
                   jnp.sum(state.beta != 0), state.noise_var, prior, prior.em_scale(state.beta))
 
 
-def step(state, data, likelihood, controls, *, estimate_noise):
+def step(state, data, likelihood, controls, *, estimate_noise, guard=False):
     """One EM iteration: E-step (latent targets, variances), σ² update, M-steps, pruning.
 
     The E-step is taken at ``(β⁽ᵗ⁾, θ⁽ᵗ⁾)``, ``θ`` the hierarchy's shared hyperparameters; then
@@ -379,7 +373,7 @@ def step(state, data, likelihood, controls, *, estimate_noise):
                                     controls.noise_floor)
         else:
             noise_var = state.noise_var
-        new = m_step(u, v, noise_var, data)
+        new = m_step(u, v, noise_var, data, guard)
     else:
         z, w = likelihood.em_working(data.y, eta, state.noise_var)
         new = weighted_m_step(u, z, w * row_mask(eta, data.n_obs), data)
@@ -440,16 +434,18 @@ def joint_change(rel_beta, prior, new_prior, objective, new_objective):
     return jnp.max(jnp.stack([rel_beta, rel_obj, *moves]))
 
 
-@partial(jax.jit, static_argnames=("estimate_noise",))
-def run(state, data, likelihood, controls, *, estimate_noise):
+@partial(jax.jit, static_argnames=("estimate_noise", "guard"))
+def run(state, data, likelihood, controls, *, estimate_noise, guard=False):
     """Iterate :func:`step` until ``rel_change < controls.tol``, ``controls.max_iter`` iterations, or at
-    most ``controls.shrink_below`` nonzero weights; returns the final state and its :class:`EMInfo`."""
+    most ``controls.shrink_below`` nonzero weights; returns the final state and its :class:`EMInfo`.
+    ``guard``: the M-step's guarded solve (:func:`m_step`)."""
 
     def cond(s):
         return (s.rel_change >= controls.tol) & (s.n_iter < controls.max_iter) & (
             jnp.sum(s.beta != 0) > controls.shrink_below)
 
-    final = lax.while_loop(cond, lambda s: step(s, data, likelihood, controls, estimate_noise=estimate_noise)[0], state)
+    final = lax.while_loop(cond, lambda s: step(s, data, likelihood, controls, estimate_noise=estimate_noise,
+                                                guard=guard)[0], state)
     return final, _info(final, data, likelihood)
 
 
@@ -557,11 +553,15 @@ def run_slices(H, gram_full, basis, y_padded, design_rows, n_obs, col_norm, n_we
         # numpy arguments go to the jitted loop as they are (no per-array jnp.asarray dispatch)
         data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)),
                       np.float64(n_weights))
-        state, info = run(init(bb, s2, prior, n_iter), data, likelihood, controls, estimate_noise=estimate_noise)
-        # one transfer of what the host reads (each array fetched is a wait on the device)
-        # (not the joint rule's objective and step change, which a slice restarts from anyway)
-        state, info_scale, obj = jax.device_get((state._replace(objective=None, step_change=None), info.scale,
-                                                 info.objective))
+        for guard in (False, True):  # a slice whose M-step broke down (a non-finite weight) again, guarded
+            state, info = run(init(bb, s2, prior, n_iter), data, likelihood, controls, estimate_noise=estimate_noise,
+                              guard=guard)
+            # one transfer of what the host reads (each array fetched is a wait on the device)
+            # (not the joint rule's objective and step change, which a slice restarts from anyway)
+            state, info_scale, obj = jax.device_get((state._replace(objective=None, step_change=None), info.scale,
+                                                     info.objective))
+            if np.all(np.isfinite(state.beta)):
+                break
         prior = state.prior
         beta = np.zeros(p)
         beta[active] = state.beta[:k]

@@ -2,9 +2,7 @@
 interpolates, σ² reaches its floor, and the M-step's Cholesky must not break down there."""
 import warnings
 
-import jax
 import jax.numpy as jnp
-import jax.scipy.linalg  # noqa: F401
 import numpy as np
 import pytest
 import scipy.linalg
@@ -51,24 +49,25 @@ def _backward_error(A, x, b):
     return np.linalg.norm(A @ x - b) / (np.linalg.norm(A, 2) * np.linalg.norm(x) + np.linalg.norm(b))
 
 
-def test_m_step_falls_back_to_the_least_solvable_noise_var():
-    """Where the Cholesky at σ² breaks down (JAX's gives NaN), the M-step solves the system at the
-    floor σ² of :func:`solve_floor` to rounding (backward error, checked against the dense system);
-    at a σ² that factors, it is the exact update (scipy's LU solve)."""
+def test_the_guarded_m_step_solves_at_the_least_solvable_noise_var():
+    """At σ² = 1e-22 beside u² ~ 1e-6 the M-step's Cholesky breaks down (a non-finite solution, what
+    EM raised FloatingPointError on); guarded, it solves the system at :func:`solve_floor`'s σ² to
+    rounding (backward error on the dense system). At a σ² that factors, guarded or not, it is the
+    exact update (scipy's LU solve)."""
     H, G, u, s2 = _singular_system()
     v = np.random.default_rng(1).normal(size=H.shape[0]) * 1e-6
     rhs = u * (H.T @ v)
-    A = s2 * np.eye(u.size) + u[:, None] * G * u[None, :]
-    assert not np.all(np.isfinite(jax.scipy.linalg.cho_factor(jnp.asarray(A), lower=True)[0]))
     data = EMData(jnp.asarray(H), jnp.asarray(v), jnp.asarray(G))
-    got = np.asarray(m_step(jnp.asarray(u), jnp.asarray(v), s2, data))
+    assert not np.all(np.isfinite(np.asarray(m_step(jnp.asarray(u), jnp.asarray(v), s2, data))))
+    got = np.asarray(m_step(jnp.asarray(u), jnp.asarray(v), s2, data, guard=True))
     assert np.all(np.isfinite(got))
     s2_solve = float(solve_floor(u, np.diagonal(G), u.size))
     assert s2_solve > 1e3 * s2
     assert _backward_error(s2_solve * np.eye(u.size) + u[:, None] * G * u[None, :], got / u, rhs) < 1e-12
-    got = np.asarray(m_step(jnp.asarray(u), jnp.asarray(v), 1e-8, data))
     want = u * scipy.linalg.solve(1e-8 * np.eye(u.size) + u[:, None] * G * u[None, :], rhs)
-    np.testing.assert_allclose(got, want, rtol=1e-8, atol=0)
+    for guard in (False, True):
+        got = np.asarray(m_step(jnp.asarray(u), jnp.asarray(v), 1e-8, data, guard=guard))
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=0)
 
 
 def test_conditional_covariance_falls_back_like_the_m_step():
