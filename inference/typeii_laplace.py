@@ -138,13 +138,30 @@ def _evidence(likelihood, Phi_A, t, active, v_slot, w, L):
 #: their steps (:func:`_on_active_slots`).
 ACTIVE_WIDTHS = (4, 8)
 
+#: Below this many multiply-adds of a step's ``K × M`` products (``N · M · K``: rows, candidates,
+#: slots) the step runs on all ``K`` slots alone: each width is a compiled copy of the step (about
+#: as much XLA compile time as the rest of the program), and at this size a narrower width saves
+#: less time per step than its copy costs to compile (:func:`_widths`).
+NARROW_ABOVE = 1 << 22
+
 
 #: ``basis_of_slot`` of a slot not open yet: a fit's first program holds twice the slots it starts
 #: with and opens the second half when an add finds none free (:func:`fit`).
 CLOSED = -2
 
 
-def _on_active_slots(slots, fn, *, one_active=False):
+def _widths(shape, K):
+    """The widths a step of ``K`` slots on a padded ``Φ`` of ``shape`` gathers its active slots into
+    (:func:`_on_active_slots`): those of :data:`ACTIVE_WIDTHS` below ``K`` and ``K`` itself, or ``K``
+    alone when ``N · M · K`` is at most :data:`NARROW_ABOVE` (a static choice: one compiled copy of
+    the step). Free slots are decoupled from the active ones, so the width changes no value of
+    ``S``, ``Q``, the mode or ``L``, only the cost of computing them."""
+    if shape[0] * shape[1] * K <= NARROW_ABOVE:
+        return (K,)
+    return tuple(k for k in ACTIVE_WIDTHS if k < K) + (K,)
+
+
+def _on_active_slots(slots, fn, shape, *, one_active=False):
     """``fn(idx)`` on the slots ``idx``: the active ones in slot order, padded with free ones to the
     smallest width of ``ACTIVE_WIDTHS`` that holds them (all open slots, in order, past the largest).
 
@@ -160,7 +177,9 @@ def _on_active_slots(slots, fn, *, one_active=False):
     K = slots.shape[0]
     active = slots >= 0
     n_open = jnp.sum(slots != CLOSED)
-    widths = [k for k in ACTIVE_WIDTHS if k < K] + [K]
+    widths = _widths(shape, K)
+    if len(widths) == 1:
+        return fn(None)  # every slot, in order: no gather
     branches = [lambda _, k=k: fn(jnp.where(n_open == k, jnp.arange(k), active_first(active, k)) if k < K
                                   else jnp.arange(K)) for k in widths]
     if one_active:
@@ -176,12 +195,13 @@ def sparsity_quality(likelihood, Phi, t, state, L):
     eta = Phi_A @ state.w
     b = likelihood.curvature(t, eta)
 
-    def explained(idx):  # φ_mᵀBΦ_A Σ Φ_AᵀBφ_m
-        Z = jnp.einsum("nk,n,nm->km", Phi_A[:, idx], b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
-        V = solve_triangular(L[jnp.ix_(idx, idx)], Z, lower=True)
+    def explained(idx):  # φ_mᵀBΦ_A Σ Φ_AᵀBφ_m (idx None: every slot)
+        cols, L_idx = (Phi_A, L) if idx is None else (Phi_A[:, idx], L[jnp.ix_(idx, idx)])
+        Z = jnp.einsum("nk,n,nm->km", cols, b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
+        V = solve_triangular(L_idx, Z, lower=True)
         return jnp.sum(V * V, axis=0)
 
-    S = b @ (Phi * Phi) - _on_active_slots(state.basis_of_slot, explained)
+    S = b @ (Phi * Phi) - _on_active_slots(state.basis_of_slot, explained, Phi.shape)
     Q = (t - likelihood.mean(eta)) @ Phi
     denom = 1.0 - state.var * S
     return S, Q, S / denom, Q / denom
@@ -194,13 +214,16 @@ def _settle(likelihood, Phi, t, state, one_active=False):
     active, Phi_A, v_slot = _slots(Phi, state)
     K = active.shape[0]
 
-    def settle(idx):
+    def settle(idx):  # idx None: every slot, in order
+        if idx is None:
+            w, L = posterior_mode(likelihood, Phi_A, t, active, v_slot, jnp.asarray(state.w))
+            return w, L, _evidence(likelihood, Phi_A, t, active, v_slot, w, L)
         cols, act, var = Phi_A[:, idx], active[idx], v_slot[idx]
         w, L = posterior_mode(likelihood, cols, t, act, var, jnp.asarray(state.w)[idx])
         return (jnp.zeros(K).at[idx].set(w), jnp.eye(K).at[jnp.ix_(idx, idx)].set(L),
                 _evidence(likelihood, cols, t, act, var, w, L))
 
-    w, L, objective = _on_active_slots(state.basis_of_slot, settle, one_active=one_active)
+    w, L, objective = _on_active_slots(state.basis_of_slot, settle, Phi.shape, one_active=one_active)
     return state._replace(w=w, objective=objective, chol=L), L
 
 
@@ -320,6 +343,24 @@ def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, paus
     return jax.lax.while_loop(cond, body, carry)
 
 
+#: XLA's options for the programs of a small fit (one width, :func:`_widths`): its backend at
+#: optimization level 0 compiles in about two thirds of the time; the same HLO and the same IEEE
+#: float64 operations, in less optimized machine code, which at this size runs in milliseconds.
+QUICK_COMPILE = {"xla_backend_optimization_level": 0}
+
+_start_and_run_quick = jax.jit(_start_and_run.__wrapped__, static_argnames=("capacity", "pause_when_full"),
+                               compiler_options=QUICK_COMPILE)
+_run_quick = jax.jit(_run.__wrapped__, static_argnames=("pause_when_full",), compiler_options=QUICK_COMPILE)
+
+
+def _programs(shape, capacity):
+    """``(_start_and_run, _run)`` compiled for a fit in ``capacity`` slots on a padded ``Φ`` of
+    ``shape``: at :data:`QUICK_COMPILE` where the step takes one width (:func:`_widths`)."""
+    if len(_widths(shape, capacity)) == 1:
+        return _start_and_run_quick, _run_quick
+    return _start_and_run, _run
+
+
 @partial(jax.jit, static_argnames=("capacity",))
 def _widen(carry, capacity):
     """The carry in ``capacity`` slots: new slots free, ``chol`` extended by identity rows (a free
@@ -372,7 +413,8 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
     slots, the second half :data:`CLOSED` until an add finds the first half full: each of its steps
     is the step of a fit in ``capacity`` slots, then in twice as many (the widths gather the same
     slots), and a kernel fit that passes 8 active functions on its way compiles the step once,
-    not twice (a first fit's time is mostly compiling)."""
+    not twice (a first fit's time is mostly compiling). Where the step runs on all its slots
+    (:func:`_widths`: small ``Φ``), the twice as many slots are all open from the start instead."""
     require_likelihood(likelihood, "laplace")
     n, n_basis = np.shape(Phi)
     Phi, t, basis_mask = _padded(Phi, t, basis_mask)
@@ -380,12 +422,16 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
     # a start in a width of ACTIVE_WIDTHS that would grow: the first program holds twice the slots,
     # the second half closed, and opens them itself (one program of the step, not two)
     halves = capacity in ACTIVE_WIDTHS and Phi.shape[1] > 4 * capacity
+    opened = halves and len(_widths(Phi.shape, 2 * capacity)) == 1
+    if opened:  # the step runs on all slots at this size (_widths): closed slots would save nothing
+        capacity, halves = 2 * capacity, False
     carry = grow_slots(
-        lambda c, pause: _start_and_run(likelihood, Phi, t, basis_mask, capacity=c, n_open=c // 2 if halves else c,
-                                        pause_when_full=pause, **kw),
-        lambda carry, pause: _run(likelihood, Phi, t, basis_mask, carry, pause_when_full=pause, **kw), _widen,
+        lambda c, pause: _programs(Phi.shape, c)[0](likelihood, Phi, t, basis_mask, capacity=c,
+                                                    n_open=c // 2 if halves else c, pause_when_full=pause, **kw),
+        lambda carry, pause: _programs(Phi.shape, carry[0].w.shape[0])[1](likelihood, Phi, t, basis_mask, carry,
+                                                                          pause_when_full=pause, **kw), _widen,
         2 * capacity if halves else capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit,
-        whole_below=2 if halves else 4)
+        whole_below=2 if halves or opened else 4)
     out = _finish(likelihood, *jax.device_get(carry), Phi.shape[0] - n, int(patience))
     return out._replace(var=out.var[:n_basis])
 
