@@ -11,7 +11,8 @@ likelihood declares. The record's fields (a ``types.SimpleNamespace``):
 
 ``model``, ``H``, ``y``, ``kwargs``
     The NumPyro model, its design and targets in the model's coding (0/1 for a binary classifier),
-    and its keyword arguments: ``model(H, y, **kwargs)`` is the posterior sampled.
+    and its keyword arguments: ``model(H, y, **kwargs)`` is the posterior sampled. ``prior_model``
+    (optional): the same arguments' prior half alone, for prior draws of the weights.
 ``prior``, ``likelihood``, ``params``
     The hierarchy's statement (:func:`sparsebayes.models.model.beta_statement`), the likelihood
     object and its parameter held fixed (``None``: sampled).
@@ -38,7 +39,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from sparsebayes.models.likelihoods import GaussianLikelihood, LIKELIHOOD_CAPABILITIES
-from sparsebayes.models.model import beta_statement, sparse_model
+from sparsebayes.models.model import beta_statement, sparse_model, sparse_prior_model
 from sparsebayes.models.priors import hierarchy_name, supports
 from sparsebayes.models._registry import missing_pieces
 
@@ -78,7 +79,7 @@ def sparse_posterior_model(prior, likelihood, H=None, y=None, *, names=None, par
         kwargs["params"] = float(params)
     if marginal:
         kwargs["marginal"] = True
-    record = SimpleNamespace(model=sparse_model, H=H, y=y, kwargs=kwargs, names=names, label=label, prior=statement,
+    record = SimpleNamespace(model=sparse_model, prior_model=sparse_prior_model, H=H, y=y, kwargs=kwargs, names=names, label=label, prior=statement,
                              hierarchy=prior, likelihood=likelihood, params=kwargs.get("params"),
                              gibbs=_gibbs_sampler(statement, likelihood, kwargs.get("params")), point=point,
                              point_label=label, centre=None, y_offset=0.0, **layout(names))
@@ -148,7 +149,7 @@ def _gibbs_sampler(statement, likelihood, params):
     runs the augmented sweep for a hierarchy with Gibbs conditionals (:func:`gibbs_hierarchy`), unless
     its parameter is fixed where the sweep would draw it (``gibbs_param_step``)."""
     if isinstance(likelihood, GaussianLikelihood):
-        return hierarchy_gibbs_sampler if supports(statement, "gibbs") else None
+        return hierarchy_gibbs_sampler if supports(statement, "gibbs") and params is None else None
     if missing_pieces(likelihood, LIKELIHOOD_CAPABILITIES["gibbs"]) or gibbs_hierarchy(statement) is None:
         return None
     if params is not None and hasattr(likelihood, "gibbs_param_step"):
@@ -167,9 +168,6 @@ def hierarchy_gibbs_sampler(t, *, num_warmup, num_samples, num_chains, seed, coo
     from . import hierarchy_gibbs
     from .arviz_compat import from_dict
 
-    if t.params is not None:
-        raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes noise_var: "
-                         "use sampler='nuts'")
     start = time.perf_counter()
     states, infos = hierarchy_gibbs.run(t.H, t.y, t.prior, num_warmup=num_warmup, num_samples=num_samples,
                                         num_chains=num_chains, seed=seed, fit_intercept=False,

@@ -149,6 +149,9 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     elif sampler == "gibbs":
         if isinstance(t.likelihood, GaussianLikelihood) and t.prior is not None:
             require(t.prior, "gibbs")  # names the hierarchy when it has no conditionals
+            if t.params is not None:
+                raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes "
+                                 "noise_var: use sampler='nuts'")
         raise ValueError(f"sampler 'gibbs' needs Gibbs conditionals; the model of {type(est).__name__} "
                          f"({t.label}) has none here: use sampler='nuts'")
     else:
@@ -247,7 +250,8 @@ def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, n
         held[own] = np.full(num_draws, float(noise_var))
     if "intercept" in sites:
         held["intercept"] = np.zeros(num_draws)
-    predictive = Predictive(t.model, posterior_samples=held or None, num_samples=None if held else num_draws,
+    model = getattr(t, "prior_model", None) or t.model  # the prior half alone where the record has it
+    predictive = Predictive(model, posterior_samples=held or None, num_samples=None if held else num_draws,
                             return_sites=[t.weight_site])
     draws = np.asarray(predictive(jax.random.PRNGKey(seed), t.H, **t.kwargs)[t.weight_site], dtype=np.float64)
     return np.asarray(t.to_weights(draws) if t.to_weights else draws).reshape(num_draws, -1)

@@ -63,6 +63,13 @@ def sparse_model(H, y=None, *, prior, likelihood, params=None, marginal=False):
         likelihood.observe(OBSERVED_SITE, eta, y, params)
 
 
+def sparse_prior_model(H, y=None, *, prior, likelihood=None, params=None, marginal=False):
+    """The prior half of :func:`sparse_model` alone (same arguments): ``β`` by the hierarchy's statement,
+    no observation. Prior draws of the weights from it never draw ``y``, whose law at a prior draw of a
+    heavy-tailed hierarchy (the RVM's surrogate) can be a rate of ``e^{10³⁰⁰}``."""
+    return prior.sample_beta(H.shape[1], marginal=True) if marginal else prior.sample_beta(H.shape[1])
+
+
 def likelihood_params(likelihood, params=None):
     """The likelihood's own parameter inside a model: ``params`` when given, else its statement
     ``likelihood.sample_params()`` (``ValueError`` when it declares no prior to sample it under); the

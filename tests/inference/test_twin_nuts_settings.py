@@ -54,7 +54,8 @@ def test_the_horseshoe_twin_runs_collapsed_at_its_declared_target(handed):
     """The Gaussian regression integrates β out (the hierarchy's scales alone go to NUTS); the probit
     classifier, which cannot, samples the statement itself; both at the declared target acceptance."""
     from sparsebayes.inference import SparseProbitClassifier
-    from sparsebayes.models.adaptive import sparse_probit_model
+    from sparsebayes.models.likelihoods import ProbitLikelihood
+    from sparsebayes.models.model import sparse_model
     X, y = _data()
     est = AdaptiveSparseRegressor(prior="horseshoe").fit(X, y)
     _nuts(est, X, y)
@@ -64,7 +65,7 @@ def test_the_horseshoe_twin_runs_collapsed_at_its_declared_target(handed):
     handed.clear()
     labels = y > 0
     _nuts(SparseProbitClassifier(prior="horseshoe").fit(X, labels), X, labels)
-    assert handed["model"] is sparse_probit_model
+    assert handed["model"] is sparse_model and handed["likelihood"] == ProbitLikelihood()
     assert handed["resolved"][0] == HorseshoePrior.nuts_settings["target_accept_prob"]
     handed.clear()
     _nuts(est, X, y, target_accept_prob=0.85)
