@@ -50,6 +50,27 @@ class WithIntercept(NamedTuple):
         return jnp.concatenate([jnp.reshape(b0, (1,)), beta])
 
 
+#: :func:`_model_for`'s functions, one per (statement class, its inner hierarchy's class, likelihood class).
+_MODELS = {}
+
+
+def _model_for(statement, likelihood):
+    """:func:`~sparsebayes.models.model.sparse_model` as a function of its own per class of the
+    statement, of its inner hierarchy and of the likelihood. ``run_nuts`` keeps compiled programs by
+    the model and the values of its non-array keyword arguments, and objects of different classes
+    with equal fields compare (and hash) equal as tuples (``ProbitLikelihood() ==
+    BernoulliLogisticLikelihood()``, ``LaplacePrior(1.0) == HorseshoePrior(1.0)``): with one model
+    function a later fit would run the program compiled for the other class."""
+    key = (type(statement), type(getattr(statement, "inner", None)), type(likelihood))
+    if key not in _MODELS:
+        def model(H, y=None, *, prior, likelihood, marginal=False):
+            return sparse_model(H, y, prior=prior, likelihood=likelihood, marginal=marginal)
+
+        model.__name__ = model.__qualname__ = f"sparse_model_{'_'.join(k.__name__ for k in key)}"
+        _MODELS[key] = model
+    return _MODELS[key]
+
+
 class _NutsSampling:
     """The NUTS hooks of the sampling estimators (:class:`~.gibbs_estimators._SamplingBase`)."""
 
@@ -74,7 +95,7 @@ class _NutsSampling:
             H = np.hstack([np.ones((H.shape[0], 1)), H])
         declared = nuts_settings(prior)
         target = self.target_accept_prob if self.target_accept_prob is not None else declared.get("target_accept_prob")
-        idata = run_nuts(sparse_model, H, y, num_warmup=self.num_warmup, num_samples=self.num_samples,
+        idata = run_nuts(_model_for(statement, lik), H, y, num_warmup=self.num_warmup, num_samples=self.num_samples,
                          num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
                          max_tree_depth=declared.get("max_tree_depth"), progress_bar=bool(self.progress_bar),
                          rhat_max=None, coords=coords, dims={"beta": ["basis"], "y": ["obs"]},

@@ -246,3 +246,25 @@ def test_gibbs_equals_nuts_on_the_same_model(prior, likelihood):
         diff = np.asarray(g.posterior[var].mean(("chain", "draw"))) - np.asarray(u.posterior[var].mean(("chain", "draw")))
         se = np.hypot(np.asarray(az.mcse(g, var_names=[var])[var]), np.asarray(az.mcse(u, var_names=[var])[var]))
         assert np.all(np.abs(diff) < 4 * se), (var, diff, se)
+
+
+@pytest.mark.slow
+def test_nuts_fits_of_two_likelihoods_of_equal_fields_sample_their_own_models():
+    """ProbitLikelihood() and BernoulliLogisticLikelihood() compare equal as (empty) tuples, as do
+    LaplacePrior(1.0) and HorseshoePrior(1.0): a NUTS fit of one after the other on the same shapes
+    must sample its own model: the pointwise log likelihood of the draws is the fitted likelihood's."""
+    import jax.numpy as jnp
+    from sparsebayes.inference.nuts_estimators import NutsClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 2))
+    t = (X[:, 0] + 0.5 * rng.normal(size=50) > 0).astype(int)
+    kw = dict(prior=LaplacePrior(1.0), num_warmup=100, num_samples=100, num_chains=1, rhat_max=np.inf)
+    for link in ("probit", "logistic"):
+        est = NutsClassifier(link=link, **kw).fit(X, t)
+        idata = est.to_inference_data()
+        eta = np.asarray(idata.posterior["intercept"])[..., None] + np.einsum(
+            "cdp,np->cdn", np.asarray(idata.posterior["beta"]), X)
+        np.testing.assert_allclose(np.asarray(idata.log_likelihood["y"]),
+                                   np.asarray(est.likelihood_.log_lik(jnp.asarray(t, float), jnp.asarray(eta))),
+                                   rtol=1e-10, atol=1e-12)
