@@ -67,3 +67,24 @@ def test_probit_laplace_gibbs_agrees_with_nuts():
     assert np.all(np.abs(draws["nuts"].mean(0) - draws["gibbs"].mean(0)) < 4 * mean_se)
     sd_se = np.sqrt(sum(draws[k].var(axis=0) / (2 * ess[k]) for k in draws))  # se of an sd ≈ sd/√(2 ESS)
     assert np.all(np.abs(draws["nuts"].std(0) - draws["gibbs"].std(0)) < 4 * sd_se)
+
+
+@pytest.mark.slow
+def test_student_t_regression_compares_nuts_and_gibbs_by_default():
+    """``compare`` on a Student-t EM fit runs NUTS and the augmented Gibbs sweep by default (the t's scale
+    mixture, s² under Jeffreys' prior in both): the same variables (``beta``, ``scale2``), and posterior
+    means of β and s² within 4 Monte Carlo standard errors."""
+    import sparsebayes
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((80, 3))
+    y = X @ np.array([1.0, -0.6, 0.0]) + 0.4 * rng.standard_t(4.0, 80)
+    cmp = sparsebayes.compare(AdaptiveSparseRegressor(prior="laplace", gamma=2.0, likelihood="student_t"), X, y,
+                              num_warmup=400, num_samples=1000, num_chains=2, prior_draws=20, seed=3)
+    assert list(cmp.samples) == ["nuts", "gibbs"]
+    for name in ("beta", "scale2"):
+        a, b = (np.asarray(cmp.samples[s].posterior[name].values) for s in ("nuts", "gibbs"))
+        a, b = a.reshape(-1, *a.shape[2:]), b.reshape(-1, *b.shape[2:])
+        ess = [np.asarray(compat.ess(cmp.samples[s], var_names=[name])[name].values) for s in ("nuts", "gibbs")]
+        se = np.sqrt(a.var(axis=0) / ess[0] + b.var(axis=0) / ess[1])
+        assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) < 4 * se), (name, a.mean(0), b.mean(0), se)
