@@ -4,7 +4,9 @@ Every estimator that :func:`sparsebayes.compare` supports describes its model by
 ``est.posterior_model(X, y)`` (:class:`~sparsebayes.inference.posterior_sampling.PosteriorSamplingMixin`):
 the twin (:func:`sparsebayes.inference.twin_posterior.twin`) asks it, never the estimator's class.
 For an estimator whose model is (hierarchy, likelihood, design), :func:`sparse_posterior_model` builds
-the record on the one NumPyro model :func:`sparsebayes.models.model.sparse_model`: ``β`` from the
+the record on the one NumPyro model :func:`sparsebayes.models.model.sparse_model` (as
+:func:`~sparsebayes.models.model.sparse_model_for` gives it, one function per class of statement and
+likelihood): ``β`` from the
 hierarchy's statement, ``y`` from the likelihood's, the design ``H`` from the fitted feature map, the
 likelihood's own parameter fixed where the fit fixed it and otherwise sampled under the prior the
 likelihood declares. The record's fields (a ``types.SimpleNamespace``):
@@ -39,7 +41,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from sparsebayes.models.likelihoods import GaussianLikelihood, LIKELIHOOD_CAPABILITIES
-from sparsebayes.models.model import beta_statement, sparse_model, sparse_prior_model
+from sparsebayes.models.model import beta_statement, sparse_model_for, sparse_prior_model
 from sparsebayes.models.priors import hierarchy_name, supports
 from sparsebayes.models._registry import missing_pieces
 
@@ -79,7 +81,9 @@ def sparse_posterior_model(prior, likelihood, H=None, y=None, *, names=None, par
         kwargs["params"] = float(params)
     if marginal:
         kwargs["marginal"] = True
-    record = SimpleNamespace(model=sparse_model, prior_model=sparse_prior_model, H=H, y=y, kwargs=kwargs, names=names, label=label, prior=statement,
+    # a model function per class of statement and likelihood: run_nuts's compiled programs are kept by the
+    # values of these arguments, and equal-field objects of different classes compare equal
+    record = SimpleNamespace(model=sparse_model_for(statement, likelihood), prior_model=sparse_prior_model, H=H, y=y, kwargs=kwargs, names=names, label=label, prior=statement,
                              hierarchy=prior, likelihood=likelihood, params=kwargs.get("params"),
                              gibbs=_gibbs_sampler(statement, likelihood, kwargs.get("params")), point=point,
                              point_label=label, centre=None, y_offset=0.0, **layout(names))

@@ -63,6 +63,30 @@ def sparse_model(H, y=None, *, prior, likelihood, params=None, marginal=False):
         likelihood.observe(OBSERVED_SITE, eta, y, params)
 
 
+#: :func:`sparse_model_for`'s functions, one per (statement class, its inner hierarchy's class, likelihood class).
+_MODELS = {}
+
+
+def sparse_model_for(prior, likelihood):
+    """:func:`sparse_model` as a function of its own per class of the statement ``prior`` (and of an inner
+    hierarchy it wraps, ``prior.inner``) and of the likelihood, for a runner that keeps compiled programs
+    by the model function and the values of its non-array keyword arguments
+    (:func:`sparsebayes.inference.nuts.run_nuts`): objects of different classes with equal fields compare
+    and hash equal as tuples (``ProbitLikelihood() == PoissonLikelihood()``, ``JeffreysSurrogate(0.1) ==
+    GammaPrecision(0.1)``), so with the one function a later run would reuse the program compiled for
+    the other model. The function's ``__wrapped__`` is :func:`sparse_model`."""
+    key = (type(prior), type(getattr(prior, "inner", None)), type(likelihood))
+    if key not in _MODELS:
+        def model(H, y=None, *, prior, likelihood, params=None, marginal=False):
+            return sparse_model(H, y, prior=prior, likelihood=likelihood, params=params, marginal=marginal)
+
+        model.__name__ = model.__qualname__ = f"sparse_model_{'_'.join(k.__name__ for k in key)}"
+        model.__doc__ = sparse_model.__doc__
+        model.__wrapped__ = sparse_model
+        _MODELS[key] = model
+    return _MODELS[key]
+
+
 def sparse_prior_model(H, y=None, *, prior, likelihood=None, params=None, marginal=False):
     """The prior half of :func:`sparse_model` alone (same arguments): ``β`` by the hierarchy's statement,
     no observation. Prior draws of the weights from it never draw ``y``, whose law at a prior draw of a

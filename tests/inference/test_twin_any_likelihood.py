@@ -189,3 +189,20 @@ def test_the_twin_is_built_from_the_hook_not_the_class():
     assert t.kwargs["likelihood"] == PoissonLikelihood() and t.kwargs["marginal"] and t.gibbs is None
     with pytest.raises(ValueError, match="compare supports"):
         twin(object(), X, y)
+
+
+@pytest.mark.slow
+def test_twins_of_equal_field_likelihoods_sample_their_own_models():
+    """The probit and logistic likelihoods are equal as (empty) tuples: their twins sampled one after the other
+    on the same shapes (run_nuts keeps compiled programs by argument values) each sample their own model:
+    the draws' pointwise log likelihood is the fitted likelihood's (scipy's Bernoulli at Φ(η) or σ(η))."""
+    X, eta, rng = _regression(60, 6)
+    y = (eta + rng.standard_normal(eta.size) > 0).astype(int)
+    for link, prob in (("probit", scipy.stats.norm.cdf), ("logistic", expit)):
+        est = SparseProbitClassifier(prior="laplace", gamma=1.0, link=link).fit(X, y)
+        idata = est.sample_posterior(X, y, draws=30, warmup=30, chains=1)
+        H = np.asarray(est.feature_map_.transform(X), dtype=np.float64)
+        beta = np.asarray(idata.posterior["beta"].values).reshape(-1, H.shape[1])
+        expected = scipy.stats.bernoulli.logpmf(y, prob(beta @ H.T))
+        np.testing.assert_allclose(np.asarray(idata.log_likelihood["y"].values).reshape(expected.shape), expected,
+                                   rtol=1e-8, atol=1e-10)

@@ -65,7 +65,7 @@ def test_the_horseshoe_twin_runs_collapsed_at_its_declared_target(handed):
     handed.clear()
     labels = y > 0
     _nuts(SparseProbitClassifier(prior="horseshoe").fit(X, labels), X, labels)
-    assert handed["model"] is sparse_model and handed["likelihood"] == ProbitLikelihood()
+    assert handed["model"].__wrapped__ is sparse_model and type(handed["likelihood"]) is ProbitLikelihood
     assert handed["resolved"][0] == HorseshoePrior.nuts_settings["target_accept_prob"]
     handed.clear()
     _nuts(est, X, y, target_accept_prob=0.85)

@@ -217,3 +217,25 @@ def test_nuts_draws_equal_the_papers_models_at_a_seed(case):
                    **({"marginal": True} if marginal else {}))
     for name in old.posterior.data_vars:
         np.testing.assert_array_equal(new.posterior[name].values, old.posterior[name].values)
+
+
+def test_one_model_function_per_class_of_statement_and_likelihood():
+    """Equal-field objects of different classes compare equal as tuples (the probit and logistic
+    likelihoods; a Jeffreys surrogate and the ARD surrogate at one ε), and a runner that caches compiled
+    programs by argument values would confuse them: each class pair has a model function of its own."""
+    from sparsebayes.inference.twin_typeii import GammaPrecision
+    from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, ProbitLikelihood
+    from sparsebayes.models.model import sparse_model_for
+
+    assert ProbitLikelihood() == BernoulliLogisticLikelihood() and JeffreysSurrogate(0.1) == GammaPrecision(0.1)
+    probit = sparse_model_for(LaplacePrior(1.0), ProbitLikelihood())
+    assert probit is not sparse_model_for(LaplacePrior(1.0), BernoulliLogisticLikelihood())
+    assert sparse_model_for(JeffreysSurrogate(0.1), ProbitLikelihood()) is not sparse_model_for(GammaPrecision(0.1),
+                                                                                                ProbitLikelihood())
+    assert probit is sparse_model_for(LaplacePrior(3.0), ProbitLikelihood()) and probit.__wrapped__ is sparse_model
+    H = _design(9)
+    y = (H[:, 0] > 0).astype(float)
+    beta = np.array([0.3, -0.2, 0.1, 0.0])
+    kw = dict(prior=LaplacePrior(1.0), likelihood=ProbitLikelihood(), marginal=True)
+    np.testing.assert_allclose(_log_density(probit, H, y, {"beta": beta}, **kw),
+                               _log_density(sparse_model, H, y, {"beta": beta}, **kw), rtol=1e-14)
