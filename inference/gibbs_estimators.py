@@ -146,7 +146,7 @@ def _draw(est, H, y, prior_gibbs, lik):
     states, infos = hierarchy_gibbs.run(H, y, prior_gibbs, noise_prior=hierarchy_gibbs.NoisePrior(est.c, est.d),
                                         **common)
     beta, noise = np.asarray(states.beta), np.asarray(states.noise_var)
-    if est.fit_intercept:  # b₀ | β, σ² ~ N(ȳ − h̄ᵀβ, σ²/n), the flat-prior intercept the sweep integrated out
+    if est.fit_intercept:  # b₀ | β, σ² ~ N(ȳ − h̄ᵀβ, σ²/n): the flat-prior intercept the sweep integrated out
         z = np.random.default_rng([est.seed, 7]).standard_normal(noise.shape)
         intercept = y.mean() - beta @ H.mean(axis=0) + np.sqrt(noise / H.shape[0]) * z
     else:
@@ -194,8 +194,8 @@ class _SamplingBase(BaseEstimator):
         if self.num_chains >= 2 and self.num_samples >= 4:
             max_rhat = float(np.max(rhat(idata, var_names=["beta"])["beta"].values))
             if max_rhat > self.rhat_max:
-                warnings.warn(f"{self._sampler_label} chains have not mixed: max R-hat over beta {max_rhat:.3f} > {self.rhat_max}; "
-                              "increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)
+                warnings.warn(f"{self._sampler_label} chains have not mixed: max R-hat over beta {max_rhat:.3f} > "
+                              f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)
         return dict(idata=idata, beta=beta, intercept=np.asarray(states.intercept).ravel(),
                     param=np.asarray(states.param).ravel(), median=np.median(beta, axis=0), mean=beta.mean(axis=0),
                     interval=np.quantile(beta, [tail, 1.0 - tail], axis=0), rhat=max_rhat)

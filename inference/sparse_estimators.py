@@ -201,7 +201,8 @@ def _regression_engine(method, prior, likelihood="gaussian"):
     lik = make_likelihood(likelihood)
     if getattr(lik, "support", "real") in ("binary", "categorical"):
         raise ValueError(f"likelihood {lik.name!r} models labels: use SparseClassifier(link=...) for classification; "
-                         f"SparseRegressor takes the likelihoods of real or count targets ({_regression_likelihoods()})")
+                         "SparseRegressor takes the likelihoods of real or count targets "
+                         f"({_regression_likelihoods()})")
     special = LIKELIHOOD_ENGINES.get((method, hierarchy_name(prior), lik.name))
     if special is not None:
         cls = _lazy(*special)
@@ -220,7 +221,8 @@ def _classification_engine(method, prior, link=None):
         return cls, kw
     if isinstance(link, str):
         if link not in LINK_LIKELIHOODS:
-            raise ValueError(f"link must be None, one of {sorted(LINK_LIKELIHOODS)} or a fitted likelihood_, got {link!r}")
+            raise ValueError(f"link must be None, one of {sorted(LINK_LIKELIHOODS)} or a fitted likelihood_, "
+                             f"got {link!r}")
         lik = make_likelihood(LINK_LIKELIHOODS[link])
     else:
         lik = make_likelihood(link)

@@ -239,11 +239,13 @@ def test_gibbs_equals_nuts_on_the_same_model(prior, likelihood):
     else:
         y = {"gaussian": eta + rng.normal(size=n), "student_t": eta + rng.standard_t(3, size=n),
              "negative_binomial": rng.negative_binomial(3, 3 / (3 + np.exp(eta))).astype(float)}[likelihood]
-        gibbs, nuts = GibbsRegressor(likelihood=likelihood, **kw).fit(X, y), NutsRegressor(likelihood=likelihood, **kw).fit(X, y)
+        gibbs = GibbsRegressor(likelihood=likelihood, **kw).fit(X, y)
+        nuts = NutsRegressor(likelihood=likelihood, **kw).fit(X, y)
     az = arviz_compat._az()
     for var in ("beta", "intercept"):
         g, u = gibbs.to_inference_data(), nuts.to_inference_data()
-        diff = np.asarray(g.posterior[var].mean(("chain", "draw"))) - np.asarray(u.posterior[var].mean(("chain", "draw")))
+        diff = (np.asarray(g.posterior[var].mean(("chain", "draw")))
+                - np.asarray(u.posterior[var].mean(("chain", "draw"))))
         se = np.hypot(np.asarray(az.mcse(g, var_names=[var])[var]), np.asarray(az.mcse(u, var_names=[var])[var]))
         assert np.all(np.abs(diff) < 4 * se), (var, diff, se)
 
