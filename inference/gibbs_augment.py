@@ -217,3 +217,44 @@ def student_t_scale2_draw(key, y, eta, lam, *, prior_shape=0.0, prior_rate=0.0):
         raise ValueError(f"the posterior shape c + n/2 = {shape} must be > 0")
     rate = prior_rate + 0.5 * jnp.sum(lam * resid * resid)
     return rate / jax.random.gamma(key, shape, dtype=jnp.float64)
+
+
+def slice_step(key, x0, log_density, *, width=1.0, max_steps=32, max_shrinks=200):
+    """One univariate slice-sampling update (Neal 2003, Sec. 4: stepping out, then shrinkage) of ``x0``
+    under the unnormalized ``log_density``: an exact Markov move that leaves the density invariant,
+    with no step size to tune (the interval grows by ``width`` up to ``max_steps`` times, split between
+    the two sides at random as Neal's Fig. 3 does for the move to stay reversible). ``max_shrinks``
+    bounds the shrinkage loop (each failed point halves the interval on average, so 200 is reached
+    only if the density is not finite at ``x0``; the move then stays at ``x0``). Pure JAX, one key.
+    Returns the new point."""
+    x0 = jnp.asarray(x0, dtype=jnp.float64)
+    k_level, k_place, k_split, k_shrink = jax.random.split(key, 4)
+    f0 = log_density(x0)
+    level = f0 - jax.random.exponential(k_level, dtype=jnp.float64)  # log of a uniform height under f(x0)
+    left = x0 - width * jax.random.uniform(k_place, dtype=jnp.float64)
+    right = left + width
+    j = jnp.floor(max_steps * jax.random.uniform(k_split, dtype=jnp.float64))
+    k = max_steps - 1 - j
+
+    def out(edge, budget, sign):
+        def cond(s):
+            return (s[1] > 0) & (log_density(s[0]) > level)
+
+        return lax.while_loop(cond, lambda s: (s[0] + sign * width, s[1] - 1), (edge, budget))[0]
+
+    left, right = out(left, j, -1.0), out(right, k, 1.0)
+
+    def cond(s):
+        return ~s[4] & (s[5] < max_shrinks)
+
+    def body(s):
+        key, lo, hi, x, _, count = s
+        key, sub = jax.random.split(key)
+        x1 = lo + (hi - lo) * jax.random.uniform(sub, dtype=jnp.float64)
+        accepted = log_density(x1) > level
+        lo = jnp.where(~accepted & (x1 < x0), x1, lo)
+        hi = jnp.where(~accepted & (x1 >= x0), x1, hi)
+        return key, lo, hi, jnp.where(accepted, x1, x), accepted, count + 1
+
+    state = lax.while_loop(cond, body, (k_shrink, left, right, x0, jnp.bool_(False), 0))
+    return state[3]

@@ -183,3 +183,33 @@ def rue_draw_from_stats(normal, stats, prior_var, noise_var):
     ``b = Xᵀy/σ²``, :func:`rue_from_precision`; ``O(p³)``, independent of ``n``."""
     precision = stats.gram / noise_var + jnp.diag(1.0 / prior_var)
     return rue_from_precision(normal, precision, stats.Xty / noise_var)
+
+
+def log_marginal_from_gram(gram, rhs, prior_var, noise_var):
+    """The part of ``log N(z; 0, σ²Ω⁻¹ + X diag(v) Xᵀ)`` that depends on the prior variances ``v``, from
+    ``gram = XᵀΩX`` and ``rhs = XᵀΩz`` (p × p): with ``d = √v``, ``M = I + diag(d) G diag(d)/σ² = LLᵀ``
+    and ``c = L⁻¹(d ∘ b)/σ²``, it is ``−Σ log L_ii + ½‖c‖²`` (the matrix determinant lemma and
+    Woodbury, as in :func:`sparsebayes.inference.collapsed_nuts.log_marginal_likelihood`; the terms in
+    ``n``, ``σ²`` and ``zᵀΩz`` alone are dropped). ``M`` stays well conditioned as any ``v_i → 0``."""
+    d = jnp.sqrt(prior_var)
+    M = jnp.eye(gram.shape[0], dtype=gram.dtype) + d[:, None] * gram * d[None, :] / noise_var
+    L = jax.lax.linalg.cholesky(M, symmetrize_input=False)
+    c = jax.lax.linalg.triangular_solve(L, (d * rhs / noise_var)[:, None], left_side=True, lower=True)[:, 0]
+    return -jnp.sum(jnp.log(jnp.diag(L))) + 0.5 * c @ c
+
+
+def log_marginal(X, z, omega, prior_var, noise_var, method="auto"):
+    """``log N(z; 0, σ²Ω⁻¹ + X diag(v) Xᵀ)`` up to terms free of ``v``: the likelihood of the prior
+    variances with β integrated out (for a hierarchy's global scale drawn jointly with β, Johndrow,
+    Orenstein & Bhattacharya 2020). ``p ≤ n`` (Rue's side of :func:`choose_method`):
+    :func:`log_marginal_from_gram` on ``XᵀΩX``; ``p > n``: with ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ``
+    and ``M = I_n + Φ diag(v) Φᵀ = LLᵀ``, ``−Σ log L_ii − ½‖L⁻¹α‖²`` (``O(n²p)``, nothing ``p × p``).
+    The two differ by a constant in ``v`` (``½‖α‖²``)."""
+    n, p = _check_shapes(X, z, omega, prior_var)
+    Phi, alpha = _weighted(X, z, omega, 1.0)  # Ω^{1/2}X, Ω^{1/2}z
+    if choose_method(n, p, method) == "rue":
+        return log_marginal_from_gram(Phi.T @ Phi, alpha @ Phi, prior_var, noise_var)
+    K = jax.lax.dot_general(Phi * (prior_var / noise_var), Phi, (((1,), (1,)), ((), ())))
+    L = jnp.linalg.cholesky(K + jnp.eye(n, dtype=K.dtype))
+    w = jax.lax.linalg.triangular_solve(L, (alpha / jnp.sqrt(noise_var))[:, None], left_side=True, lower=True)[:, 0]
+    return -jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * w @ w

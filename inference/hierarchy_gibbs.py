@@ -35,7 +35,11 @@ The engine contract (DESIGN, inference/): :class:`State`, :class:`Info`, :func:`
 bar. The Bayesian Lasso of Park & Casella (with its own variate streams and the Bhattacharya et
 al. p > n draw) stays in :mod:`sparsebayes.inference.gibbs`; this engine is the one a new hierarchy
 plugs into, by the methods ``gibbs_init``, ``gibbs_prior_variance`` and ``gibbs_update``
-(:data:`sparsebayes.models.priors.CAPABILITIES`).
+(:data:`sparsebayes.models.priors.CAPABILITIES`), and optionally ``gibbs_global_step(key, aux,
+log_marginal)``: a move of the hierarchy's global scale given the data with β integrated out
+(``log_marginal(v)``, :func:`~.gibbs_beta.log_marginal`), made before β is drawn, so that the pair is
+drawn as a block (Johndrow, Orenstein & Bhattacharya 2020; the horseshoe's
+:class:`~sparsebayes.models.horseshoe.BlockedTauHorseshoe`). Hierarchies without it sweep as before.
 """
 from __future__ import annotations
 
@@ -132,7 +136,18 @@ def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False
     k_beta, k_noise, k_aux = jax.random.split(key, 3)
     dtype = state.beta.dtype
     tiny = jnp.finfo(dtype).tiny
-    hierarchy_var = prior.gibbs_prior_variance(state.aux)
+    aux = state.aux
+    if hasattr(prior, "gibbs_global_step"):  # the global scale drawn with β integrated out, then β given it
+        k_beta, k_global = jax.random.split(k_beta)
+
+        def log_marginal(hv):
+            vv = jnp.maximum(state.noise_var * hv if scaled else hv, tiny)
+            if data.stats is not None:
+                return gibbs_beta.log_marginal_from_gram(data.stats.gram, data.stats.Xty, vv, state.noise_var)
+            return gibbs_beta.log_marginal(data.X, data.y, None, vv, state.noise_var, "bhattacharya")
+
+        aux = prior.gibbs_global_step(k_global, aux, log_marginal)
+    hierarchy_var = prior.gibbs_prior_variance(aux)
     v = jnp.maximum(state.noise_var * hierarchy_var if scaled else hierarchy_var, tiny)
     p = state.beta.shape[0]
     if data.stats is not None:  # Rue's draw and the residual from the statistics: O(p³), not O(n)
@@ -152,7 +167,7 @@ def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False
             shape = shape + 0.5 * beta.shape[0]
             rate = rate + 0.5 * jnp.sum(beta**2 / jnp.maximum(hierarchy_var, tiny))
         noise_var = rate / jax.random.gamma(k_noise, shape, dtype=rss.dtype)
-    aux = prior.gibbs_update(k_aux, beta / jnp.sqrt(noise_var) if scaled else beta, state.aux)
+    aux = prior.gibbs_update(k_aux, beta / jnp.sqrt(noise_var) if scaled else beta, aux)
     log_lik = -0.5 * data.dof * jnp.log(2 * jnp.pi * noise_var) - 0.5 * rss / noise_var
     return State(beta, noise_var, aux), Info(log_lik, jnp.log(jnp.min(v)))
 
@@ -299,12 +314,18 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
     dtype = state.beta.dtype
     eta = data.design @ jnp.concatenate([jnp.broadcast_to(state.intercept, data.lead_var.shape), state.beta])
     z, omega = likelihood.gibbs_augment(k_aug, data.y, eta, state.param)
-    v = jnp.maximum(prior.gibbs_prior_variance(state.aux), jnp.finfo(dtype).tiny)
+    aux = state.aux
+    if hasattr(prior, "gibbs_global_step"):  # the global scale given (z, ω), β integrated out
+        k_beta, k_global = jax.random.split(k_beta)
+        aux = prior.gibbs_global_step(k_global, aux, lambda hv: gibbs_beta.log_marginal(
+            data.design, z, omega, jnp.concatenate([data.lead_var, jnp.maximum(hv, jnp.finfo(dtype).tiny)]),
+            jnp.ones((), dtype), beta_draw))
+    v = jnp.maximum(prior.gibbs_prior_variance(aux), jnp.finfo(dtype).tiny)
     coef = gibbs_beta.draw_beta(k_beta, data.design, z, omega, jnp.concatenate([data.lead_var, v]),
                                 jnp.ones((), dtype), beta_draw)
     lead = data.lead_var.shape[0]
     beta, intercept = coef[lead:], jnp.sum(coef[:lead])
-    aux = prior.gibbs_update(k_aux, beta, state.aux)
+    aux = prior.gibbs_update(k_aux, beta, aux)
     eta = data.design @ coef
     param_step = getattr(likelihood, "gibbs_param_step", None)
     param = state.param if param_step is None else param_step(k_param, data.y, eta, state.param, omega)

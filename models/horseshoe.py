@@ -295,6 +295,55 @@ class HorseshoePrior(NamedTuple):
         return {"lam2": lam2, "nu": nu, "tau2": tau2, "xi": xi}
 
 
+    def with_tau_update(self, update):
+        """This hierarchy with the Gibbs update of τ named by ``update``: ``"makalic"`` (the default, this
+        class: Makalic & Schmidt's inverse-gamma pair given β) or ``"blocked"`` (:class:`BlockedTauHorseshoe`:
+        τ drawn with β integrated out, then β given τ). With τ fixed (``tau_prior=None``) there is no τ
+        to update and ``self`` is returned."""
+        if update not in TAU_UPDATES:
+            raise ValueError(f"the horseshoe's τ update must be one of {TAU_UPDATES}, got {update!r}")
+        if self.tau_prior is None:
+            return self
+        return (BlockedTauHorseshoe if update == "blocked" else HorseshoePrior)(self.tau, self.tau_prior)
+
+
+#: The horseshoe's Gibbs updates of τ (:meth:`HorseshoePrior.with_tau_update`).
+TAU_UPDATES = ("makalic", "blocked")
+
+
+class BlockedTauHorseshoe(HorseshoePrior):
+    """The horseshoe with τ (under ``τ ~ C⁺(0, s)``) drawn jointly with β: a slice-sampling move of
+    ``log τ`` on ``p(τ | λ, σ², y) ∝ p(y | λ, τ, σ²) p(τ)``, β integrated out (the blocked update of
+    Johndrow, Orenstein & Bhattacharya 2020, Sec. 3, with Neal's (2003) slice sampler in place of their
+    random-walk Metropolis: no step size), before the engine draws β given the new τ; the local scales
+    keep Makalic & Schmidt's conditionals (:meth:`gibbs_update`). Given β, τ and λ are strongly
+    coupled (``Σ β_i²/λ_i²`` moves with τ²), which the one-at-a-time update of the parent class pays
+    for in slow mixing of τ; integrating β out removes that coupling from τ's move. Same model, same
+    sites and auxiliary state (``ξ`` is kept and unused); the engines call :meth:`gibbs_global_step`
+    with the marginal likelihood of the prior variances (:func:`sparsebayes.inference.gibbs_beta.log_marginal`)."""
+
+    def gibbs_global_step(self, key, aux, log_marginal):
+        """``τ² | λ², σ², y`` with β integrated out: one slice move of ``u = log τ`` on
+        ``log_marginal(λ² e^{2u}) + u − log(1 + e^{2u}/s²)`` (the half-Cauchy prior on τ and the
+        Jacobian of ``τ = eᵘ``). ``log_marginal(v)``: the data's log likelihood at prior variances ``v``,
+        β integrated out, up to a constant."""
+        from sparsebayes.inference.gibbs_augment import slice_step
+
+        s2 = self.tau_prior**2
+
+        def log_density(u):
+            return log_marginal(aux["lam2"] * jnp.exp(2.0 * u)) + u - jnp.log1p(jnp.exp(2.0 * u) / s2)
+
+        u = slice_step(key, 0.5 * jnp.log(aux["tau2"]), log_density)
+        return {**aux, "tau2": jnp.exp(2.0 * u)}
+
+    def gibbs_update(self, key, beta, aux):
+        """The local conditionals of :meth:`HorseshoePrior.gibbs_update` at the current τ (drawn by
+        :meth:`gibbs_global_step`); τ² and ξ are carried unchanged."""
+        local = HorseshoePrior(1.0).gibbs_update(key, beta / jnp.sqrt(aux["tau2"]), aux)
+        return {**aux, "lam2": local["lam2"], "nu": local["nu"]}
+
+
 def make_horseshoe(tau=1.0, tau_prior=None):
     """:class:`HorseshoePrior` after checking ``tau`` (and ``tau_prior``, if given) are positive numbers."""
     check_number("tau (the horseshoe's global scale)", tau, 0.0, strict=True)
