@@ -49,7 +49,7 @@ ESTIMATORS = [
     SparseRegressor(),
     SparseClassifier(method="map"),
     GibbsRegressor(**_SHORT),
-    GibbsClassifier(link="logistic", **_SHORT),
+    GibbsClassifier(**_SHORT),
     LinearFeatures(),
     QuadraticFeatures(),
     GaussianKernelFeatures(),
