@@ -50,13 +50,27 @@ def _horseshoe_collapsed(X, y, num_chains, seed):
                               num_chains=num_chains, seed=seed, coords=None, progress_bar=False)
 
 
-RUNS = {"bayesian-lasso-marginal": _bayesian_lasso, "laplace-marginal": _laplace_marginal,
+def _toy(X, y, num_chains, seed):
+    """The smallest regression (one weight per column, σ fixed): the runner's caching alone, at the
+    cost of the smallest NUTS compile."""
+    return run_nuts(_toy_model, X, y, num_chains=num_chains, seed=seed, **COUNTS)
+
+
+def _toy_model(X, y=None):
+    import numpyro
+    import numpyro.distributions as dist
+    beta = numpyro.sample("beta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("y", dist.Normal(X @ beta, 1.0), obs=y)
+
+
+RUNS = {"toy": _toy, "bayesian-lasso-marginal": _bayesian_lasso, "laplace-marginal": _laplace_marginal,
         "horseshoe-collapsed": _horseshoe_collapsed}
 
 
-# the Bayesian Lasso with one chain (the SBC adapters' case) in the default suite; the rest slow
-# (each compiles a NUTS program of its own first, several seconds)
-CASES = [pytest.param(name, chains, marks=() if (name, chains) == ("bayesian-lasso-marginal", 1) else pytest.mark.slow)
+# one chain (the SBC adapters' case) on the smallest model in the default suite; the hierarchies'
+# models slow (each compiles a NUTS program of its own first, 10 s or more)
+CASES = [pytest.param(name, chains, marks=() if (name, chains) == ("toy", 1) else pytest.mark.slow)
          for name in RUNS for chains in (1, 2)]
 
 
