@@ -421,6 +421,9 @@ class _ComposedEstimator(BaseEstimator):
         """Draws of the posterior of this fit's model: the engine estimator's ``sample_posterior``
         (:class:`~sparsebayes.inference.posterior_sampling.PosteriorSamplingMixin`)."""
         check_is_fitted(self, "estimator_")
+        if not hasattr(self.estimator_, "sample_posterior"):
+            raise ValueError(f"{type(self.estimator_).__name__} (method={self.method!r}) is fitted by posterior draws: "
+                             "to_inference_data() returns them")
         return self.estimator_.sample_posterior(X, y, sampler, **kwargs)
 
     def __sklearn_tags__(self):

@@ -126,6 +126,8 @@ def test_the_estimator_runs_the_engine(one_input):
     np.testing.assert_array_equal(est.to_inference_data().posterior["scale2"].values, np.asarray(states.param))
     assert est.likelihood_param_ == pytest.approx(np.median(states.param))
     assert est.to_inference_data().posterior["beta"].dims[-1] == "basis"
+    with pytest.raises(ValueError, match="to_inference_data"):
+        est.sample_posterior(X, y)
 
 
 def test_laplace_gibbs_with_a_fixed_gamma_is_the_laplace_mixture():
