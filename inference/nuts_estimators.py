@@ -2,7 +2,9 @@
 
 :class:`NutsRegressor` and :class:`NutsClassifier` sample :func:`sparsebayes.models.model.sparse_model`
 (``β`` by the hierarchy's statement, ``y`` by the likelihood's observation statement, the likelihood's
-own parameter under the prior it declares) with :func:`sparsebayes.inference.nuts.run_nuts`, for any
+own parameter under the prior it declares; its function per class of statement and likelihood,
+:func:`~sparsebayes.models.model.sparse_model_for`, so no fit runs a program compiled for another
+model) with :func:`sparsebayes.inference.nuts.run_nuts`, for any
 hierarchy with a NumPyro statement (:func:`~sparsebayes.models.model.beta_statement`: the Laplace
 hierarchy's marginal, the horseshoe's non-centred form, the Jeffreys prior's labelled surrogate with
 ``surrogate_eps``) and any likelihood with one (the Poisson included, which has no Gibbs sampler).
@@ -25,7 +27,7 @@ import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
 from sparsebayes.models.likelihoods import require_likelihood
-from sparsebayes.models.model import beta_statement, sparse_model
+from sparsebayes.models.model import beta_statement, sparse_model_for
 from sparsebayes.models.priors import HIERARCHIES, nuts_settings
 
 from .gibbs_estimators import _DOC_SAMPLER, GibbsClassifier, GibbsRegressor
@@ -48,27 +50,6 @@ class WithIntercept(NamedTuple):
             b0 = numpyro.sample("intercept", dist.Normal(0.0, self.scale))
         beta = self.inner.sample_beta(p - 1, name, marginal=True) if marginal else self.inner.sample_beta(p - 1, name)
         return jnp.concatenate([jnp.reshape(b0, (1,)), beta])
-
-
-#: :func:`_model_for`'s functions, one per (statement class, its inner hierarchy's class, likelihood class).
-_MODELS = {}
-
-
-def _model_for(statement, likelihood):
-    """:func:`~sparsebayes.models.model.sparse_model` as a function of its own per class of the
-    statement, of its inner hierarchy and of the likelihood. ``run_nuts`` keeps compiled programs by
-    the model and the values of its non-array keyword arguments, and objects of different classes
-    with equal fields compare (and hash) equal as tuples (``ProbitLikelihood() ==
-    BernoulliLogisticLikelihood()``, ``LaplacePrior(1.0) == HorseshoePrior(1.0)``): with one model
-    function a later fit would run the program compiled for the other class."""
-    key = (type(statement), type(getattr(statement, "inner", None)), type(likelihood))
-    if key not in _MODELS:
-        def model(H, y=None, *, prior, likelihood, marginal=False):
-            return sparse_model(H, y, prior=prior, likelihood=likelihood, marginal=marginal)
-
-        model.__name__ = model.__qualname__ = f"sparse_model_{'_'.join(k.__name__ for k in key)}"
-        _MODELS[key] = model
-    return _MODELS[key]
 
 
 class _NutsSampling:
@@ -95,8 +76,8 @@ class _NutsSampling:
             H = np.hstack([np.ones((H.shape[0], 1)), H])
         declared = nuts_settings(prior)
         target = self.target_accept_prob if self.target_accept_prob is not None else declared.get("target_accept_prob")
-        idata = run_nuts(_model_for(statement, lik), H, y, num_warmup=self.num_warmup, num_samples=self.num_samples,
-                         num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
+        idata = run_nuts(sparse_model_for(statement, lik), H, y, num_warmup=self.num_warmup,
+                         num_samples=self.num_samples, num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
                          max_tree_depth=declared.get("max_tree_depth"), progress_bar=bool(self.progress_bar),
                          rhat_max=None, coords=coords, dims={"beta": ["basis"], "y": ["obs"]},
                          prior=statement, likelihood=lik, marginal=marginal)
