@@ -116,7 +116,7 @@ def run_nuts(
         # sequential one, whose compiled warm-up and draws are kept for the next call
         chain_method = "parallel" if num_chains > 1 and jax.local_device_count() >= num_chains else "sequential"
     config = _NutsConfig(model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth),
-                         _static_items(model_kwargs))
+                         _static_items(model_kwargs), _static_types(model_kwargs))
     traced_kwargs = {k: v for k, v in model_kwargs.items() if _is_array(v)}
     compiled = (chain_method == "sequential" and not progress_bar and _hashable(config)
                 and all(a is None or _is_array(a) for a in model_args))
@@ -243,7 +243,9 @@ def _column_coords(trace, columns):
 class _NutsConfig(NamedTuple):
     """What a compiled NUTS run is built from besides its traced inputs (a static, hashable jit
     argument): the model, the counts, the kernel's settings and the model's non-array keyword
-    arguments (hyperparameters the models branch on in Python)."""
+    arguments (hyperparameters the models branch on in Python) with their types: objects of different
+    classes with equal fields compare equal as tuples (``ProbitLikelihood() == BernoulliLogisticLikelihood()``),
+    and a key without the types would hand one model's compiled program to the other."""
     model: object
     num_warmup: int
     num_samples: int
@@ -251,6 +253,7 @@ class _NutsConfig(NamedTuple):
     target_accept_prob: float
     max_tree_depth: int
     static_kwargs: tuple
+    static_types: tuple = ()
 
 
 #: What tracing a model whose Python code reads an array argument's value raises: such a run
@@ -265,6 +268,12 @@ def _is_array(value):
 
 def _static_items(kwargs):
     return tuple(sorted((k, v) for k, v in kwargs.items() if not _is_array(v)))
+
+
+def _static_types(kwargs):
+    """``(name, type)`` of each non-array keyword argument: part of the compiled program's key."""
+    return tuple(sorted((k, f"{type(v).__module__}.{type(v).__qualname__}") for k, v in kwargs.items()
+                        if not _is_array(v)))
 
 
 def _hashable(config):

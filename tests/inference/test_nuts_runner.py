@@ -247,3 +247,33 @@ def test_a_users_hierarchy_declares_its_own_settings(monkeypatch):
 
     with pytest.raises(ValueError, match="nuts_settings has unknown keys.*step_size"):
         _kernel_settings(monkeypatch, prior=Wrong())
+
+
+class _Shift(tuple):
+    """A setting whose value is its fields: two subclasses with equal fields compare equal as tuples."""
+
+
+class _Up(_Shift):
+    pass
+
+
+class _Down(_Shift):
+    pass
+
+
+def _shifted_model(y=None, *, shift):
+    import numpyro
+    import numpyro.distributions as dist
+    sign = 1.0 if isinstance(shift, _Up) else -1.0
+    numpyro.sample("mu", dist.Normal(sign * 5.0, 0.1))
+
+
+def test_settings_of_different_classes_with_equal_fields_get_their_own_programs():
+    """``_Up(()) == _Down(())`` as tuples; the compiled-program key must tell them apart (it did not: the
+    second run sampled the first one's model)."""
+    assert _Up(()) == _Down(())
+    kw = dict(num_warmup=100, num_samples=100, num_chains=1, progress_bar=False)
+    up = run_nuts(_shifted_model, None, shift=_Up(()), **kw)
+    down = run_nuts(_shifted_model, None, shift=_Down(()), **kw)
+    assert float(up.posterior["mu"].mean()) > 4.0
+    assert float(down.posterior["mu"].mean()) < -4.0
