@@ -25,8 +25,8 @@ Each sampler runs twice with the same counts: the first call compiles (its CPU s
 "cold"), the second is timed (process CPU seconds: one BLAS thread and single-threaded XLA make CPU
 time the work done, whatever else the machine runs). ESS is ArviZ's bulk ESS over the chains, its
 minimum over the weights β and over the scalars (τ and σ², or the intercept); the ratio is
-Gibbs's min-ESS per CPU second over NUTS's. ``bayesbridge`` (the issue's other peer) does not build
-from PyPI here (its Cython extension fails to compile), so it is not a column.
+Gibbs's min-ESS per CPU second over NUTS's. ``bayesbridge`` (the issue's other peer) did not build
+from PyPI on this machine, so it is not a column.
 """
 from __future__ import annotations
 
