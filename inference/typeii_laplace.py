@@ -153,10 +153,12 @@ CLOSED = -2
 def _widths(shape, K):
     """The widths a step of ``K`` slots on a padded ``Φ`` of ``shape`` gathers its active slots into
     (:func:`_on_active_slots`): those of :data:`ACTIVE_WIDTHS` below ``K`` and ``K`` itself, or ``K``
-    alone when ``N · M · K`` is at most :data:`NARROW_ABOVE` (a static choice: one compiled copy of
-    the step). Free slots are decoupled from the active ones, so the width changes no value of
-    ``S``, ``Q``, the mode or ``L``, only the cost of computing them."""
-    if shape[0] * shape[1] * K <= NARROW_ABOVE:
+    alone (a static choice: one compiled copy of the step) when ``N · M · K`` is at most
+    :data:`NARROW_ABOVE` or ``K`` is over twice the largest narrow width: :func:`fit` starts in at
+    most that many slots, and a fit in more has outgrown half of them, so its active count stays
+    above the narrow widths. Free slots are decoupled from the active ones, so the width changes no
+    value of ``S``, ``Q``, the mode or ``L``, only the cost of computing them."""
+    if shape[0] * shape[1] * K <= NARROW_ABOVE or K > 2 * max(ACTIVE_WIDTHS):
         return (K,)
     return tuple(k for k in ACTIVE_WIDTHS if k < K) + (K,)
 
@@ -343,7 +345,7 @@ def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, paus
     return jax.lax.while_loop(cond, body, carry)
 
 
-#: XLA's options for the programs of a small fit (one width, :func:`_widths`): its backend at
+#: XLA's options for the programs of a small fit (:func:`_programs`): its backend at
 #: optimization level 0 compiles in about two thirds of the time; the same HLO and the same IEEE
 #: float64 operations, in less optimized machine code, which at this size runs in milliseconds.
 QUICK_COMPILE = {"xla_backend_optimization_level": 0}
@@ -355,8 +357,9 @@ _run_quick = jax.jit(_run.__wrapped__, static_argnames=("pause_when_full",), com
 
 def _programs(shape, capacity):
     """``(_start_and_run, _run)`` compiled for a fit in ``capacity`` slots on a padded ``Φ`` of
-    ``shape``: at :data:`QUICK_COMPILE` where the step takes one width (:func:`_widths`)."""
-    if len(_widths(shape, capacity)) == 1:
+    ``shape``: at :data:`QUICK_COMPILE` where the fit is small (``N · M · K`` at most
+    :data:`NARROW_ABOVE`, :func:`_widths`)."""
+    if shape[0] * shape[1] * capacity <= NARROW_ABOVE:
         return _start_and_run_quick, _run_quick
     return _start_and_run, _run
 

@@ -28,6 +28,7 @@ def test_the_width_rule():
     assert tl._widths((224, 224), 16) == (16,)  # small: one copy of the step
     assert tl._widths((2048, 2048), 16) == (4, 8, 16)
     assert tl._widths((2048, 2048), 8) == (4, 8)
+    assert tl._widths((2048, 2048), 32) == (32,)  # a fit that outgrew 16 slots: more than 8 active
 
 
 def _kernel_problem(likelihood, n=90, seed=0):
