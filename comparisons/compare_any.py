@@ -57,12 +57,11 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
 
     Parameters
     ----------
-    estimator : an estimator that describes its model (``posterior_model``): AdaptiveSparseRegressor
-            (any likelihood it fits: Gaussian, Student-t, Poisson, negative binomial, ...),
-            SparseProbitClassifier (two classes; probit or logistic link), PoissonRVMRegressor,
-            BayesianLassoRegressor, RVMRegressor, BLSRegressor, FLAPRegressor, RVMClassifier (two
-            classes) or SMLRClassifier
-        With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVMs only
+    estimator : an estimator that describes its model (``posterior_model``)
+        AdaptiveSparseRegressor (any likelihood it fits: Gaussian, Student-t, Poisson, negative
+        binomial, ...), SparseProbitClassifier (two classes; probit or logistic link),
+        PoissonRVMRegressor, BayesianLassoRegressor, RVMRegressor, BLSRegressor, FLAPRegressor,
+        RVMClassifier (two classes) or SMLRClassifier. With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVMs only
         with ``surrogate_eps`` (their posteriors are improper: the draws are then of the labelled
         surrogate ``1/τ_i ~ Gamma(ε, ε)``). BLS and FLAP are sampled at their fitted λ (the Bayesian
         Lasso's Laplace prior, scaled by σ for BLS), SMLR at its λ (:mod:`sparsebayes.inference.twin_builders`);

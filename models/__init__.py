@@ -18,6 +18,7 @@ _LAZY = {
     # NumPyro model functions
     "sparse_probit_model": "adaptive",
     "sparse_regression_model": "adaptive",
+    "sparse_model": "model",
     # likelihoods and their registry
     "GaussianLikelihood": "likelihoods",
     "ProbitLikelihood": "likelihoods",

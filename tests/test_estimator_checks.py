@@ -26,7 +26,9 @@ from sparsebayes.inference import (
     SparseProbitClassifier,
     SparseRegressor,
 )
-from sparsebayes.inference.gibbs_estimators import GibbsClassifier, GibbsRegressor
+import pytest
+
+from sparsebayes.inference import GibbsClassifier, GibbsRegressor, NutsClassifier, NutsRegressor
 from sparsebayes.models.features import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures
 
 #: The Gibbs estimators' draws (short chains: the checks fit on data too small for R-hat to mean anything).
@@ -56,11 +58,24 @@ ESTIMATORS = [
 ]
 
 
+#: The NUTS estimators (each check compiles a NUTS program for its own shapes: about a minute each, so slow).
+SLOW_ESTIMATORS = [
+    NutsRegressor(num_warmup=20, num_samples=40, num_chains=1, rhat_max=np.inf),
+    NutsClassifier(num_warmup=20, num_samples=40, num_chains=1, rhat_max=np.inf),
+]
+
+
 def test_every_exported_estimator_is_checked():
     exported = {name for name in inference.__all__ if isinstance(getattr(inference, name), type)}
-    assert exported <= {type(est).__name__ for est in ESTIMATORS}
+    assert exported <= {type(est).__name__ for est in ESTIMATORS + SLOW_ESTIMATORS}
 
 
 @parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks(SLOW_ESTIMATORS)
+def test_sklearn_compatible_samplers(estimator, check):
     check(estimator)
