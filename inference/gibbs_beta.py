@@ -19,10 +19,16 @@ logistic's Pólya-Gamma variates (Polson, Scott & Windle 2013: ``ω`` the variat
   nothing ``p × p`` (arrays of ``n·p`` and ``n²``), for ``p > n``;
 * :func:`rue_draw_from_stats`: the Gaussian case (``ω = 1``) from sufficient statistics
   (:func:`gaussian_stats`: ``XᵀX`` and ``Xᵀy``, computed once), ``O(p³)`` per draw whatever ``n``,
-  with :func:`stats_rss` for ``‖y − Xβ‖²`` in ``O(p²)``.
+  with :func:`stats_rss` for ``‖y − Xβ‖²`` in ``O(p²)``;
+* :func:`cg_draw` (Nishimura & Suchard 2023, "prior-preconditioned conjugate gradient"): the same
+  Gaussian as the solution of ``Aβ = b`` with the randomised right-hand side
+  ``b = XᵀΩz/σ² + XᵀΩ^{1/2}ξ₁/σ + D^{-1/2}ξ₂`` (``ξ₁ ~ N(0, I_n)``, ``ξ₂ ~ N(0, I_p)``: ``b`` has
+  covariance ``A``, so ``A⁻¹b`` has covariance ``A⁻¹``), solved by conjugate gradients with the
+  prior precision as preconditioner and only products with ``X`` and ``Xᵀ``: ``O(np)`` per iteration,
+  nothing ``p × p`` or ``n × n``; exact up to the stated residual tolerance (:class:`CG`).
 
-:func:`draw_beta` picks Rue or Bhattacharya by shape (:func:`choose_method`) and draws its own
-normals from a key. All functions are pure JAX, for use inside ``jit``/``vmap``/``scan``; the
+:func:`draw_beta` picks Rue or Bhattacharya by shape (:func:`choose_method`), or CG on request, and
+draws its own normals from a key. All functions are pure JAX, for use inside ``jit``/``vmap``/``scan``; the
 only checks are on shapes (static), in :func:`draw_beta` and :func:`gaussian_stats`.
 """
 from __future__ import annotations
@@ -33,19 +39,39 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve
 
-#: the β draws by name (:func:`choose_method`)
-METHODS = ("auto", "rue", "bhattacharya")
+#: the β draws by name (:func:`choose_method`); ``"cg"`` is :class:`CG` at its defaults
+METHODS = ("auto", "rue", "bhattacharya", "cg")
+
+
+class CG(NamedTuple):
+    """The conjugate-gradient draw (:func:`cg_draw`) with its settings, usable wherever a β draw is
+    named (``method=`` / ``beta_draw=``; hashable, so a static argument under ``jit``): stop when the
+    preconditioned residual is at most ``tol`` times the right-hand side's norm, or after ``maxiter``
+    iterations (``None``: ``2·(min(n, p) + 1) + 20``; in exact arithmetic CG ends in at most
+    ``min(n, p) + 1``, the number of distinct eigenvalues of ``I + D^{1/2}XᵀΩXD^{1/2}/σ²``)."""
+
+    tol: float = 1e-8
+    maxiter: int | None = None
 
 
 def choose_method(n, p, method="auto"):
     """``"rue"`` when ``p ≤ n`` (the ``p × p`` factor is the smaller system), ``"bhattacharya"``
-    when ``p > n`` (the ``n × n`` one is); ``method`` other than ``"auto"`` is returned as is.
-    Anything outside :data:`METHODS` is a ``ValueError``."""
-    if method not in METHODS:
-        raise ValueError(f"the β draw must be one of {METHODS}, got {method!r}")
+    when ``p > n`` (the ``n × n`` one is); ``method`` other than ``"auto"`` is returned as is
+    (a :class:`CG` as ``"cg"``). Anything outside :data:`METHODS` or :class:`CG` is a ``ValueError``."""
+    if isinstance(method, CG):
+        if not (float(method.tol) > 0.0) or (method.maxiter is not None and int(method.maxiter) < 1):
+            raise ValueError(f"the CG β draw needs tol > 0 and maxiter ≥ 1 (or None), got {method!r}")
+        return "cg"
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"the β draw must be one of {METHODS} or a gibbs_beta.CG, got {method!r}")
     if method != "auto":
         return method
     return "rue" if p <= n else "bhattacharya"
+
+
+def cg_options(method):
+    """The :class:`CG` settings of a β draw named ``"cg"`` (the defaults) or given as a :class:`CG`."""
+    return method if isinstance(method, CG) else CG()
 
 
 def _weighted(X, z, omega, noise_var):
@@ -109,18 +135,86 @@ def bhattacharya_draw(normal, row_normal, X, z, omega, prior_var, noise_var):
     return u + (D / sigma) * (w @ X)  # = DΦᵀw; w @ X avoids XLA:CPU copying Xᵀ
 
 
-def draw_beta(key, X, z, omega, prior_var, noise_var, method="auto"):
+def _cg_solve(matvec, rhs, x0, tol, maxiter):
+    """Conjugate gradients for ``Mx = rhs`` (``M`` symmetric positive definite, given by ``matvec``)
+    from ``x0``: the textbook recursion (Hestenes & Stiefel 1952), stopped at
+    ``‖rhs − Mx‖ ≤ tol·‖rhs‖`` or ``maxiter`` iterations. Returns ``(x, iterations)``."""
+    r = rhs - matvec(x0)
+    bound = (tol * jnp.linalg.norm(rhs)) ** 2
+    tiny = jnp.finfo(rhs.dtype).tiny
+
+    def cond(carry):
+        _, r, _, rr, k = carry
+        return (rr > bound) & (k < maxiter)
+
+    def body(carry):
+        x, r, d, rr, k = carry
+        Md = matvec(d)
+        step = rr / jnp.maximum(d @ Md, tiny)
+        x = x + step * d
+        r = r - step * Md
+        rr_new = r @ r
+        return x, r, r + (rr_new / jnp.maximum(rr, tiny)) * d, rr_new, k + 1
+
+    x, _, _, _, k = jax.lax.while_loop(cond, body, (x0, r, r, r @ r, jnp.zeros((), jnp.int32)))
+    return x, k
+
+
+def cg_draw(normal, row_normal, X, z, omega, prior_var, noise_var, init=None, tol=1e-8, maxiter=None,
+            return_iterations=False):
+    """The same ``β`` by the prior-preconditioned conjugate gradient method of Nishimura & Suchard
+    (2023, Sec. 2-3), from ``normal ~ N(0, I_p)`` (``ξ₂``) and ``row_normal ~ N(0, I_n)`` (``ξ₁``).
+
+    ``β`` solves ``Aβ = b``, ``A = XᵀΩX/σ² + D⁻¹``, ``D = diag(v)``, with
+    ``b = XᵀΩz/σ² + XᵀΩ^{1/2}ξ₁/σ + D^{-1/2}ξ₂`` (their eq. 5: ``Cov b = A``, so ``β ~ N(A⁻¹XᵀΩz/σ², A⁻¹)``
+    exactly when solved exactly). The solve is CG on the prior-preconditioned system in
+    ``γ = D^{-1/2}β``: ``(I + D^{1/2}XᵀΩXD^{1/2}/σ²) γ = D^{1/2}b`` (their Sec. 3: the eigenvalues are
+    ``1`` plus those of the data's part, clustered at 1 for the many weights the prior shrinks), each
+    product by ``X`` and ``Xᵀ`` only (``2np`` multiply-adds; nothing ``p × p`` or ``n × n``).
+    ``init``: a start for ``β`` (the previous Gibbs draw, their Sec. 3.3's warm start; ``None``: 0),
+    taken to ``γ`` as ``init/√v`` (0 where that is not finite). ``tol``: the relative residual
+    ``‖D^{1/2}(b − Aβ)‖ ≤ tol·‖D^{1/2}b‖`` at which CG stops, or after ``maxiter`` iterations
+    (:class:`CG`'s default). ``return_iterations``: also the iterations taken."""
+    n, p = X.shape
+    sigma = jnp.sqrt(noise_var)
+    d = jnp.sqrt(prior_var)
+    root = jnp.ones(n, X.dtype) if omega is None else jnp.sqrt(omega)
+    # D^{1/2}b = d ∘ Xᵀ(Ω^{1/2}(Ω^{1/2}z/σ + ξ₁))/σ + ξ₂
+    rhs = d * ((root * (root * z / sigma + row_normal)) @ X) / sigma + normal
+    weight = omega if omega is not None else jnp.ones(n, X.dtype)
+
+    def matvec(g):  # (I + D^{1/2}XᵀΩXD^{1/2}/σ²) g, w @ X avoiding a copy of Xᵀ
+        return g + d * ((weight * (X @ (d * g))) @ X) / noise_var
+
+    if init is None:
+        g0 = jnp.zeros(p, X.dtype)
+    else:
+        g0 = init / d
+        g0 = jnp.where(jnp.isfinite(g0), g0, 0.0)
+    cap = 2 * (min(n, p) + 1) + 20 if maxiter is None else int(maxiter)
+    g, k = _cg_solve(matvec, rhs, g0, tol, cap)
+    return (d * g, k) if return_iterations else d * g
+
+
+def draw_beta(key, X, z, omega, prior_var, noise_var, method="auto", init=None):
     """One draw of ``β | ·`` (module docstring) with the method the shape calls for
-    (:func:`choose_method`; ``method`` may force one), its normals drawn from ``key``.
+    (:func:`choose_method`; ``method`` may force one, ``"cg"`` or a :class:`CG` the conjugate
+    gradient draw), its normals drawn from ``key``.
 
     ``X`` (n, p), ``z`` (n,), ``omega`` (n,) per-row precisions or ``None`` (all ones),
-    ``prior_var`` (p,) the prior variances ``v``, ``noise_var`` the scalar σ². Shapes that do not
+    ``prior_var`` (p,) the prior variances ``v``, ``noise_var`` the scalar σ²; ``init`` (p,) the
+    CG draw's warm start (the previous β; ignored by the direct draws). Shapes that do not
     match are a ``ValueError`` (checked at trace time)."""
     n, p = _check_shapes(X, z, omega, prior_var)
     k_p, k_n = jax.random.split(key)
     normal = jax.random.normal(k_p, (p,), X.dtype)
-    if choose_method(n, p, method) == "rue":
+    chosen = choose_method(n, p, method)
+    if chosen == "rue":
         return rue_draw(normal, X, z, omega, prior_var, noise_var)
+    if chosen == "cg":
+        opts = cg_options(method)
+        return cg_draw(normal, jax.random.normal(k_n, (n,), X.dtype), X, z, omega, prior_var, noise_var,
+                       init=init, tol=opts.tol, maxiter=opts.maxiter)
     return bhattacharya_draw(normal, jax.random.normal(k_n, (n,), X.dtype), X, z, omega, prior_var, noise_var)
 
 
@@ -204,10 +298,14 @@ def log_marginal(X, z, omega, prior_var, noise_var, method="auto"):
     Orenstein & Bhattacharya 2020). ``p ≤ n`` (Rue's side of :func:`choose_method`):
     :func:`log_marginal_from_gram` on ``XᵀΩX``; ``p > n``: with ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ``
     and ``M = I_n + Φ diag(v) Φᵀ = LLᵀ``, ``−Σ log L_ii − ½‖L⁻¹α‖²`` (``O(n²p)``, nothing ``p × p``).
-    The two differ by a constant in ``v`` (``½‖α‖²``)."""
+    The two differ by a constant in ``v`` (``½‖α‖²``). The CG draw has no determinant: ``"cg"``
+    takes the shape's direct method."""
     n, p = _check_shapes(X, z, omega, prior_var)
     Phi, alpha = _weighted(X, z, omega, 1.0)  # Ω^{1/2}X, Ω^{1/2}z
-    if choose_method(n, p, method) == "rue":
+    chosen = choose_method(n, p, method)
+    if chosen == "cg":
+        chosen = choose_method(n, p)
+    if chosen == "rue":
         return log_marginal_from_gram(Phi.T @ Phi, alpha @ Phi, prior_var, noise_var)
     K = jax.lax.dot_general(Phi * (prior_var / noise_var), Phi, (((1,), (1,)), ((), ())))
     L = jnp.linalg.cholesky(K + jnp.eye(n, dtype=K.dtype))

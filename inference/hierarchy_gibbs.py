@@ -131,12 +131,15 @@ def init(prior, data, y_power, noise_var=None):
                  prior.gibbs_init(beta.shape[0]))
 
 
-def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False):
-    """One sweep of the three conditionals (module docstring), pure; returns ``(state, info)``."""
+def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False, beta_draw="auto"):
+    """One sweep of the three conditionals (module docstring), pure; returns ``(state, info)``.
+    ``beta_draw`` ``"cg"`` or a :class:`~.gibbs_beta.CG` (with ``data`` holding ``X``, ``y``): β by
+    :func:`~.gibbs_beta.cg_draw`, warm-started at the chain's β; otherwise the draw ``data`` calls for."""
     k_beta, k_noise, k_aux = jax.random.split(key, 3)
     dtype = state.beta.dtype
     tiny = jnp.finfo(dtype).tiny
     aux = state.aux
+    use_cg = data.stats is None and gibbs_beta.choose_method(1, 1, beta_draw) == "cg"
     if hasattr(prior, "gibbs_global_step"):  # the global scale drawn with β integrated out, then β given it
         k_beta, k_global = jax.random.split(k_beta)
 
@@ -144,7 +147,8 @@ def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False
             vv = jnp.maximum(state.noise_var * hv if scaled else hv, tiny)
             if data.stats is not None:
                 return gibbs_beta.log_marginal_from_gram(data.stats.gram, data.stats.Xty, vv, state.noise_var)
-            return gibbs_beta.log_marginal(data.X, data.y, None, vv, state.noise_var, "bhattacharya")
+            return gibbs_beta.log_marginal(data.X, data.y, None, vv, state.noise_var,
+                                           "auto" if use_cg else "bhattacharya")
 
         aux = prior.gibbs_global_step(k_global, aux, log_marginal)
     hierarchy_var = prior.gibbs_prior_variance(aux)
@@ -153,6 +157,13 @@ def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False
     if data.stats is not None:  # Rue's draw and the residual from the statistics: O(p³), not O(n)
         beta = gibbs_beta.rue_draw_from_stats(jax.random.normal(k_beta, (p,), dtype), data.stats, v, state.noise_var)
         rss = gibbs_beta.stats_rss(data.stats, beta)
+    elif use_cg:  # conjugate gradients from the chain's β: O(np) per iteration, nothing p × p or n × n
+        k_p, k_n = jax.random.split(k_beta)
+        opts = gibbs_beta.cg_options(beta_draw)
+        beta = gibbs_beta.cg_draw(jax.random.normal(k_p, (p,), dtype), jax.random.normal(k_n, (data.X.shape[0],), dtype),
+                                  data.X, data.y, None, v, state.noise_var, init=state.beta, tol=opts.tol,
+                                  maxiter=opts.maxiter)
+        rss = jnp.sum((data.y - data.X @ beta) ** 2)
     else:  # Bhattacharya's: O(n²p), nothing p × p
         k_p, k_n = jax.random.split(k_beta)
         beta = gibbs_beta.bhattacharya_draw(jax.random.normal(k_p, (p,), dtype),
@@ -172,13 +183,14 @@ def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False
     return State(beta, noise_var, aux), Info(log_lik, jnp.log(jnp.min(v)))
 
 
-@partial(jax.jit, static_argnames=("scaled", "fixed_noise"))
-def run_sweeps(state, keys, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False):
+@partial(jax.jit, static_argnames=("scaled", "fixed_noise", "beta_draw"))
+def run_sweeps(state, keys, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False, beta_draw="auto"):
     """The jit boundary: one sweep per key of ``keys`` (sweep, chain, 2) for every chain of
     ``state`` (chain-major), ``vmap`` inside the ``scan``; returns ``(last state, every sweep's
     state and Info (sweep, chain, …))``. Compiled once per shape and hierarchy type: data, prior
     and noise prior are arguments."""
-    chains_step = jax.vmap(lambda s, k: step(s, k, data, prior, noise, scaled=scaled, fixed_noise=fixed_noise))
+    chains_step = jax.vmap(lambda s, k: step(s, k, data, prior, noise, scaled=scaled, fixed_noise=fixed_noise,
+                                             beta_draw=beta_draw))
 
     def body(s, k):
         s, info = chains_step(s, k)
@@ -206,7 +218,9 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     bar over the sweeps (``None``: when standard error is a terminal); the sweeps then run in about
     20 compiled calls, with the same draws (every sweep's key is split from ``seed`` first).
     ``beta_draw``: ``"auto"`` (Rue's draw from sufficient statistics for ``p ≤ n``, Bhattacharya's
-    for ``p > n``) or ``"rue"``, ``"bhattacharya"`` forced (:func:`gibbs_data`).
+    for ``p > n``) or ``"rue"``, ``"bhattacharya"`` forced (:func:`gibbs_data`), or ``"cg"`` / a
+    :class:`~.gibbs_beta.CG` (its tolerance and iterations): the prior-preconditioned conjugate
+    gradient draw of Nishimura & Suchard (2023) from ``X`` at any shape, warm-started at each chain's β.
     """
     if likelihood is not None and make_likelihood(likelihood).name != "gaussian":
         if noise_prior != FLAT or noise_var is not None or scaled:
@@ -236,8 +250,9 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     state = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (num_chains, *jnp.shape(a))), start)
     total = num_warmup + num_samples
     keys = _sweep_keys(seed, num_chains, total)
+    extra = {} if gibbs_beta.choose_method(1, 1, beta_draw) != "cg" else {"beta_draw": beta_draw}
     return _drive(lambda st, k: run_sweeps(st, k, data, prior, noise, scaled=bool(scaled),
-                                           fixed_noise=noise_var is not None),
+                                           fixed_noise=noise_var is not None, **extra),
                   state, keys, num_warmup, progress_bar)
 
 
@@ -322,7 +337,9 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
             jnp.ones((), dtype), beta_draw))
     v = jnp.maximum(prior.gibbs_prior_variance(aux), jnp.finfo(dtype).tiny)
     coef = gibbs_beta.draw_beta(k_beta, data.design, z, omega, jnp.concatenate([data.lead_var, v]),
-                                jnp.ones((), dtype), beta_draw)
+                                jnp.ones((), dtype), beta_draw,
+                                init=jnp.concatenate([jnp.broadcast_to(state.intercept, data.lead_var.shape),
+                                                      state.beta]))
     lead = data.lead_var.shape[0]
     beta, intercept = coef[lead:], jnp.sum(coef[:lead])
     aux = prior.gibbs_update(k_aux, beta, aux)
@@ -367,7 +384,8 @@ def run_augmented(X, y, prior, likelihood, *, num_warmup=1000, num_samples=1000,
     a likelihood without ``gibbs_param_step``), default ``likelihood.init_params(y)``, 1 for those
     without a parameter. The Student-t's ``s²`` has Jeffreys' prior, the negative binomial's
     dispersion Gamma(1, 0.1) (their ``gibbs_param_step``). Chains start at ``β = 0``, ``b₀ = 0``.
-    ``beta_draw`` as :func:`run`'s: Rue's draw for ``p + 1 ≤ n``, else Bhattacharya's.
+    ``beta_draw`` as :func:`run`'s: Rue's draw for ``p + 1 ≤ n``, else Bhattacharya's, or CG
+    warm-started at the chain's ``(b₀, β)``.
     """
     likelihood = require_gibbs_likelihood(make_likelihood(likelihood))
     require(prior, "gibbs")
