@@ -2,9 +2,8 @@
 estimator: its likelihood, the scale of its outcome, and the basis its posterior draws are on.
 
 Each question is put to the fitted estimator's public attributes (``likelihood_``, ``link``,
-``feature_map_``), not to its class, so that any estimator that states its likelihood is read the
-same way. Three estimators do not state it yet (see :func:`likelihood_name`,
-:func:`draws_on_raw_terms`); they are answered by the one fallback here until they do.
+``weights_basis_``, ``feature_map_``), never to its class, so that any estimator that states them is
+read the same way.
 """
 from __future__ import annotations
 
@@ -23,10 +22,8 @@ def likelihood_name(est):
     ``"bernoulli_logistic"``, ``"poisson"``, ``"multinomial"``, ...), or ``None`` when it states none.
 
     Asked, in order, of ``likelihood_`` (the fitted likelihood object, or a name), the
-    ``likelihood`` parameter, and a classifier's ``link`` (:data:`LINKS`). Three estimators state none
-    yet: the Bernoulli RVM (logistic), SMLR (multinomial) and the Poisson RVM; until they have
-    ``likelihood_``, they are recognised here. Any other regressor that states none is Gaussian by
-    the package's convention (the type-II regressors and the Bayesian Lasso).
+    ``likelihood`` parameter, and a classifier's ``link`` (:data:`LINKS`). A regressor that states
+    none is Gaussian by the package's convention; a classifier that states none has ``None``.
     """
     from sklearn.base import is_classifier
 
@@ -39,23 +36,7 @@ def likelihood_name(est):
     link = getattr(est, "link", None)
     if isinstance(link, str) and link in LINKS:
         return LINKS[link]
-    undeclared = _undeclared_likelihood(est)
-    if undeclared is not None or is_classifier(est):
-        return undeclared
-    return "gaussian"
-
-
-def _undeclared_likelihood(est):
-    """The likelihood of the estimators without ``likelihood_`` (TODO: remove when they have it)."""
-    from sparsebayes.inference import SMLRCV, PoissonRVMRegressor, RVMClassifier, SMLRClassifier
-
-    if isinstance(est, RVMClassifier):
-        return "bernoulli_logistic"
-    if isinstance(est, (SMLRClassifier, SMLRCV)):
-        return "multinomial"
-    if isinstance(est, PoissonRVMRegressor):
-        return "poisson"
-    return None
+    return None if is_classifier(est) else "gaussian"
 
 
 def on_link_scale(est):
@@ -70,11 +51,9 @@ def on_link_scale(est):
 def draws_on_raw_terms(est):
     """Whether ``est``'s posterior draws (``to_inference_data``, its twin's) are weights of the raw terms
     its feature map names (``A β``, :meth:`~sparsebayes.models.LinearFeatures.raw_weights`) rather than of
-    its design's columns. Only the Bernoulli RVM's are, and it does not say so yet (TODO: an attribute,
-    e.g. ``weights_basis_ = "raw"``, on the estimator)."""
-    from sparsebayes.inference import RVMClassifier
-
-    return isinstance(est, RVMClassifier) and getattr(est, "feature_map_", None) is not None
+    its design's columns: the estimator says so by ``weights_basis_ == "raw"`` (the Bernoulli RVM's), with
+    a fitted feature map to read them by."""
+    return getattr(est, "weights_basis_", None) == "raw" and getattr(est, "feature_map_", None) is not None
 
 
 def to_raw_terms(feature_map):

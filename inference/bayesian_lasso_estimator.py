@@ -14,6 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
+from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.typeii_hierarchies import ScaledLaplacePrior
 
 from ._base import atomic_fit, basis_names
@@ -77,7 +78,8 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
     prior_ : the hierarchy fitted, ``ScaledLaplacePrior(a=lam2_shape, b=lam2_rate, c=c, d=d)``
         (:attr:`_hierarchy_fields`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
         for ``sampler="nuts"``) with the other parameters as options refits this model, the same
-        draws for the same ``seed``.
+        draws for the same ``seed``;
+    likelihood_ : the :class:`~sparsebayes.models.likelihoods.GaussianLikelihood` (σ² sampled: ``noise_var_``).
     """
 
     #: The hierarchy object of this model: Park & Casella's ``τ_j² ~ Exp(λ²/2)``, ``λ² ~ Gamma(r, δ)`` is
@@ -168,6 +170,7 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
                              rhat_max=None, coords=coords, dims=dims, lam2_shape=self.lam2_shape,
                              lam2_rate=self.lam2_rate, c=self.c, d=self.d, marginal=marginal)
         self.idata_ = idata
+        self.likelihood_ = GaussianLikelihood()
         self.prior_ = self._hierarchy(**{field: getattr(hyper, param) for field, param in
                                          self._hierarchy_fields.items()})
         beta = np.asarray(idata.posterior["beta"]).reshape(-1, p)
@@ -217,6 +220,11 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         (1.x gives an equal-tailed interval where 0.x gives the HDI)."""
         import arviz as az  # on use: ArviZ is 1.3 s of the package's 3 s import
         return az.summary(self.idata_, var_names=["beta"])
+
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:func:`sparsebayes.inference.twin_builders.bayesian_lasso_model`)."""
+        from .twin_builders import bayesian_lasso_model
+        return bayesian_lasso_model(self, X, y, surrogate_eps, train)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

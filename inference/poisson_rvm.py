@@ -77,7 +77,8 @@ class PoissonRVMRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator)
     prior_var_ (``1/α``, 0 where pruned), prior_ (the hierarchy fitted: ``ARDPrior()``, flat on every
     ``α_i``, as :class:`RVMClassifier`'s), laplace_cov_ (``Σ`` over the active basis functions),
     n_iter_, converged_ (no move gains more than ``tol``, after at least one move), stalled_
-    (stopped on a cycle of moves, best state kept).
+    (stopped on a cycle of moves, best state kept), likelihood_ (the
+    :class:`~sparsebayes.models.likelihoods.PoissonLikelihood`: ``prior_`` and ``likelihood_`` name the model).
     """
 
     def __init__(self, *, features="linear", kernel_width="scale", bias=True, max_iter=1000, tol=1e-6):
@@ -113,6 +114,7 @@ class PoissonRVMRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator)
         self.intercept_ = float(raw[0]) if first else 0.0
         self.prior_var_ = np.asarray(state.var)
         self.prior_ = ARDPrior()
+        self.likelihood_ = LIKELIHOOD
         self.laplace_cov_ = typeii_laplace.posterior_covariance(Phi, y, state, likelihood=LIKELIHOOD)
         self.objective_ = float(state.objective)
         self.n_iter_ = int(state.n_iter)

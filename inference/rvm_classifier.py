@@ -86,7 +86,10 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
     ``ARDPrior()``, flat on every ``α_i``), laplace_cov_ (per classifier, ``Σ`` over
     its active basis functions), n_iter_, converged_ (no move gains more than ``tol``, reached
     after at least one move: False for a fit that stopped at its start), stalled_ (stopped on a
-    cycle, best state kept: see :mod:`sparsebayes.inference.typeii_laplace`).
+    cycle, best state kept: see :mod:`sparsebayes.inference.typeii_laplace`), likelihood_ (the
+    :class:`~sparsebayes.models.likelihoods.BernoulliLogisticLikelihood`), weights_basis_ (``"raw"``:
+    the weights of :meth:`to_inference_data` and of the posterior draws are the raw terms' weights of
+    ``beta_``, :func:`~._base.raw_weights`, not the weights on ``feature_map_``'s columns).
     """
 
     def __init__(self, *, features="kernel", kernel_width="scale", bias=True, max_iter=1000, tol=1e-6):
@@ -127,6 +130,8 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
         self.intercept_ = raw[:, 0] if first else np.zeros(len(states))
         self.prior_var_ = np.array([np.asarray(s.var) for s in states])
         self.prior_ = ARDPrior()
+        self.likelihood_ = LIKELIHOOD
+        self.weights_basis_ = "raw"
         self.laplace_cov_ = [np.asarray(typeii_laplace.posterior_covariance(Phi, t, s, likelihood=LIKELIHOOD))
                              for t, s in zip(targets, states)]
         self.objective_ = np.array([float(s.objective) for s in states])
@@ -198,6 +203,11 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
                                coords=coords, dims=dims, attrs={"objective": self.objective_.tolist()})
         return point_estimate_idata({"beta": raw_weights(self.feature_map_, self.beta_)}, method="rvm-bernoulli-typeii",
                                     coords=coords, dims=dims, attrs={"objective": self.objective_.tolist()})
+
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:func:`sparsebayes.inference.twin_builders.bernoulli_rvm_model`)."""
+        from .twin_builders import bernoulli_rvm_model
+        return bernoulli_rvm_model(self, X, y, surrogate_eps, train)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -42,7 +42,7 @@ from sparsebayes.inference.idata import draws_idata, gaussian_draws, point_estim
 from sparsebayes.inference.posterior_sampling import PosteriorSamplingMixin
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
 from sparsebayes.models.map_priors import penalty_prior
-from sparsebayes.models.multinomial import flatten, hessian, unflatten
+from sparsebayes.models.multinomial import MULTINOMIAL, flatten, hessian, unflatten
 
 
 def visitation_seed(random_state):
@@ -172,6 +172,11 @@ def _digest(X):
 class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEstimator):
     """Prediction, fitted attributes and InferenceData shared by the fit-once and CV estimators."""
 
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:func:`sparsebayes.inference.twin_builders.smlr_model`)."""
+        from sparsebayes.inference.twin_builders import smlr_model
+        return smlr_model(self, X, y, surrogate_eps, train)
+
     def _clear_fitted(self):
         """Delete every fitted attribute (names ending in ``_``): none survives a refit with other
         parameters (a kernel fit's ``relevance_indices_`` after a linear refit)."""
@@ -269,6 +274,7 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         self._basis_weights_ = np.hstack([scale_bias_row(W, self.bias_scale_), np.zeros((d, 1))])
         self.coef_, self.intercept_ = sklearn_layout(self._basis_weights_, has_bias_column(self.feature_map_))
         self.prior_ = penalty_prior(self.penalty, self.lam_)  # SparseClassifier(method="map", prior=prior_) refits it
+        self.likelihood_ = MULTINOMIAL
         self.n_iter_ = int(info.n_iter)
         self.objective_ = float(info.objective)
         self.optimality_residual_ = float(info.residual)
@@ -462,6 +468,9 @@ class SMLRClassifier(_MultinomialLogisticBase):
         ``LaplacePrior.from_lam(lam_)``, ``GaussianPrior(lam_)``, ``FlatPrior()``):
         ``SparseClassifier(method="map", prior=prior_)``, with the same features and options (but
         ``lam_relative``: ``prior_`` holds the absolute λ), refits it.
+    likelihood_ : MultinomialLogisticLikelihood
+        The likelihood fitted (:class:`~sparsebayes.models.multinomial.MultinomialLogisticLikelihood`,
+        003 eqs. 1–2, the last class the reference).
     n_nonzero_, n_iter_, objective_, optimality_residual_, solver_
 
     A fit sets or deletes every fitted attribute; a fit that fails (bad input, or a warning

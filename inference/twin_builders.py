@@ -1,5 +1,13 @@
-"""The twins of the type-II regressors, the Bernoulli RVM and SMLR: each fitted estimator's model on its
-own design, for :func:`sparsebayes.inference.twin_posterior.twin`.
+"""The twins of the type-II regressors, the Bayesian Lasso, the Bernoulli RVM and SMLR: each fitted
+estimator's model on its own design, for :func:`sparsebayes.inference.twin_posterior.twin`.
+
+Each estimator reaches its builder through its own ``posterior_model``
+(:class:`~sparsebayes.inference.posterior_sampling.PosteriorSamplingMixin`): :func:`typeii_model`
+(:class:`~sparsebayes.inference.RVMRegressor`, :class:`~sparsebayes.inference.BLSRegressor`,
+:class:`~sparsebayes.inference.FLAPRegressor`, each naming its hierarchy), :func:`bayesian_lasso_model`,
+:func:`bernoulli_rvm_model` and :func:`smlr_model`; nothing here asks an estimator's class. With
+``X = None`` each gives the data-free record (its Gibbs sampler and point,
+:mod:`sparsebayes.inference.posterior_model`).
 
 Each builder returns the namespace :func:`~sparsebayes.inference.twin_posterior.twin` documents,
 with, beside ``model``, ``H``, ``y``, ``kwargs``, ``names`` and ``label``:
@@ -21,14 +29,11 @@ import numpy as np
 
 from ._base import basis_names, raw_weights
 from ._validation import validate_predict_data
-from .bayesian_lasso_estimator import BayesianLassoRegressor
-from .rvm_classifier import RVMClassifier
-from .smlr import _MultinomialLogisticBase
 from .twin_typeii import run_typeii_gibbs, typeii_twin_model
-from .typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 
-TYPEII = (RVMRegressor, BLSRegressor, FLAPRegressor)
-SUPPORTED = (*TYPEII, RVMClassifier, _MultinomialLogisticBase, BayesianLassoRegressor)
+#: The type-II regressors' hierarchies, as their ``posterior_model`` names them to :func:`typeii_model`:
+#: the RVM's ARD (on its labelled proper surrogate), FLAP's Laplace, BLS's σ-scaled Laplace.
+TYPEII_HIERARCHIES = ("ard", "laplace", "scaled-laplace")
 
 _IMPROPER = ("the RVM's flat prior on each precision α_i has no proper posterior (infinite mass at α_i → ∞), so there "
              "is nothing to sample: pass surrogate_eps (e.g. 1e-3) to sample the labelled proper surrogate "
@@ -36,38 +41,61 @@ _IMPROPER = ("the RVM's flat prior on each precision α_i has no proper posterio
 
 
 def build(est, X, y, surrogate_eps, train=None):
-    """The twin of fitted ``est`` (one of :data:`SUPPORTED`: the estimators whose model is written by its
-    own builder here, reached through their ``posterior_model``) on ``(X, y)``. ``train``: the training
-    rows' twin, for held-out rows (the type-II twin's columns, the Bayesian Lasso's centring)."""
-    _check_supported(est)
-    if isinstance(est, BayesianLassoRegressor):
-        return _bayesian_lasso(est, X, y, surrogate_eps, None if train is None else train.centre)
-    X = validate_predict_data(est, X)
-    if isinstance(est, TYPEII):
-        t = _typeii(est, X, y, surrogate_eps, None if train is None else train.keep)
-    elif isinstance(est, RVMClassifier):
-        t = _rvm_classifier(est, X, y, surrogate_eps)
-    else:
-        t = _smlr(est, X, y, surrogate_eps)
+    """The default hook's answer for an estimator that does not write its ``posterior_model``: a
+    ``ValueError`` naming it (the estimators of this module call their builder from their own hook)."""
+    raise ValueError(f"{type(est).__name__} has no posterior model here: its posterior_model is not written")
+
+
+def described(est):
+    """The data-free form of :func:`build`: the same ``ValueError``."""
+    return build(est, None, None, None)
+
+
+def typeii_model(est, X=None, y=None, surrogate_eps=None, train=None, *, hierarchy):
+    """The twin of a fitted type-II regressor under ``hierarchy`` (one of :data:`TYPEII_HIERARCHIES`) on
+    ``(X, y)``; ``train``: the training rows' twin, whose columns left out as constant the held-out
+    rows' keep. ``X = None``: the data-free record, whose Gibbs sampler is the twin's
+    (:func:`run_typeii_gibbs`), none in the flat limit (:func:`flat_limit`)."""
+    if hierarchy not in TYPEII_HIERARCHIES:
+        raise ValueError(f"hierarchy must be one of {TYPEII_HIERARCHIES}, got {hierarchy!r}")
+    if X is None:
+        flat = hierarchy != "ard" and flat_limit(est)
+        return SimpleNamespace(gibbs=None if flat else _typeii_gibbs)
+    t = _typeii(est, validate_predict_data(est, X), y, surrogate_eps, hierarchy, None if train is None else train.keep)
     t.y_offset = 0.0
     return t
 
 
-def described(est):
-    """The data-free record of ``est``'s model (:mod:`sparsebayes.inference.posterior_model`): its Gibbs
-    sampler, for the Bayesian Lasso and the type-II regressors' twins (none at a fitted λ = 0)."""
-    _check_supported(est)
-    if isinstance(est, BayesianLassoRegressor):  # its "point" is its posterior median, labelled as such
+def bayesian_lasso_model(est, X=None, y=None, surrogate_eps=None, train=None):
+    """The fitted Bayesian Lasso's model on ``(X, y)`` (:func:`_bayesian_lasso`: centred at the training
+    means, ``train.centre`` for held-out rows). ``X = None``: the data-free record, its Park–Casella
+    Gibbs sampler and its "point", the posterior median, labelled as such."""
+    if X is None:
         point = None if not hasattr(est, "coef_") else {"beta": np.asarray(est.coef_, dtype=np.float64),
                                                        "noise_var": est.noise_var_}
         return SimpleNamespace(gibbs=_bayesian_lasso_gibbs, point=point,
                                point_label=f"bayesian-lasso-{est.sampler}-posterior-median")
-    return SimpleNamespace(gibbs=_typeii_gibbs if isinstance(est, TYPEII) and not flat_limit(est) else None)
+    return _bayesian_lasso(est, X, y, surrogate_eps, None if train is None else train.centre)
 
 
-def _check_supported(est):
-    if not isinstance(est, SUPPORTED):
-        raise ValueError(f"{type(est).__name__} has no posterior model here: its posterior_model is not written")
+def bernoulli_rvm_model(est, X=None, y=None, surrogate_eps=None, train=None):
+    """The fitted two-class Bernoulli RVM's model on ``(X, y)`` (:func:`_rvm_classifier`). ``X = None``:
+    the data-free record (no Gibbs sampler: the logistic twin here has none)."""
+    if X is None:
+        return SimpleNamespace(gibbs=None)
+    t = _rvm_classifier(est, validate_predict_data(est, X), y, surrogate_eps)
+    t.y_offset = 0.0
+    return t
+
+
+def smlr_model(est, X=None, y=None, surrogate_eps=None, train=None):
+    """The fitted SMLR classifier's model on ``(X, y)`` (:func:`_smlr`). ``X = None``: the data-free
+    record (no Gibbs sampler for the multinomial likelihood)."""
+    if X is None:
+        return SimpleNamespace(gibbs=None)
+    t = _smlr(est, validate_predict_data(est, X), y, surrogate_eps)
+    t.y_offset = 0.0
+    return t
 
 
 def _bayesian_lasso(est, X, y, surrogate_eps, centre=None):
@@ -122,7 +150,7 @@ def _labels(est, y, n):
     return y
 
 
-def _typeii(est, X, y, surrogate_eps, keep=None):
+def _typeii(est, X, y, surrogate_eps, hierarchy, keep=None):
     H = np.asarray(est._design(X), dtype=np.float64)
     names = basis_names(est, est.feature_map_, H.shape[1])
     y = np.asarray(y, dtype=np.float64)
@@ -133,13 +161,13 @@ def _typeii(est, X, y, surrogate_eps, keep=None):
     if keep is None:
         keep = np.ptp(H, axis=0) > 0 if est.fit_intercept else np.any(H != 0, axis=0)
     kwargs = dict(c=float(est.c), d=float(est.d), intercept=bool(est.fit_intercept))
-    if isinstance(est, RVMRegressor):
+    if hierarchy == "ard":
         eps, label = _surrogate(surrogate_eps, "rvm")
         kwargs.update(hierarchy="gamma-precision", surrogate_eps=eps)
     else:
         _no_surrogate(surrogate_eps, est)
         lam = float(est.gamma_)  # the twin's ``lam`` is the papers' λ: the rate on the variances, ``gamma_``
-        bls = isinstance(est, BLSRegressor)
+        bls = hierarchy == "scaled-laplace"
         kwargs.update(hierarchy="laplace", lam=lam, scaled=bls)
         if flat_limit(est):
             kwargs.update(hierarchy="flat")
@@ -161,12 +189,13 @@ def _typeii(est, X, y, surrogate_eps, keep=None):
 
 
 def flat_limit(est):
-    """Whether the fitted BLS or FLAP estimator ``est`` has λ = 0 (``gamma_``): the type-II λ update
+    """Whether the fitted BLS or FLAP estimator ``est`` has λ = 0 (``gamma_``; an estimator without a
+    fitted rate, the RVM, has no flat limit): the type-II λ update
     ``2 max(n + a − 1, 0)/(Σ τ_i + 2b)`` (004 eq. 17) gives 0 with at most one kept weight under the flat
     hyperprior (``a = 0``), the empty model among them. The Laplace prior ``Laplace(0, s/√λ)`` then has
     no shrinkage left, and its twin is the limit ``λ → 0``: a flat prior on the weights
     (``typeii_twin_model(hierarchy="flat")``), sampled by NUTS (no Gibbs conditionals here)."""
-    return isinstance(est, (BLSRegressor, FLAPRegressor)) and not float(est.gamma_) > 0
+    return hasattr(est, "gamma_") and not float(est.gamma_) > 0
 
 
 def _check_flat_limit(est, H, intercept):

@@ -43,10 +43,14 @@ def __getattr__(name):
     """``SUPPORTED``: the estimator classes that describe their model (``posterior_model``) here, for
     documentation and messages (the twin itself asks the hook, not this list)."""
     if name == "SUPPORTED":
-        from . import twin_builders
         from .adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
+        from .bayesian_lasso_estimator import BayesianLassoRegressor
         from .poisson_rvm import PoissonRVMRegressor
-        return (AdaptiveSparseRegressor, SparseProbitClassifier, PoissonRVMRegressor, *twin_builders.SUPPORTED)
+        from .rvm_classifier import RVMClassifier
+        from .smlr import SMLRCV, SMLRClassifier
+        from .typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+        return (AdaptiveSparseRegressor, SparseProbitClassifier, PoissonRVMRegressor, RVMRegressor, BLSRegressor,
+                FLAPRegressor, RVMClassifier, SMLRClassifier, SMLRCV, BayesianLassoRegressor)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

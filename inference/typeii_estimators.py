@@ -20,7 +20,8 @@ covariance of the kept weights), ``noise_var_``, ``intercept_var_`` (with ``fit_
 the flat-prior intercept's variance given the weights, ``σ²/N``; else 0), ``gamma_`` and
 ``lam_`` (BLS and FLAP; the RVM has no such hyperparameter), ``prior_`` (the hierarchy object
 fitted, as ``SparseRegressor(method="type2", prior=...)`` takes it: its hyperprior constants and
-flags; the estimated hyperparameters are ``gamma_`` and ``noise_var_``),
+flags; the estimated hyperparameters are ``gamma_`` and ``noise_var_``), ``likelihood_`` (the
+:class:`~sparsebayes.models.likelihoods.GaussianLikelihood`),
 ``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_`` (no move gains
 more than ``tol``, reached after at least one move: a fit that never left its start is not
 converged), ``cycled_`` (004 Algorithm 1 went round a cycle of moves; the fit stopped at the
@@ -48,6 +49,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
+from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior, _log_noise_prior
 
 from . import typeii
@@ -191,6 +193,7 @@ class _TypeIIRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
         n_obs = y.size - 1 if self.fit_intercept else y.size
         noise0 = max(self._initial_noise_var(y_c), 1e-10 * float(np.mean(y_c**2)))
         prior = self.prior_ = self._prior()
+        self.likelihood_ = GaussianLikelihood()
         fixed_noise = noise0 if prior.noise_update == "fixed" else None
         # nothing to explain (a centred constant y is constant up to rounding; without an intercept only
         # y = 0 is), or nothing to explain it with: the empty model (all weights pruned), no engine run
@@ -365,6 +368,12 @@ class RVMRegressor(_TypeIIRegressor):
     _method = "rvm-typeii"
     _hierarchy = ARDPrior
 
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:func:`sparsebayes.inference.twin_builders.typeii_model`, hierarchy
+        ``"ard"``)."""
+        from .twin_builders import typeii_model
+        return typeii_model(self, X, y, surrogate_eps, train, hierarchy="ard")
+
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, c=-1.0, d=0.0, max_iter=2000,
                  tol=1e-9, noise_every=5, max_active=None, low_rank=True):
         self.features = features
@@ -411,6 +420,12 @@ class BLSRegressor(_TypeIIRegressor):
 
     _method = "bls-typeii"
     _hierarchy = ScaledLaplacePrior
+
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:func:`sparsebayes.inference.twin_builders.typeii_model`, hierarchy
+        ``"scaled-laplace"``)."""
+        from .twin_builders import typeii_model
+        return typeii_model(self, X, y, surrogate_eps, train, hierarchy="scaled-laplace")
 
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
                  lambda_update="algorithm1", noise_update="eq18", max_iter=2000, tol=1e-5, noise_every=1,
@@ -469,6 +484,12 @@ class FLAPRegressor(_TypeIIRegressor):
 
     _method = "flap-typeii"
     _hierarchy = LaplaceVariancePrior
+
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:func:`sparsebayes.inference.twin_builders.typeii_model`, hierarchy
+        ``"laplace"``)."""
+        from .twin_builders import typeii_model
+        return typeii_model(self, X, y, surrogate_eps, train, hierarchy="laplace")
 
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, estimate_noise=False,
                  noise_var=None, a=0.0, b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5,
