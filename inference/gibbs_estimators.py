@@ -49,6 +49,7 @@ from sparsebayes.models.likelihoods import make_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, supports
 
 from . import hierarchy_gibbs
+from .posterior_sampling import PosteriorSamplingMixin
 from ._base import atomic_fit, basis_names, fit_feature_design
 from ._validation import (check_count, check_flags, check_number, validate_classification_data,
                           validate_predict_data, validate_regression_data)
@@ -154,10 +155,98 @@ def _draw(est, H, y, prior_gibbs, lik):
     return hierarchy_gibbs.AugmentedState(beta, intercept, noise, states.aux), infos
 
 
-class _SamplingBase(BaseEstimator):
+def _engine_sampler(est):
+    """The record's Gibbs sampler (:mod:`~sparsebayes.inference.posterior_model`'s ``gibbs`` field) for the
+    fitted sampling estimator ``est``: this module's engine with ``est``'s hierarchy, likelihood and
+    intercept, run on the record's basis and targets; ``None`` where the hierarchy has no Gibbs
+    conditionals or the likelihood no conjugate augmentation."""
+    lik = est.likelihood_
+    try:
+        gibbs_hierarchy(est.prior_)
+        hierarchy_gibbs.require_gibbs_likelihood(lik)
+    except ValueError:
+        return None
+    classifier = hasattr(est, "classes_")
+
+    def sampler(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar=False):
+        engine = (GibbsClassifier(prior=est.prior_, link=lik) if classifier
+                  else GibbsRegressor(prior=est.prior_, likelihood=lik))
+        engine.set_params(fit_intercept=est.fit_intercept, num_warmup=num_warmup, num_samples=num_samples,
+                          num_chains=num_chains, seed=seed, progress_bar=progress_bar)
+        _, prior_gibbs = engine._engine_prior()
+        _, idata = engine._sample(np.asarray(t.H, dtype=np.float64), np.asarray(t.y, dtype=np.float64), prior_gibbs,
+                                  lik, coords)
+        idata.posterior.attrs.update(inference="gibbs-estimator")
+        return idata
+
+    return sampler
+
+
+class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
     """Fit and summary shared by the sampling estimators (:class:`GibbsRegressor`, :class:`GibbsClassifier`
     and the NUTS ones of :mod:`.nuts_estimators`). A subclass gives ``_engine_prior`` (the hierarchy
-    as fitted and the engine's form of it), ``_check_likelihood`` and ``_sample`` (the draws)."""
+    as fitted and the engine's form of it), ``_check_likelihood`` and ``_sample`` (the draws).
+
+    :meth:`posterior_model` describes the model sampled, so :func:`sparsebayes.compare` and
+    ``sample_posterior`` take these estimators: the model's point is the posterior median."""
+
+    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
+        """This fit's model as a record (:mod:`sparsebayes.inference.posterior_model`), the posterior the
+        fit sampled: the fitted hierarchy (``prior_``) and likelihood (``likelihood_``) on
+        :func:`~sparsebayes.models.model.sparse_model` with the basis ``feature_map_.transform(X)`` as
+        ``H`` (no bias column) and, with ``fit_intercept``, the intercept as the fit had it: the model
+        :func:`~sparsebayes.inference.nuts_estimators.intercept_model_for` (site ``intercept``, flat under
+        the Gaussian likelihood, ``N(0, 10²)`` otherwise, the Gibbs engine's
+        :data:`~sparsebayes.inference.hierarchy_gibbs.INTERCEPT_SCALE`; ``beta`` on ``basis`` the basis
+        weights alone, as in :meth:`to_inference_data`). The likelihood's own parameter is sampled under
+        the prior it declares (the Gaussian σ² flat: a :class:`GibbsRegressor` with another ``c, d`` is
+        a ``ValueError``). The Gibbs sampler, where the hierarchy has Gibbs conditionals and the
+        likelihood a conjugate augmentation, is this module's engine (:class:`GibbsRegressor` /
+        :class:`GibbsClassifier`'s sweep on the record's ``H`` and ``y``). The point (``point``) is the
+        posterior median: ``coef_``, ``intercept_`` and the likelihood's parameter
+        (``likelihood_param_``), labelled ``<sampler>-posterior-median``. Two classes only (one-vs-all
+        fits are separate models). ``X = None``: the record without data (its samplers)."""
+        from .nuts_estimators import WithIntercept, intercept_model_for, intercept_prior_model, intercept_scale
+        from .posterior_model import binary_targets, design, regression_targets, sparse_posterior_model
+
+        check_is_fitted(self, "idata_")
+        lik, prior = self.likelihood_, self.prior_
+        if lik.name == "gaussian" and (getattr(self, "c", -1.0), getattr(self, "d", 0.0)) != (-1.0, 0.0):
+            raise ValueError("the posterior model puts the flat prior on σ² (000 eq. 6); this fit has c, d = "
+                             f"{self.c}, {self.d}: refit with the defaults to compare it")
+        eps = getattr(self, "surrogate_eps", None)
+        eps = surrogate_eps if eps is None else eps
+        classifier = hasattr(self, "classes_")
+        point = None
+        if not classifier or len(self.classes_) == 2:
+            point = {"beta": np.asarray(self.coef_, dtype=np.float64).reshape(-1)}
+            if self.fit_intercept:
+                point["intercept"] = float(np.ravel(self.intercept_)[0])
+            name = getattr(lik, "param_name", None)
+            if name and not classifier and self.likelihood_param_ is not None:
+                point[name] = float(self.likelihood_param_)
+        point_label = f"{self._sampler_label.lower()}-posterior-median"
+        scale = intercept_scale(lik)
+        label = None
+        if X is None:
+            record = sparse_posterior_model(prior, lik, surrogate_eps=eps, point=point)
+        else:
+            H, names = design(self, X)
+            target = (binary_targets(self, y, H.shape[0], type(self).__name__) if classifier
+                      else regression_targets(y, H.shape[0], lik))
+            record = sparse_posterior_model(prior, lik, H, target, names=names, surrogate_eps=eps, point=point)
+            if self.fit_intercept:
+                label = record.label + ("; intercept flat" if scale is None else f"; intercept N(0, {scale:g}²)")
+                record.model = intercept_model_for(record.prior, lik)
+                # the statement of all the weights (what the twin asks of ``prior``): not the hierarchy's
+                # alone, whose collapsed NUTS form would drop the intercept
+                record.prior = WithIntercept(record.prior, scale)
+                record.prior_model = intercept_prior_model
+                record.kwargs = {**record.kwargs, "intercept_scale": scale}
+                record.label = label
+        record.gibbs = _engine_sampler(self)
+        record.point_label = point_label
+        return record
 
     def _engine_prior(self):
         return gibbs_hierarchy(self.prior)

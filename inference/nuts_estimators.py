@@ -27,7 +27,7 @@ import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
 from sparsebayes.models.likelihoods import require_likelihood
-from sparsebayes.models.model import beta_statement, sparse_model_for
+from sparsebayes.models.model import beta_statement, sparse_model, sparse_model_for
 from sparsebayes.models.priors import HIERARCHIES, nuts_settings
 
 from .gibbs_estimators import _DOC_SAMPLER, GibbsClassifier, GibbsRegressor
@@ -52,6 +52,56 @@ class WithIntercept(NamedTuple):
         return jnp.concatenate([jnp.reshape(b0, (1,)), beta])
 
 
+#: :func:`intercept_model_for`'s functions, one per (statement class, likelihood class).
+_MODELS = {}
+
+
+def _with_ones(H):
+    H = jnp.asarray(H)
+    return jnp.concatenate([jnp.ones((H.shape[0], 1), H.dtype), H], axis=1)
+
+
+def intercept_model_for(statement, likelihood):
+    """:func:`~sparsebayes.models.model.sparse_model` with an intercept, on the basis ``H`` without a bias
+    column: ``model(H, y, prior=statement, likelihood=..., params=..., marginal=..., intercept_scale=s)``
+    is ``sparse_model([1, H], y, prior=WithIntercept(statement, s), ...)`` (site ``intercept``: flat with
+    ``s = None``, else ``N(0, s²)``; ``beta`` on the ``H`` columns alone). The hierarchy's statement
+    stays a keyword argument of its own, so NUTS runs with the settings it declares; one function per
+    class of statement and likelihood, as :func:`~sparsebayes.models.model.sparse_model_for` (its
+    compiled programs are kept by the model function and these arguments' values)."""
+    key = (type(statement), type(likelihood))
+    if key not in _MODELS:
+        def model(H, y=None, *, prior, likelihood, params=None, marginal=False, intercept_scale=None):
+            return sparse_model(_with_ones(H), y, prior=WithIntercept(prior, intercept_scale), likelihood=likelihood,
+                                params=params, marginal=marginal)
+
+        model.__name__ = model.__qualname__ = f"intercept_model_{'_'.join(k.__name__ for k in key)}"
+        model.__wrapped__ = sparse_model
+        _MODELS[key] = model
+    return _MODELS[key]
+
+
+def intercept_prior_model(H, y=None, *, prior, likelihood=None, params=None, marginal=False, intercept_scale=None):
+    """The prior half of :func:`intercept_model_for`'s model (same arguments): ``intercept`` and ``β``."""
+    return WithIntercept(prior, intercept_scale).sample_beta(H.shape[1] + 1, marginal=marginal)
+
+
+def intercept_scale(likelihood):
+    """The intercept's prior scale under ``likelihood``: ``None`` (flat) for the Gaussian, else
+    :data:`~sparsebayes.inference.hierarchy_gibbs.INTERCEPT_SCALE` (the Gibbs engine's ``N(0, 10²)``)."""
+    return None if likelihood.name == "gaussian" else float(INTERCEPT_SCALE)
+
+
+def per_weight_sites(model, H, y, kwargs):
+    """The model's latent sites with one entry per column of ``H`` (``beta``, the horseshoe's
+    ``lam_local``, the Laplace mixture's ``tau``, ...), read from its trace: they get the dim ``basis``."""
+    from .nuts import _model_trace
+    p = H.shape[1]
+    return sorted(name for name, site in _model_trace(model, (H, y), kwargs).items()
+                  if site["type"] in ("sample", "deterministic") and not site.get("is_observed", False)
+                  and np.shape(site["value"]) == (p,))
+
+
 class _NutsSampling:
     """The NUTS hooks of the sampling estimators (:class:`~.gibbs_estimators._SamplingBase`)."""
 
@@ -71,16 +121,19 @@ class _NutsSampling:
         from .nuts import run_nuts
 
         statement, marginal, prior = engine_prior
+        kwargs = dict(prior=statement, likelihood=lik, marginal=marginal)
         if self.fit_intercept:
-            statement = WithIntercept(statement, None if lik.name == "gaussian" else float(INTERCEPT_SCALE))
-            H = np.hstack([np.ones((H.shape[0], 1)), H])
+            model = intercept_model_for(statement, lik)
+            kwargs["intercept_scale"] = intercept_scale(lik)
+        else:
+            model = sparse_model_for(statement, lik)
         declared = nuts_settings(prior)
         target = self.target_accept_prob if self.target_accept_prob is not None else declared.get("target_accept_prob")
-        idata = run_nuts(sparse_model_for(statement, lik), H, y, num_warmup=self.num_warmup,
+        dims = {**{s: ["basis"] for s in per_weight_sites(model, H, y, kwargs)}, "y": ["obs"]}
+        idata = run_nuts(model, H, y, num_warmup=self.num_warmup,
                          num_samples=self.num_samples, num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
                          max_tree_depth=declared.get("max_tree_depth"), progress_bar=bool(self.progress_bar),
-                         rhat_max=None, coords=coords, dims={"beta": ["basis"], "y": ["obs"]},
-                         prior=statement, likelihood=lik, marginal=marginal)
+                         rhat_max=None, coords=coords, dims=dims, **kwargs)
         post = idata.posterior
         beta = np.asarray(post["beta"])
         intercept = np.asarray(post["intercept"]) if self.fit_intercept else np.zeros(beta.shape[:2])
