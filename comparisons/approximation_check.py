@@ -99,6 +99,26 @@ def log_joint(beta, H, y, prior, likelihood="gaussian", noise_var=None):
     return log_prior - 0.5 * rss / float(noise_var)
 
 
+def approximation_kind(est):
+    """Which approximation a fitted estimator carries, asked of its public attributes
+    (:func:`~sparsebayes.comparisons.fitted_model.likelihood_name`), not its class: ``"probit"`` (a
+    two-class probit classifier with ``laplace_cov_``: the Laplace approximation at the mode), ``"em"``
+    (``gaussian_conditional``: the EM regressor's Gaussian conditional at the final E-step),
+    ``"typeii"`` (a Gaussian regressor with ``sigma_`` and ``active_``: the type-II ``N(μ, Σ)`` at the
+    fitted hyperparameters), or ``None``."""
+    from .fitted_model import likelihood_name
+    if not callable(getattr(est, "fit", None)):  # not an estimator
+        return None
+    lik = likelihood_name(est)
+    if lik == "probit" and len(getattr(est, "classes_", ())) == 2 and hasattr(est, "laplace_cov_"):
+        return "probit"
+    if hasattr(est, "gaussian_conditional"):
+        return "em"
+    if lik == "gaussian" and hasattr(est, "sigma_") and hasattr(est, "active_") and hasattr(est, "coef_"):
+        return "typeii"
+    return None
+
+
 def approximation_moments(est):
     """The fitted estimator's own Gaussian approximation of its posterior, where it has one:
     ``(active, mean, cov, labels)`` with ``active`` indexing the estimator's weights (its
@@ -109,15 +129,14 @@ def approximation_moments(est):
     Gaussian conditional at the final E-step, :meth:`gaussian_conditional`), the two-class
     :class:`~sparsebayes.inference.SparseProbitClassifier` (the Laplace approximation at the mode,
     ``laplace_cov_``), the type-II regressors (``N(μ, Σ)`` at the fitted hyperparameters: ``coef_``,
-    ``sigma_`` on ``active_``, 004 Sec. 2.4)."""
-    from sparsebayes.inference.adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
-    from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor
-    if isinstance(est, AdaptiveSparseRegressor):
+    ``sigma_`` on ``active_``, 004 Sec. 2.4); recognised by :func:`approximation_kind`."""
+    kind = approximation_kind(est)
+    if kind == "em":
         active, mean, cov = est.gaussian_conditional()
-    elif isinstance(est, SparseProbitClassifier) and len(est.classes_) == 2:
+    elif kind == "probit":
         active = np.flatnonzero(est.beta_[0])
         mean, cov = est.beta_[0][active], est.laplace_cov_[0]
-    elif isinstance(est, (RVMRegressor, BLSRegressor, FLAPRegressor)):  # the type-II regressors
+    elif kind == "typeii":
         active = np.flatnonzero(np.asarray(est.active_)) if np.asarray(est.active_).dtype == bool else np.asarray(
             est.active_, dtype=np.int64)
         mean, cov = np.asarray(est.coef_)[active], est.sigma_
@@ -161,8 +180,7 @@ def optimizer_result_group(est, method=""):
     estimate's ``inference`` label). One value per classifier where the estimator fits several.
     ``None`` for an estimator without an objective (a sampler such as the Bayesian Lasso)."""
     import xarray as xr
-    from sparsebayes.inference import BayesianLassoRegressor
-    if isinstance(est, BayesianLassoRegressor) or getattr(est, "objective_", None) is None:
+    if getattr(est, "objective_", None) is None:
         return None
     data = {}
     for name, attr, dtype in (("fun", "objective_", np.float64), ("nit", "n_iter_", np.int64),
@@ -177,51 +195,162 @@ def optimizer_result_group(est, method=""):
     return xr.Dataset(data, attrs={f"{k}_source": v for k, v in sources.items() if k in data})
 
 
-def estimator_check(est, H, y, *, num_draws=4000, seed=0):
-    """:func:`check` of the fitted :class:`~sparsebayes.inference.AdaptiveSparseRegressor`'s Gaussian
-    conditional (or a two-class :class:`~sparsebayes.inference.SparseProbitClassifier`'s Laplace
-    approximation) against its model on the design ``H`` and targets ``y`` (0/1 for the classifier):
-    ``num_draws`` draws of ``to_inference_data(draws=...)``, their Gaussian log density on the active
-    set and :func:`log_joint` there. Returns the dict of :func:`check` with ``n_active``, ``draws``
-    (the approximation's draws, S × p), ``target`` (what ``p`` is conditional on) and ``coverage``: the
-    measured coverage of this approximation's intervals on simulated data
-    (:func:`sparsebayes.inference.approximation_coverage.measured_coverage`, case -> (50 %, 90 %)),
-    also cited in the line; empty where it was not measured.
+def _binary_targets(est, y):
+    y = np.asarray(y)
+    if np.all(np.isin(y, est.classes_)):
+        return (y == est.classes_[1]).astype(np.float64)
+    if not np.all(np.isin(y, (0.0, 1.0))):
+        raise ValueError(f"y must hold the classifier's labels {list(est.classes_)} or 0/1")
+    return y.astype(np.float64)
 
-    TODO: the type-II estimators' and the Bernoulli RVM's Laplace draws (their twins' hierarchies
-    integrate the precisions out in closed form too: the Student-t marginal of the RVM's surrogate)."""
-    from sparsebayes.inference.adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
-    if isinstance(est, AdaptiveSparseRegressor):
-        likelihood, noise = "gaussian", (None if est.noise_var is None else float(est.noise_var))
-    elif isinstance(est, SparseProbitClassifier) and len(est.classes_) == 2:
-        likelihood, noise = "probit", None
-        y = np.asarray(y)
-        if np.all(np.isin(y, est.classes_)):
-            y = (y == est.classes_[1]).astype(np.float64)
-        elif not np.all(np.isin(y, (0.0, 1.0))):
-            raise ValueError(f"y must hold the classifier's labels {list(est.classes_)} or 0/1")
-    else:
-        raise ValueError(f"the approximation check covers AdaptiveSparseRegressor and the two-class "
-                         f"SparseProbitClassifier; got {type(est).__name__}")
+
+def _typeii_parts(est, H, y, active):
+    """The type-II regressor's model given its fitted hyperparameters, on the kept columns: ``(H_c,
+    y_c, log_prior, noise_var, what)``. With ``fit_intercept`` the flat-prior intercept is integrated out
+    by centring ``H`` and ``y`` at the training means (``design_offset_``, ``y_offset_``: the fit's
+    evidence is that of the centred data), so ``exp(−‖y_c − H_c β‖²/2σ²)`` is the likelihood of β. The
+    prior is the twin's (:func:`~sparsebayes.inference.twin_typeii.typeii_twin_model`) at the fitted
+    hyperparameters: BLS ``Laplace(0, σ̂/√λ̂)``, FLAP ``Laplace(0, 1/√λ̂)`` (004 eq. 7, the variances
+    integrated out), their flat limit at ``λ̂ = 0``, and for the RVM (no rate) ``N(0, 1/α̂_i)`` at the
+    fitted precisions, read off ``Σ⁻¹ = diag(α̂) + H_cᵀH_c/σ̂²`` (004 Sec. 2.4); σ² held at ``noise_var_``."""
+    import scipy.linalg
+    if H.shape[1] != np.asarray(est.coef_).size:
+        raise ValueError(f"H must be the type-II estimator's full design ({np.asarray(est.coef_).size} columns, "
+                         f"est._design(X)); got {H.shape[1]} columns (a design with constant columns left out?)")
+    Hc = H[:, active] - (np.asarray(est.design_offset_)[active] if est.fit_intercept else 0.0)
+    yc = np.asarray(y, dtype=np.float64) - (float(est.y_offset_) if est.fit_intercept else 0.0)
+    noise = float(est.noise_var_)
+    gamma = getattr(est, "gamma_", None)
+    if gamma is None:  # the RVM: a Gaussian prior per kept weight at its fitted precision α̂_i
+        L = np.linalg.cholesky(np.asarray(est.sigma_, dtype=np.float64))
+        alpha = np.diag(scipy.linalg.cho_solve((L, True), np.eye(active.size)) - Hc.T @ Hc / noise).copy()
+        if not np.all(alpha > 0):
+            raise ValueError("the RVM's fitted precisions read off sigma_ are not positive: sigma_ does not match "
+                             "the design given")
+        return Hc, yc, lambda b: -0.5 * np.sum(alpha * b**2, axis=1), noise, "N(0, 1/α̂_i) at the fitted precisions"
+    gamma = float(gamma)
+    if not gamma > 0:
+        return Hc, yc, lambda b: np.zeros(b.shape[0]), noise, "the flat prior (the Laplace limit λ̂ = 0)"
+    scaled = getattr(est.prior_, "name", "") == "scaled_laplace"  # BLS: Laplace(0, σ/√λ), 004 eq. 7
+    rate = np.sqrt(gamma / (noise if scaled else 1.0))
+    what = f"Laplace(0, {'σ̂' if scaled else '1'}/√λ̂) at λ̂ = {gamma:.4g}"
+    return Hc, yc, lambda b: -rate * np.sum(np.abs(b), axis=1), noise, what
+
+
+def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
+    """The fitted estimator's own approximation (:func:`approximation_kind`) drawn and set against its
+    model on the design ``H`` (the estimator's weights' columns) and targets ``y`` (labels or 0/1 for
+    the classifier). Returns a dict: ``kind``, ``active``, ``labels``, ``draws`` (S × p, the pruned
+    weights exactly 0, ``to_inference_data(draws=S)``), ``log_q`` (their Gaussian density on the
+    active set), ``log_p`` (the target's unnormalized log density there), ``log_lik`` (S × n, each
+    row's pointwise log-likelihood at each draw, the intercept draws included for the type-II
+    regressors), ``target`` (what ``p`` is conditional on). ``ValueError`` for an estimator without a
+    covered approximation, or a fit that pruned every weight."""
+    import scipy.special
+    from .fitted_model import likelihood_name
+    kind = approximation_kind(est)
+    if kind == "em" and likelihood_name(est) != "gaussian":
+        kind = None
+    if kind is None:
+        raise ValueError(f"the approximation check covers AdaptiveSparseRegressor (Gaussian likelihood), the "
+                         f"two-class probit SparseProbitClassifier and the type-II regressors (RVM, BLS, FLAP); "
+                         f"got {type(est).__name__}")
     active, mean, cov, labels = approximation_moments(est)
     if active.size == 0:
         raise ValueError("the fit pruned every weight: its approximation is a point mass at zero, with no density")
+    H = np.asarray(H, dtype=np.float64)
     idata = est.to_inference_data(draws=num_draws, seed=seed)
     draws = np.asarray(idata.posterior["beta"].values, dtype=np.float64).reshape(num_draws, -1)
     log_q = gaussian_log_density(draws[:, active], mean, cov)
-    H = np.asarray(H, dtype=np.float64)
+    if kind == "typeii":
+        Hc, yc, log_prior, noise, what = _typeii_parts(est, H, y, active)
+        b = draws[:, active]
+        log_p = log_prior(b) - 0.5 * np.sum((yc - b @ Hc.T) ** 2, axis=1) / noise
+        intercept = np.asarray(idata.posterior["intercept"].values, dtype=np.float64).reshape(num_draws, 1)
+        eta = intercept + draws @ H.T
+        log_lik = -0.5 * (np.asarray(y, dtype=np.float64) - eta) ** 2 / noise - 0.5 * np.log(2 * np.pi * noise)
+        target = (f"p(β_A | y, pruned weights = 0) under {what}, σ² = σ̂² = {noise:.4g}"
+                  + (", the intercept integrated out" if est.fit_intercept else ""))
+        return dict(kind=kind, active=active, labels=labels, draws=draws, log_q=log_q, log_p=log_p,
+                    log_lik=log_lik, target=target)
+    if kind == "probit":
+        y = _binary_targets(est, y)
+        likelihood, noise = "probit", None
+        log_lik = scipy.special.log_ndtr((2.0 * y - 1.0) * (draws @ H.T))
+    else:
+        y = np.asarray(y, dtype=np.float64)
+        likelihood, noise = "gaussian", (None if est.noise_var is None else float(est.noise_var))
+        sigma2 = noise if noise is not None else float(est.noise_var_)
+        log_lik = -0.5 * (y - draws @ H.T) ** 2 / sigma2 - 0.5 * np.log(2 * np.pi * sigma2)
     log_p = log_joint(draws[:, active], H[:, active], y, est.prior_, likelihood, noise)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        out = check(log_p, log_q, f"{labels.get('inference', 'approximation')} draws")
     given = "σ² integrated out" if likelihood == "gaussian" and noise is None else (
         f"σ² = {noise:g}" if likelihood == "gaussian" else "probit")
-    coverage = coverage_of(labels)
-    out.update(n_active=int(active.size), draws=draws, coverage=coverage,
-               target=f"p(β_A | y, pruned weights = 0) under the fitted {type(est.prior_).__name__} ({given})")
+    return dict(kind=kind, active=active, labels=labels, draws=draws, log_q=log_q, log_p=log_p, log_lik=log_lik,
+                target=f"p(β_A | y, pruned weights = 0) under the fitted {type(est.prior_).__name__} ({given})")
+
+
+def estimator_check(est, H, y, *, num_draws=4000, seed=0):
+    """:func:`check` of the fitted estimator's own approximation (:func:`approximation_draws`: the
+    :class:`~sparsebayes.inference.AdaptiveSparseRegressor`'s Gaussian conditional, a two-class probit
+    :class:`~sparsebayes.inference.SparseProbitClassifier`'s Laplace approximation, a type-II
+    regressor's ``N(μ, Σ)`` at its fitted hyperparameters) against its model on the design ``H`` and
+    targets ``y`` (0/1 or the labels for the classifier): ``num_draws`` draws of
+    ``to_inference_data(draws=...)``, their Gaussian log density on the active set against the target
+    there. For the type-II regressors the target is the twin's posterior at the fitted λ̂ (or α̂) and σ̂²
+    on the kept weights, the pruned ones held at 0 (:func:`_typeii_parts`; the line says so). Returns
+    the dict of :func:`check` with ``n_active``, ``draws`` (the approximation's draws, S × p),
+    ``target`` (what ``p`` is conditional on) and ``coverage``: the measured coverage of this
+    approximation's intervals on simulated data
+    (:func:`sparsebayes.inference.approximation_coverage.measured_coverage`, case -> (50 %, 90 %)),
+    also cited in the line; empty where it was not measured.
+
+    TODO: the Bernoulli RVM's Laplace draws (its twin's hierarchy integrates the precisions out in
+    closed form too: the Student-t marginal of the RVM's surrogate)."""
+    a = approximation_draws(est, H, y, num_draws=num_draws, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = check(a["log_p"], a["log_q"], f"{a['labels'].get('inference', 'approximation')} draws")
+    if a["kind"] == "typeii":
+        out["line"] += (f" (target: the model at the fitted hyperparameters on the {a['active'].size} kept weights, "
+                        "the pruned weights held at 0)")
+    coverage = coverage_of(a["labels"])
+    out.update(n_active=int(a["active"].size), draws=a["draws"], coverage=coverage, target=a["target"])
     if coverage:
         out["line"] += " " + coverage_line(coverage)
     return out
+
+
+def approximation_loo(est, H, y, *, num_draws=4000, seed=0):
+    """PSIS-LOO (Vehtari, Gelman & Gabry 2017; ``az.loo``) of the estimator's own approximation: its
+    draws (:func:`approximation_draws`) taken as posterior draws with their pointwise log-likelihood.
+    Plain PSIS-LOO on the approximation's draws, not importance-corrected towards the posterior
+    (Magnusson et al. 2019 would weight them by ``p/q`` too; :func:`estimator_check`'s ``k̂`` says
+    whether that correction could be trusted). Returns :func:`loo_row`'s dict."""
+    from sparsebayes.inference.arviz_compat import from_dict
+    a = approximation_draws(est, H, y, num_draws=num_draws, seed=seed)
+    idata = from_dict({"posterior": {"beta": a["draws"][None]}, "log_likelihood": {"y": a["log_lik"][None]}})
+    return loo_row(idata, f"{a['labels'].get('inference', 'approximation')} draws (plain PSIS-LOO on the "
+                   "approximation's draws, not importance-corrected)")
+
+
+def loo_row(idata, what):
+    """``az.loo`` of ``idata``'s ``log_likelihood`` group as a dict: ``elpd_loo``, ``se``, ``p_loo``,
+    ``pareto_k_max``, ``n_bad_k`` (rows with ``k̂ ≥`` :data:`KHAT_MAX`), ``passed`` (``k̂ <`` :data:`KHAT_MAX`
+    for all rows: every leave-one-out posterior is within reach of importance sampling) and ``line``."""
+    import arviz as az
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = az.loo(idata, pointwise=True)
+    elpd = float(getattr(res, "elpd_loo", None) if hasattr(res, "elpd_loo") else res.elpd)
+    k = np.asarray(res.pareto_k, dtype=np.float64).reshape(-1)
+    k_max = float(np.max(k)) if np.all(np.isfinite(k)) else float("inf")
+    n_bad = int(np.sum(~(k < KHAT_MAX)))
+    passed = n_bad == 0
+    verdict = (f"pass: k-hat < {KHAT_MAX} for all rows" if passed else
+               f"FAIL: {n_bad} of {k.size} rows have k-hat >= {KHAT_MAX}; their leave-one-out estimate is unreliable")
+    return dict(elpd_loo=elpd, se=float(res.se), p_loo=float(res.p_loo), pareto_k_max=k_max, n_bad_k=n_bad,
+                passed=passed, line=f"{what}: PSIS-LOO elpd {elpd:.2f} (SE {float(res.se):.2f}), max Pareto k "
+                f"{k_max:.2f}: {verdict}")
 
 
 def coverage_of(labels):

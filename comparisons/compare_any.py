@@ -336,6 +336,33 @@ class Comparison:
         y = np.asarray(self.idata.observed_data["y"].values).reshape(-1)
         return estimator_check(self.estimator, self.design, y, num_draws=num_draws, seed=seed)
 
+    def loo(self, num_draws=4000, seed=0):
+        """PSIS-LOO of each part (Vehtari, Gelman & Gabry 2017): ``pandas.DataFrame`` indexed by ``part``,
+        one row per sampler (``az.loo`` on its ``log_likelihood`` group) and, where the estimator has
+        its own approximation, a row ``approximation`` (plain PSIS-LOO on ``num_draws`` of its draws
+        with their pointwise log-likelihood, labelled as such:
+        :func:`~sparsebayes.comparisons.approximation_check.approximation_loo`). Columns ``elpd_loo``,
+        ``se``, ``p_loo``, ``pareto_k_max``, ``n_bad_k``, ``passed`` (``k̂ < 0.7`` for all rows) and
+        ``line``; ``attrs["notes"]`` says why a part has no row."""
+        import pandas as pd
+
+        from .approximation_check import approximation_loo, loo_row
+        rows, notes = {}, []
+        for s, idata in self.samples.items():
+            try:
+                rows[s] = loo_row(idata, f"{_SAMPLER_WORDS.get(s, s)} draws")
+            except (TypeError, ValueError, KeyError) as err:
+                notes.append(f"{s}: no PSIS-LOO ({err})")
+        y = np.asarray(self.idata.observed_data["y"].values).reshape(-1)
+        try:
+            rows["approximation"] = approximation_loo(self.estimator, self.design, y, num_draws=num_draws, seed=seed)
+        except ValueError as err:
+            notes.append(f"approximation: no PSIS-LOO ({err})")
+        table = pd.DataFrame.from_dict(rows, orient="index")
+        table.index.name = "part"
+        table.attrs["notes"] = notes
+        return table
+
     def _mixing(self, idata):
         """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
         from sparsebayes.inference.arviz_compat import ess, rhat

@@ -132,6 +132,35 @@ def save_report(cmp, directory, *, overwrite=False):
     return out
 
 
+LOO_NOTE = ("PSIS-LOO (Vehtari, Gelman & Gabry 2017) of each part: elpd_loo (higher predicts left-out rows "
+            "better) with its SE, and the largest Pareto k over the rows; a part passes when k-hat < 0.7 for all "
+            "rows. The approximation's row is plain PSIS-LOO on the estimator's own approximate draws, not "
+            "importance-corrected towards the posterior.")
+
+
+def loo_sections(cmp):
+    """``(markdown, html)`` of the report's leave-one-out table (:meth:`Comparison.loo`), one pass/fail
+    line per part; one line instead where it cannot be computed."""
+    import warnings
+    esc = html.escape
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table = cmp.loo()
+    except ValueError as err:
+        line = f"Leave-one-out not available for this model: {err}"
+        return f"### Leave-one-out of each part\n\n- {line}\n", f"<h3>Leave-one-out of each part</h3><p>{esc(line)}</p>"
+    shown = table.drop(columns=["line"]) if "line" in table else table
+    lines = list(table["line"]) if "line" in table else []
+    lines += list(table.attrs.get("notes", []))
+    md = "\n".join(["### Leave-one-out of each part", "", LOO_NOTE, "", shown.to_markdown(floatfmt=".4g"), ""]
+                    + [f"- {x}" for x in lines]) + "\n"
+    page = "\n".join(["<h3>Leave-one-out of each part</h3>", f"<p>{esc(LOO_NOTE)}</p>",
+                       shown.to_html(float_format=lambda v: f"{v:.4g}"),
+                       "<ul>" + "".join(f"<li>{esc(x)}</li>" for x in lines) + "</ul>"])
+    return md, page
+
+
 def write_report(out, cmp, table, diagnostics, figures, predictive=None):
     """``report.md`` and ``report.html`` in ``out`` from the summary ``table``, the ``diagnostics``, the
     held-out ``predictive`` table (:meth:`~sparsebayes.comparisons.compare_any.Comparison.predictive`;
@@ -144,6 +173,8 @@ def write_report(out, cmp, table, diagnostics, figures, predictive=None):
     from .verdict import verdict_html, verdict_markdown
     verdict = cmp.verdict()
     selection_md, selection_page = report_sections(cmp, plot_path=out / "selection.png")
+    loo_md, loo_page = loo_sections(cmp)
+    selection_md, selection_page = selection_md + "\n" + loo_md, selection_page + "\n" + loo_page
     if (out / "selection.png").exists() and "selection.png" not in figures:
         selection_md += "\n![projection selection](selection.png)\n"
     diag = pd.DataFrame({s: {k: v for k, v in d.items() if k != "warnings"} for s, d in diagnostics.items()}).T
