@@ -341,14 +341,15 @@ def loo_row(idata, what):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = az.loo(idata, pointwise=True)
-    elpd = float(getattr(res, "elpd_loo", None) if hasattr(res, "elpd_loo") else res.elpd)
+    elpd = float(res.elpd_loo if hasattr(res, "elpd_loo") else res.elpd)  # ArviZ 0.x / 1.x
+    p_loo = float(res.p_loo if hasattr(res, "p_loo") else getattr(res, "p", np.nan))
     k = np.asarray(res.pareto_k, dtype=np.float64).reshape(-1)
     k_max = float(np.max(k)) if np.all(np.isfinite(k)) else float("inf")
     n_bad = int(np.sum(~(k < KHAT_MAX)))
     passed = n_bad == 0
     verdict = (f"pass: k-hat < {KHAT_MAX} for all rows" if passed else
                f"FAIL: {n_bad} of {k.size} rows have k-hat >= {KHAT_MAX}; their leave-one-out estimate is unreliable")
-    return dict(elpd_loo=elpd, se=float(res.se), p_loo=float(res.p_loo), pareto_k_max=k_max, n_bad_k=n_bad,
+    return dict(elpd_loo=elpd, se=float(res.se), p_loo=p_loo, pareto_k_max=k_max, n_bad_k=n_bad,
                 passed=passed, line=f"{what}: PSIS-LOO elpd {elpd:.2f} (SE {float(res.se):.2f}), max Pareto k "
                 f"{k_max:.2f}: {verdict}")
 
