@@ -23,6 +23,19 @@ weights, which the verdict's posterior judges). Its log density (:func:`log_join
   EM estimated it: the target is then conditional on it);
 * the likelihood: probit ``Σ log Φ((2y_i − 1)h_iᵀβ)``; Gaussian at a fixed σ², or, with the
   papers' flat prior on σ² (000 eq. 6), σ² integrated out: ``∫ N(y; Hβ, σ²I) dσ² ∝ RSS^{−(n/2 − 1)}``.
+
+The type-II regressors' approximation is ``N(μ, Σ)`` on the kept basis at the fitted hyperparameters
+(004 Sec. 2.4); its target is their twin's posterior at the same hyperparameters (λ̂ for BLS and
+FLAP, with the variances integrated out: a Laplace prior; α̂_i for the RVM: a Gaussian prior, so the
+approximation is exact there and ``k̂ = −∞``), σ² held at σ̂², the flat-prior intercept integrated out,
+the pruned weights again held at zero (:func:`_typeii_parts`). The estimator is recognised by its
+public attributes (:func:`approximation_kind`), not its class.
+
+The leave-one-out of each part (:func:`loo_row`, :func:`approximation_loo`, shown by
+:meth:`~sparsebayes.comparisons.compare_any.Comparison.loo`) is PSIS-LOO (Vehtari, Gelman & Gabry
+2017): per sampler on its ``log_likelihood`` group, and for the approximation on its own draws with
+their pointwise log-likelihood, labelled as plain PSIS-LOO (no importance correction towards the
+posterior); each part passes when ``k̂ <`` :data:`KHAT_MAX` for every row.
 """
 from __future__ import annotations
 
