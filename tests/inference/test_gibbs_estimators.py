@@ -126,8 +126,9 @@ def test_the_estimator_runs_the_engine(one_input):
     np.testing.assert_array_equal(est.to_inference_data().posterior["scale2"].values, np.asarray(states.param))
     assert est.likelihood_param_ == pytest.approx(np.median(states.param))
     assert est.to_inference_data().posterior["beta"].dims[-1] == "basis"
-    with pytest.raises(ValueError, match="to_inference_data"):
-        est.sample_posterior(X, y)
+    # the fit's model record: sample_posterior (Gibbs, the fit's shapes) on to_inference_data's layout
+    again = est.sample_posterior(X, y, "gibbs", draws=100, chains=2, warmup=50, seed=5)
+    assert again.posterior["beta"].dims[-1] == "basis" and "scale2" in again.posterior
 
 
 def test_laplace_gibbs_with_a_fixed_gamma_is_the_laplace_mixture():
