@@ -28,8 +28,9 @@ class PosteriorSamplingMixin:
         is one. ``X = None``: the record without data (which samplers the model has). ``train``: the
         training rows' record, when ``(X, y)`` are held-out rows (what the model takes from the data is
         taken from it). An estimator whose model is (hierarchy, likelihood, design) overrides this with
-        :func:`~sparsebayes.inference.posterior_model.sparse_posterior_model`; the others' builders are
-        :mod:`sparsebayes.inference.twin_builders`'."""
+        :func:`~sparsebayes.inference.posterior_model.sparse_posterior_model`, the papers' own twins
+        (type-II, Bernoulli RVM, SMLR, Bayesian Lasso) with their builder in
+        :mod:`sparsebayes.inference.twin_builders`; this default is a ``ValueError`` naming the estimator."""
         from . import twin_builders
 
         if X is None:
