@@ -102,6 +102,7 @@ def point_noise_var(est, point):
 def plug_in_density(cmp):
     """``(likelihood, η, params)`` of the point estimate at the held-out rows where the estimator's model
     names its likelihood (``posterior_model``, :mod:`sparsebayes.inference.posterior_model`): ``η = Hβ̂``
+    (``+ b̂₀`` where the point has an ``intercept``)
     on the test rows' design, ``params`` the point's value of the likelihood's parameter (or the fixed
     one); ``None`` for a model that does not name one (the Gaussian type-II and Bayesian Lasso models)."""
     est = cmp.estimator
@@ -113,7 +114,9 @@ def plug_in_density(cmp):
     own = getattr(t.likelihood, "param_name", None)
     params = t.params if own is None or t.params is not None or own not in point else float(
         np.asarray(point[own].values).ravel()[0])
-    return t.likelihood, t.H @ beta, params
+    # a model with an intercept site (the sampling estimators'): its point beside the weights'
+    b0 = float(np.asarray(point["intercept"].values).ravel()[0]) if "intercept" in point else 0.0
+    return t.likelihood, t.H @ beta + b0, params
 
 
 def predictive_table(cmp):

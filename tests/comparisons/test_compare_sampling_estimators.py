@@ -124,3 +124,20 @@ def test_nuts_on_the_gibbs_regressors_model_agrees_with_its_draws():
         gap = np.abs(a["mean"].to_numpy() - b["mean"].to_numpy())
         bound = 4 * np.hypot(a["mcse_mean"].to_numpy(), b["mcse_mean"].to_numpy())
         assert np.all(gap <= bound), (var, gap, bound)
+
+
+def test_held_out_plug_in_density_has_the_intercept():
+    """The point's held-out plug-in density (``compare``'s predictive table) is the Gaussian at
+    ``b̂₀ + h(x)ᵀβ̂`` with the posterior medians (scipy), the intercept included."""
+    from types import SimpleNamespace
+
+    from sparsebayes.comparisons.compare_predictive import plug_in_density
+    from sparsebayes.inference.twin_posterior import point_estimate_dataset
+
+    (est, y), X = _case("gibbs-horseshoe")
+    est.fit(X[:40], y[:40])
+    point = point_estimate_dataset(est, COLUMNS)
+    cmp = SimpleNamespace(estimator=est, X_test=X[40:], y_test=y[40:], idata=SimpleNamespace(point_estimate=point))
+    lik, eta, params = plug_in_density(cmp)
+    expected = scipy.stats.norm.logpdf(y[40:], X[40:].to_numpy() @ est.coef_ + est.intercept_, np.sqrt(est.noise_var_))
+    np.testing.assert_allclose(np.asarray(lik.log_lik(y[40:].to_numpy(), eta, params)), expected, rtol=1e-10)
