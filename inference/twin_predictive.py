@@ -48,7 +48,7 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
         Key for any latent site the draws lack (drawn from its prior; ``y``'s law never needs one).
     likelihood : likelihood object or None
         The model's likelihood (a twin of :func:`sparsebayes.models.model.sparse_model`): the scores are
-        then its own ``log_lik`` and ``mean`` at ``η = Hβ`` and the parameter of the draw (or the fixed
+        then its own ``log_lik`` and ``mean`` at ``η = Hβ`` (``+ b₀`` with an ``intercept`` site) and the parameter of the draw (or the fixed
         ``params``), the class probabilities ``exp(log_lik(k, η))``; ``None``: the observed site's
         distribution's ``log_prob`` and ``mean``.
 
@@ -65,6 +65,8 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
 
     def by_likelihood(tr):
         eta = H @ tr["beta"]["value"]
+        if "intercept" in tr:  # a model whose intercept is a site of its own (the sampling estimators')
+            eta = eta + tr["intercept"]["value"]
         own = getattr(likelihood, "param_name", None)
         params = kwargs.get("params") if own is None or "params" in kwargs else tr[own]["value"]
         out = {"log_lik": likelihood.log_lik(y, eta, params)}

@@ -141,3 +141,20 @@ def test_held_out_plug_in_density_has_the_intercept():
     lik, eta, params = plug_in_density(cmp)
     expected = scipy.stats.norm.logpdf(y[40:], X[40:].to_numpy() @ est.coef_ + est.intercept_, np.sqrt(est.noise_var_))
     np.testing.assert_allclose(np.asarray(lik.log_lik(y[40:].to_numpy(), eta, params)), expected, rtol=1e-10)
+
+
+def test_held_out_predictions_of_the_draws_have_the_intercept():
+    """The samplers' held-out ``predictions`` (log density and mean per draw) of the record are the
+    Gaussian at ``b₀ + h(x)ᵀβ`` of each draw (scipy), the intercept included."""
+    from sparsebayes.inference.twin_predictive import predictions, site_draws
+
+    (est, y), X = _case("gibbs-horseshoe")
+    est.fit(X[:40], y[:40])
+    record = est.posterior_model(X[40:], y[40:])
+    post = est.to_inference_data().posterior.isel(draw=slice(0, 5))
+    out = predictions(record.model, record.H, record.y, record.kwargs, site_draws(post), likelihood=record.likelihood)
+    beta, b0 = post.beta.values.reshape(-1, 3), post.intercept.values.reshape(-1)
+    mean = b0[:, None] + beta @ X[40:].to_numpy().T
+    np.testing.assert_allclose(out["mean"], mean, rtol=1e-10)
+    sd = np.sqrt(post.noise_var.values.reshape(-1))[:, None]
+    np.testing.assert_allclose(out["log_lik"], scipy.stats.norm.logpdf(y[40:].to_numpy(), mean, sd), rtol=1e-10)
