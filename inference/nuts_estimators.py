@@ -10,8 +10,11 @@ hierarchy's marginal, the horseshoe's non-centred form, the Jeffreys prior's lab
 ``surrogate_eps``) and any likelihood with one (the Poisson included, which has no Gibbs sampler).
 
 The intercept is one more column of ones in the design whose weight has its own statement
-(:class:`WithIntercept`): flat under the Gaussian likelihood, ``N(0, 10²)`` otherwise, as the Gibbs
-engine has it (:data:`~sparsebayes.inference.hierarchy_gibbs.INTERCEPT_SCALE`), so that
+(:class:`WithIntercept`, added to the basis inside the model, :func:`intercept_model_for`, so that
+the model record of a fit, ``posterior_model``, and ``compare`` run on the basis alone, with ``beta``
+on ``basis`` and the intercept a site of its own; per-weight sites such as ``lam_local`` on
+``basis`` too): flat under the Gaussian likelihood, ``N(0, 10²)`` otherwise, as the Gibbs engine has
+it (:data:`~sparsebayes.inference.hierarchy_gibbs.INTERCEPT_SCALE`), so that
 :class:`~sparsebayes.inference.gibbs_estimators.GibbsRegressor` and :class:`NutsRegressor` with the
 same ``prior`` and ``likelihood`` sample one posterior. Fitted attributes, ``predict`` and
 ``predict_proba`` are those of the Gibbs estimators (posterior medians as ``coef_``, ``intercept_``;
@@ -130,8 +133,8 @@ class _NutsSampling:
         declared = nuts_settings(prior)
         target = self.target_accept_prob if self.target_accept_prob is not None else declared.get("target_accept_prob")
         dims = {**{s: ["basis"] for s in per_weight_sites(model, H, y, kwargs)}, "y": ["obs"]}
-        idata = run_nuts(model, H, y, num_warmup=self.num_warmup,
-                         num_samples=self.num_samples, num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
+        idata = run_nuts(model, H, y, num_warmup=self.num_warmup, num_samples=self.num_samples,
+                         num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
                          max_tree_depth=declared.get("max_tree_depth"), progress_bar=bool(self.progress_bar),
                          rhat_max=None, coords=coords, dims=dims, **kwargs)
         post = idata.posterior
