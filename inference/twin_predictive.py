@@ -49,8 +49,8 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
     likelihood : likelihood object or None
         The model's likelihood (a twin of :func:`sparsebayes.models.model.sparse_model`): the scores are
         then its own ``log_lik`` and ``mean`` at ``η = Hβ`` (``+ b₀`` with an ``intercept`` site) and
-        the parameter of the draw (or the fixed ``params``), the class probabilities ``exp(log_lik(k, η))``; ``None``: the observed site's
-        distribution's ``log_prob`` and ``mean``.
+        the parameter of the draw (or the fixed ``params``), the class probabilities
+        ``exp(log_lik(k, η))``; ``None``: the observed site's distribution's ``log_prob`` and ``mean``.
 
     Returns
     -------
