@@ -202,4 +202,4 @@ def test_the_wide_path_forms_nothing_p_by_p():
     data = hierarchy_gibbs.gibbs_data(X.T[:, :5], X[0], 40)
     assert data.X is None and data.stats.gram.shape == (5, 5)
     with pytest.raises(ValueError, match="β draw must be one of"):
-        hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), num_warmup=1, num_samples=2, num_chains=1, beta_draw="cg")
+        hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), num_warmup=1, num_samples=2, num_chains=1, beta_draw="lsqr")
