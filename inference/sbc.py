@@ -325,7 +325,8 @@ def hierarchy_gibbs_sampler(prior, *, noise_prior=(3.0, 2.0), noise_var=None, nu
     of ``beta``, ``noise_var`` and the hierarchy's estimated hyperparameters under their twin's names
     (``prior.gibbs_twin_sites``: the horseshoe's ``tau_global``), the names
     :func:`hierarchy_simulator` gives the truth. ``noise_var`` holds σ² at that value (its draws are
-    then that constant); ``beta_draw`` forces the β draw (Rue's, Bhattacharya's or the conjugate-gradient one, :func:`~sparsebayes.inference.gibbs_beta.draw_beta`)."""
+    then that constant); ``beta_draw`` forces the β draw (Rue's, Bhattacharya's or the
+    conjugate-gradient one, :func:`~sparsebayes.inference.gibbs_beta.draw_beta`)."""
     from . import hierarchy_gibbs
 
     noise = hierarchy_gibbs.NoisePrior(*_checked_noise_prior(noise_prior))
