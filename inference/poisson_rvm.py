@@ -28,9 +28,10 @@ from sparsebayes.models.likelihoods import PoissonLikelihood
 from sparsebayes.models.typeii_hierarchies import ARDPrior
 
 from . import typeii_laplace
-from ._base import atomic_fit, fit_feature_design, has_bias_column, raw_weights
+from ._base import atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights
 from ._validation import check_flags, check_max_iter, check_number, validate_predict_data, validate_regression_data
 from ._warnings import warn_degenerate
+from .idata import draws_idata, gaussian_draws, point_estimate_idata
 from .posterior_sampling import PosteriorSamplingMixin
 from .typeii_warnings import scale_advice
 
@@ -157,6 +158,21 @@ class PoissonRVMRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator)
         tags.input_tags.allow_nan = False
         tags.target_tags.positive_only = True
         return tags
+
+    def to_inference_data(self, *, draws=0, seed=0):
+        """ArviZ ``InferenceData``: the mode ``beta`` on ``basis`` (the feature map's columns, one chain,
+        one draw), or with ``draws > 0`` draws of the Laplace posterior ``N(w*, Σ)`` at the fitted α
+        (Tipping 2001, eq. 26-27; zeros off the active set). The names are the twin's
+        (:meth:`sample_posterior`), so the point and the draws line up."""
+        check_is_fitted(self, "beta_")
+        coords = {"basis": basis_names(self, self.feature_map_, self.beta_.shape[0])}
+        dims = {"beta": ["basis"]}
+        attrs = {"objective": float(self.objective_)}
+        if draws:
+            beta = gaussian_draws(self.beta_, self.laplace_cov_, n_draws=draws, seed=seed, active=self.active_)
+            return draws_idata({"beta": beta}, method="rvm-poisson-laplace", coords=coords, dims=dims, attrs=attrs)
+        return point_estimate_idata({"beta": self.beta_}, method="typeii-laplace-poisson-rvm", coords=coords,
+                                    dims=dims, attrs=attrs)
 
     def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
         """This fit's model as a record (:func:`sparsebayes.inference.posterior_model.poisson_rvm_model`)."""

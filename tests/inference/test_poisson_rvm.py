@@ -191,3 +191,23 @@ def test_constant_counts_give_an_empty_model_warning():
 def test_bad_input(X, y, match):
     with pytest.raises(ValueError, match=match):
         PoissonRVMRegressor().fit(X, y)
+
+
+def test_to_inference_data_holds_the_mode_and_the_laplace_posterior_on_the_twins_names():
+    """The point is ``beta_`` on ``basis`` (the feature map's names, as ``sample_posterior`` writes them);
+    the draws have ``beta_`` as mean and ``laplace_cov_`` as covariance on the active set, zeros elsewhere."""
+    from sparsebayes.inference._base import basis_names
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 4))
+    y = rng.poisson(np.exp(0.6 * X[:, 0] - 0.4 * X[:, 2]))
+    est = PoissonRVMRegressor().fit(X, y)
+    point = est.to_inference_data().posterior["beta"]
+    assert point.dims == ("chain", "draw", "basis")
+    assert list(point.coords["basis"].values) == list(basis_names(est, est.feature_map_, est.beta_.size))
+    np.testing.assert_array_equal(point.values[0, 0], est.beta_)
+    draws = est.to_inference_data(draws=40000, seed=1).posterior["beta"].values[0]
+    active = est.active_
+    assert np.all(draws[:, ~active] == 0.0)
+    sd = np.sqrt(np.diag(est.laplace_cov_))
+    assert np.all(np.abs(draws[:, active].mean(0) - est.beta_[active]) < 5 * sd / np.sqrt(40000))
+    np.testing.assert_allclose(np.cov(draws[:, active].T), est.laplace_cov_, atol=0.05 * sd.max() ** 2)
