@@ -278,6 +278,14 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         coords = {"basis": basis_names(self, self.feature_map_, H.shape[1])}
         states, idata = self._sample(H, y, prior_gibbs, lik, coords)
         beta = np.asarray(states.beta).reshape(-1, H.shape[1])
+        intercept = np.asarray(states.intercept).ravel()
+        if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(intercept))):
+            spread = np.max(np.abs(H), initial=0.0)
+            raise FloatingPointError(
+                f"{self._sampler_label} produced non-finite draws of the weights (the basis reaches |h| = "
+                f"{spread:.3g}): these samplers take the inputs as they are, so columns with large offsets or "
+                "scales make the posterior numerically singular; centre and scale X (e.g. StandardScaler) "
+                "and fit again")
         tail = 0.5 * (1.0 - self.credible_level)
         max_rhat = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
@@ -285,7 +293,7 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
             if max_rhat > self.rhat_max:
                 warnings.warn(f"{self._sampler_label} chains have not mixed: max R-hat over beta {max_rhat:.3f} > "
                               f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)
-        return dict(idata=idata, beta=beta, intercept=np.asarray(states.intercept).ravel(),
+        return dict(idata=idata, beta=beta, intercept=intercept,
                     param=np.asarray(states.param).ravel(), median=np.median(beta, axis=0), mean=beta.mean(axis=0),
                     interval=np.quantile(beta, [tail, 1.0 - tail], axis=0), rhat=max_rhat)
 

@@ -273,3 +273,16 @@ def test_nuts_fits_of_two_likelihoods_of_equal_fields_sample_their_own_models():
         np.testing.assert_allclose(np.asarray(idata.log_likelihood["y"]),
                                    np.asarray(est.likelihood_.log_lik(jnp.asarray(t, float), jnp.asarray(eta))),
                                    rtol=1e-10, atol=1e-12)
+
+
+def test_draws_that_overflow_are_an_error_not_a_silent_nan_fit():
+    """Inputs offset by 1e8 (the samplers take them as they are) made the probit Gibbs draws
+    non-finite and the fit returned NaN weights silently; now it says what to do."""
+    from sparsebayes.inference import GibbsClassifier
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((30, 6))
+    y = (Z[:, 0] - Z[:, 1] + 0.3 * rng.standard_normal(30) > 0).astype(int)
+    est = GibbsClassifier(num_warmup=50, num_samples=50, num_chains=1, rhat_max=np.inf)
+    with pytest.raises(FloatingPointError, match="centre and scale X"):
+        est.fit(Z + 1e8, y)
+    assert np.all(np.isfinite(est.fit(Z, y).coef_))
