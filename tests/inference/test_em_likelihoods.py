@@ -162,8 +162,8 @@ def test_the_regressor_refuses_a_wrong_likelihood_naming_it(kwargs, match):
 
 
 def test_counts_likelihoods_refuse_non_counts_and_unknown_links_are_refused():
-    """(The twins refused the Student-t likelihood until the one model of (prior, likelihood, design);
-    tests/inference/test_twin_any_likelihood.py samples it now.)"""
+    """Count likelihoods refuse non-count targets; an unknown link is refused by name (the Student-t
+    twin's sampling is tested in tests/inference/test_twin_any_likelihood.py)."""
     X, y, _ = _outlier_problem()
     with pytest.raises(ValueError, match="models counts"):
         AdaptiveSparseRegressor(likelihood="poisson").fit(X, y)
