@@ -28,14 +28,23 @@ The type-II regressors' approximation is ``N(μ, Σ)`` on the kept basis at the 
 (004 Sec. 2.4); its target is their twin's posterior at the same hyperparameters (λ̂ for BLS and
 FLAP, with the variances integrated out: a Laplace prior; α̂_i for the RVM: a Gaussian prior, so the
 approximation is exact there and ``k̂ = −∞``), σ² held at σ̂², the flat-prior intercept integrated out,
-the pruned weights again held at zero (:func:`_typeii_parts`). The estimator is recognised by its
-public attributes (:func:`approximation_kind`), not its class.
+the pruned weights again held at zero (:func:`_typeii_parts`). The type-II Laplace path's
+approximation (the Bernoulli RVM: ``N(w*, Σ)`` at the mode on the kept basis, ``laplace_cov_``, at the
+fitted precisions ``α̂ = 1/prior_var_``; Tipping 2001 Sec. 4) has as target its twin's posterior at
+those precisions: ``log p(w_A, y | α̂) = Σ_i log p(y_i | h_iᵀw) − ½ Σ_{i∈A} α̂_i w_i²`` by the fitted
+likelihood object (``likelihood_.log_lik``; the twin's ``Bernoulli(logits = Hw)``), the pruned weights
+held at zero (:func:`_laplace_parts`). The estimator is recognised by its public attributes
+(:func:`approximation_kind`), not its class.
 
 The leave-one-out of each part (:func:`loo_row`, :func:`approximation_loo`, shown by
 :meth:`~sparsebayes.comparisons.compare_any.Comparison.loo`) is PSIS-LOO (Vehtari, Gelman & Gabry
-2017): per sampler on its ``log_likelihood`` group, and for the approximation on its own draws with
-their pointwise log-likelihood, labelled as plain PSIS-LOO (no importance correction towards the
-posterior); each part passes when ``k̂ <`` :data:`KHAT_MAX` for every row.
+2017) per sampler on its ``log_likelihood`` group, and for the approximation the importance-corrected
+approximate-posterior PSIS-LOO of Magnusson, Andersen, Jonasson & Vehtari (2019, Sec. 2.2, eq. 8;
+:func:`approximate_posterior_loo`): draws ``θ_s ~ q`` weighted towards the leave-one-out posterior
+``p(θ | y_{−i}) ∝ p(θ | y)/p(y_i | θ)`` by ``r_{s,i} ∝ p(θ_s | y)/q(θ_s) · 1/p(y_i | θ_s)``, Pareto
+smoothed per row, so that ``elpd_i = log Σ_s w_{s,i} p(y_i | θ_s)`` estimates the leave-one-out
+predictive density under the target posterior ``p`` (above), not under ``q``. Each part passes when
+``k̂ <`` :data:`KHAT_MAX` for every row (for the approximation also for ``p/q`` itself).
 """
 from __future__ import annotations
 
@@ -118,13 +127,19 @@ def approximation_kind(est):
     two-class probit classifier with ``laplace_cov_``: the Laplace approximation at the mode), ``"em"``
     (``gaussian_conditional``: the EM regressor's Gaussian conditional at the final E-step),
     ``"typeii"`` (a Gaussian regressor with ``sigma_`` and ``active_``: the type-II ``N(μ, Σ)`` at the
-    fitted hyperparameters), or ``None``."""
+    fitted hyperparameters), ``"laplace"`` (the type-II Laplace path of a two-class binary likelihood:
+    ``laplace_cov_`` at the mode, ``prior_var_`` the fitted ``1/α̂``, a fitted ``likelihood_`` with
+    ``log_lik``; the Bernoulli RVM), or ``None``."""
     from .fitted_model import likelihood_name
     if not callable(getattr(est, "fit", None)):  # not an estimator
         return None
     lik = likelihood_name(est)
     if lik == "probit" and len(getattr(est, "classes_", ())) == 2 and hasattr(est, "laplace_cov_"):
         return "probit"
+    if (len(getattr(est, "classes_", ())) == 2 and hasattr(est, "laplace_cov_") and hasattr(est, "prior_var_")
+            and getattr(getattr(est, "likelihood_", None), "support", None) == "binary"
+            and callable(getattr(est.likelihood_, "log_lik", None))):
+        return "laplace"
     if hasattr(est, "gaussian_conditional"):
         return "em"
     if lik == "gaussian" and hasattr(est, "sigma_") and hasattr(est, "active_") and hasattr(est, "coef_"):
@@ -142,7 +157,11 @@ def approximation_moments(est):
     Gaussian conditional at the final E-step, :meth:`gaussian_conditional`), the two-class
     :class:`~sparsebayes.inference.SparseProbitClassifier` (the Laplace approximation at the mode,
     ``laplace_cov_``), the type-II regressors (``N(μ, Σ)`` at the fitted hyperparameters: ``coef_``,
-    ``sigma_`` on ``active_``, 004 Sec. 2.4); recognised by :func:`approximation_kind`."""
+    ``sigma_`` on ``active_``, 004 Sec. 2.4); recognised by :func:`approximation_kind`. The type-II
+    Laplace path's (``"laplace"``, the Bernoulli RVM) is ``None`` here: its moments are on the feature
+    map's columns, its draws on the raw terms (``weights_basis_ == "raw"``), so they are no ``fit`` group
+    of the comparison's weights (TODO: map them, ``A μ`` and ``A Σ Aᵀ``); :func:`approximation_draws`
+    covers it."""
     kind = approximation_kind(est)
     if kind == "em":
         active, mean, cov = est.gaussian_conditional()
@@ -250,6 +269,42 @@ def _typeii_parts(est, H, y, active):
     return Hc, yc, lambda b: -rate * np.sum(np.abs(b), axis=1), noise, what
 
 
+def _laplace_draws(est, H, y, num_draws, seed):
+    """The type-II Laplace path's approximation (``"laplace"``, :func:`approximation_kind`) set against its
+    twin at the fitted precisions (module docstring): the estimator's own draws
+    (``to_inference_data(draws=…)``, on the raw terms when ``weights_basis_ == "raw"``) mapped back to the
+    design's columns ``w`` by the feature map's linear ``raw_weights`` (``raw = A w``), the pruned weights
+    exactly zero; ``log_q`` of ``N(w*, laplace_cov_)`` on the kept columns, ``log_p = Σ_i log p(y_i | h_iᵀw)
+    − ½ Σ_{i∈A} w_i²/prior_var_i`` (the twin's ``N(0, 1/α̂_i)`` prior, Tipping 2001 eq. 25 at the mode)
+    and the pointwise ``log p(y_i | h_iᵀw)`` by the fitted ``likelihood_``. Returns
+    :func:`approximation_draws`'s dict."""
+    from .fitted_model import draws_on_raw_terms, per_basis_matrix, to_raw_terms
+    var = np.asarray(est.prior_var_, dtype=np.float64).reshape(-1)
+    mode = np.asarray(est.beta_, dtype=np.float64).reshape(-1)
+    H = np.asarray(H, dtype=np.float64)
+    if H.ndim != 2 or H.shape[1] != var.size:
+        raise ValueError(f"H must be the estimator's design on its {var.size} basis functions "
+                         f"(feature_map_.transform(X)); got shape {H.shape}")
+    active = np.flatnonzero(var > 0)
+    if active.size == 0:
+        raise ValueError("the fit pruned every weight: its approximation is a point mass at zero, with no density")
+    cov = np.asarray(est.laplace_cov_, dtype=np.float64).reshape(active.size, active.size)
+    idata = est.to_inference_data(draws=num_draws, seed=seed)
+    labels = {k: idata.posterior.attrs[k] for k in ("inference", "prior", "conditional_on")
+              if k in idata.posterior.attrs}
+    draws = np.asarray(idata.posterior["beta"].values, dtype=np.float64).reshape(num_draws, -1)
+    w = (np.linalg.solve(per_basis_matrix(to_raw_terms(est.feature_map_), var.size), draws.T).T
+         if draws_on_raw_terms(est) else draws.copy())
+    w = w[:, active]
+    eta = w @ H[:, active].T
+    log_lik = np.asarray(est.likelihood_.log_lik(_binary_targets(est, y), eta), dtype=np.float64)
+    log_p = log_lik.sum(axis=1) - 0.5 * np.sum(w**2 / var[active], axis=1)
+    label = getattr(est.likelihood_, "label", type(est.likelihood_).__name__)
+    return dict(kind="laplace", active=active, labels=labels, draws=draws, log_q=gaussian_log_density(w, mode[active], cov),
+                log_p=log_p, log_lik=log_lik,
+                target=f"p(w_A | y, pruned weights = 0) under N(0, 1/α̂_i) at the fitted precisions, {label}")
+
+
 def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
     """The fitted estimator's own approximation (:func:`approximation_kind`) drawn and set against its
     model on the design ``H`` (the estimator's weights' columns) and targets ``y`` (labels or 0/1 for
@@ -266,8 +321,10 @@ def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
         kind = None
     if kind is None:
         raise ValueError(f"the approximation check covers AdaptiveSparseRegressor (Gaussian likelihood), the "
-                         f"two-class probit SparseProbitClassifier and the type-II regressors (RVM, BLS, FLAP); "
-                         f"got {type(est).__name__}")
+                         f"two-class probit SparseProbitClassifier, the type-II regressors (RVM, BLS, FLAP) and the "
+                         f"two-class Bernoulli RVM (RVMClassifier); got {type(est).__name__}")
+    if kind == "laplace":
+        return _laplace_draws(est, H, y, num_draws, seed)
     active, mean, cov, labels = approximation_moments(est)
     if active.size == 0:
         raise ValueError("the fit pruned every weight: its approximation is a point mass at zero, with no density")
@@ -315,15 +372,13 @@ def estimator_check(est, H, y, *, num_draws=4000, seed=0):
     ``target`` (what ``p`` is conditional on) and ``coverage``: the measured coverage of this
     approximation's intervals on simulated data
     (:func:`sparsebayes.inference.approximation_coverage.measured_coverage`, case -> (50 %, 90 %)),
-    also cited in the line; empty where it was not measured.
-
-    TODO: the Bernoulli RVM's Laplace draws (its twin's hierarchy integrates the precisions out in
-    closed form too: the Student-t marginal of the RVM's surrogate)."""
+    also cited in the line; empty where it was not measured. The two-class Bernoulli RVM's Laplace
+    draws are set against its twin at the fitted precisions (:func:`_laplace_draws`)."""
     a = approximation_draws(est, H, y, num_draws=num_draws, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         out = check(a["log_p"], a["log_q"], f"{a['labels'].get('inference', 'approximation')} draws")
-    if a["kind"] == "typeii":
+    if a["kind"] in ("typeii", "laplace"):
         out["line"] += (f" (target: the model at the fitted hyperparameters on the {a['active'].size} kept weights, "
                         "the pruned weights held at 0)")
     coverage = coverage_of(a["labels"])
@@ -333,21 +388,86 @@ def estimator_check(est, H, y, *, num_draws=4000, seed=0):
     return out
 
 
+def approximate_posterior_loo(log_lik, log_p, log_q):
+    """Importance-corrected leave-one-out of draws of an approximate posterior (Magnusson, Andersen,
+    Jonasson & Vehtari 2019, "Bayesian leave-one-out cross-validation for large data", ICML, Sec. 2.2):
+    ``θ_s ~ q`` (independent draws, relative efficiency 1) with ``log_lik`` (S, n) the pointwise
+    ``log p(y_i | θ_s)``, ``log_p`` (S,) the target posterior's unnormalized log density and ``log_q``
+    (S,) the approximation's. The leave-one-out posterior is ``p(θ | y_{−i}) ∝ p(θ | y)/p(y_i | θ)``, so
+    the ratios towards it are (their eq. 8)
+
+        ``r_{s,i} ∝ p(θ_s | y)/q(θ_s) · 1/p(y_i | θ_s)``,
+
+    Pareto smoothed per row (PSIS, ArviZ's ``psislw``) into normalized weights ``w_{s,i}``, and
+
+        ``elpd_i = log Σ_s w_{s,i} p(y_i | θ_s)``.
+
+    The in-sample ``lpd_i = log Σ_s v_s p(y_i | θ_s)`` uses the smoothed weights ``v_s`` of ``p/q``
+    alone (the target posterior's, not ``q``'s), and ``p_loo = Σ_i (lpd_i − elpd_i)``. When ``q`` is the
+    posterior (constant ``p/q``) this is PSIS-LOO on the draws (Vehtari, Gelman & Gabry 2017). Unknown
+    normalizers of ``p`` and ``q`` cancel in the normalized weights.
+
+    Returns a dict: ``elpd_loo`` (Σ elpd_i), ``se`` (``√(n var(elpd_i))``, ``az.loo``'s), ``p_loo``,
+    ``elpd_i`` (n,), ``pareto_k`` (n,: the k̂ of each row's combined ratios), ``khat_approximation``
+    (the k̂ of ``p/q``, :func:`pareto_khat`). ``ValueError`` for mismatched shapes, non-finite values or
+    fewer than 10 draws."""
+    from .selection import _loo_pointwise, _psis_log_weights
+    log_lik = np.asarray(log_lik, dtype=np.float64)
+    log_p, log_q = np.asarray(log_p, dtype=np.float64), np.asarray(log_q, dtype=np.float64)
+    if log_lik.ndim != 2 or log_p.shape != (log_lik.shape[0],) or log_q.shape != log_p.shape:
+        raise ValueError(f"log_lik must be (draws, rows) and log_p, log_q one value per draw; got {log_lik.shape}, "
+                         f"{log_p.shape}, {log_q.shape}")
+    if not np.all(np.isfinite(log_lik)):
+        raise ValueError("log_lik must be finite at every draw and row")
+    khat_q = pareto_khat(log_p, log_q)  # validates log_p, log_q (finite, >= 10 draws)
+    correction = (log_p - log_q) - np.max(log_p - log_q)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        # _psis_log_weights smooths the ratios −(its argument) per row: −log p(y_i | θ_s) + log p/q
+        lw, k = _psis_log_weights(log_lik - correction[:, None])
+        v, _ = _psis_log_weights(-correction[:, None])
+    elpd_i = _loo_pointwise(lw, log_lik)
+    lpd_i = _loo_pointwise(np.repeat(v, log_lik.shape[1], axis=0), log_lik)
+    n = elpd_i.size
+    return dict(elpd_loo=float(np.sum(elpd_i)), se=float(np.sqrt(n * np.var(elpd_i))),
+                p_loo=float(np.sum(lpd_i - elpd_i)), elpd_i=elpd_i, pareto_k=np.asarray(k, dtype=np.float64),
+                khat_approximation=khat_q)
+
+
+#: The ``method`` of :func:`approximation_loo`'s row and of :func:`loo_row`'s.
+APPROXIMATE_LOO = "approximate-posterior PSIS-LOO"
+PSIS_LOO = "PSIS-LOO"
+
+
 def approximation_loo(est, H, y, *, num_draws=4000, seed=0):
-    """PSIS-LOO (Vehtari, Gelman & Gabry 2017; ``az.loo``) of the estimator's own approximation: its
-    draws (:func:`approximation_draws`) taken as posterior draws with their pointwise log-likelihood.
-    Plain PSIS-LOO on the approximation's draws, not importance-corrected towards the posterior
-    (Magnusson et al. 2019 would weight them by ``p/q`` too; :func:`estimator_check`'s ``k̂`` says
-    whether that correction could be trusted). Returns :func:`loo_row`'s dict."""
-    from sparsebayes.inference.arviz_compat import from_dict
+    """The importance-corrected approximate-posterior PSIS-LOO (:func:`approximate_posterior_loo`,
+    Magnusson et al. 2019) of the estimator's own approximation: its draws, their Gaussian density
+    ``log_q`` and the target's ``log_p`` (:func:`approximation_draws`: the model's posterior of the kept
+    weights, at the fitted hyperparameters where the estimator fixes them), with their pointwise
+    log-likelihood. Returns :func:`loo_row`'s keys plus ``khat_approximation`` (the k̂ of ``p/q``). The
+    part passes when every row's k̂ and that of ``p/q`` are below :data:`KHAT_MAX`: then the draws,
+    reweighted, estimate the target posterior's leave-one-out predictive densities."""
     a = approximation_draws(est, H, y, num_draws=num_draws, seed=seed)
-    idata = from_dict({"posterior": {"beta": a["draws"][None]}, "log_likelihood": {"y": a["log_lik"][None]}})
-    return loo_row(idata, f"{a['labels'].get('inference', 'approximation')} draws (plain PSIS-LOO on the "
-                   "approximation's draws, not importance-corrected)")
+    res = approximate_posterior_loo(a["log_lik"], a["log_p"], a["log_q"])
+    k = res["pareto_k"]
+    k_max = float(np.max(k)) if np.all(np.isfinite(k) | (k == -np.inf)) else float("inf")
+    n_bad = int(np.sum(~(k < KHAT_MAX)))
+    kq = res["khat_approximation"]
+    passed = n_bad == 0 and kq < KHAT_MAX
+    what = f"{a['labels'].get('inference', 'approximation')} draws, importance-corrected towards the posterior"
+    verdict = (f"pass: k-hat < {KHAT_MAX} for all rows and for p/q" if passed else
+               "FAIL: " + "; ".join(
+                   ([f"{n_bad} of {k.size} rows have k-hat >= {KHAT_MAX}"] if n_bad else [])
+                   + ([f"p/q has k-hat {kq:.2f} >= {KHAT_MAX}: the draws miss posterior mass"] if kq >= KHAT_MAX else []))
+               + "; the leave-one-out estimate is unreliable")
+    line = (f"{what} ({APPROXIMATE_LOO}, Magnusson et al. 2019): elpd {res['elpd_loo']:.2f} (SE {res['se']:.2f}), "
+            f"max Pareto k {k_max:.2f}, k-hat of p/q {kq:.2f}: {verdict}")
+    return dict(method=APPROXIMATE_LOO, elpd_loo=res["elpd_loo"], se=res["se"], p_loo=res["p_loo"],
+                pareto_k_max=k_max, n_bad_k=n_bad, khat_approximation=kq, passed=bool(passed), line=line)
 
 
 def loo_row(idata, what):
-    """``az.loo`` of ``idata``'s ``log_likelihood`` group as a dict: ``elpd_loo``, ``se``, ``p_loo``,
+    """``az.loo`` of ``idata``'s ``log_likelihood`` group as a dict: ``method`` (:data:`PSIS_LOO`), ``elpd_loo``, ``se``, ``p_loo``,
     ``pareto_k_max``, ``n_bad_k`` (rows with ``k̂ ≥`` :data:`KHAT_MAX`), ``passed`` (``k̂ <`` :data:`KHAT_MAX`
     for all rows: every leave-one-out posterior is within reach of importance sampling) and ``line``."""
     import arviz as az
@@ -362,7 +482,7 @@ def loo_row(idata, what):
     passed = n_bad == 0
     verdict = (f"pass: k-hat < {KHAT_MAX} for all rows" if passed else
                f"FAIL: {n_bad} of {k.size} rows have k-hat >= {KHAT_MAX}; their leave-one-out estimate is unreliable")
-    return dict(elpd_loo=elpd, se=float(res.se), p_loo=p_loo, pareto_k_max=k_max, n_bad_k=n_bad,
+    return dict(method=PSIS_LOO, elpd_loo=elpd, se=float(res.se), p_loo=p_loo, pareto_k_max=k_max, n_bad_k=n_bad,
                 passed=passed, line=f"{what}: PSIS-LOO elpd {elpd:.2f} (SE {float(res.se):.2f}), max Pareto k "
                 f"{k_max:.2f}: {verdict}")
 

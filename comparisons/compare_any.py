@@ -337,13 +337,16 @@ class Comparison:
         return estimator_check(self.estimator, self.design, y, num_draws=num_draws, seed=seed)
 
     def loo(self, num_draws=4000, seed=0):
-        """PSIS-LOO of each part (Vehtari, Gelman & Gabry 2017): ``pandas.DataFrame`` indexed by ``part``,
-        one row per sampler (``az.loo`` on its ``log_likelihood`` group) and, where the estimator has
-        its own approximation, a row ``approximation`` (plain PSIS-LOO on ``num_draws`` of its draws
-        with their pointwise log-likelihood, labelled as such:
-        :func:`~sparsebayes.comparisons.approximation_check.approximation_loo`). Columns ``elpd_loo``,
-        ``se``, ``p_loo``, ``pareto_k_max``, ``n_bad_k``, ``passed`` (``k̂ < 0.7`` for all rows) and
-        ``line``; ``attrs["notes"]`` says why a part has no row."""
+        """Leave-one-out of each part: ``pandas.DataFrame`` indexed by ``part``, one row per sampler
+        (PSIS-LOO, Vehtari, Gelman & Gabry 2017: ``az.loo`` on its ``log_likelihood`` group) and, where
+        the estimator has its own approximation, a row ``approximation``: the importance-corrected
+        approximate-posterior PSIS-LOO of ``num_draws`` of its draws (Magnusson et al. 2019, ratios
+        ``p(θ_s | y)/q(θ_s) · 1/p(y_i | θ_s)``:
+        :func:`~sparsebayes.comparisons.approximation_check.approximation_loo`). Columns ``method``
+        (which of the two), ``elpd_loo``, ``se``, ``p_loo``, ``pareto_k_max``, ``n_bad_k``,
+        ``khat_approximation`` (the approximation's ``k̂`` of ``p/q``; NaN for a sampler), ``passed``
+        (``k̂ < 0.7`` for all rows, and for ``p/q``) and ``line``; ``attrs["notes"]`` says why a part
+        has no row."""
         import pandas as pd
 
         from .approximation_check import approximation_loo, loo_row
@@ -357,7 +360,7 @@ class Comparison:
         try:
             rows["approximation"] = approximation_loo(self.estimator, self.design, y, num_draws=num_draws, seed=seed)
         except ValueError as err:
-            notes.append(f"approximation: no PSIS-LOO ({err})")
+            notes.append(f"approximation: no approximate-posterior LOO ({err})")
         table = pd.DataFrame.from_dict(rows, orient="index")
         table.index.name = "part"
         table.attrs["notes"] = notes

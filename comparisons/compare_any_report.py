@@ -132,10 +132,13 @@ def save_report(cmp, directory, *, overwrite=False):
     return out
 
 
-LOO_NOTE = ("PSIS-LOO (Vehtari, Gelman & Gabry 2017) of each part: elpd_loo (higher predicts left-out rows "
-            "better) with its SE, and the largest Pareto k over the rows; a part passes when k-hat < 0.7 for all "
-            "rows. The approximation's row is plain PSIS-LOO on the estimator's own approximate draws, not "
-            "importance-corrected towards the posterior.")
+LOO_NOTE = ("Leave-one-out of each part: elpd_loo (higher predicts left-out rows better) with its SE, and the "
+            "largest Pareto k over the rows; a part passes when k-hat < 0.7 for all rows. A sampler's row is "
+            "PSIS-LOO (Vehtari, Gelman & Gabry 2017) on its draws. The approximation's row is the "
+            "importance-corrected approximate-posterior PSIS-LOO (Magnusson et al. 2019): the estimator's own "
+            "approximate draws q reweighted by p(θ|y)/q(θ) × 1/p(y_i|θ) towards each leave-one-out posterior of "
+            "the model (at the fitted hyperparameters where the estimator fixes them); it passes when also the "
+            "k-hat of p/q (column khat_approximation) is below 0.7.")
 
 
 def loo_sections(cmp):
