@@ -28,9 +28,23 @@ whose mode the EM estimators compute (the bias apart: EM penalizes it, here it h
 Gaussian prior). Park & Casella's σ-scaled Bayesian Lasso is
 :class:`~sparsebayes.inference.bayesian_lasso_estimator.BayesianLassoRegressor`.
 
-The basis is ``features`` without a bias column (the intercept is the engine's); the inputs are
-taken as they are (not standardized): a hierarchy with a fixed scale (``HorseshoePrior(tau=1)``,
-``LaplacePrior(gamma=1)``) has the units of β, so standardize ``X`` (and ``y``) or estimate the scale.
+The basis, the origin and the units of ``x``: the basis is ``features`` without a bias column (the
+intercept is the engine's), built as the EM estimators build theirs
+(:mod:`sparsebayes.inference.adaptive`, ``standardize=True``): the linear and quadratic maps act on
+inputs centred at their training mean (with ``fit_intercept``) and, under a scale-free hierarchy (the
+Jeffreys prior), divided by their training SD. So the hierarchy is on the same weights as the EM
+estimator's with the same prior (the EM basis without its bias column, :class:`CentredBasis`), the
+intercept is the value at the training mean, and a fit on ``X + c`` samples what the fit on ``X``
+does (an offset of 1e8 is no longer a numerically singular posterior). Under the flat intercept of the
+Gaussian likelihood the centring changes nothing but the rounding; under the ``N(0, 10²)`` intercept of
+the others it puts that prior on the value at the mean, not at ``x = 0``. A hierarchy with a fixed
+scale (``HorseshoePrior(tau=1)``, ``LaplacePrior(gamma=1)``) has the units of β, as it has under EM:
+its inputs are centred, not scaled, and the units of ``X`` (and ``y``) remain part of the model.
+Gaussian kernels are translation-invariant and are used as they are. The draws (``beta_draws_``,
+``to_inference_data``, the ``posterior_model`` record) are on ``feature_map_``'s columns, as EM's
+``beta_`` is; ``coef_`` and ``intercept_`` give the posterior medians' function in the data's units
+(the raw terms, :meth:`CentredBasis.raw_weights`; ``intercept_`` the value at ``x = 0``).
+``standardize=False`` takes the inputs as they are.
 """
 from __future__ import annotations
 
@@ -44,13 +58,13 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
-from sparsebayes.models.features import transform_validated
+from sparsebayes.models.features import fit_transform_validated, transform_validated
 from sparsebayes.models.likelihoods import make_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, supports
 
 from . import hierarchy_gibbs
 from .posterior_sampling import PosteriorSamplingMixin
-from ._base import atomic_fit, basis_names, fit_feature_design
+from ._base import atomic_fit, basis_names, make_feature_map, raw_weights
 from ._validation import (check_count, check_flags, check_number, validate_classification_data,
                           validate_predict_data, validate_regression_data)
 from .adaptive import LINKS
@@ -95,6 +109,74 @@ class LaplaceGibbs(NamedTuple):
         return sites
 
 
+class CentredBasis:
+    """The basis of a model whose intercept is a site of its own: a fitted linear or quadratic map of
+    the centred inputs (:class:`~sparsebayes.models.features.LinearFeatures` /
+    :class:`~sparsebayes.models.features.QuadraticFeatures` with ``bias=True, center=True`` and its own
+    ``scale``: the EM estimators' map under ``standardize=True``) without its bias column.
+
+    ``h(x)ᵀβ + b₀`` on these columns is ``[1, h(x)]ᵀ[b₀, β]`` on the map's, so the map's own
+    ``raw_weights`` give the raw terms' weights: :meth:`raw_weights` the terms' (the slopes), and
+    :meth:`raw_intercept` the value at ``x = 0``.
+
+    Parameters
+    ----------
+    inner : a fitted map with a bias column and centred inputs.
+    """
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.n_features_in_ = inner.n_features_in_
+
+    def transform(self, X):
+        """The inner map's columns of ``X`` without its bias column (validated by the inner map)."""
+        return np.asarray(self.inner.transform(X), dtype=np.float64)[:, 1:]
+
+    def get_feature_names_out(self, input_features=None):
+        """The inner map's names without ``"bias"``."""
+        return self.inner.get_feature_names_out(input_features)[1:]
+
+    def _with_bias(self, beta, intercept=0.0):
+        beta = np.asarray(beta, dtype=np.float64)
+        b0 = np.broadcast_to(np.asarray(intercept, dtype=np.float64), beta.shape[:-1])[..., None]
+        return self.inner.raw_weights(np.concatenate([b0, beta], axis=-1))
+
+    def raw_weights(self, beta):
+        """The raw terms' weights (..., n_columns) of ``h(x)ᵀβ`` for ``beta`` (..., n_columns) on these
+        columns (the constant it adds is :meth:`raw_intercept`'s)."""
+        return self._with_bias(beta)[..., 1:]
+
+    def raw_intercept(self, intercept, beta):
+        """The value at ``x = 0`` of ``b₀ + h(x)ᵀβ`` (``b₀`` the value at the training mean)."""
+        return self._with_bias(beta, intercept)[..., 0]
+
+
+def sampling_design(X, features, *, kernel_width, fit_intercept, standardize, prior):
+    """``(feature map, basis)`` of a sampling estimator: :func:`~._base.make_feature_map` with the EM
+    estimators' standardization (:class:`~sparsebayes.inference.adaptive_base._AdaptiveSparseBase`'s
+    ``center = standardize and bias``, ``scale = standardize and prior.scale_free``, with the intercept
+    in the bias's place), and for centred linear or quadratic maps the bias column taken off
+    (:class:`CentredBasis`). Kernels and transformers are as ``make_feature_map`` gives them, without bias."""
+    center = bool(standardize and fit_intercept)
+    scale = bool(standardize and getattr(prior, "scale_free", False))
+    if center and isinstance(features, str) and features in ("linear", "quadratic"):
+        inner = make_feature_map(features, bias=True, center=True, scale=scale)
+        H = np.asarray(fit_transform_validated(inner, X), dtype=np.float64)[:, 1:]
+        return CentredBasis(inner), H
+    fm = make_feature_map(features, kernel_width=kernel_width, bias=False, scale=scale)
+    return fm, np.asarray(fit_transform_validated(fm, X), dtype=np.float64)
+
+
+def raw_point(feature_map, beta, intercept):
+    """``(coef, intercept)`` in the data's units of the function ``b₀ + h(x)ᵀβ`` on a fitted map's
+    columns: the map's ``raw_weights`` (:func:`~._base.raw_weights`) and, for a :class:`CentredBasis`,
+    its value at ``x = 0``; else ``b₀`` itself."""
+    coef = raw_weights(feature_map, beta)
+    if isinstance(feature_map, CentredBasis):
+        intercept = feature_map.raw_intercept(intercept, beta)
+    return coef, np.asarray(intercept, dtype=np.float64)
+
+
 #: The hierarchies method="gibbs" fits beside those with Gibbs conditionals, for the error messages.
 GIBBS_FITS = ("'horseshoe' (HorseshoePrior), 'laplace' (LaplacePrior) or any hierarchy with Gibbs conditionals; "
               "SparseRegressor(method='gibbs') also fits 'scaled_laplace' (ScaledLaplacePrior: the Bayesian Lasso, "
@@ -126,6 +208,8 @@ def gibbs_hierarchy(prior):
 def _check_sampler_params(est):
     """The shared parameters' checks, before any data is read."""
     check_flags(est)
+    if not isinstance(est.standardize, (bool, np.bool_)):
+        raise ValueError(f"standardize must be True or False, got {est.standardize!r}")
     for name in ("num_warmup", "num_samples", "num_chains"):
         check_count(name, getattr(est, name), 0 if name == "num_warmup" else 1)
     check_count("seed", est.seed, 0)
@@ -203,8 +287,9 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         a ``ValueError``). The Gibbs sampler, where the hierarchy has Gibbs conditionals and the
         likelihood a conjugate augmentation, is this module's engine (:class:`GibbsRegressor` /
         :class:`GibbsClassifier`'s sweep on the record's ``H`` and ``y``). The point (``point``) is the
-        posterior median: ``coef_``, ``intercept_`` and the likelihood's parameter
-        (``likelihood_param_``), labelled ``<sampler>-posterior-median``. Two classes only (one-vs-all
+        posterior median on the record's basis: ``beta_``, the intercept draws' median (the value at the
+        training mean for a centred basis; ``coef_`` and ``intercept_`` are the same function in the data's
+        units) and the likelihood's parameter (``likelihood_param_``), labelled ``<sampler>-posterior-median``. Two classes only (one-vs-all
         fits are separate models). ``X = None``: the record without data (its samplers)."""
         from .nuts_estimators import WithIntercept, intercept_model_for, intercept_prior_model, intercept_scale
         from .posterior_model import binary_targets, design, regression_targets, sparse_posterior_model
@@ -219,9 +304,9 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         classifier = hasattr(self, "classes_")
         point = None
         if not classifier or len(self.classes_) == 2:
-            point = {"beta": np.asarray(self.coef_, dtype=np.float64).reshape(-1)}
+            point = {"beta": np.asarray(self.beta_, dtype=np.float64).reshape(-1)}
             if self.fit_intercept:
-                point["intercept"] = float(np.ravel(self.intercept_)[0])
+                point["intercept"] = float(np.median(self.intercept_draws_))
             name = getattr(lik, "param_name", None)
             if name and not classifier and self.likelihood_param_ is not None:
                 point[name] = float(self.likelihood_param_)
@@ -262,9 +347,11 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
                                                          seed=self.seed)
         return states, idata
 
-    def _design(self, X):
-        """The basis (no bias column: the intercept is the engine's) and its fitted map."""
-        return fit_feature_design(X, self.features, kernel_width=self.kernel_width, bias=False)
+    def _design(self, X, prior):
+        """The basis (no bias column: the intercept is the engine's) and its fitted map, standardized
+        for ``prior`` (:func:`sampling_design`)."""
+        return sampling_design(X, self.features, kernel_width=self.kernel_width, fit_intercept=self.fit_intercept,
+                               standardize=self.standardize, prior=prior)
 
     def _basis(self, X):
         check_is_fitted(self, "beta_draws_")
@@ -272,7 +359,10 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         return np.asarray(transform_validated(self.feature_map_, X), dtype=np.float64)
 
     def _run(self, H, y, prior_gibbs, lik):
-        """One posterior: the draws, its InferenceData and the summaries (medians, means, interval, R-hat)."""
+        """One posterior: the draws (on ``feature_map_``'s columns), its InferenceData and the summaries:
+        the medians on those columns (the model's point) and, in the data's units (:func:`raw_point`),
+        ``coef`` and ``intercept`` of the medians, the means and the raw terms' equal-tailed intervals;
+        ``active`` where the interval on the model's columns excludes zero; R-hat."""
         from .arviz_compat import rhat
 
         coords = {"basis": basis_names(self, self.feature_map_, H.shape[1])}
@@ -281,11 +371,13 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         intercept = np.asarray(states.intercept).ravel()
         if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(intercept))):
             spread = np.max(np.abs(H), initial=0.0)
+            taken = ("standardize=False takes the inputs as they are" if not self.standardize else
+                     f"features={self.features!r} gives the basis as it is")
             raise FloatingPointError(
                 f"{self._sampler_label} produced non-finite draws of the weights (the basis reaches |h| = "
-                f"{spread:.3g}): these samplers take the inputs as they are, so columns with large offsets or "
-                "scales make the posterior numerically singular; centre and scale X (e.g. StandardScaler) "
-                "and fit again")
+                f"{spread:.3g}): {taken}, so columns with large offsets or scales make the posterior numerically "
+                "singular; centre and scale X (e.g. StandardScaler, or standardize=True with linear or quadratic "
+                "features) and fit again")
         tail = 0.5 * (1.0 - self.credible_level)
         max_rhat = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
@@ -293,9 +385,14 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
             if max_rhat > self.rhat_max:
                 warnings.warn(f"{self._sampler_label} chains have not mixed: max R-hat over beta {max_rhat:.3f} > "
                               f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)
-        return dict(idata=idata, beta=beta, intercept=intercept,
-                    param=np.asarray(states.param).ravel(), median=np.median(beta, axis=0), mean=beta.mean(axis=0),
-                    interval=np.quantile(beta, [tail, 1.0 - tail], axis=0), rhat=max_rhat)
+        median, intercept_median = np.median(beta, axis=0), float(np.median(intercept))
+        coef, raw_intercept = raw_point(self.feature_map_, median, intercept_median)
+        basis_interval = np.quantile(beta, [tail, 1.0 - tail], axis=0)
+        return dict(idata=idata, beta=beta, intercept=intercept, param=np.asarray(states.param).ravel(),
+                    median=median, intercept_median=intercept_median, coef=coef, raw_intercept=float(raw_intercept),
+                    mean=raw_weights(self.feature_map_, beta.mean(axis=0)),
+                    interval=np.quantile(raw_weights(self.feature_map_, beta), [tail, 1.0 - tail], axis=0),
+                    active=(basis_interval[0] > 0) | (basis_interval[1] < 0), rhat=max_rhat)
 
     _sampler_label = "Gibbs"
 
@@ -316,12 +413,16 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
 
 _DOC_SAMPLER = """
     features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
-        The basis ``h(x)``, without a bias column (the intercept is the engine's); the inputs as
-        they are (module docstring).
+        The basis ``h(x)``, without a bias column (the intercept is the engine's); linear and
+        quadratic terms of the standardized inputs (``standardize``, module docstring).
     kernel_width : float or "scale", default="scale"
         Width of ``features="kernel"``.
     fit_intercept : bool, default=True
         An intercept ``b₀``: flat prior, integrated out of the sweep (Gaussian); ``N(0, 10²)`` otherwise.
+    standardize : bool, default=True
+        As the EM estimators': the linear and quadratic maps act on inputs centred at their training
+        mean (with ``fit_intercept``; ``b₀`` is then the value at the mean) and, under a scale-free
+        hierarchy (Jeffreys), divided by their training SD; ``False``: the inputs as they are.
     num_warmup, num_samples, num_chains, seed : int, default=500, 1000, 4, 0
         Sweeps discarded and kept per chain, the chains (``vmap``), the seed (the same draws for
         the same seed).
@@ -353,15 +454,21 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
     """ + _DOC_SAMPLER + """
     Attributes
     ----------
+    beta_ : ndarray (n_basis,)
+        Posterior medians of β on ``feature_map_``'s columns (the model's weights, as EM's ``beta_``;
+        the bias apart); ``active_`` those whose equal-tailed interval there excludes zero.
     coef_ : ndarray (n_basis,)
-        Posterior medians of β; ``coef_mean_`` the means, ``coef_interval_`` (2, n_basis) the
-        equal-tailed interval, ``active_`` those whose interval excludes zero.
+        The posterior medians' weights in the data's units (the raw terms ``get_feature_names_out``
+        names; ``beta_`` itself for kernels, transformers or ``standardize=False``); ``coef_mean_``
+        the posterior means, ``coef_interval_`` (2, n_basis) the equal-tailed interval, both in those units.
     intercept_ : float
-        Posterior median of ``b₀``.
+        The value at ``x = 0`` of the posterior medians' function (the median of ``b₀``, the value at
+        the training mean, moved to the origin of the data).
     likelihood_param_ : float or None
         Posterior median of the likelihood's own parameter (σ², the Student-t's ``s²``, the
         dispersion; ``None`` for a likelihood without one); ``noise_var_`` the Gaussian's σ².
-    beta_draws_, intercept_draws_, param_draws_ : the draws, chains concatenated.
+    beta_draws_, intercept_draws_, param_draws_ : the draws, chains concatenated (β on ``feature_map_``'s
+        columns, ``b₀`` the value at the training mean for a centred basis).
     idata_ : the draws as ``InferenceData``; ``rhat_`` the largest R-hat over β; ``n_iter_`` draws per chain.
     prior_, likelihood_ : the hierarchy and likelihood objects fitted: ``prior=prior_,
         likelihood=likelihood_`` refits this model (the same draws for the same seed).
@@ -369,8 +476,8 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
     """
 
     def __init__(self, *, prior="horseshoe", likelihood="gaussian", c=-1.0, d=0.0, features="linear",
-                 kernel_width="scale", fit_intercept=True, num_warmup=500, num_samples=1000, num_chains=4, seed=0,
-                 credible_level=0.95, rhat_max=1.01, progress_bar=False):
+                 kernel_width="scale", fit_intercept=True, standardize=True, num_warmup=500, num_samples=1000,
+                 num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01, progress_bar=False):
         self.prior = prior
         self.likelihood = likelihood
         self.c = c
@@ -378,6 +485,7 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
         self.features = features
         self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept
+        self.standardize = standardize
         self.num_warmup = num_warmup
         self.num_samples = num_samples
         self.num_chains = num_chains
@@ -407,13 +515,14 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
         self._check_likelihood(lik)
         prior, prior_gibbs = self._engine_prior()
         X, y = validate_regression_data(self, X, y)
-        self.feature_map_, H = self._design(X)
+        self.feature_map_, H = self._design(X, prior)
         fit = self._run(H, y, prior_gibbs, lik)
         self.idata_ = fit["idata"]
         self.beta_draws_, self.intercept_draws_, self.param_draws_ = fit["beta"], fit["intercept"], fit["param"]
-        self.coef_, self.coef_mean_, self.coef_interval_ = fit["median"], fit["mean"], fit["interval"]
-        self.active_ = (self.coef_interval_[0] > 0) | (self.coef_interval_[1] < 0)
-        self.intercept_ = float(np.median(self.intercept_draws_))
+        self.beta_ = fit["median"]
+        self.coef_, self.coef_mean_, self.coef_interval_ = fit["coef"], fit["mean"], fit["interval"]
+        self.active_ = fit["active"]
+        self.intercept_ = fit["raw_intercept"]
         has_param = getattr(lik, "param_name", None) is not None
         self.likelihood_param_ = float(np.median(self.param_draws_)) if has_param else None
         self.noise_var_ = self.likelihood_param_ if lik.name == "gaussian" else None
@@ -465,11 +574,11 @@ class GibbsClassifier(ClassifierMixin, _SamplingBase):
     Attributes
     ----------
     classes_ : ndarray
-    coef_ : ndarray (1, n_basis) for two classes, (n_classes, n_basis) otherwise
-        Posterior medians of β per classifier; ``coef_mean_``, ``coef_interval_`` (n_classifiers, 2,
-        n_basis), ``active_`` as :class:`GibbsRegressor`'s.
+    beta_, coef_ : ndarray (1, n_basis) for two classes, (n_classes, n_basis) otherwise
+        Posterior medians of β per classifier on ``feature_map_``'s columns, and in the data's units;
+        ``coef_mean_``, ``coef_interval_`` (n_classifiers, 2, n_basis), ``active_`` as :class:`GibbsRegressor`'s.
     intercept_ : ndarray (1,) or (n_classes,)
-        Posterior medians of ``b₀``.
+        As :class:`GibbsRegressor`'s, per classifier.
     beta_draws_, intercept_draws_ : per classifier, the draws (chains concatenated).
     idata_ : InferenceData, or a list of them (one per one-vs-all classifier); ``rhat_``, ``n_iter_``.
     prior_, likelihood_ : the hierarchy and likelihood objects: ``prior=prior_, link=likelihood_`` refits.
@@ -477,13 +586,14 @@ class GibbsClassifier(ClassifierMixin, _SamplingBase):
     """
 
     def __init__(self, *, prior="laplace", link="probit", features="linear", kernel_width="scale", fit_intercept=True,
-                 num_warmup=500, num_samples=1000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01,
-                 progress_bar=False):
+                 standardize=True, num_warmup=500, num_samples=1000, num_chains=4, seed=0, credible_level=0.95,
+                 rhat_max=1.01, progress_bar=False):
         self.prior = prior
         self.link = link
         self.features = features
         self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept
+        self.standardize = standardize
         self.num_warmup = num_warmup
         self.num_samples = num_samples
         self.num_chains = num_chains
@@ -499,17 +609,18 @@ class GibbsClassifier(ClassifierMixin, _SamplingBase):
         lik = link_likelihood(self.link)
         prior, prior_gibbs = self._engine_prior()
         X, y_enc = validate_classification_data(self, X, y)
-        self.feature_map_, H = self._design(X)
+        self.feature_map_, H = self._design(X, prior)
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
         fits = [self._run(H, t.astype(np.float64), prior_gibbs, lik) for t in targets]
         self.idata_ = fits[0]["idata"] if len(fits) == 1 else [f["idata"] for f in fits]
         self.beta_draws_ = np.array([f["beta"] for f in fits])
         self.intercept_draws_ = np.array([f["intercept"] for f in fits])
-        self.coef_ = np.array([f["median"] for f in fits])
+        self.beta_ = np.array([f["median"] for f in fits])
+        self.coef_ = np.array([f["coef"] for f in fits])
         self.coef_mean_ = np.array([f["mean"] for f in fits])
         self.coef_interval_ = np.array([f["interval"] for f in fits])
-        self.active_ = (self.coef_interval_[:, 0] > 0) | (self.coef_interval_[:, 1] < 0)
-        self.intercept_ = np.median(self.intercept_draws_, axis=1)
+        self.active_ = np.array([f["active"] for f in fits])
+        self.intercept_ = np.array([f["raw_intercept"] for f in fits])
         rhats = [f["rhat"] for f in fits]
         self.rhat_ = rhats[0] if len(rhats) == 1 else np.array(rhats)
         self.n_iter_ = int(self.num_samples)

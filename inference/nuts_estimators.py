@@ -16,9 +16,12 @@ on ``basis`` and the intercept a site of its own; per-weight sites such as ``lam
 ``basis`` too): flat under the Gaussian likelihood, ``N(0, 10²)`` otherwise, as the Gibbs engine has
 it (:data:`~sparsebayes.inference.hierarchy_gibbs.INTERCEPT_SCALE`), so that
 :class:`~sparsebayes.inference.gibbs_estimators.GibbsRegressor` and :class:`NutsRegressor` with the
-same ``prior`` and ``likelihood`` sample one posterior. Fitted attributes, ``predict`` and
-``predict_proba`` are those of the Gibbs estimators (posterior medians as ``coef_``, ``intercept_``;
-posterior predictive means).
+same ``prior`` and ``likelihood`` sample one posterior. The basis is standardized as theirs (and the
+EM estimators') is, ``standardize=True``: linear and quadratic terms of inputs centred at their
+training mean and, under the Jeffreys prior, scaled by their training SD
+(:func:`~sparsebayes.inference.gibbs_estimators.sampling_design`). Fitted attributes, ``predict`` and
+``predict_proba`` are those of the Gibbs estimators (posterior medians as ``beta_`` on the basis and
+as ``coef_``, ``intercept_`` in the data's units; posterior predictive means).
 """
 from __future__ import annotations
 
@@ -175,13 +178,14 @@ class NutsRegressor(_NutsSampling, GibbsRegressor):
     """
 
     def __init__(self, *, prior="laplace", likelihood="gaussian", features="linear", kernel_width="scale",
-                 fit_intercept=True, num_warmup=500, num_samples=1000, num_chains=2, seed=0, credible_level=0.95,
-                 rhat_max=1.01, progress_bar=False, surrogate_eps=None, target_accept_prob=None):
+                 fit_intercept=True, standardize=True, num_warmup=500, num_samples=1000, num_chains=2, seed=0,
+                 credible_level=0.95, rhat_max=1.01, progress_bar=False, surrogate_eps=None, target_accept_prob=None):
         self.prior = prior
         self.likelihood = likelihood
         self.features = features
         self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept
+        self.standardize = standardize
         self.num_warmup = num_warmup
         self.num_samples = num_samples
         self.num_chains = num_chains
@@ -210,13 +214,14 @@ class NutsClassifier(_NutsSampling, GibbsClassifier):
     """
 
     def __init__(self, *, prior="laplace", link="probit", features="linear", kernel_width="scale", fit_intercept=True,
-                 num_warmup=500, num_samples=1000, num_chains=2, seed=0, credible_level=0.95, rhat_max=1.01,
-                 progress_bar=False, surrogate_eps=None, target_accept_prob=None):
+                 standardize=True, num_warmup=500, num_samples=1000, num_chains=2, seed=0, credible_level=0.95,
+                 rhat_max=1.01, progress_bar=False, surrogate_eps=None, target_accept_prob=None):
         self.prior = prior
         self.link = link
         self.features = features
         self.kernel_width = kernel_width
         self.fit_intercept = fit_intercept
+        self.standardize = standardize
         self.num_warmup = num_warmup
         self.num_samples = num_samples
         self.num_chains = num_chains
