@@ -33,29 +33,10 @@ from jax.scipy.linalg import cho_solve
 
 from .progress import bar_chunk, chunk_lengths, progress, show_progress
 from .gibbs_variates import SweepVariates, VariateSource, draw_variates, variate_streams  # noqa: F401  (SweepVariates: docs)
+from .gibbs_variates import inverse_gaussian_from, michael_root  # noqa: F401  (public here too)
 from ._shapes import bucket, pad_to
 from ._validation import (as_numeric_array, check_count, check_data, check_finite, check_number, check_sampler_counts,
                           feature_labels)
-
-
-def michael_root(mean, shape, w):
-    """The smaller root ``x = μ + μ²w/(2λ) − μ√(4μλw + μ²w²)/(2λ)`` of Michael, Schucany & Haas
-    (1976), as ``2μλ / (2λ + μw + √(μ²w² + 4μλw))`` (multiplied by the conjugate: no cancellation).
-
-    The direct form ``μ − 2μ²w/(μw + √(·))`` subtracts nearly equal numbers when
-    ``μw ≫ λ``: 2e-10 relative error at μ = 1e10, all of it (x = 0) at μ = 1e16, and 8e-8 at
-    λ = 1e-9 (against 60-digit arithmetic)."""
-    mw = mean * w
-    return 2.0 * mean * shape / (2.0 * shape + mw + jnp.sqrt(mw * mw + 4.0 * mean * shape * w))
-
-
-def inverse_gaussian_from(mean, shape, chi2, uniform):
-    """Michael, Schucany & Haas (1976): the ``IG(mean, shape)`` draw made from a ``χ²₁`` variate
-    ``chi2 = ν²`` (``ν ~ N(0,1)``) and a ``U(0,1)`` variate: ``x`` the smaller root
-    (:func:`michael_root`), returned with probability ``μ/(μ + x)``, else ``μ²/x``."""
-    mean, shape = jnp.broadcast_arrays(jnp.asarray(mean, jnp.float64), jnp.asarray(shape, jnp.float64))
-    x = jnp.maximum(michael_root(mean, shape, chi2), jnp.finfo(jnp.float64).tiny)
-    return jnp.where(uniform <= mean / (mean + x), x, mean * mean / x)
 
 
 class State(NamedTuple):

@@ -42,7 +42,7 @@ from types import SimpleNamespace
 import numpy as np
 from sparsebayes.models.likelihoods import GaussianLikelihood, LIKELIHOOD_CAPABILITIES
 from sparsebayes.models.model import beta_statement, sparse_model_for, sparse_prior_model
-from sparsebayes.models.priors import hierarchy_name, supports
+from sparsebayes.models.priors import supports
 from sparsebayes.models._registry import missing_pieces
 
 
@@ -134,16 +134,10 @@ def ard_surrogate(surrogate_eps, label):
 
 
 def gibbs_hierarchy(prior):
-    """``prior`` in the form whose Gibbs conditionals :mod:`~sparsebayes.inference.hierarchy_gibbs` runs: itself
-    when it has them; the Laplace hierarchy at a fixed γ as its exponential scale mixture (Park & Casella
-    2008, :class:`~sparsebayes.inference.twin_typeii.LaplaceMixture`: the same marginal prior on β as
-    the NUTS statement); else ``None``."""
-    if supports(prior, "gibbs"):
-        return prior
-    if hierarchy_name(prior) == "laplace" and getattr(prior, "gamma_prior", None) is None:
-        from .twin_typeii import LaplaceMixture
-        return LaplaceMixture(float(prior.gamma))
-    return None
+    """``prior`` when it has Gibbs conditionals of its own (the ``"gibbs"`` capability: the horseshoe's,
+    the Laplace hierarchy's exponential scale mixture with γ fixed or under its ``gamma_prior``, Park &
+    Casella 2008), the form :mod:`~sparsebayes.inference.hierarchy_gibbs` runs; else ``None``."""
+    return prior if supports(prior, "gibbs") else None
 
 
 def _gibbs_sampler(statement, likelihood, params):

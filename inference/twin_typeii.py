@@ -29,10 +29,9 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
-from sparsebayes.models.priors import variance_of_precision
+from sparsebayes.models.priors import LaplacePrior, variance_of_precision
 
 from . import hierarchy_gibbs
-from .gibbs import inverse_gaussian_from
 
 #: Hierarchies of the twins: ``"laplace"`` (the exponential scale mixture) and
 #: ``"gamma-precision"`` (the RVM's surrogate, ``α_i ~ Gamma(ε, ε)``).
@@ -75,29 +74,12 @@ def typeii_twin_model(H, y=None, *, hierarchy, lam=1.0, surrogate_eps=None, scal
             numpyro.sample("y", dist.Bernoulli(logits=eta), obs=y)
 
 
-class LaplaceMixture(NamedTuple):
-    """The Laplace hierarchy as an exponential scale mixture, ``β_i | τ_i ~ N(0, τ_i)``, ``τ_i ~ Exp(lam/2)``,
-    with its Gibbs conditional ``1/τ_i | β_i ~ IG(√(lam/β_i²), lam)`` (Park & Casella 2008, Sec. 2),
-    for :mod:`sparsebayes.inference.hierarchy_gibbs` (aux ``tau``). The BLS twin runs it ``scaled``
-    (``β_i | σ², τ_i ~ N(0, σ²τ_i)``), FLAP as it is."""
-
-    lam: float
-
-    #: The name it goes by (labels, errors).
-    name = "laplace-mixture"
-
-    def gibbs_init(self, p, dtype=jnp.float64):
-        return {"tau": jnp.ones(p, dtype)}
-
-    def gibbs_prior_variance(self, aux):
-        return aux["tau"]
-
-    def gibbs_update(self, key, beta, aux):
-        k_chi, k_unif = jax.random.split(key)
-        b2 = jnp.maximum(beta**2, jnp.finfo(beta.dtype).tiny)
-        chi2 = jax.random.normal(k_chi, beta.shape, dtype=beta.dtype) ** 2
-        uniform = jax.random.uniform(k_unif, beta.shape, dtype=beta.dtype)
-        return {"tau": 1.0 / inverse_gaussian_from(jnp.sqrt(self.lam / b2), self.lam, chi2, uniform)}
+def LaplaceMixture(lam):
+    """The Laplace hierarchy as an exponential scale mixture at a fixed rate, ``β_i | τ_i ~ N(0, τ_i)``,
+    ``τ_i ~ Exp(lam/2)``: :class:`~sparsebayes.models.priors.LaplacePrior` with ``γ = lam``, which owns the
+    Gibbs conditional ``1/τ_i | β_i ~ IG(√(lam/β_i²), lam)`` (Park & Casella 2008, Sec. 2; aux ``tau``).
+    The BLS twin runs it ``scaled`` (``β_i | σ², τ_i ~ N(0, σ²τ_i)``), FLAP as it is."""
+    return LaplacePrior(float(lam))
 
 
 class GammaPrecision(NamedTuple):
@@ -136,7 +118,8 @@ class GammaPrecision(NamedTuple):
 def run_typeii_gibbs(H, y, *, hierarchy, lam=1.0, surrogate_eps=None, scaled=False, noise_var=None, c=-1.0, d=0.0,
                      intercept=True, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, progress_bar=None):
     """Gibbs draws of the Gaussian twin (:func:`typeii_twin_model`'s posterior, the same arguments), by
-    :func:`sparsebayes.inference.hierarchy_gibbs.run` with :class:`LaplaceMixture` (``scaled`` for BLS)
+    :func:`sparsebayes.inference.hierarchy_gibbs.run` with :class:`~sparsebayes.models.priors.LaplacePrior`
+    at ``γ = lam`` (``scaled`` for BLS)
     or :class:`GammaPrecision`, σ² under ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` or fixed at ``noise_var``.
     ``progress_bar``: a tqdm bar over the sweeps (``None``: when standard error is a terminal).
 
@@ -149,7 +132,7 @@ def run_typeii_gibbs(H, y, *, hierarchy, lam=1.0, surrogate_eps=None, scaled=Fal
     H, y = np.asarray(H, dtype=np.float64), np.asarray(y, dtype=np.float64)
     n, p = H.shape
     x_mean, y_mean = (H.mean(axis=0), y.mean()) if intercept else (np.zeros(p), 0.0)
-    prior = LaplaceMixture(float(lam)) if hierarchy == "laplace" else GammaPrecision(
+    prior = LaplacePrior(float(lam)) if hierarchy == "laplace" else GammaPrecision(
         0.0 if surrogate_eps is None else float(surrogate_eps))
     states, infos = hierarchy_gibbs.run(
         H, y, prior, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,

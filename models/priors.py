@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -117,6 +118,50 @@ class LaplacePrior(NamedTuple):
             return kwargs, f"laplace-gamma={self.gamma:g}"
         a, b = self.gamma_prior
         return {**kwargs, "gamma_prior": (float(a), float(b))}, f"laplace-gamma~Gamma({a:g},{b:g})"
+
+    # --- Gibbs (Park & Casella 2008, Sec. 2; the "gibbs" capability) -----------------------
+    # The exponential scale mixture's conditionals, for sparsebayes.inference.hierarchy_gibbs: run
+    # ``scaled`` (β_i | σ², τ_i ~ N(0, σ²τ_i)) with γ = λ² under gamma_prior = (r, δ) it is Park &
+    # Casella's Bayesian Lasso; unscaled, EM's hierarchy (002 eqs. 9–10).
+    def gibbs_init(self, p, dtype=jnp.float64):
+        """Auxiliary state: the mixing variances ``tau`` at ones; with ``gamma_prior``, also ``gamma`` at ``γ``."""
+        aux = {"tau": jnp.ones(p, dtype)}
+        if self.gamma_prior is not None:
+            aux["gamma"] = jnp.asarray(self.gamma, dtype)
+        return aux
+
+    def gibbs_prior_variance(self, aux):
+        """``v_i = τ_i``: β's conditional prior variances given the auxiliary state (002 eq. 9)."""
+        return aux["tau"]
+
+    def gibbs_update(self, key, beta, aux):
+        """``1/τ_i | β_i, γ ~ InverseGaussian(√(γ/β_i²), γ)`` (Park & Casella 2008, Sec. 2, with their
+        ``λ²`` = γ and ``β_i/σ`` for ``β_i`` when scaled), drawn by Michael, Schucany & Haas (1976); with
+        ``gamma_prior = (a, b)``, then ``γ | τ ~ Gamma(a + p, b + Σ τ_i/2)`` (the exponential's conjugate
+        pair: ``Π (γ/2) e^{−γτ_i/2} · γ^{a−1} e^{−bγ}``). With γ fixed the whole ``key`` goes to τ.
+
+        ``β_i²`` is floored at 10⁻³⁰⁰: at ``β_i = 0`` the mean ``√(γ/β_i²)`` is then about 10¹⁵⁰, whose square
+        stays finite, and the draw is the conditional's limit there, ``τ_i ~ Gamma(½, γ/2)`` (the smallest
+        float64, 2·10⁻³⁰⁸, overflowed the square and made ``τ_i`` NaN)."""
+        from sparsebayes.inference.gibbs_variates import inverse_gaussian
+
+        b2 = jnp.maximum(beta**2, 1e-300)
+        if self.gamma_prior is None:
+            return {"tau": 1.0 / inverse_gaussian(key, jnp.sqrt(self.gamma / b2), self.gamma)}
+        k_tau, k_gamma = jax.random.split(key)
+        gamma = aux["gamma"]
+        tau = 1.0 / inverse_gaussian(k_tau, jnp.sqrt(gamma / b2), gamma)
+        a, b = self.gamma_prior
+        new_gamma = jax.random.gamma(k_gamma, a + beta.shape[0], dtype=beta.dtype) / (b + 0.5 * jnp.sum(tau))
+        return {"tau": tau, "gamma": new_gamma}
+
+    def gibbs_twin_sites(self, beta, aux):
+        """The sites of :meth:`sample_beta` at Gibbs draws (leading axes: chain, draw; NumPy): ``tau`` and,
+        with ``gamma_prior``, ``gamma``."""
+        sites = {"tau": np.asarray(aux["tau"])}
+        if self.gamma_prior is not None:
+            sites["gamma"] = np.asarray(aux["gamma"])
+        return sites
 
     def expected_inverse_variance(self, beta):
         """``E[τ_i⁻¹ | β_i] = √γ / |β_i|`` (002 eq. 12, see the module note)."""

@@ -21,8 +21,9 @@ from sparsebayes.models.horseshoe import HorseshoePrior
     # the sweep would draw the t's scale, which this fit fixes: NUTS alone
     (AdaptiveSparseRegressor(prior="laplace", likelihood="student_t", noise_var=0.5), ("nuts",)),
     (AdaptiveSparseRegressor(prior="laplace", likelihood="poisson"), ("nuts",)),  # no augmentation
-    (AdaptiveSparseRegressor(prior="laplace"), ("nuts",)),  # Gaussian: the hierarchy's own conditionals only
-    (SparseProbitClassifier(prior="laplace", gamma_prior=(1.0, 1.0)), ("nuts",)),  # γ sampled: no Gibbs form
+    # Gaussian: the hierarchy's own conditionals (the Laplace prior's, Park & Casella's mixture)
+    (AdaptiveSparseRegressor(prior="laplace"), ("nuts", "gibbs")),
+    (SparseProbitClassifier(prior="laplace", gamma_prior=(1.0, 1.0)), ("nuts", "gibbs")),  # γ sampled by its conditional
     (SparseProbitClassifier(prior="jeffreys"), ("nuts",)),
 ])
 def test_default_samplers_follow_the_likelihood_and_the_hierarchy(est, samplers):
