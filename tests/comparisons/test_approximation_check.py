@@ -197,11 +197,14 @@ def test_typeii_target_against_numpyro_twin():
 
 def test_approximation_kind_by_attributes():
     """The dispatch reads public attributes (the type-II regressors' ``"typeii"`` is exercised above): the
-    Bernoulli RVM (``sigma_``, but a logistic likelihood) and an object with none of them are not covered."""
-    from sparsebayes.inference import RVMClassifier
+    Bernoulli RVM (``laplace_cov_``, ``prior_var_``, a binary ``likelihood_``) is the type-II Laplace path
+    (tests/comparisons/test_approximation_loo.py checks it); an estimator without an approximation (the
+    Bayesian Lasso samples) and an object with none of the attributes are not covered."""
+    from sparsebayes.inference import BayesianLassoRegressor, RVMClassifier
     _, Z, y = _data(0, n=60)
     assert ac.approximation_kind(AdaptiveSparseRegressor(prior="laplace").fit(Z, y)) == "em"
-    bernoulli = RVMClassifier().fit(Z, y > 0)
-    assert ac.approximation_kind(bernoulli) is None and ac.approximation_kind(object()) is None
+    assert ac.approximation_kind(RVMClassifier(features="linear").fit(Z, y > 0)) == "laplace"
+    lasso = BayesianLassoRegressor()
+    assert ac.approximation_kind(lasso) is None and ac.approximation_kind(object()) is None
     with pytest.raises(ValueError, match="covers AdaptiveSparseRegressor"):
-        ac.estimator_check(bernoulli, Z, y > 0)
+        ac.estimator_check(lasso, Z, y)

@@ -1,8 +1,9 @@
 """PSIS-LOO of each part of a comparison (:meth:`Comparison.loo`): each sampler's ``az.loo`` with a
-pass/fail line (``k̂ < 0.7`` for all rows), and plain PSIS-LOO on the estimator's own approximate draws.
+pass/fail line (``k̂ < 0.7`` for all rows), and the importance-corrected approximate-posterior LOO of
+the estimator's own approximate draws (its oracles: tests/comparisons/test_approximation_loo.py).
 
-Oracle: ``az.loo`` called directly on the same groups (for the approximation, on its draws with the
-pointwise Gaussian log-likelihood computed here by scipy). The samplers' draws are exact draws of
+Oracle: ``az.loo`` called directly on the same groups (for the approximation, the corrected LOO of its
+draws with the pointwise Gaussian log-likelihood computed here by scipy). The samplers' draws are exact draws of
 the conjugate Gaussian posterior (the verdict tests' helpers), so no sampler compiles."""
 import importlib.util
 import warnings
@@ -55,8 +56,11 @@ def test_loo_of_each_part_equals_az_loo(cmp):
     draws = np.asarray(est.to_inference_data(draws=2000, seed=0).posterior["beta"].values).reshape(2000, -1)
     y = np.asarray(cmp.idata.observed_data["y"].values)
     ll = scipy.stats.norm.logpdf(y, draws @ cmp.design.T, np.sqrt(est.noise_var_))
-    approx = compat.from_dict({"posterior": {"beta": draws[None]}, "log_likelihood": {"y": ll[None]}})
-    for part, idata in (("exact", cmp.samples["exact"]), ("bad", cmp.samples["bad"]), ("approximation", approx)):
+    a = ac.approximation_draws(est, cmp.design, y, num_draws=2000, seed=0)
+    corrected = ac.approximate_posterior_loo(ll, a["log_p"], a["log_q"])
+    assert table.loc["approximation", "elpd_loo"] == pytest.approx(corrected["elpd_loo"], rel=1e-12)
+    assert table.loc["approximation", "pareto_k_max"] == pytest.approx(np.max(corrected["pareto_k"]), rel=1e-12)
+    for part, idata in (("exact", cmp.samples["exact"]), ("bad", cmp.samples["bad"])):
         with warnings.catch_warnings():  # the bad part's: "Estimated shape parameter of Pareto ... greater"
             warnings.simplefilter("ignore")
             direct = az.loo(idata, pointwise=True)
@@ -65,7 +69,8 @@ def test_loo_of_each_part_equals_az_loo(cmp):
         assert row.se == pytest.approx(float(direct.se), rel=1e-12)
         assert row.p_loo == pytest.approx(float(direct.p_loo), rel=1e-12)
         assert row.pareto_k_max == pytest.approx(float(np.max(direct.pareto_k)), rel=1e-12)
-    assert "not importance-corrected" in table.loc["approximation", "line"]
+    assert "importance-corrected" in table.loc["approximation", "line"]
+    assert list(table.method) == [ac.PSIS_LOO, ac.PSIS_LOO, ac.APPROXIMATE_LOO]
 
 
 def test_an_influential_outlier_row_fails_and_the_exact_part_passes(cmp):
@@ -80,6 +85,6 @@ def test_an_influential_outlier_row_fails_and_the_exact_part_passes(cmp):
 def test_report_section_lists_each_part_with_its_line(cmp):
     md, page = loo_sections(cmp)
     for text in (md, page):
-        assert "Leave-one-out of each part" in text and "FAIL" in text and "not importance-corrected" in text
+        assert "Leave-one-out of each part" in text and "FAIL" in text and "importance-corrected approximate-posterior" in text
     assert md.count("PSIS-LOO elpd") == 3
 
