@@ -167,8 +167,8 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
             dims = {"beta": ["basis"], "y": ["obs"], **({} if marginal else {"tau2": ["basis"]})}
             idata = run_nuts(bayesian_lasso, Xc, yc, num_warmup=self.num_warmup, num_samples=self.num_samples,
                              num_chains=self.num_chains, seed=self.seed, progress_bar=bool(self.progress_bar),
-                             rhat_max=None, coords=coords, dims=dims, lam2_shape=self.lam2_shape,
-                             lam2_rate=self.lam2_rate, c=self.c, d=self.d, marginal=marginal)
+                             rhat_max=None, coords=coords, dims=dims, lam2_shape=hyper.lam2_shape,
+                             lam2_rate=hyper.lam2_rate, c=hyper.c, d=hyper.d, marginal=marginal)
         self.idata_ = idata
         self.likelihood_ = GaussianLikelihood()
         self.prior_ = self._hierarchy(**{field: getattr(hyper, param) for field, param in

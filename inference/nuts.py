@@ -71,8 +71,12 @@ def run_nuts(
         "sequential" runs the chains one after another inside one compiled program
         (:func:`_chains_in_one_program`): the same draws, one compile instead of one per chain;
         and the warm-up and draw programs are kept (:func:`_compiled_warmup`), so a later run
-        of the same model, counts, settings, non-array keyword arguments and input shapes
-        compiles nothing (a refit skips a compile that costs far more than a small fit).
+        of the same model, counts, settings, input shapes and structure of the non-array keyword
+        arguments compiles nothing (a refit skips a compile that costs far more than a small fit):
+        their non-zero floats (a hierarchy's ``gamma``, the horseshoe's scales, the Bayesian Lasso's
+        ``lam2_rate``) are traced inputs of the programs, so a refit at new hyperparameter values
+        reuses them too (:func:`_settings_key`; a model that reads such a value in Python runs with
+        the values static, a program per value).
     rhat_max : float or None, default=1.01
         With two or more chains, a ``ConvergenceWarning`` when the largest rank-normalized split
         R-hat over the sampled variables exceeds this (Vehtari et al. 2021); ``None``: no check.
@@ -115,23 +119,22 @@ def run_nuts(
         # one chain runs the same program under every chain_method (NumPyro maps nothing): the
         # sequential one, whose compiled warm-up and draws are kept for the next call
         chain_method = "parallel" if num_chains > 1 and jax.local_device_count() >= num_chains else "sequential"
-    config = _NutsConfig(model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth),
-                         _static_items(model_kwargs), _static_types(model_kwargs))
+    counts = (model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth))
     traced_kwargs = {k: v for k, v in model_kwargs.items() if _is_array(v)}
-    compiled = (chain_method == "sequential" and not progress_bar and _hashable(config)
+    compiled = (chain_method == "sequential" and not progress_bar
                 and all(a is None or _is_array(a) for a in model_args))
     with compile_seconds() as compiling:
         t0 = time.perf_counter()
         if compiled:
-            try:
-                state = _compiled_warmup(jax.random.PRNGKey(seed), model_args, traced_kwargs, init_params,
-                                         config=config)
-            except _UNTRACEABLE:  # the model reads an array argument in Python (e.g. float(scale) > 0)
-                compiled = False
+            config, values, state = _kept_warmup(counts, model_kwargs, jax.random.PRNGKey(seed), model_args,
+                                                 traced_kwargs, init_params)
+            compiled = config is not None
+        if not compiled:
+            config = _NutsConfig(*counts)
         if compiled:
             jax.block_until_ready(state)
             t1 = time.perf_counter()
-            samples, extra = _compiled_draws(state, model_args, traced_kwargs, config=config)
+            samples, extra = _compiled_draws(state, model_args, traced_kwargs, values, config=config)
         else:
             mcmc = _mcmc(config, chain_method, progress_bar)
             mcmc.warmup(jax.random.PRNGKey(seed), *model_args, init_params=init_params, extra_fields=SAMPLE_STATS,
@@ -144,7 +147,8 @@ def run_nuts(
         t2 = time.perf_counter()
     draws = _Draws(model, model_args, model_kwargs, samples, extra, num_chains, num_samples)
     idata = from_numpyro(draws, coords=coords, dims=dims)
-    _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs, cached=compiled)
+    _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs,
+                        values if compiled else None)
     idata = _drop_factor_sites(idata, factor_sites(trace))
     idata.posterior.attrs["inference"] = "nuts"
     idata.posterior.attrs.update(sampling_seconds=t2 - t0, warmup_seconds=t1 - t0, draws_seconds=t2 - t1,
@@ -243,37 +247,74 @@ def _column_coords(trace, columns):
 class _NutsConfig(NamedTuple):
     """What a compiled NUTS run is built from besides its traced inputs (a static, hashable jit
     argument): the model, the counts, the kernel's settings and the model's non-array keyword
-    arguments (hyperparameters the models branch on in Python) with their types: objects of different
-    classes with equal fields compare equal as tuples (``ProbitLikelihood() == BernoulliLogisticLikelihood()``),
-    and a key without the types would hand one model's compiled program to the other."""
+    arguments as a tree (:func:`_settings_key`): its structure (``jax.tree`` of the keyword arguments:
+    the hierarchy's class and fields, ``None`` where a field is unset) and its static leaves with their
+    types; the leaves marked :data:`_TRACED` are traced inputs of the program. The types are part of
+    the key: ``1 == 1.0 == True``, and a key without them would hand one model's program to another."""
     model: object
     num_warmup: int
     num_samples: int
     num_chains: int
     target_accept_prob: float
     max_tree_depth: int
-    static_kwargs: tuple
-    static_types: tuple = ()
+    settings_tree: object = None
+    static_leaves: tuple = ()
 
+
+class _Traced:
+    """The mark of a traced leaf in :attr:`_NutsConfig.static_leaves` (one instance, :data:`_TRACED`)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<traced>"
+
+
+_TRACED = _Traced()
 
 #: What tracing a model whose Python code reads an array argument's value raises: such a run
 #: goes the uncompiled way (a new ``MCMC``, NumPyro's own jit).
 _UNTRACEABLE = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
                 jax.errors.TracerIntegerConversionError)
 
+#: The settings keys (:func:`_settings_key` with traced values) of models whose Python code reads a
+#: float setting (``check_number(gamma)``, ``if scale > 0``): they run with every setting static.
+_READS_SETTINGS = set()
+
 
 def _is_array(value):
     return isinstance(value, (np.ndarray, jax.Array))
 
 
-def _static_items(kwargs):
-    return tuple(sorted((k, v) for k, v in kwargs.items() if not _is_array(v)))
+def _traced_value(leaf):
+    """A leaf of the settings traced in the kept programs: an array, or a non-zero float (a
+    hyperparameter's value: ``LaplacePrior.gamma``, the horseshoe's scales, the Bayesian Lasso's
+    ``lam2_rate``). Zero stays static: models branch on it in Python (an improper ``0`` hyperparameter
+    takes a surrogate or another distribution, :func:`~sparsebayes.models.bayesian_lasso._proper`);
+    so do integers (sizes), booleans (``marginal``) and strings."""
+    if _is_array(leaf):
+        return True
+    return isinstance(leaf, (float, np.floating)) and leaf != 0
 
 
-def _static_types(kwargs):
-    """``(name, type)`` of each non-array keyword argument: part of the compiled program's key."""
-    return tuple(sorted((k, f"{type(v).__module__}.{type(v).__qualname__}") for k, v in kwargs.items()
-                        if not _is_array(v)))
+def _settings_key(model_kwargs, trace_values=True):
+    """``(tree, static leaves)`` of the model's non-array keyword arguments and the values of their
+    traced leaves (:func:`_traced_value`; none with ``trace_values=False``): a refit at new hyperparameter
+    values has the key of the first fit, so it runs the kept programs with the new values as inputs."""
+    settings = {k: v for k, v in model_kwargs.items() if not _is_array(v)}
+    leaves, tree = jax.tree.flatten(settings)
+    traced = [trace_values and _traced_value(leaf) for leaf in leaves]
+    static = tuple(_TRACED if t else (f"{type(leaf).__module__}.{type(leaf).__qualname__}", leaf)
+                   for t, leaf in zip(traced, leaves))
+    return (tree, static), tuple(leaf for t, leaf in zip(traced, leaves) if t)
+
+
+def _settings(config, values):
+    """The model's non-array keyword arguments inside a kept program: the tree of ``config`` with the
+    traced ``values`` in the leaves marked :data:`_TRACED`."""
+    values = iter(values)
+    leaves = [next(values) if s is _TRACED else s[1] for s in config.static_leaves]
+    return jax.tree.unflatten(config.settings_tree, leaves)
 
 
 def _hashable(config):
@@ -282,6 +323,30 @@ def _hashable(config):
     except TypeError:
         return False
     return True
+
+
+def _kept_warmup(counts, model_kwargs, key, model_args, traced_kwargs, init_params):
+    """The warm-up on the kept programs: ``(config, traced setting values, warmed-up state)``, or
+    ``(None, None, None)`` when the run cannot use them (an unhashable setting, or a model that reads
+    an array argument in Python). First with the float settings traced (:func:`_settings_key`); a model
+    whose Python code reads one (a check or a branch on its value: the eager trace of
+    :func:`run_nuts` has already run that code on the values themselves) is remembered and runs with
+    every setting static, one program per value, as any model that reads them must."""
+    (tree, static), values = _settings_key(model_kwargs)
+    config = _NutsConfig(*counts, tree, static)
+    if values and _hashable(config) and config not in _READS_SETTINGS:
+        try:
+            return config, values, _compiled_warmup(key, model_args, traced_kwargs, values, init_params,
+                                                    config=config)
+        except Exception:  # noqa: BLE001  (the model reads a traced setting in Python: static below)
+            _READS_SETTINGS.add(config)
+    config = _NutsConfig(*counts, *_settings_key(model_kwargs, trace_values=False)[0])
+    if not _hashable(config):
+        return None, None, None
+    try:
+        return config, (), _compiled_warmup(key, model_args, traced_kwargs, (), init_params, config=config)
+    except _UNTRACEABLE:  # the model reads an array argument in Python (e.g. float(scale) > 0)
+        return None, None, None
 
 
 def _mcmc(config, chain_method, progress_bar):
@@ -295,41 +360,42 @@ def _mcmc(config, chain_method, progress_bar):
 
 
 @partial(jax.jit, static_argnames=("config",))
-def _compiled_warmup(key, model_args, traced_kwargs, init_params, config):
+def _compiled_warmup(key, model_args, traced_kwargs, values, init_params, config):
     """NUTS's warm-up as one program cached per ``config`` and input shapes: a new ``MCMC`` per
     run otherwise compiles its loops anew every time, even for the same data shape, and the
-    compilation costs far more than a small fit."""
+    compilation costs far more than a small fit. ``values``: the traced settings (:func:`_settings`)."""
     mcmc = _mcmc(config, "sequential", False)
     mcmc.warmup(key, *model_args, init_params=init_params, extra_fields=SAMPLE_STATS,
-                **dict(config.static_kwargs), **traced_kwargs)
+                **_settings(config, values), **traced_kwargs)
     return mcmc.post_warmup_state
 
 
 @partial(jax.jit, static_argnames=("config",))
-def _compiled_draws(state, model_args, traced_kwargs, config):
+def _compiled_draws(state, model_args, traced_kwargs, values, config):
     """The kept draws from the warmed-up ``state`` (:func:`_compiled_warmup`): samples and
     :data:`SAMPLE_STATS`, grouped by chain."""
     mcmc = _mcmc(config, "sequential", False)
     mcmc.post_warmup_state = state
-    mcmc.run(state.rng_key, *model_args, extra_fields=SAMPLE_STATS, **dict(config.static_kwargs), **traced_kwargs)
+    mcmc.run(state.rng_key, *model_args, extra_fields=SAMPLE_STATS, **_settings(config, values), **traced_kwargs)
     return mcmc.get_samples(group_by_chain=True), mcmc.get_extra_fields(group_by_chain=True)
 
 
 @partial(jax.jit, static_argnames=("config",))
-def _cached_log_likelihood(flat_samples, model_args, traced_kwargs, config):
+def _cached_log_likelihood(flat_samples, model_args, traced_kwargs, values, config):
     """NumPyro's pointwise log likelihood of every draw, compiled once per ``config`` and shape
     (called directly, NumPyro builds and compiles a new program on every run)."""
-    return log_likelihood(config.model, flat_samples, *model_args, **dict(config.static_kwargs), **traced_kwargs)
+    return log_likelihood(config.model, flat_samples, *model_args, **_settings(config, values), **traced_kwargs)
 
 
-def _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs, cached):
-    """The ``log_likelihood`` group ``az.from_numpyro`` would add (dims those of ``observed_data``)."""
+def _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs, values):
+    """The ``log_likelihood`` group ``az.from_numpyro`` would add (dims those of ``observed_data``);
+    on the kept program when the run used them (``values``, the traced settings, not ``None``)."""
     from .arviz_compat import dataset, group_from_dict, has_group, set_group
     if not has_group(idata, "observed_data"):
         return
     flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in samples.items()}
-    if cached:
-        pointwise = _cached_log_likelihood(flat, model_args, traced_kwargs, config=config)
+    if values is not None:
+        pointwise = _cached_log_likelihood(flat, model_args, traced_kwargs, values, config=config)
     else:
         pointwise = log_likelihood(config.model, flat, *model_args, **model_kwargs)
     obs = dataset(idata, "observed_data")

@@ -20,6 +20,7 @@ flat priors themselves, through :mod:`sparsebayes.models.typeii_hierarchies`.
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
@@ -30,15 +31,28 @@ from .priors import variance_of_precision
 SURROGATE_EPS = 1e-3
 
 
+def _traced(value):
+    """A hyperparameter traced by a compiled runner (:func:`sparsebayes.inference.nuts.run_nuts` traces
+    non-zero floats, after tracing the model once on the values themselves, where they were checked):
+    it is positive, and its value cannot be read in Python."""
+    return isinstance(value, jax.core.Tracer)
+
+
+def _is_zero(value):
+    """``value == 0`` for a checked hyperparameter (a traced one is not zero: :func:`_traced`)."""
+    return not _traced(value) and value == 0
+
+
 def _proper(shape, rate, eps, names):
     """Replace an improper ``0`` hyperparameter by ``eps``; returns (shape, rate, used).
 
     ``names``: the pair's parameter names, for the ``ValueError`` a negative or non-finite one
     raises (a negative rate was taken for an improper 0 and replaced without a word)."""
     for name, value in zip(names, (shape, rate)):
-        check_number(name, value, 0.0)
-    used = (shape <= 0) or (rate <= 0)
-    return (shape if shape > 0 else eps), (rate if rate > 0 else eps), used
+        if not _traced(value):
+            check_number(name, value, 0.0)
+    used = _is_zero(shape) or _is_zero(rate)
+    return (eps if _is_zero(shape) else shape), (eps if _is_zero(rate) else rate), used
 
 
 def _gamma_site(name, shape, rate, eps, names):
@@ -52,7 +66,7 @@ def _noise_var_site(c, d, eps):
 
     Returns (value, used): ``used`` says an improper half-specified pair was replaced by ``eps``.
     """
-    if c == 0 and d == 0:  # exactly 0: anything else is checked by _proper
+    if _is_zero(c) and _is_zero(d):  # exactly 0: anything else is checked by _proper
         noise_var = numpyro.sample("noise_var", dist.ImproperUniform(dist.constraints.positive, (), ()))
         numpyro.factor("noise_var_jeffreys", -jnp.log(noise_var))
         return noise_var, False

@@ -103,3 +103,45 @@ def test_one_chain_draws_are_numpyros_own():
     for name, draws in mcmc.get_samples(group_by_chain=True).items():
         np.testing.assert_allclose(ours.posterior[name].values, np.asarray(draws), rtol=1e-8, atol=1e-10,
                                    err_msg=name)
+
+
+def _refit_pair(name):
+    """(estimator factory, parameter, first value, second value) of a refit at new prior values."""
+    from sparsebayes.inference import BayesianLassoRegressor, NutsRegressor
+    from sparsebayes.models import LaplacePrior
+
+    small = dict(num_warmup=20, num_samples=20, num_chains=1, rhat_max=np.inf)
+    return {
+        "laplace": (lambda: NutsRegressor(fit_intercept=False, **small), "prior",
+                    LaplacePrior(gamma=1.0), LaplacePrior(gamma=3.0)),
+        "horseshoe": (lambda: NutsRegressor(fit_intercept=False, **small), "prior",
+                      HorseshoePrior(tau=0.5, tau_prior=1.0), HorseshoePrior(tau=0.2, tau_prior=3.0)),
+        "bayesian-lasso": (lambda: BayesianLassoRegressor(sampler="nuts", **small), "lam2_rate", 1.78, 0.3),
+    }[name]
+
+
+@pytest.mark.parametrize("name", [pytest.param("laplace"), pytest.param("horseshoe", marks=pytest.mark.slow),
+                                  pytest.param("bayesian-lasso", marks=pytest.mark.slow)])
+def test_a_refit_at_new_prior_values_compiles_nothing_and_draws_what_a_fresh_compile_draws(programs_built, name):
+    """The hierarchy's values are traced inputs of the kept programs, not constants of them: a refit at
+    new values builds no program, and its draws are those of the same fit compiled afresh at the new
+    values (the kept programs dropped: what a new process compiles), to the last bit; they are not the
+    draws at the old values (a program that kept the old values as constants would give those)."""
+    from sparsebayes.inference import nuts
+
+    make, param, old, new = _refit_pair(name)
+    X, y = _data(8, n=30, p=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # divergences of 20 warm-up steps are not under test
+        first = make().set_params(**{param: old}).fit(X, y)
+        with programs_built() as built:
+            refit = make().set_params(**{param: new}).fit(X, y)
+        assert built == [], f"{len(built)} programs built by a refit at {param}={new!r}"
+        for program in (nuts._compiled_warmup, nuts._compiled_draws, nuts._cached_log_likelihood):
+            program.clear_cache()  # these alone: clearing all of JAX's caches slows every later test
+        fresh = make().set_params(**{param: new}).fit(X, y)
+    np.testing.assert_array_equal(refit.beta_draws_, fresh.beta_draws_)
+    for group in ("posterior", "log_likelihood"):
+        for var, values in getattr(refit.idata_, group).data_vars.items():
+            np.testing.assert_array_equal(values.values, getattr(fresh.idata_, group)[var].values, err_msg=var)
+    assert not np.array_equal(refit.beta_draws_, first.beta_draws_)

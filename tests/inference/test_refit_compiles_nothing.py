@@ -62,10 +62,16 @@ CASES = [
      {"prior": (HorseshoePrior(tau=0.5), HorseshoePrior(tau=0.3)), "seed": (0, 1)}),
     (GibbsClassifier(num_warmup=20, num_samples=40, num_chains=2, rhat_max=np.inf), "clf",
      {"prior": (LaplacePrior(gamma=1.0), LaplacePrior(gamma=3.0)), "seed": (0, 1)}),
-    # TODO(issue 43): a NUTS refit at new prior values compiles again (run_nuts keys its programs by
-    # the model's non-array settings, the hierarchy object among them); only a new seed is free today
-    (NutsRegressor(num_warmup=20, num_samples=40, num_chains=1, rhat_max=np.inf), "reg", {"seed": (0, 1)}),
-    (NutsClassifier(num_warmup=20, num_samples=40, num_chains=1, rhat_max=np.inf), "clf", {"seed": (0, 1)}),
+    # run_nuts traces the hierarchy's values (its programs are keyed by the hierarchy's class and
+    # structure): a new γ, new horseshoe scales, new λ² hyperparameters build nothing
+    (NutsRegressor(num_warmup=20, num_samples=40, num_chains=1, rhat_max=np.inf), "reg",
+     {"prior": (LaplacePrior(gamma=1.0), LaplacePrior(gamma=3.0)), "seed": (0, 1)}),
+    (NutsClassifier(num_warmup=20, num_samples=40, num_chains=1, rhat_max=np.inf), "clf",
+     {"prior": (HorseshoePrior(tau=0.5, tau_prior=1.0), HorseshoePrior(tau=0.3, tau_prior=2.0)), "seed": (0, 1)}),
+    pytest.param(BayesianLassoRegressor(sampler="nuts-marginal", num_warmup=20, num_samples=40, num_chains=1,
+                                        rhat_max=np.inf), "reg",
+                 {"lam2_shape": (1.0, 2.0), "lam2_rate": (1.78, 0.5), "c": (1.0, 2.0), "d": (0.5, 1.0)},
+                 marks=pytest.mark.slow),  # a NUTS compile of its own (the Gibbs case above is the default's)
 ]
 
 YCOUNT = rng.poisson(np.exp(0.5 * XR[:, 0]))
@@ -78,8 +84,13 @@ def _fit(est, data, values):
         return est.set_params(**values).fit(*DATA[data])
 
 
-@pytest.mark.parametrize("est, data, params", CASES,
-                         ids=[f"{type(c[0]).__name__}-{'-'.join(c[2])}" for c in CASES])
+def _case_id(case):
+    est, _, params = case.values if hasattr(case, "values") else case
+    sampler = f"-{est.sampler}" if isinstance(getattr(est, "sampler", None), str) and est.sampler != "gibbs" else ""
+    return f"{type(est).__name__}{sampler}-{'-'.join(params)}"
+
+
+@pytest.mark.parametrize("est, data, params", CASES, ids=[_case_id(c) for c in CASES])
 def test_a_refit_with_new_hyperparameters_builds_no_program(programs_built, est, data, params):
     first = {k: v[0] for k, v in params.items()}
     second = {k: v[1] for k, v in params.items()}
@@ -93,4 +104,4 @@ def test_every_exported_estimator_has_a_case():
     import sparsebayes.inference as inference
 
     exported = {name for name in inference.__all__ if isinstance(getattr(inference, name), type)}
-    assert exported <= {type(c[0]).__name__ for c in CASES}
+    assert exported <= {type((c.values if hasattr(c, "values") else c)[0]).__name__ for c in CASES}
