@@ -413,14 +413,16 @@ def run_augmented(X, y, prior, likelihood, *, num_warmup=1000, num_samples=1000,
 
 
 def augmented_inference_data(states, infos, X, y, likelihood, prior=None, *, fit_intercept=True, coords=None,
-                             seed=0):
+                             seed=0, log_likelihood=True):
     """ArviZ ``InferenceData`` of :func:`run_augmented`'s draws on the data ``(X, y)`` they were drawn
     on: ``posterior`` ``beta`` (dim ``basis``), ``intercept`` (with ``fit_intercept``), the likelihood's
     parameter under its ``param_name`` (where it has one) and, where the hierarchy names them
     (``gibbs_twin_sites``), its NumPyro twin's sites; ``sample_stats`` ``log_lik`` and
     ``log_min_variance``; ``log_likelihood`` ``y`` (dim ``obs``: ``log p(y_i | η_i, θ)`` per draw and
     row, for LOO); ``observed_data`` ``y``; ``posterior_predictive`` ``y`` (``likelihood.sample`` at
-    each draw, keys from ``seed``). ``coords``: e.g. ``{"basis": names}``."""
+    each draw, keys from ``seed``). ``coords``: e.g. ``{"basis": names}``. ``log_likelihood=False``: no
+    ``log_likelihood`` group (``S × n`` floats; :mod:`sparsebayes.inference.pointwise_loglik` computes
+    the same values from the draws when LOO asks)."""
     from .arviz_compat import from_dict
 
     likelihood = make_likelihood(likelihood)
@@ -435,14 +437,17 @@ def augmented_inference_data(states, infos, X, y, likelihood, prior=None, *, fit
         post[param_name] = param
     if prior is not None and hasattr(prior, "gibbs_twin_sites"):
         post.update(prior.gibbs_twin_sites(beta, states.aux))
-    loglik = np.asarray(likelihood.log_lik(jnp.asarray(y), jnp.asarray(eta), jnp.asarray(param)[..., None]))
+    loglik = (np.asarray(likelihood.log_lik(jnp.asarray(y), jnp.asarray(eta), jnp.asarray(param)[..., None]))
+              if log_likelihood else None)
     keys = jax.random.split(jax.random.PRNGKey(seed), eta.shape[0] * eta.shape[1])
     predictive = jax.vmap(lambda k, e, t: likelihood.sample(k, e, t))(
         keys, jnp.asarray(eta.reshape(-1, eta.shape[-1])), jnp.asarray(param.reshape(-1)))
-    return from_dict({"posterior": post,
-                      "sample_stats": {"log_lik": np.asarray(infos.log_lik),
-                                       "log_min_variance": np.asarray(infos.log_min_variance)},
-                      "log_likelihood": {"y": loglik}, "observed_data": {"y": y},
-                      "posterior_predictive": {"y": np.asarray(predictive, dtype=np.float64).reshape(eta.shape)}},
+    groups = {"posterior": post,
+              "sample_stats": {"log_lik": np.asarray(infos.log_lik), "log_min_variance": np.asarray(infos.log_min_variance)},
+              "observed_data": {"y": y},
+              "posterior_predictive": {"y": np.asarray(predictive, dtype=np.float64).reshape(eta.shape)}}
+    if log_likelihood:
+        groups["log_likelihood"] = {"y": loglik}
+    return from_dict(groups,
                      coords=coords,
                      dims={**{k: ["basis"] for k, v in post.items() if np.ndim(v) == 3}, "y": ["obs"]})

@@ -112,7 +112,8 @@ def _collapsed_view(t):
 
 
 def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
-                     progress_bar=False, surrogate_eps=None, target_accept_prob=None, X_test=None, y_test=None):
+                     progress_bar=False, surrogate_eps=None, target_accept_prob=None, X_test=None, y_test=None,
+                     log_likelihood=True):
     """Draws of the posterior of fitted ``est``'s own model on ``(X, y)`` as ``InferenceData``.
 
     Groups: ``posterior`` (``beta`` on dim ``basis``, coords the feature map's names),
@@ -123,7 +124,9 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     ``attrs["model"]`` names the prior (and a surrogate, or a hyperparameter held at its fitted
     value, when one is). ``target_accept_prob``: NUTS's; ``None`` is the one the hierarchy declares
     (``nuts_settings``, :func:`sparsebayes.inference.nuts.settings`), else 0.8; the one used is in
-    ``posterior.attrs``.
+    ``posterior.attrs``. ``log_likelihood=False``: no ``log_likelihood`` group (``S × n`` floats);
+    :func:`sparsebayes.inference.pointwise_loglik.add_log_likelihood` computes it from the draws and
+    the model's record when LOO asks for it, the same values whichever sampler drew them.
 
     With held-out rows ``X_test``, ``y_test`` the group ``predictions`` holds, per draw and test row,
     the model's ``log_lik`` and its predictive ``mean`` (regression) or class probabilities ``prob``
@@ -162,6 +165,7 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
         allowed = "'nuts' or 'gibbs'" if t.gibbs is not None else "'nuts'"
         raise ValueError(f"sampler must be {allowed} for "
                          f"{type(est).__name__}, got {sampler!r}")
+    _log_likelihood_group(idata, t, kwargs, log_likelihood)
     _add_posterior_predictive(idata, t, kwargs, seed)
     if t_test is not None:
         from .twin_predictive import add_predictions
@@ -171,6 +175,17 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     idata.attrs.update(model=t.label, estimator=type(est).__name__, sampler=sampler)
     idata.posterior.attrs.update(model=t.label)
     return idata
+
+
+def _log_likelihood_group(idata, t, kwargs, wanted):
+    """``idata`` (in the model's site layout) with its ``log_likelihood`` group when ``wanted``: the one
+    an engine made, else :func:`~sparsebayes.inference.pointwise_loglik.add_log_likelihood`'s; without
+    it otherwise."""
+    from .arviz_compat import has_group
+    from .pointwise_loglik import GROUP, add_log_likelihood, drop_log_likelihood
+    if not wanted:
+        return drop_log_likelihood(idata)
+    return idata if has_group(idata, GROUP) else add_log_likelihood(idata, t, kwargs)
 
 
 def default_samplers(est, t=None):

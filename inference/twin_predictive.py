@@ -26,7 +26,8 @@ def site_draws(posterior):
     return {k: np.asarray(v.values).reshape(-1, *v.shape[2:]) for k, v in posterior.data_vars.items()}
 
 
-def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, seed=0, likelihood=None):
+def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, seed=0, likelihood=None,
+                log_lik_only=False):
     """Per draw of ``draws`` (``{site: (S, ...)}``), the model's ``y`` site at design ``H``, targets ``y``.
 
     Parameters
@@ -51,6 +52,8 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
         then its own ``log_lik`` and ``mean`` at ``η = Hβ`` (``+ b₀`` with an ``intercept`` site) and
         the parameter of the draw (or the fixed ``params``), the class probabilities
         ``exp(log_lik(k, η))``; ``None``: the observed site's distribution's ``log_prob`` and ``mean``.
+    log_lik_only : bool
+        Only ``log_lik`` (the pointwise log-likelihood of :mod:`sparsebayes.inference.pointwise_loglik`).
 
     Returns
     -------
@@ -70,6 +73,8 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
         own = getattr(likelihood, "param_name", None)
         params = kwargs.get("params") if own is None or "params" in kwargs else tr[own]["value"]
         out = {"log_lik": likelihood.log_lik(y, eta, params)}
+        if log_lik_only:
+            return out
         if n_classes is None:
             out["mean"] = likelihood.mean(eta, params) + y_offset
         else:
@@ -84,6 +89,8 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
         site = tr["y"]
         fn, value = site["fn"], site["value"]
         out = {"log_lik": fn.log_prob(value)}
+        if log_lik_only:
+            return out
         if n_classes is None:
             out["mean"] = jnp.broadcast_to(fn.mean, value.shape) + y_offset
         else:
