@@ -460,7 +460,7 @@ def approximation_loo(est, H, y, *, num_draws=4000, seed=0):
                    ([f"{n_bad} of {k.size} rows have k-hat >= {KHAT_MAX}"] if n_bad else [])
                    + ([f"p/q has k-hat {kq:.2f} >= {KHAT_MAX}: the draws miss posterior mass"] if kq >= KHAT_MAX else []))
                + "; the leave-one-out estimate is unreliable")
-    line = (f"{what} ({APPROXIMATE_LOO}, Magnusson et al. 2019): elpd {res['elpd_loo']:.2f} (SE {res['se']:.2f}), "
+    line = (f"{what} (Magnusson et al. 2019): {APPROXIMATE_LOO} elpd {res['elpd_loo']:.2f} (SE {res['se']:.2f}), "
             f"max Pareto k {k_max:.2f}, k-hat of p/q {kq:.2f}: {verdict}")
     return dict(method=APPROXIMATE_LOO, elpd_loo=res["elpd_loo"], se=res["se"], p_loo=res["p_loo"],
                 pareto_k_max=k_max, n_bad_k=n_bad, khat_approximation=kq, passed=bool(passed), line=line)
