@@ -23,7 +23,8 @@ The hierarchies: any with Gibbs conditionals (:data:`sparsebayes.models.priors.C
 EM's :class:`~sparsebayes.models.priors.LaplacePrior`, whose exponential mixture ``τ_i ~ Exp(γ/2)``,
 ``β_i | τ_i ~ N(0, τ_i)`` (002 eqs. 9–10) has Park & Casella's conditional ``1/τ_i | β_i ~
 IG(√(γ/β_i²), γ)`` (Park & Casella 2008, Sec. 2; unscaled by σ) and, with ``gamma_prior = (a, b)``,
-``γ | τ ~ Gamma(a + p, b + Σ τ_i/2)`` (:class:`LaplaceGibbs`). So the posterior drawn is the one
+``γ | τ ~ Gamma(a + p, b + Σ τ_i/2)`` (the hierarchy's own conditionals,
+:meth:`~sparsebayes.models.priors.LaplacePrior.gibbs_update`). So the posterior drawn is the one
 whose mode the EM estimators compute (the bias apart: EM penalizes it, here it has its flat or wide
 Gaussian prior). Park & Casella's σ-scaled Bayesian Lasso is
 :class:`~sparsebayes.inference.bayesian_lasso_estimator.BayesianLassoRegressor`.
@@ -49,9 +50,7 @@ Gaussian kernels are translation-invariant and are used as they are. The draws (
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp
@@ -68,45 +67,6 @@ from ._base import atomic_fit, basis_names, make_feature_map, raw_weights
 from ._validation import (check_count, check_flags, check_number, validate_classification_data,
                           validate_predict_data, validate_regression_data)
 from .adaptive import LINKS
-from .twin_typeii import LaplaceMixture
-
-
-class LaplaceGibbs(NamedTuple):
-    """EM's Laplace hierarchy (:class:`~sparsebayes.models.priors.LaplacePrior`) with Gibbs
-    conditionals: ``τ_i ~ Exp(γ/2)``, ``β_i | τ_i ~ N(0, τ_i)``, ``1/τ_i | β_i, γ ~ IG(√(γ/β_i²), γ)``
-    (:class:`~sparsebayes.inference.twin_typeii.LaplaceMixture`'s draw) and, with ``gamma_prior =
-    (a, b)``, then ``γ | τ ~ Gamma(a + p, b + Σ τ_i/2)`` (the exponential's conjugate pair). Auxiliary
-    state ``tau`` (and ``gamma``), the twin's site names (:meth:`LaplacePrior.sample_beta`)."""
-
-    gamma: float
-    gamma_prior: tuple | None = None
-
-    def gibbs_init(self, p, dtype=jnp.float64):
-        aux = {"tau": jnp.ones(p, dtype)}
-        if self.gamma_prior is not None:
-            aux["gamma"] = jnp.asarray(self.gamma, dtype)
-        return aux
-
-    def _gamma(self, aux):
-        return self.gamma if self.gamma_prior is None else aux["gamma"]
-
-    def gibbs_prior_variance(self, aux):
-        return aux["tau"]
-
-    def gibbs_update(self, key, beta, aux):
-        k_tau, k_gamma = jax.random.split(key)
-        new = LaplaceMixture(self._gamma(aux)).gibbs_update(k_tau, beta, aux)
-        if self.gamma_prior is not None:
-            a, b = self.gamma_prior
-            shape = a + beta.shape[0]
-            new["gamma"] = jax.random.gamma(k_gamma, shape, dtype=beta.dtype) / (b + 0.5 * jnp.sum(new["tau"]))
-        return new
-
-    def gibbs_twin_sites(self, beta, aux):
-        sites = {"tau": np.asarray(aux["tau"])}
-        if self.gamma_prior is not None:
-            sites["gamma"] = np.asarray(aux["gamma"])
-        return sites
 
 
 class CentredBasis:
@@ -185,8 +145,9 @@ GIBBS_FITS = ("'horseshoe' (HorseshoePrior), 'laplace' (LaplacePrior) or any hie
 
 def gibbs_hierarchy(prior):
     """``(hierarchy object, its Gibbs form)``: a registered name becomes its class's default object;
-    a :class:`LaplacePrior` gets :class:`LaplaceGibbs`; an object with Gibbs conditionals is its own.
-    Any other is a ``ValueError`` naming the hierarchy and what the Gibbs engine fits."""
+    a :class:`LaplacePrior` is checked and its numbers made floats (its own Gibbs conditionals); an
+    object with Gibbs conditionals is its own. Any other is a ``ValueError`` naming the hierarchy and
+    what the Gibbs engine fits."""
     if isinstance(prior, str):
         if prior not in HIERARCHIES:
             raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
@@ -194,7 +155,7 @@ def gibbs_hierarchy(prior):
     if isinstance(prior, LaplacePrior):
         prior.check()
         gp = None if prior.gamma_prior is None else tuple(float(v) for v in prior.gamma_prior)
-        return prior, LaplaceGibbs(float(prior.gamma), gp)
+        return prior, prior._replace(gamma=float(prior.gamma), gamma_prior=gp)
     if is_hierarchy(prior) or hasattr(prior, "gibbs_update"):
         if supports(prior, "gibbs"):
             return prior, prior

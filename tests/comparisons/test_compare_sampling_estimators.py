@@ -49,8 +49,9 @@ def test_compare_runs_and_lines_up(name):
     assert cmp.names == COLUMNS and set(cmp.samples) == {"nuts", "gibbs"}
     point = cmp.idata.point_estimate
     assert point.attrs["inference"] == f"{fitted._sampler_label.lower()}-posterior-median"
-    np.testing.assert_array_equal(point.beta.values.reshape(-1), np.ravel(fitted.coef_))
-    assert float(point.intercept.values.ravel()[0]) == float(np.ravel(fitted.intercept_)[0])
+    # the point is the posterior median on the model's basis (the centred inputs), as the draws are
+    np.testing.assert_array_equal(point.beta.values.reshape(-1), np.ravel(fitted.beta_))
+    assert float(point.intercept.values.ravel()[0]) == float(np.median(fitted.intercept_draws_))
     for s, idata in cmp.samples.items():
         assert same_layout(point, idata.posterior, "beta"), s
         assert "intercept" in idata.posterior, s
@@ -145,7 +146,8 @@ def test_held_out_plug_in_density_has_the_intercept():
 
 def test_held_out_predictions_of_the_draws_have_the_intercept():
     """The samplers' held-out ``predictions`` (log density and mean per draw) of the record are the
-    Gaussian at ``b₀ + h(x)ᵀβ`` of each draw (scipy), the intercept included."""
+    Gaussian at ``b₀ + h(x)ᵀβ`` of each draw (scipy), the intercept included, with ``h(x)`` the inputs
+    centred at the training rows' mean (the basis the draws are on: ``b₀`` is the value there)."""
     from sparsebayes.inference.twin_predictive import predictions, site_draws
 
     (est, y), X = _case("gibbs-horseshoe")
@@ -154,7 +156,7 @@ def test_held_out_predictions_of_the_draws_have_the_intercept():
     post = est.to_inference_data().posterior.isel(draw=slice(0, 5))
     out = predictions(record.model, record.H, record.y, record.kwargs, site_draws(post), likelihood=record.likelihood)
     beta, b0 = post.beta.values.reshape(-1, 3), post.intercept.values.reshape(-1)
-    mean = b0[:, None] + beta @ X[40:].to_numpy().T
+    mean = b0[:, None] + beta @ (X[40:].to_numpy() - X[:40].to_numpy().mean(axis=0)).T
     np.testing.assert_allclose(out["mean"], mean, rtol=1e-10)
     sd = np.sqrt(post.noise_var.values.reshape(-1))[:, None]
     np.testing.assert_allclose(out["log_lik"], scipy.stats.norm.logpdf(y[40:].to_numpy(), mean, sd), rtol=1e-10)

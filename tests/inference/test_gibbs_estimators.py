@@ -16,7 +16,7 @@ from scipy import integrate, special, stats
 import sparsebayes.inference.arviz_compat as arviz_compat
 from sparsebayes.inference import SparseClassifier, SparseRegressor
 from sparsebayes.inference import hierarchy_gibbs
-from sparsebayes.inference.gibbs_estimators import GibbsClassifier, GibbsRegressor, LaplaceGibbs
+from sparsebayes.inference.gibbs_estimators import GibbsClassifier, GibbsRegressor
 from sparsebayes.models import HorseshoePrior, LaplacePrior
 from sparsebayes.models.likelihoods import PoissonLikelihood, StudentTLikelihood
 
@@ -100,8 +100,10 @@ def test_logistic_gibbs_posterior_equals_quadrature(one_input):
     assert type(est.estimator_) is GibbsClassifier
     b0 = np.linspace(-6, 6, 1201)
 
+    xc = x - x.mean()  # the basis: the input centred at its training mean, b₀ the value there
+
     def log_marginal(b):
-        eta = b0[:, None] + b * x[None, :]
+        eta = b0[:, None] + b * xc[None, :]
         ll = np.sum(t * eta - np.logaddexp(0, eta), axis=1) + stats.norm.logpdf(b0, 0, 10)
         return special.logsumexp(ll) + np.log(b0[1] - b0[0]) - abs(b)
 
@@ -110,17 +112,18 @@ def test_logistic_gibbs_posterior_equals_quadrature(one_input):
     p = est.predict_proba(x[:5, None])
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     draws = est.estimator_.beta_draws_[0, :, 0], est.estimator_.intercept_draws_[0]
-    np.testing.assert_allclose(p[:, 1], special.expit(draws[1][None, :] + x[:5, None] * draws[0][None, :]).mean(axis=1),
+    np.testing.assert_allclose(p[:, 1], special.expit(draws[1][None, :] + xc[:5, None] * draws[0][None, :]).mean(axis=1),
                                rtol=1e-10)
 
 
 def test_the_estimator_runs_the_engine(one_input):
-    """The same draws as hierarchy_gibbs.run on the same data, hierarchy, likelihood and seed (Student-t)."""
+    """The same draws as hierarchy_gibbs.run on the same hierarchy, likelihood and seed (Student-t) and the
+    inputs centred at their mean (the estimator's basis, ``standardize=True``)."""
     X, y = one_input
     kw = dict(num_warmup=50, num_samples=100, num_chains=2, seed=5)
     est = SparseRegressor(method="gibbs", prior="laplace", likelihood=StudentTLikelihood(df=3.0),
                           options=dict(kw, rhat_max=np.inf)).fit(X, y)
-    states, _ = hierarchy_gibbs.run(X, y, LaplaceGibbs(1.0), likelihood=StudentTLikelihood(df=3.0),
+    states, _ = hierarchy_gibbs.run(X - X.mean(axis=0), y, LaplacePrior(1.0), likelihood=StudentTLikelihood(df=3.0),
                                     progress_bar=False, **kw)
     np.testing.assert_array_equal(est.beta_draws_, np.asarray(states.beta).reshape(-1, 1))
     np.testing.assert_array_equal(est.to_inference_data().posterior["scale2"].values, np.asarray(states.param))
@@ -129,18 +132,6 @@ def test_the_estimator_runs_the_engine(one_input):
     # the fit's model record: sample_posterior (Gibbs, the fit's shapes) on to_inference_data's layout
     again = est.sample_posterior(X, y, "gibbs", draws=100, chains=2, warmup=50, seed=5)
     assert again.posterior["beta"].dims[-1] == "basis" and "scale2" in again.posterior
-
-
-def test_laplace_gibbs_with_a_fixed_gamma_is_the_laplace_mixture():
-    """γ fixed: LaplaceGibbs draws τ as Park & Casella's mixture (the twins' LaplaceMixture) does."""
-    import jax
-    from sparsebayes.inference.twin_typeii import LaplaceMixture
-
-    key, beta = jax.random.PRNGKey(0), np.array([0.3, -1.0, 2.0])
-    aux = LaplaceGibbs(2.0).gibbs_init(3)
-    k_tau, _ = jax.random.split(key)
-    np.testing.assert_array_equal(LaplaceGibbs(2.0).gibbs_update(key, beta, aux)["tau"],
-                                  LaplaceMixture(2.0).gibbs_update(k_tau, beta, aux)["tau"])
 
 
 @pytest.mark.parametrize("kw, refit", [
@@ -276,13 +267,14 @@ def test_nuts_fits_of_two_likelihoods_of_equal_fields_sample_their_own_models():
 
 
 def test_draws_that_overflow_are_an_error_not_a_silent_nan_fit():
-    """Inputs offset by 1e8 (the samplers take them as they are) made the probit Gibbs draws
-    non-finite and the fit returned NaN weights silently; now it says what to do."""
+    """Inputs offset by 1e8 taken as they are (``standardize=False``) make the probit Gibbs draws
+    non-finite: a FloatingPointError says what to do, not NaN weights; the default (centred) basis fits them."""
     from sparsebayes.inference import GibbsClassifier
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((30, 6))
     y = (Z[:, 0] - Z[:, 1] + 0.3 * rng.standard_normal(30) > 0).astype(int)
-    est = GibbsClassifier(num_warmup=50, num_samples=50, num_chains=1, rhat_max=np.inf)
+    est = GibbsClassifier(num_warmup=50, num_samples=50, num_chains=1, rhat_max=np.inf, standardize=False)
     with pytest.raises(FloatingPointError, match="centre and scale X"):
         est.fit(Z + 1e8, y)
-    assert np.all(np.isfinite(est.fit(Z, y).coef_))
+    assert not hasattr(est, "coef_")
+    assert np.all(np.isfinite(est.set_params(standardize=True).fit(Z + 1e8, y).coef_))
