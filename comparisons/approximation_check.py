@@ -446,7 +446,9 @@ def approximation_loo(est, H, y, *, num_draws=4000, seed=0):
     weights, at the fitted hyperparameters where the estimator fixes them), with their pointwise
     log-likelihood. Returns :func:`loo_row`'s keys plus ``khat_approximation`` (the k̂ of ``p/q``). The
     part passes when every row's k̂ and that of ``p/q`` are below :data:`KHAT_MAX`: then the draws,
-    reweighted, estimate the target posterior's leave-one-out predictive densities."""
+    reweighted, estimate the target posterior's leave-one-out predictive densities. Where the target
+    integrates σ² out (the EM regressor with ``noise_var=None``) the pointwise likelihood is at σ̂², so the
+    left-out row's factor ``1/p(y_i | β, σ̂²)`` is that of the conditional model (σ² held)."""
     a = approximation_draws(est, H, y, num_draws=num_draws, seed=seed)
     res = approximate_posterior_loo(a["log_lik"], a["log_p"], a["log_q"])
     k = res["pareto_k"]

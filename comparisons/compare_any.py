@@ -362,6 +362,8 @@ class Comparison:
         except ValueError as err:
             notes.append(f"approximation: no approximate-posterior LOO ({err})")
         table = pd.DataFrame.from_dict(rows, orient="index")
+        table = table[[c for c in table.columns if c not in ("passed", "line")]
+                      + [c for c in ("passed", "line") if c in table.columns]]  # the verdict last, as in the lines
         table.index.name = "part"
         table.attrs["notes"] = notes
         return table
