@@ -127,18 +127,17 @@ def approximation_kind(est):
     two-class probit classifier with ``laplace_cov_``: the Laplace approximation at the mode), ``"em"``
     (``gaussian_conditional``: the EM regressor's Gaussian conditional at the final E-step),
     ``"typeii"`` (a Gaussian regressor with ``sigma_`` and ``active_``: the type-II ``N(μ, Σ)`` at the
-    fitted hyperparameters), ``"laplace"`` (the type-II Laplace path of a two-class binary likelihood:
-    ``laplace_cov_`` at the mode, ``prior_var_`` the fitted ``1/α̂``, a fitted ``likelihood_`` with
-    ``log_lik``; the Bernoulli RVM), or ``None``."""
+    fitted hyperparameters), ``"laplace"`` (the type-II Laplace path: ``laplace_cov_`` at the mode,
+    ``prior_var_`` the fitted ``1/α̂``, a fitted ``likelihood_`` with ``log_lik``; a regressor or a
+    two-class classifier: the Bernoulli and Poisson RVMs), or ``None``."""
     from .fitted_model import likelihood_name
     if not callable(getattr(est, "fit", None)):  # not an estimator
         return None
     lik = likelihood_name(est)
     if lik == "probit" and len(getattr(est, "classes_", ())) == 2 and hasattr(est, "laplace_cov_"):
         return "probit"
-    if (len(getattr(est, "classes_", ())) == 2 and hasattr(est, "laplace_cov_") and hasattr(est, "prior_var_")
-            and getattr(getattr(est, "likelihood_", None), "support", None) == "binary"
-            and callable(getattr(est.likelihood_, "log_lik", None))):
+    if (len(getattr(est, "classes_", (0, 1))) == 2 and hasattr(est, "laplace_cov_") and hasattr(est, "prior_var_")
+            and callable(getattr(getattr(est, "likelihood_", None), "log_lik", None))):
         return "laplace"
     if hasattr(est, "gaussian_conditional"):
         return "em"
@@ -157,13 +156,23 @@ def approximation_moments(est):
     Gaussian conditional at the final E-step, :meth:`gaussian_conditional`), the two-class
     :class:`~sparsebayes.inference.SparseProbitClassifier` (the Laplace approximation at the mode,
     ``laplace_cov_``), the type-II regressors (``N(μ, Σ)`` at the fitted hyperparameters: ``coef_``,
-    ``sigma_`` on ``active_``, 004 Sec. 2.4); recognised by :func:`approximation_kind`. The type-II
-    Laplace path's (``"laplace"``, the Bernoulli RVM) is ``None`` here: its moments are on the feature
-    map's columns, its draws on the raw terms (``weights_basis_ == "raw"``), so they are no ``fit`` group
-    of the comparison's weights (TODO: map them, ``A μ`` and ``A Σ Aᵀ``); :func:`approximation_draws`
-    covers it."""
+    ``sigma_`` on ``active_``, 004 Sec. 2.4), the type-II Laplace path (``N(w*, laplace_cov_)`` on the
+    kept basis, ``prior_var_ > 0``; the Bernoulli and Poisson RVMs); recognised by
+    :func:`approximation_kind`. Where the estimator's draws are weights of the raw terms
+    (``weights_basis_ == "raw"``: ``raw = A w`` by the feature map's linear ``raw_weights``) the moments
+    are mapped with them, ``A μ`` and ``A Σ Aᵀ``, and ``active`` is the raw weights with a spread or a
+    nonzero mean (a Gaussian whose covariance may be singular: the raw bias is a combination of the
+    kept weights)."""
+    from .fitted_model import draws_on_raw_terms, per_basis_matrix, to_raw_terms
     kind = approximation_kind(est)
-    if kind == "em":
+    if kind == "laplace":
+        var, active, mean, cov = _laplace_moments(est)
+        if draws_on_raw_terms(est):
+            A = per_basis_matrix(to_raw_terms(est.feature_map_), var.size)[:, active]
+            mean, cov = A @ mean, A @ cov @ A.T
+            active = np.flatnonzero((np.diag(cov) > 0) | (mean != 0))
+            mean, cov = mean[active], cov[np.ix_(active, active)]
+    elif kind == "em":
         active, mean, cov = est.gaussian_conditional()
     elif kind == "probit":
         active = np.flatnonzero(est.beta_[0])
@@ -269,9 +278,19 @@ def _typeii_parts(est, H, y, active):
     return Hc, yc, lambda b: -rate * np.sum(np.abs(b), axis=1), noise, what
 
 
+def _laplace_moments(est):
+    """The type-II Laplace path's ``(prior_var, active, mode, cov)`` on the design's columns: the fitted
+    ``1/α̂`` (0 where pruned), the kept columns (``prior_var_ > 0``), ``beta_`` and ``laplace_cov_`` on
+    them (one classifier: two classes)."""
+    var = np.asarray(est.prior_var_, dtype=np.float64).reshape(-1)
+    active = np.flatnonzero(var > 0)
+    mode = np.asarray(est.beta_, dtype=np.float64).reshape(-1)[active]
+    return var, active, mode, np.asarray(est.laplace_cov_, dtype=np.float64).reshape(active.size, active.size)
+
+
 def _laplace_draws(est, H, y, num_draws, seed):
-    """The type-II Laplace path's approximation (``"laplace"``, :func:`approximation_kind`) set against its
-    twin at the fitted precisions (module docstring): the estimator's own draws
+    """The type-II Laplace path's approximation (``"laplace"``, :func:`approximation_kind`: the Bernoulli
+    and Poisson RVMs) set against its twin at the fitted precisions (module docstring): the estimator's own draws
     (``to_inference_data(draws=…)``, on the raw terms when ``weights_basis_ == "raw"``) mapped back to the
     design's columns ``w`` by the feature map's linear ``raw_weights`` (``raw = A w``), the pruned weights
     exactly zero; ``log_q`` of ``N(w*, laplace_cov_)`` on the kept columns, ``log_p = Σ_i log p(y_i | h_iᵀw)
@@ -279,16 +298,13 @@ def _laplace_draws(est, H, y, num_draws, seed):
     and the pointwise ``log p(y_i | h_iᵀw)`` by the fitted ``likelihood_``. Returns
     :func:`approximation_draws`'s dict."""
     from .fitted_model import draws_on_raw_terms, per_basis_matrix, to_raw_terms
-    var = np.asarray(est.prior_var_, dtype=np.float64).reshape(-1)
-    mode = np.asarray(est.beta_, dtype=np.float64).reshape(-1)
+    var, active, mode, cov = _laplace_moments(est)
     H = np.asarray(H, dtype=np.float64)
     if H.ndim != 2 or H.shape[1] != var.size:
         raise ValueError(f"H must be the estimator's design on its {var.size} basis functions "
                          f"(feature_map_.transform(X)); got shape {H.shape}")
-    active = np.flatnonzero(var > 0)
     if active.size == 0:
         raise ValueError("the fit pruned every weight: its approximation is a point mass at zero, with no density")
-    cov = np.asarray(est.laplace_cov_, dtype=np.float64).reshape(active.size, active.size)
     idata = est.to_inference_data(draws=num_draws, seed=seed)
     labels = {k: idata.posterior.attrs[k] for k in ("inference", "prior", "conditional_on")
               if k in idata.posterior.attrs}
@@ -297,10 +313,16 @@ def _laplace_draws(est, H, y, num_draws, seed):
          if draws_on_raw_terms(est) else draws.copy())
     w = w[:, active]
     eta = w @ H[:, active].T
-    log_lik = np.asarray(est.likelihood_.log_lik(_binary_targets(est, y), eta), dtype=np.float64)
+    if getattr(est.likelihood_, "support", None) == "binary":
+        y = _binary_targets(est, y)
+    else:
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (H.shape[0],) or not np.all(np.isfinite(y)):
+            raise ValueError(f"y must be {H.shape[0]} finite targets, one per row of H")
+    log_lik = np.asarray(est.likelihood_.log_lik(y, eta), dtype=np.float64)
     log_p = log_lik.sum(axis=1) - 0.5 * np.sum(w**2 / var[active], axis=1)
     label = getattr(est.likelihood_, "label", type(est.likelihood_).__name__)
-    return dict(kind="laplace", active=active, labels=labels, draws=draws, log_q=gaussian_log_density(w, mode[active], cov),
+    return dict(kind="laplace", active=active, labels=labels, draws=draws, log_q=gaussian_log_density(w, mode, cov),
                 log_p=log_p, log_lik=log_lik,
                 target=f"p(w_A | y, pruned weights = 0) under N(0, 1/α̂_i) at the fitted precisions, {label}")
 
@@ -322,7 +344,8 @@ def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
     if kind is None:
         raise ValueError(f"the approximation check covers AdaptiveSparseRegressor (Gaussian likelihood), the "
                          f"two-class probit SparseProbitClassifier, the type-II regressors (RVM, BLS, FLAP) and the "
-                         f"two-class Bernoulli RVM (RVMClassifier); got {type(est).__name__}")
+                         f"type-II Laplace path (the two-class RVMClassifier, PoissonRVMRegressor); got "
+                         f"{type(est).__name__}")
     if kind == "laplace":
         return _laplace_draws(est, H, y, num_draws, seed)
     active, mean, cov, labels = approximation_moments(est)

@@ -188,28 +188,81 @@ def test_bernoulli_rvm_laplace_passes_and_a_narrowed_one_fails(bernoulli):
     assert bad["khat"] > ac.KHAT_MAX and not bad["passed"] and "FAIL" in bad["line"]
 
 
-def test_bernoulli_rvm_corrected_loo_against_importance_sampled_normalizers(bernoulli):
-    """The row of the Bernoulli RVM (its Laplace draws, corrected towards the twin at α̂) against
-    ``Σ_i log Z − log Z_{−i}``, both normalizers of the twin's posterior at α̂ by plain importance
-    sampling from a Student-t (3 dof) at the mode with twice the Laplace covariance, 50,000 draws
-    (within 0.02 of 200,000 draws' value, -42.86; the row at seed 0: -42.78)."""
-    est, X, labels, H = bernoulli
-    row = ac.approximation_loo(est, H, labels, num_draws=4000, seed=0)
-    assert row["passed"] and row["method"] == ac.APPROXIMATE_LOO
-    var = est.prior_var_[0]
+def _count_data(seed=0, n=120):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, rng.poisson(np.exp(0.5 + 0.7 * X[:, 0] - 0.4 * X[:, 1]))
+
+
+@pytest.fixture(scope="module")
+def poisson():
+    from sparsebayes.inference import PoissonRVMRegressor
+    X, y = _count_data()
+    est = PoissonRVMRegressor(features="linear").fit(X, y)
+    return est, X, y, est.feature_map_.transform(X)
+
+
+def _log_lik(kind, y, eta):
+    """The pointwise log-likelihood by scipy: Bernoulli-logistic or Poisson (log link, ``yη − e^η − log y!``)."""
+    if kind == "bernoulli":
+        return y * scipy.special.log_expit(eta) + (1 - y) * scipy.special.log_expit(-eta)
+    return y * eta - np.exp(eta) - scipy.special.gammaln(y + 1.0)
+
+
+def _importance_sampled_elpd(kind, est, H, y, num_draws=50_000):
+    """``Σ_i log Z − log Z_{−i}`` of the twin's posterior at the fitted precisions, both normalizers by plain
+    importance sampling from a Student-t (3 dof) at the mode with twice the Laplace covariance."""
+    var = np.asarray(est.prior_var_).reshape(-1)
     kept = np.flatnonzero(var > 0)
-    Hk, mode, cov = H[:, kept], est.beta_[0, kept], 2.0 * est.laplace_cov_[0]
-    proposal = scipy.stats.multivariate_t(mode, cov, df=3, seed=7)
-    w = proposal.rvs(50_000)
-    eta = w @ Hk.T
-    ll = labels * scipy.special.log_expit(eta) + (1 - labels) * scipy.special.log_expit(-eta)
-    log_prior = scipy.stats.norm.logpdf(w, 0.0, np.sqrt(var[kept])).sum(axis=1)
-    log_g = proposal.logpdf(w)
-    total = ll.sum(axis=1)
-    log_z = scipy.special.logsumexp(total + log_prior - log_g)
-    log_z_minus = scipy.special.logsumexp((total + log_prior - log_g)[:, None] - ll, axis=0)
-    exact = float(np.sum(log_z - log_z_minus))
-    assert abs(row["elpd_loo"] - exact) < MC_TOL
+    mode = np.asarray(est.beta_).reshape(-1)[kept]
+    proposal = scipy.stats.multivariate_t(mode, 2.0 * np.asarray(est.laplace_cov_).reshape(kept.size, kept.size),
+                                          df=3, seed=7)
+    w = proposal.rvs(num_draws)
+    ll = _log_lik(kind, y, w @ H[:, kept].T)
+    log_joint = ll.sum(axis=1) + scipy.stats.norm.logpdf(w, 0.0, np.sqrt(var[kept])).sum(axis=1) - proposal.logpdf(w)
+    return float(np.sum(scipy.special.logsumexp(log_joint) - scipy.special.logsumexp(log_joint[:, None] - ll, axis=0)))
+
+
+@pytest.mark.parametrize("kind", ["bernoulli", "poisson"])
+def test_rvm_laplace_corrected_loo_against_importance_sampled_normalizers(kind, request):
+    """The row of the Bernoulli and Poisson RVMs (their Laplace draws, corrected towards the twin at α̂)
+    against ``Σ_i log Z − log Z_{−i}`` by plain importance sampling with 50,000 draws (Bernoulli: −42.86,
+    within 0.02 of 200,000 draws' value; the row at seed 0: −42.78)."""
+    est, X, y, H = request.getfixturevalue(kind)
+    row = ac.approximation_loo(est, H, y, num_draws=4000, seed=0)
+    assert row["passed"] and row["method"] == ac.APPROXIMATE_LOO
+    assert abs(row["elpd_loo"] - _importance_sampled_elpd(kind, est, H, y)) < MC_TOL
+
+
+def test_poisson_rvm_target_and_its_fit_group(poisson, monkeypatch):
+    """The Poisson RVM's Laplace draws (on its design's columns) against scipy's Poisson log pmf plus the
+    ``N(0, 1/α̂_i)`` prior (differences between draws), and its ``fit`` group against the mean and
+    covariance of its own draws (the oracle of tests/comparisons/test_point_estimate_groups.py, fitted on
+    counts); the Bernoulli RVM's ``fit`` group, on the raw terms (``A μ``, ``A Σ Aᵀ``), by the same oracle."""
+    est, X, y, H = poisson
+    a = ac.approximation_draws(est, H, y, num_draws=12, seed=0)
+    w = a["draws"][:, a["active"]]
+    var = est.prior_var_[a["active"]]
+    direct = (_log_lik("poisson", y, w @ H[:, a["active"]].T).sum(axis=1)
+              + scipy.stats.norm.logpdf(w, 0.0, np.sqrt(var)).sum(axis=1))
+    np.testing.assert_allclose(a["log_p"] - a["log_p"][0], direct - direct[0], rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(a["log_lik"], scipy.stats.poisson.logpmf(y, np.exp(a["draws"] @ H.T)), rtol=1e-10)
+    G = _sibling("test_point_estimate_groups")
+    G.test_fit_is_the_mean_and_covariance_of_the_estimators_own_draws("RVMClassifier", {"features": "linear"}, True)
+    Xg, yg = G._data()
+    counts = np.random.default_rng(1).poisson(np.exp(0.5 * Xg[:, 0] - 0.3 * Xg[:, 2]))
+    monkeypatch.setattr(G, "_fitted", lambda make, binary=False: make().fit(Xg, counts))
+    G.test_fit_is_the_mean_and_covariance_of_the_estimators_own_draws("PoissonRVMRegressor", {"features": "linear"},
+                                                                      False)
+
+
+def _sibling(name):
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location(f"_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.slow
