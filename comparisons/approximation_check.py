@@ -29,17 +29,18 @@ The type-II regressors' approximation is ``N(μ, Σ)`` on the kept basis at the 
 FLAP, with the variances integrated out: a Laplace prior; α̂_i for the RVM: a Gaussian prior, so the
 approximation is exact there and ``k̂ = −∞``), σ² held at σ̂², the flat-prior intercept integrated out,
 the pruned weights again held at zero (:func:`_typeii_parts`). The type-II Laplace path's
-approximation (the Bernoulli RVM: ``N(w*, Σ)`` at the mode on the kept basis, ``laplace_cov_``, at the
-fitted precisions ``α̂ = 1/prior_var_``; Tipping 2001 Sec. 4) has as target its twin's posterior at
-those precisions: ``log p(w_A, y | α̂) = Σ_i log p(y_i | h_iᵀw) − ½ Σ_{i∈A} α̂_i w_i²`` by the fitted
-likelihood object (``likelihood_.log_lik``; the twin's ``Bernoulli(logits = Hw)``), the pruned weights
-held at zero (:func:`_laplace_parts`). The estimator is recognised by its public attributes
+approximation (the Bernoulli and Poisson RVMs: ``N(w*, Σ)`` at the mode on the kept basis,
+``laplace_cov_``, at the fitted precisions ``α̂ = 1/prior_var_``; Tipping 2001 Sec. 4) has as target
+its twin's posterior at those precisions: ``log p(w_A, y | α̂) = Σ_i log p(y_i | h_iᵀw) − ½ Σ_{i∈A}
+α̂_i w_i²`` by the fitted likelihood object (``likelihood_.log_lik``: the twin's ``Bernoulli(logits =
+Hw)`` or ``Poisson(e^{Hw})``), the pruned weights held at zero (:func:`_laplace_draws`). The Laplace
+approximation of a logistic or Poisson likelihood is not exact, so ``k̂`` measures it. The estimator is recognised by its public attributes
 (:func:`approximation_kind`), not its class.
 
 The leave-one-out of each part (:func:`loo_row`, :func:`approximation_loo`, shown by
 :meth:`~sparsebayes.comparisons.compare_any.Comparison.loo`) is PSIS-LOO (Vehtari, Gelman & Gabry
 2017) per sampler on its ``log_likelihood`` group, and for the approximation the importance-corrected
-approximate-posterior PSIS-LOO of Magnusson, Andersen, Jonasson & Vehtari (2019, Sec. 2.2, eq. 8;
+approximate-posterior PSIS-LOO of Magnusson, Andersen, Jonasson & Vehtari (2019;
 :func:`approximate_posterior_loo`): draws ``θ_s ~ q`` weighted towards the leave-one-out posterior
 ``p(θ | y_{−i}) ∝ p(θ | y)/p(y_i | θ)`` by ``r_{s,i} ∝ p(θ_s | y)/q(θ_s) · 1/p(y_i | θ_s)``, Pareto
 smoothed per row, so that ``elpd_i = log Σ_s w_{s,i} p(y_i | θ_s)`` estimates the leave-one-out
@@ -413,11 +414,11 @@ def estimator_check(est, H, y, *, num_draws=4000, seed=0):
 
 def approximate_posterior_loo(log_lik, log_p, log_q):
     """Importance-corrected leave-one-out of draws of an approximate posterior (Magnusson, Andersen,
-    Jonasson & Vehtari 2019, "Bayesian leave-one-out cross-validation for large data", ICML, Sec. 2.2):
+    Jonasson & Vehtari 2019, "Bayesian leave-one-out cross-validation for large data", ICML):
     ``θ_s ~ q`` (independent draws, relative efficiency 1) with ``log_lik`` (S, n) the pointwise
     ``log p(y_i | θ_s)``, ``log_p`` (S,) the target posterior's unnormalized log density and ``log_q``
     (S,) the approximation's. The leave-one-out posterior is ``p(θ | y_{−i}) ∝ p(θ | y)/p(y_i | θ)``, so
-    the ratios towards it are (their eq. 8)
+    the ratios towards it are
 
         ``r_{s,i} ∝ p(θ_s | y)/q(θ_s) · 1/p(y_i | θ_s)``,
 
