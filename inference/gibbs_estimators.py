@@ -332,13 +332,19 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         intercept = np.asarray(states.intercept).ravel()
         if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(intercept))):
             spread = np.max(np.abs(H), initial=0.0)
-            taken = ("standardize=False takes the inputs as they are" if not self.standardize else
-                     f"features={self.features!r} gives the basis as it is")
-            raise FloatingPointError(
-                f"{self._sampler_label} produced non-finite draws of the weights (the basis reaches |h| = "
-                f"{spread:.3g}): {taken}, so columns with large offsets or scales make the posterior numerically "
-                "singular; centre and scale X (e.g. StandardScaler, or standardize=True with linear or quadratic "
-                "features) and fit again")
+            if not self.standardize:
+                why = ("standardize=False takes the inputs as they are, so columns with large offsets or scales make "
+                       "the posterior numerically singular; centre and scale X (e.g. StandardScaler, or "
+                       "standardize=True) and fit again")
+            elif isinstance(self.feature_map_, CentredBasis) and not self.feature_map_.inner.scale:
+                why = ("the inputs are centred, not scaled: this hierarchy's scale has the units of the weights (as "
+                       "under EM), so columns in very large or small units make the posterior numerically singular; "
+                       "scale X (e.g. StandardScaler) and fit again")
+            else:
+                why = (f"the posterior is numerically singular on this basis (features={self.features!r}); centre and "
+                       "scale X (e.g. StandardScaler) and fit again")
+            raise FloatingPointError(f"{self._sampler_label} produced non-finite draws of the weights (the basis "
+                                     f"reaches |h| = {spread:.3g}): {why}")
         tail = 0.5 * (1.0 - self.credible_level)
         max_rhat = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
