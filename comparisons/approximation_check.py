@@ -34,8 +34,8 @@ approximation (the Bernoulli and Poisson RVMs: ``N(w*, Σ)`` at the mode on the 
 its twin's posterior at those precisions: ``log p(w_A, y | α̂) = Σ_i log p(y_i | h_iᵀw) − ½ Σ_{i∈A}
 α̂_i w_i²`` by the fitted likelihood object (``likelihood_.log_lik``: the twin's ``Bernoulli(logits =
 Hw)`` or ``Poisson(e^{Hw})``), the pruned weights held at zero (:func:`_laplace_draws`). The Laplace
-approximation of a logistic or Poisson likelihood is not exact, so ``k̂`` measures it. The estimator is recognised by its public attributes
-(:func:`approximation_kind`), not its class.
+approximation of a logistic or Poisson likelihood is not exact, so ``k̂`` measures it. The estimator
+is recognised by its public attributes (:func:`approximation_kind`), not its class.
 
 The leave-one-out of each part (:func:`loo_row`, :func:`approximation_loo`, shown by
 :meth:`~sparsebayes.comparisons.compare_any.Comparison.loo`) is PSIS-LOO (Vehtari, Gelman & Gabry
@@ -481,11 +481,10 @@ def approximation_loo(est, H, y, *, num_draws=4000, seed=0):
     kq = res["khat_approximation"]
     passed = n_bad == 0 and kq < KHAT_MAX
     what = f"{a['labels'].get('inference', 'approximation')} draws, importance-corrected towards the posterior"
+    failures = ([f"{n_bad} of {k.size} rows have k-hat >= {KHAT_MAX}"] if n_bad else []) + (
+        [f"p/q has k-hat {kq:.2f} >= {KHAT_MAX}: the draws miss posterior mass"] if kq >= KHAT_MAX else [])
     verdict = (f"pass: k-hat < {KHAT_MAX} for all rows and for p/q" if passed else
-               "FAIL: " + "; ".join(
-                   ([f"{n_bad} of {k.size} rows have k-hat >= {KHAT_MAX}"] if n_bad else [])
-                   + ([f"p/q has k-hat {kq:.2f} >= {KHAT_MAX}: the draws miss posterior mass"] if kq >= KHAT_MAX else []))
-               + "; the leave-one-out estimate is unreliable")
+               "FAIL: " + "; ".join(failures) + "; the leave-one-out estimate is unreliable")
     line = (f"{what} (Magnusson et al. 2019): {APPROXIMATE_LOO} elpd {res['elpd_loo']:.2f} (SE {res['se']:.2f}), "
             f"max Pareto k {k_max:.2f}, k-hat of p/q {kq:.2f}: {verdict}")
     return dict(method=APPROXIMATE_LOO, elpd_loo=res["elpd_loo"], se=res["se"], p_loo=res["p_loo"],
@@ -493,9 +492,10 @@ def approximation_loo(est, H, y, *, num_draws=4000, seed=0):
 
 
 def loo_row(idata, what):
-    """``az.loo`` of ``idata``'s ``log_likelihood`` group as a dict: ``method`` (:data:`PSIS_LOO`), ``elpd_loo``, ``se``, ``p_loo``,
-    ``pareto_k_max``, ``n_bad_k`` (rows with ``k̂ ≥`` :data:`KHAT_MAX`), ``passed`` (``k̂ <`` :data:`KHAT_MAX`
-    for all rows: every leave-one-out posterior is within reach of importance sampling) and ``line``."""
+    """``az.loo`` of ``idata``'s ``log_likelihood`` group as a dict: ``method`` (:data:`PSIS_LOO`),
+    ``elpd_loo``, ``se``, ``p_loo``, ``pareto_k_max``, ``n_bad_k`` (rows with ``k̂ ≥`` :data:`KHAT_MAX`),
+    ``passed`` (``k̂ <`` :data:`KHAT_MAX` for all rows: every leave-one-out posterior is within reach of
+    importance sampling) and ``line``."""
     import arviz as az
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
