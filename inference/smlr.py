@@ -10,6 +10,15 @@ al. (2005) with the last class as reference (eq. 1),
 on a basis ``h(x)`` (linear, quadratic or Gaussian kernels centred on the training points,
 from :mod:`sparsebayes.models.features`).  :class:`SMLRCV` (:mod:`sparsebayes.inference.
 smlr_cv`, re-exported here) picks λ, and the kernel width, by cross-validation.
+
+The paper's prior covers the whole ``w``, the bias weight included (eq. 3; Sec. 3.3 for the Gaussian):
+on the raw inputs the penalized intercept then depends on where the origin of ``x`` lies and the fit
+on the units of X (an offset of 1e4 moved RMLR's probabilities by 0.17). By default
+(``standardize=True``) the linear and quadratic maps act on the standardized inputs, so the bias is
+the logit at the training mean (a centred bias, penalized like the other weights, as the EM
+estimators' ``standardize``) and the weights are per training SD: offsets and units leave the fit
+as it was. ``standardize=False`` is the paper's basis, which its reproductions
+(:mod:`sparsebayes.comparisons.experiments.smlr`) ask for.
 """
 from __future__ import annotations
 
@@ -27,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference import bound
 from sparsebayes.inference._backend import on_accelerator
-from sparsebayes.inference._base import atomic_fit, basis_names, has_bias_column, make_feature_map
+from sparsebayes.inference._base import atomic_fit, basis_names, has_bias_column, make_feature_map, raw_weights
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference._validation import (
     check_flags,
@@ -185,6 +194,8 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
 
     def _validate(self, X, y):
         check_flags(self)
+        if not isinstance(self.standardize, (bool, np.bool_)):
+            raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
         check_number("tol", self.tol, 0.0, strict=True)
         check_max_iter(self.max_iter)
         if y is not None and np.asarray(y).dtype == object:
@@ -202,8 +213,15 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         return X
 
     def _feature_map(self, kernel_width):
-        """The unfitted map for ``features`` (``None``: raw X), by :func:`make_feature_map`."""
-        return make_feature_map(self.features, kernel_width=kernel_width, allow_none=True)
+        """The unfitted map for ``features`` (``None``: raw X), by :func:`make_feature_map`; with
+        ``standardize`` the linear and quadratic maps centre and scale the inputs at their training
+        mean and SD (kernels and transformers take the inputs as they are)."""
+        return make_feature_map(self.features, kernel_width=kernel_width, allow_none=True,
+                                center=bool(self.standardize), scale=bool(self.standardize))
+
+    def _standardized(self):
+        """Whether the fitted map standardizes the inputs (``standardize`` with linear or quadratic features)."""
+        return bool(getattr(self.feature_map_, "center", False) or getattr(self.feature_map_, "scale", False))
 
     def _design(self, X, *, fit):
         """``h(X)``: the design in the units of the fitted weights (bias column of ones)."""
@@ -263,7 +281,7 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
             change = (f"the Gaussian kernels' width ({self.feature_map_.width_:.3g}, in the units of X) may not suit "
                       "the data's scale: standardize X, or use kernel_width='scale'")
         else:
-            change = f"standardize X, or lower lam (lam={self.lam_:.3g})"
+            change = ("" if self._standardized() else "standardize X, or ") + f"lower lam (lam={self.lam_:.3g})"
         warn_degenerate(self, f"it predicts one class ({label!r}) for every training point (training accuracy "
                         f"{share:.2f}, the share of that class) though y holds {np.unique(y_enc).size} classes",
                         change, stacklevel=4)
@@ -272,7 +290,9 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
         """Fitted attributes from the penalized problem's ``W`` (bias row in its units)."""
         d = W.shape[0]
         self._basis_weights_ = np.hstack([scale_bias_row(W, self.bias_scale_), np.zeros((d, 1))])
-        self.coef_, self.intercept_ = sklearn_layout(self._basis_weights_, has_bias_column(self.feature_map_))
+        # coef_ and intercept_ in the raw terms (the basis weights themselves unless the inputs are standardized)
+        raw = raw_weights(self.feature_map_, self._basis_weights_.T).T
+        self.coef_, self.intercept_ = sklearn_layout(raw, has_bias_column(self.feature_map_))
         self.prior_ = penalty_prior(self.penalty, self.lam_)  # SparseClassifier(method="map", prior=prior_) refits it
         self.likelihood_ = MULTINOMIAL
         self.n_iter_ = int(info.n_iter)
@@ -428,13 +448,28 @@ class SMLRClassifier(_MultinomialLogisticBase):
         ``h(x)``: inputs with a bias column, quadratic features, Gaussian kernels
         ``exp(−‖x−x'‖²/(2h²))`` on the training points (with a bias), raw ``X``, or any
         transformer (cloned; e.g. ``PolynomialFeatures(3)`` for the paper's polynomial basis).
-        Every weight, the bias included, is penalized, as in the paper; for the linear and quadratic
-        maps the bias column is ``bias_scale_`` (a power of two; 1 for inputs within a factor 8 of unit
-        size), so that the penalty on the intercept follows the units of X (:func:`bias_scale`).
+        Every weight of the basis, the bias included, is penalized, as in the paper (eq. 3 and
+        Sec. 3.3 put the prior on the whole ``w``); ``standardize`` says on which basis.
     kernel_width : float or "scale", default="scale"
         ``h`` for ``features="kernel"``; ``"scale"`` takes it from the training inputs,
         ``h = √(Σ_j var(x_j) / 2)`` (scikit-learn's ``SVC(gamma="scale")`` on centred columns);
         ``feature_map_.width_`` holds the one in use.
+    standardize : bool, default=True
+        For the linear and quadratic maps: the basis is built on the standardized inputs
+        ``z = (x − mean)/sd`` (training mean and SD; :class:`~sparsebayes.models.features.LinearFeatures`
+        with ``center`` and ``scale``). The bias weight is then the logit at the training mean (a
+        centred bias) and every weight is in units of one SD, so the fit, hence ``predict_proba``,
+        does not move when columns are offset or change units: ``λ`` is a unit-free prior precision
+        (``l2``) or Laplace weight (``l1``). A binary ``penalty="l2"`` fit is scikit-learn's
+        ``LogisticRegression(C=1/λ, solver="liblinear", intercept_scaling=1)`` on the standardized
+        inputs, whose intercept is penalized like a weight of a column of ones. ``coef_`` and
+        ``intercept_`` give the same function of the raw inputs. ``False``: the paper's eqs. 2-3 (and
+        Sec. 3.3's Gaussian prior) on the basis of the raw ``x``, as the reproductions of Krishnapuram
+        et al. (2005) fit it: an offset of a column moves the penalized intercept and the fit, and the
+        fit depends on the units of X by design; the bias column is then ``bias_scale_`` (a power of
+        two; 1 for inputs within a factor 8 of unit size), so that the penalty on the intercept follows
+        the units of X (:func:`bias_scale`). Gaussian kernels (translation-invariant, their width
+        sets the scale), ``features=None`` and transformers take the inputs as they are either way.
     tol : float, default=1e-6
         Stop when ``max|ΔW| / max|W| < tol``.
     max_iter : int, default=2000
@@ -450,9 +485,12 @@ class SMLRClassifier(_MultinomialLogisticBase):
         Class labels; the last is the reference class.
     coef_ : ndarray (m, n_features_out), or (1, n_features_out) for two classes
         ``LogisticRegression``'s layout (:func:`sklearn_layout`): ``decision_function(X)`` is
-        ``X_out @ coef_.T + intercept_``, ``X_out`` the design ``feature_map_.transform(X)`` without its
-        bias column; the reference class's row is zero.
-    intercept_ : ndarray (m,), or (1,) for two classes: the bias weights (zeros without a bias column).
+        ``X_out @ coef_.T + intercept_``, ``X_out`` the raw terms of the design without its bias column
+        (``X`` itself for linear features; the terms ``feature_map_.get_feature_names_out`` names; with
+        ``standardize=False`` or kernels, ``feature_map_.transform(X)``); the reference class's row is zero.
+    intercept_ : ndarray (m,), or (1,) for two classes: the logits at ``x = 0`` (zeros without a bias column).
+        ``to_inference_data``, ``active_`` and ``n_nonzero_`` read the weights on ``feature_map_``'s columns
+        (with ``standardize``, of the standardized inputs: the bias is the logit at the training mean).
     feature_map_ : transformer or None
     active_ : bool (n_basis,), the basis functions with a nonzero weight in some class (the kept basis);
         ``n_active_`` counts them, ``n_nonzero_`` counts the nonzero weights.
@@ -479,13 +517,14 @@ class SMLRClassifier(_MultinomialLogisticBase):
     """
 
     def __init__(self, *, penalty="l1", lam=1.0, lam_relative=False, solver="auto", features="linear", kernel_width="scale",
-                 tol=1e-6, max_iter=2000, warm_start=False, random_state=0):
+                 standardize=True, tol=1e-6, max_iter=2000, warm_start=False, random_state=0):
         self.penalty = penalty
         self.lam = lam
         self.lam_relative = lam_relative
         self.solver = solver
         self.features = features
         self.kernel_width = kernel_width
+        self.standardize = standardize
         self.tol = tol
         self.max_iter = max_iter
         self.warm_start = warm_start
@@ -516,8 +555,8 @@ class SMLRClassifier(_MultinomialLogisticBase):
         self.lam_ = lam if self.penalty is not None else 0.0
         self._set_fit(W, info, solver)
         self._warn_if_constant(Phi, y_enc, lambda top: (
-            f"standardize X (e.g. StandardScaler), or pass lam well below λ_max={top:.3g} (lam_relative=True "
-            "takes lam as a fraction of λ_max, e.g. lam=0.01)"))
+            ("" if self._standardized() else "standardize X (standardize=True, or StandardScaler), or ")
+            + f"pass lam well below λ_max={top:.3g} (lam_relative=True takes lam as a fraction of λ_max, e.g. lam=0.01)"))
         if self.penalty is None and separates(W, Phi, y_enc):
             warnings.warn(
                 "the classes are separable in the basis: the maximum-likelihood weights do not exist "

@@ -53,11 +53,13 @@ class SMLRCV(_MultinomialLogisticBase):
 
     Parameters
     ----------
-    penalty, solver, features, tol, max_iter, random_state : as :class:`SMLRClassifier`.
+    penalty, solver, features, standardize, tol, max_iter, random_state : as :class:`SMLRClassifier`
+        (``standardize`` standardizes each training fold by its own mean and SD, and the refit by all of X's).
     lams : array-like or None, default=None
         λ grid; ``None``: ``n_lams`` values log-spaced over ``[λ_max/10⁴, λ_max]``, where
-        ``λ_max`` zeroes every SMLR weight (computed on the full data, with the bias column at
-        ``bias_scale_``, so the grid follows the units of X and leaves the bias free).
+        ``λ_max`` zeroes every SMLR weight (computed on the full data's design: with ``standardize``,
+        of the standardized inputs, so the grid does not depend on offsets or units; without, with the
+        bias column at ``bias_scale_``, so the grid follows the units of X and leaves the bias free).
     n_lams : int, default=12
     cv : int, default=5
         Folds (stratified, shuffled with ``random_state``); fewer, with a warning, when a class
@@ -100,8 +102,8 @@ class SMLRCV(_MultinomialLogisticBase):
     """
 
     def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", features="linear",
-                 kernel_width="scale", kernel_widths=None, tie_break="sparsest", tol=1e-6, max_iter=2000,
-                 random_state=0, progress_bar=False, n_jobs=None):
+                 kernel_width="scale", kernel_widths=None, standardize=True, tie_break="sparsest", tol=1e-6,
+                 max_iter=2000, random_state=0, progress_bar=False, n_jobs=None):
         self.penalty = penalty
         self.lams = lams
         self.n_lams = n_lams
@@ -110,6 +112,7 @@ class SMLRCV(_MultinomialLogisticBase):
         self.features = features
         self.kernel_width = kernel_width
         self.kernel_widths = kernel_widths
+        self.standardize = standardize
         self.tie_break = tie_break
         self.tol = tol
         self.max_iter = max_iter

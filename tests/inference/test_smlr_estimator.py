@@ -142,8 +142,10 @@ def test_inference_data():
     idata = clf.to_inference_data()
     assert isinstance(idata, compat.idata_type())
     beta = idata.posterior["beta"].values[0, 0]  # basis × class: the bias row, then the inputs'
-    np.testing.assert_array_equal(beta[0], clf.intercept_)
-    np.testing.assert_array_equal(beta[1:].T, clf.coef_)
+    # the model's weights, on the standardized inputs; coef_ and intercept_ are the same function of the raw ones
+    raw = clf.feature_map_.raw_weights(beta.T).T
+    np.testing.assert_array_equal(raw[0], clf.intercept_)
+    np.testing.assert_array_equal(raw[1:].T, clf.coef_)
     assert idata.attrs["penalty"] == "l1"
 
 
@@ -176,7 +178,8 @@ def test_cv_picks_from_grid_and_refits():
 
 def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimate():
     """``lambda_max`` (NumPy, eq. 9 at W = 0) against the model's own JAX gradient, and eq. 15:
-    just above it SMLR's estimate is all zeros, just below it is not."""
+    just above it SMLR's estimate is all zeros, just below it is not (on the design ``[1, X]``: the raw
+    basis, ``standardize=False``)."""
     from sparsebayes.inference.smlr import lambda_max
     from sparsebayes.models import multinomial as mm
 
@@ -188,9 +191,10 @@ def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimat
     for solver in ("block", "componentwise", "surrogate-cd", "newton"):  # block: pruning floor at the start's scale
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)  # the block fit ran to max_iter before
-            above = SMLRClassifier(lam=1.001 * top, tol=1e-10, solver=solver).fit(X, y)
+            above = SMLRClassifier(lam=1.001 * top, tol=1e-10, solver=solver, standardize=False).fit(X, y)
         assert np.all(above.coef_ == 0) and above.n_nonzero_ == 0, solver
-        assert np.any(SMLRClassifier(lam=0.99 * top, tol=1e-10, solver=solver).fit(X, y).coef_ != 0), solver
+        below = SMLRClassifier(lam=0.99 * top, tol=1e-10, solver=solver, standardize=False).fit(X, y)
+        assert np.any(below.coef_ != 0), solver
 
 
 @pytest.mark.parametrize("solver", ["block", "componentwise", "surrogate-cd", "newton"])

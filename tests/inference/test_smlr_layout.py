@@ -7,7 +7,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import PolynomialFeatures
 
 from sparsebayes.inference import SMLRCV, SMLRClassifier
-from sparsebayes.inference._base import has_bias_column
+from sparsebayes.inference._base import has_bias_column, raw_weights
 
 RNG = np.random.default_rng(5)
 X = RNG.normal(size=(60, 3))
@@ -16,23 +16,28 @@ Y2 = np.where(X[:, 0] - X[:, 2] + 0.3 * RNG.normal(size=60) > 0, "yes", "no")
 
 
 def _design_out(est, X):
-    """The feature-mapped design without the map's bias column (raw X without a map)."""
-    if est.feature_map_ is None:
+    """The feature-mapped design of the raw terms without the map's bias column (raw X without a map): for a
+    map on standardized inputs (``standardize=True``), the same map on the raw ones."""
+    fm = est.feature_map_
+    if fm is None:
         return X
-    H = est.feature_map_.transform(X)
+    if getattr(fm, "center", False) or getattr(fm, "scale", False):
+        fm = type(fm)(bias=fm.bias).fit(X)
+    H = fm.transform(X)
     return H[:, 1:] if has_bias_column(est.feature_map_) else H
 
 
 @pytest.mark.parametrize("y", [Y3, Y2], ids=["three-classes", "two-classes"])
 @pytest.mark.parametrize("est", [
     SMLRClassifier(lam=0.5),
+    SMLRClassifier(lam=0.5, standardize=False),
     SMLRClassifier(lam=0.5, features="quadratic", solver="block"),
     SMLRClassifier(lam=0.3, features="kernel", kernel_width=1.0),
     SMLRClassifier(lam=0.5, features=None),
     SMLRClassifier(lam=0.5, features=PolynomialFeatures(2)),
     SMLRClassifier(penalty="l2", lam=0.5),
     SMLRCV(cv=3, n_lams=4),
-], ids=["linear", "quadratic-block", "kernel", "raw", "transformer", "rmlr", "cv"])
+], ids=["linear", "linear-raw-inputs", "quadratic-block", "kernel", "raw", "transformer", "rmlr", "cv"])
 def test_coef_and_intercept_give_the_decision_function_with_logistic_regressions_shapes(est, y):
     est.fit(X, y)
     X_out = _design_out(est, X)
@@ -49,8 +54,8 @@ def test_coef_and_intercept_give_the_decision_function_with_logistic_regressions
         np.testing.assert_array_equal(est.predict(X), est.classes_[np.argmax(scores, axis=1)])
     if not has_bias_column(est.feature_map_):
         np.testing.assert_array_equal(est.intercept_, 0.0)
-    # the InferenceData keeps the engine's basis × class W; coef_ / intercept_ are read off it
-    beta = est.to_inference_data().posterior["beta"].values[0, 0]
+    # the InferenceData keeps the engine's basis × class W; coef_ / intercept_ are read off it (in the raw terms)
+    beta = raw_weights(est.feature_map_, est.to_inference_data().posterior["beta"].values[0, 0].T).T
     rows = beta[1:] if has_bias_column(est.feature_map_) else beta
     if len(est.classes_) == 2:
         np.testing.assert_array_equal(est.coef_[0], rows[:, 1] - rows[:, 0])
@@ -59,7 +64,9 @@ def test_coef_and_intercept_give_the_decision_function_with_logistic_regressions
 
 
 def test_sparsity_reads_off_coef_as_it_does_for_logistic_regression():
-    """``n_nonzero_`` counts the bias too; ``coef_``'s nonzeros are the inputs' weights, one per class row."""
-    est = SMLRClassifier(lam=2.0).fit(X, Y3)
+    """``n_nonzero_`` counts the bias too; ``coef_``'s nonzeros are the inputs' weights, one per class row (on
+    the raw basis; with ``standardize`` the bias weight is the logit at the mean, and ``intercept_``, the
+    logit at 0, can be nonzero where it is zero)."""
+    est = SMLRClassifier(lam=2.0, standardize=False).fit(X, Y3)
     assert est.n_nonzero_ == np.count_nonzero(est.coef_) + np.count_nonzero(est.intercept_)
     assert est.n_active_ == np.count_nonzero(np.any(est.coef_ != 0, axis=0)) + int(np.any(est.intercept_ != 0))

@@ -21,12 +21,13 @@ def _quiet_fit(est, X, y):
 
 @pytest.mark.parametrize("power", [27, -27])
 def test_cv_fit_does_not_depend_on_the_units_of_x(power):
-    """Inputs in units 2^±27 (about 1e±8) against the same inputs in units of 1: the bias column
+    """On the raw inputs (``standardize=False``), inputs in units 2^±27 (about 1e±8) against the same inputs in
+    units of 1: the bias column
     takes the inputs' scale, so the λ grid scales with the units and the fit is the same model
     (with a unit bias column, large units force the bias to zero and small ones every input weight)."""
     s = 2.0 ** power
-    unit = _quiet_fit(SMLRCV(), X, Y)
-    scaled = _quiet_fit(SMLRCV(), X * s, Y)
+    unit = _quiet_fit(SMLRCV(standardize=False), X, Y)
+    scaled = _quiet_fit(SMLRCV(standardize=False), X * s, Y)
     assert scaled.lam_ == pytest.approx(unit.lam_ * s, rel=1e-12)
     assert scaled.intercept_[0] != 0.0
     np.testing.assert_allclose(scaled.intercept_, unit.intercept_, rtol=1e-6, atol=1e-9)
@@ -38,8 +39,8 @@ def test_cv_fit_does_not_depend_on_the_units_of_x(power):
 def test_cv_keeps_the_bias_for_inputs_in_units_of_1e8():
     """Units that are no power of two: the bias column is the nearest power of two to their size,
     and the fit scores as on the unscaled inputs."""
-    unit = _quiet_fit(SMLRCV(), X, Y)
-    big = _quiet_fit(SMLRCV(), X * 1e8, Y)
+    unit = _quiet_fit(SMLRCV(standardize=False), X, Y)
+    big = _quiet_fit(SMLRCV(standardize=False), X * 1e8, Y)
     assert big.intercept_[0] != 0.0
     assert big.score(X * 1e8, Y) >= unit.score(X, Y) - 0.01
     assert big.bias_scale_ == 2.0 ** 27
@@ -49,7 +50,7 @@ def test_standardized_inputs_and_kernels_keep_the_column_of_ones():
     """The paper's eq. 3 as written wherever the inputs are of about unit size (the reproductions'
     standardized inputs), and for kernels (unit-free), whatever the units of X."""
     Z = (X - X.mean(0)) / X.std(0)
-    assert SMLRClassifier(lam=0.5).fit(Z, Y).bias_scale_ == 1.0
+    assert SMLRClassifier(lam=0.5, standardize=False).fit(Z, Y).bias_scale_ == 1.0
     kernel = SMLRClassifier(lam=0.5, features="kernel", kernel_width=1e3).fit(X * 1e3, Y)
     assert kernel.bias_scale_ == 1.0
 
@@ -58,7 +59,7 @@ def test_lam_above_lambda_max_for_these_units_warns_degenerate():
     """``lam=1`` on inputs in units of 1e-8 is far above λ_max: every weight is zero, and the fit
     says so with λ_max for these data and what to change."""
     with pytest.warns(DegenerateFitWarning, match=r"every weight is zero at lam=1, at or above λ_max=") as record:
-        clf = SMLRClassifier().fit(X * 1e-8, Y)
+        clf = SMLRClassifier(standardize=False).fit(X * 1e-8, Y)
     assert clf.n_nonzero_ == 0
     message = str(next(w.message for w in record if w.category is DegenerateFitWarning))
     assert "standardize X" in message and "lam_relative=True" in message
@@ -67,7 +68,8 @@ def test_lam_above_lambda_max_for_these_units_warns_degenerate():
     assert top == pytest.approx(expected, rel=1e-2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateFitWarning)
-        assert SMLRClassifier().fit(X, Y).n_nonzero_ > 0
+        assert SMLRClassifier(standardize=False).fit(X, Y).n_nonzero_ > 0
+        assert SMLRClassifier().fit(X * 1e-8, Y).n_nonzero_ > 0  # standardized inputs: λ is unit-free
 
 
 def test_only_the_bias_left_is_a_constant_classifier_warning():
@@ -76,15 +78,15 @@ def test_only_the_bias_left_is_a_constant_classifier_warning():
     y = (np.arange(200) < 150).astype(int)  # labels unrelated to X, 3:1
     top = lambda_max(np.hstack([np.ones((200, 1)), X]), y, 2)
     with pytest.warns(DegenerateFitWarning, match="only the bias is not: a constant classifier that predicts 1"):
-        clf = SMLRClassifier(lam=0.5 * top).fit(X, y)
+        clf = SMLRClassifier(lam=0.5 * top, standardize=False).fit(X, y)
     assert clf.intercept_[0] != 0 and np.all(clf.coef_ == 0)
 
 
 def test_lam_relative_takes_lam_as_a_fraction_of_lambda_max():
     """``lam_relative=True``: ``λ = lam · λ_max`` of the training data, the same model in any units;
     the default keeps ``lam`` as the number λ."""
-    unit = SMLRClassifier(lam=0.05, lam_relative=True).fit(X, Y)
-    scaled = SMLRClassifier(lam=0.05, lam_relative=True).fit(X * 2.0 ** 20, Y)
+    unit = SMLRClassifier(lam=0.05, lam_relative=True, standardize=False).fit(X, Y)
+    scaled = SMLRClassifier(lam=0.05, lam_relative=True, standardize=False).fit(X * 2.0 ** 20, Y)
     assert unit.lam_ == pytest.approx(0.05 * lambda_max(np.hstack([np.ones((200, 1)), X]), Y, 2), rel=1e-12)
     assert scaled.lam_ == pytest.approx(unit.lam_ * 2.0 ** 20, rel=1e-12)
     np.testing.assert_array_equal(scaled.coef_ != 0, unit.coef_ != 0)
@@ -100,8 +102,8 @@ def test_laplace_covariance_penalizes_the_intercept_in_its_own_units():
     of the inputs scale by 2^-10, the intercept is unchanged), so its Laplace covariance is the
     unit one, the inputs' rows and columns scaled by 2^-10."""
     s = 2.0 ** 10
-    unit = SMLRClassifier(penalty="l2", lam=0.3, tol=1e-10).fit(X, Y)
-    scaled = SMLRClassifier(penalty="l2", lam=0.3 * s * s, tol=1e-10).fit(X * s, Y)
+    unit = SMLRClassifier(penalty="l2", lam=0.3, tol=1e-10, standardize=False).fit(X, Y)
+    scaled = SMLRClassifier(penalty="l2", lam=0.3 * s * s, tol=1e-10, standardize=False).fit(X * s, Y)
     np.testing.assert_allclose(scaled.intercept_, unit.intercept_, rtol=1e-7)
     D = np.where(np.arange(6) == 0, 1.0, 1.0 / s)
     np.testing.assert_allclose(scaled.laplace_covariance(X * s), unit.laplace_covariance(X) * np.outer(D, D),
@@ -141,11 +143,11 @@ def test_check_fit2d_1feature_passes_with_the_default_folds(est):
 
 
 def test_the_block_solver_breaking_down_on_large_units_refits_instead_of_returning_nan():
-    """``lam=1`` on inputs in units of 1e8 (200 points, so the block solver): eq. 13's system is
+    """``lam=1`` on raw inputs (``standardize=False``) in units of 1e8 (200 points, so the block solver): eq. 13's system is
     lost to rounding and the weights became NaN (accuracy 0.495); the fit falls back to
     surrogate-cd and says so."""
     with pytest.warns(ConvergenceWarning, match="block solver broke down"):
-        clf = SMLRClassifier().fit(X * 1e8, Y)
+        clf = SMLRClassifier(standardize=False).fit(X * 1e8, Y)
     assert np.all(np.isfinite(clf.coef_)) and np.isfinite(clf.objective_)
     assert clf.solver_ == "surrogate-cd"
-    assert clf.score(X * 1e8, Y) >= SMLRClassifier().fit(X, Y).score(X, Y) - 0.01
+    assert clf.score(X * 1e8, Y) >= SMLRClassifier(standardize=False).fit(X, Y).score(X, Y) - 0.01

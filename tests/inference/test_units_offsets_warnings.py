@@ -102,11 +102,12 @@ def test_smlr_kernels_wider_than_tiny_inputs_warn_that_it_predicts_one_class():
 
 
 def test_smlr_in_tiny_units_with_every_weight_zero_warns():
-    """X in units of 1e-8 at ``lam=1``: λ is far above λ_max, every weight is zero and the accuracy the
-    majority share. The warning names λ_max and what to change."""
+    """X in units of 1e-8 at ``lam=1`` on the raw inputs (``standardize=False``, the paper's basis): λ is far
+    above λ_max, every weight is zero and the accuracy the majority share. The warning names λ_max and what
+    to change."""
     X, y = make_classification(200, 4, n_informative=3, n_redundant=0, random_state=0)
     with pytest.warns(DegenerateFitWarning, match="every weight is zero.*λ_max.*standardize X"):
-        m = SMLRClassifier().fit(X * 1e-8, y)
+        m = SMLRClassifier(standardize=False).fit(X * 1e-8, y)
     assert m.n_nonzero_ == 0
 
 
