@@ -7,6 +7,7 @@ whose chains have not mixed (R-hat), says so in a warning.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 import warnings
@@ -16,8 +17,9 @@ from typing import NamedTuple
 
 import jax
 import numpy as np
+import numpyro
 from numpyro import handlers
-from numpyro.distributions import Unit
+from numpyro.distributions import Distribution, Unit
 from numpyro.infer import MCMC, NUTS, init_to_uniform, log_likelihood
 from sklearn.exceptions import ConvergenceWarning
 
@@ -145,7 +147,7 @@ def run_nuts(
             samples, extra = mcmc.get_samples(group_by_chain=True), mcmc.get_extra_fields(group_by_chain=True)
         samples, extra = jax.device_get(jax.block_until_ready((samples, extra)))
         t2 = time.perf_counter()
-    draws = _Draws(model, model_args, model_kwargs, samples, extra, num_chains, num_samples)
+    draws = _Draws(_replay_model(trace) or model, model_args, model_kwargs, samples, extra, num_chains, num_samples)
     idata = from_numpyro(draws, coords=coords, dims=dims)
     _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs,
                         values if compiled else None)
@@ -439,9 +441,82 @@ def _chains_in_one_program(chain):
 
 def _model_trace(model, model_args, model_kwargs):
     """The model traced once at NUTS's own kind of starting point (``init_to_uniform``: improper
-    sites cannot be drawn, and prior draws can be degenerate)."""
-    traced = handlers.trace(handlers.substitute(handlers.seed(model, 0), substitute_fn=init_to_uniform))
-    return traced.get_trace(*model_args, **model_kwargs)
+    sites cannot be drawn, and prior draws can be degenerate): per site its ``name``, ``type``,
+    ``is_observed``, ``cond_indep_stack``, ``fn_type`` (the distribution's class; ``fn`` is ``None``),
+    ``batch_shape`` and ``event_shape``, and its ``value``: a ``jax.ShapeDtypeStruct``, or the array
+    itself where the model passed one (an observed site's ``obs``).
+
+    Traced abstractly (``jax.eval_shape``): the model's Python code runs on the arguments as given
+    (its checks of a hyperparameter's value included) but no array operation is executed, so no
+    program is compiled (run eagerly, each operation of the model compiled a program of its own, a
+    few dozen per first fit). A model that cannot be traced so (it reads the value of an array it
+    computes) is run eagerly, as before."""
+    def run():
+        traced = handlers.trace(handlers.substitute(handlers.seed(model, 0), substitute_fn=init_to_uniform))
+        return traced.get_trace(*model_args, **model_kwargs)
+
+    summary = {}
+
+    def summarize():
+        summary.update(_site_summaries(run()))
+        return 0
+
+    try:
+        jax.eval_shape(summarize)
+    except Exception:  # noqa: BLE001  (eagerly, the model's own error, if any, is raised as before)
+        return _site_summaries(run())
+    return summary
+
+
+def _site_summaries(trace):
+    """:func:`_model_trace`'s record of each site of a NumPyro trace: no distribution object, and a
+    value computed inside an abstract trace as its shape and dtype (no tracer leaves the trace)."""
+    out = {}
+    for name, site in trace.items():
+        fn, value = site.get("fn"), site.get("value")
+        if isinstance(value, jax.core.Tracer):
+            value = jax.ShapeDtypeStruct(np.shape(value), value.dtype)
+        out[name] = {"name": name, "type": site["type"], "is_observed": site.get("is_observed", False),
+                     "cond_indep_stack": list(site.get("cond_indep_stack", [])), "value": value, "fn": None,
+                     "fn_type": type(fn) if fn is not None else None,
+                     "batch_shape": tuple(getattr(fn, "batch_shape", ())),
+                     "event_shape": tuple(getattr(fn, "event_shape", ()))}
+    return out
+
+
+class _Placeholder(Distribution):
+    """A distribution of given shapes that computes nothing: the observed sites of :func:`_replay_model`."""
+
+    def __init__(self, batch_shape, event_shape):
+        super().__init__(batch_shape, event_shape, validate_args=False)
+
+
+def _replay_model(trace):
+    """A model with the plates and sites of a :func:`_model_trace` and nothing else: the observed sites
+    with their data (under a :class:`_Placeholder`; a factor's empty value), the others as deterministic
+    sites of zeros; or ``None`` where an observed value is not a concrete array. ArviZ's ``from_numpyro`` reads the dims of
+    the sites and the observed data from the model it is given, by running it eagerly with its latent
+    sites drawn from the prior: on the model itself that compiles a program per operation and per
+    prior (the Gamma sampler's alone about a second)."""
+    sites = [dict(s) for s in trace.values() if s["type"] in ("sample", "deterministic")]
+    for site in sites:
+        if site["is_observed"] and not _is_array(site["value"]):
+            if not issubclass(site["fn_type"] or object, Unit):
+                return None
+            site["value"] = np.zeros(site["value"].shape, site["value"].dtype)  # a factor's empty value
+
+    def model(*args, **kwargs):
+        for site in sites:
+            with contextlib.ExitStack() as stack:
+                for frame in site["cond_indep_stack"]:
+                    stack.enter_context(numpyro.plate(frame.name, frame.size, dim=frame.dim))
+                if site["is_observed"]:
+                    numpyro.sample(site["name"], _Placeholder(site["batch_shape"], site["event_shape"]),
+                                   obs=site["value"])
+                else:
+                    numpyro.deterministic(site["name"], np.zeros(np.shape(site["value"])))
+
+    return model
 
 
 def _reject_improper_posterior(trace):
@@ -460,7 +535,8 @@ def factor_sites(trace):
     ``observed_data`` and ``log_likelihood``; ours are prior and Jacobian terms (the ``1/σ²``
     prior, the integrated-out intercept, the Jeffreys factor), not data.
     """
-    return [name for name, site in trace.items() if site["type"] == "sample" and isinstance(site["fn"], Unit)]
+    return [name for name, site in trace.items() if site["type"] == "sample"
+            and issubclass(site.get("fn_type") or type(site["fn"]), Unit)]
 
 
 def _drop_factor_sites(idata, names):
