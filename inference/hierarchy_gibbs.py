@@ -69,10 +69,12 @@ class State(NamedTuple):
 
 class Info(NamedTuple):
     """Per sweep: the Gaussian log likelihood of the data at the state (for ``log_likelihood`` and
-    diagnostics) and the log of the smallest prior variance (how deep the sweep shrank a weight)."""
+    diagnostics), the log of the smallest prior variance (how deep the sweep shrank a weight) and
+    whether the sweep was refused (:func:`guarded`: it left float64, and the chain stayed where it was)."""
 
     log_lik: jax.Array
     log_min_variance: jax.Array
+    refused: jax.Array = False
 
 
 class GibbsData(NamedTuple):
@@ -180,7 +182,21 @@ def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False
         noise_var = rate / jax.random.gamma(k_noise, shape, dtype=rss.dtype)
     aux = prior.gibbs_update(k_aux, beta / jnp.sqrt(noise_var) if scaled else beta, aux)
     log_lik = -0.5 * data.dof * jnp.log(2 * jnp.pi * noise_var) - 0.5 * rss / noise_var
-    return State(beta, noise_var, aux), Info(log_lik, jnp.log(jnp.min(v)))
+    return guarded(State(beta, noise_var, aux), state, Info(log_lik, jnp.log(jnp.min(v))))
+
+
+def guarded(new, old, info):
+    """``(new, info)`` when the sweep stayed in float64, else ``(old, info)`` with ``info.refused`` set: a β
+    or σ² that is NaN or infinite, or a NaN among the auxiliary variables (an infinite one can be a
+    conditional's limit, e.g. a horseshoe scale), is a breakdown of the sweep's algebra. With ``p > n``
+    and a vague prior on the global scale a chain can drift towards σ² → 0 and prior variances → ∞,
+    where the β draw's Cholesky factor fails; the chain then stays where it was, and callers count the
+    refusals (the draws after one no longer follow the posterior)."""
+    finite = [jnp.all(jnp.isfinite(new.beta)), jnp.all(jnp.isfinite(new.noise_var))]
+    no_nan = [~jnp.any(jnp.isnan(leaf)) for leaf in jax.tree_util.tree_leaves(new.aux)]
+    ok = jnp.all(jnp.stack(finite + no_nan))
+    kept = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)
+    return kept, info._replace(refused=~ok)
 
 
 @partial(jax.jit, static_argnames=("scaled", "fixed_noise", "beta_draw"))
@@ -239,6 +255,7 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     if noise_var is not None:
         check_number("noise_var", noise_var, 0.0, strict=True)
     X, y = check_data(X, y, min_samples=3)
+    X = np.ascontiguousarray(X)  # a DataFrame's column-major values: the same sums, so the same draws
     if fit_intercept:
         X, y = X - X.mean(axis=0), y - y.mean()
     dof = X.shape[0] - (1 if fit_intercept else 0)
@@ -280,6 +297,61 @@ def _sweep_keys(seed, num_chains, total):
     """Every sweep's key, split from ``seed`` first (the same draws whatever the chunking): (sweep, chain, 2)."""
     chain_keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
     return jnp.swapaxes(jax.vmap(lambda k: jax.random.split(k, total))(chain_keys), 0, 1)
+
+
+@partial(jax.jit, static_argnames=("scaled",))
+def _sum_batch_draws(state, keys, data, first_kept, prior, noise, scaled):
+    """The sweeps of ``keys`` (sweep, data set, 2) for every data set of a batch (``vmap`` over the state,
+    the key and the data inside the ``scan``), adding up the β draws of sweeps ``first_kept`` on:
+    ``(sums (data set, p), refused sweeps per data set)``."""
+    sets_step = jax.vmap(lambda s, k, d: step(s, k, d, prior, noise, scaled=scaled))
+
+    def body(carry, inp):
+        state, sums = carry
+        k, i = inp
+        new, info = sets_step(state, k, data)
+        return (new, sums + jnp.where(i >= first_kept, new.beta, 0.0)), info.refused
+
+    sums = jnp.zeros_like(state.beta)
+    (_, sums), refused = jax.lax.scan(body, (state, sums), (keys, jnp.arange(keys.shape[0])))
+    return sums, jnp.sum(refused, axis=0)
+
+
+def posterior_mean_batch(Xs, ys, prior, *, num_warmup=1000, num_samples=1000, seed=0, fit_intercept=True,
+                         noise_prior=FLAT, scaled=False):
+    """Posterior means of β for a batch of data sets ``Xs`` (B, n, p), ``ys`` (B, n), one chain each, by
+    the sweep of :func:`step` (``vmap`` over the data sets), with the model of :func:`run` (``fit_intercept``,
+    ``noise_prior``, ``scaled``). Only running sums are kept, so long runs over a table of data sets fit in
+    memory. Data set ``b``'s chain has the keys of chain ``b`` of :func:`run` at ``seed``. Returns the means
+    (B, p) and, per data set, the number of refused sweeps (:func:`guarded`). ``ValueError`` naming the
+    problem for data that are not B finite ``n × p`` designs with their targets, or counts that cannot run."""
+    from ._validation import as_numeric_array, check_finite
+
+    require(prior, "gibbs")
+    check_sampler_counts(num_warmup, num_samples, 1)
+    check_count("seed", seed, 0)
+    Xs, ys = as_numeric_array(Xs, "Xs"), as_numeric_array(ys, "ys")
+    if Xs.ndim != 3 or min(Xs.shape) < 1 or Xs.shape[1] < 3:
+        raise ValueError(f"Xs must be a 3-D array (data sets × samples × features) with at least 3 samples, "
+                         f"got shape {Xs.shape}")
+    if ys.shape != Xs.shape[:2]:
+        raise ValueError(f"ys must have shape {Xs.shape[:2]} (data sets × samples) to match Xs, got {ys.shape}")
+    check_finite(Xs, "Xs")
+    check_finite(ys, "ys")
+    for name, value in zip(("c", "d"), noise_prior):
+        check_number(name, value, -1.0 if name == "c" else 0.0)
+    if fit_intercept:
+        Xs, ys = Xs - Xs.mean(axis=1, keepdims=True), ys - ys.mean(axis=1, keepdims=True)
+    dof = Xs.shape[1] - (1 if fit_intercept else 0)
+    if 0.5 * dof + noise_prior.c + (0.5 * Xs.shape[2] if scaled else 0.0) <= 0:
+        raise ValueError(f"σ²'s conditional is improper with {dof} degrees of freedom and c = {noise_prior.c}")
+    sets = [gibbs_data(X, y, dof) for X, y in zip(Xs, ys)]
+    starts = [init(prior, d, float(np.mean(y**2))) for d, y in zip(sets, ys)]
+    stack = partial(jax.tree_util.tree_map, lambda *a: jnp.stack(a))
+    noise = NoisePrior(*(jnp.float64(v) for v in noise_prior))
+    keys = _sweep_keys(seed, Xs.shape[0], num_warmup + num_samples)
+    sums, refused = _sum_batch_draws(stack(*starts), keys, stack(*sets), num_warmup, prior, noise, bool(scaled))
+    return np.asarray(sums) / num_samples, np.asarray(refused)
 
 
 # --- Non-Gaussian likelihoods by data augmentation ----------------------------------------------
@@ -347,7 +419,7 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
     param_step = getattr(likelihood, "gibbs_param_step", None)
     param = state.param if param_step is None else param_step(k_param, data.y, eta, state.param, omega)
     log_lik = jnp.sum(likelihood.log_lik(data.y, eta, param))
-    return AugmentedState(beta, intercept, param, aux), Info(log_lik, jnp.log(jnp.min(v)))
+    return AugmentedState(beta, intercept, param, aux), Info(log_lik, jnp.log(jnp.min(v)), jnp.zeros((), bool))
 
 
 @partial(jax.jit, static_argnames=("likelihood", "beta_draw"))

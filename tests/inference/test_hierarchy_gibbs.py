@@ -203,3 +203,39 @@ def test_the_wide_path_forms_nothing_p_by_p():
     assert data.X is None and data.stats.gram.shape == (5, 5)
     with pytest.raises(ValueError, match="β draw must be one of"):
         hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), num_warmup=1, num_samples=2, num_chains=1, beta_draw="lsqr")
+
+
+def test_a_sweep_that_leaves_float64_is_refused_and_the_chain_stays():
+    """:func:`~sparsebayes.inference.hierarchy_gibbs.guarded`: a finite sweep passes through unchanged; a β or σ²
+    that is NaN or infinite, or a NaN auxiliary variable, keeps the old state and says so; an infinite
+    auxiliary variable (a conditional's limit) passes."""
+    old = hierarchy_gibbs.State(np.ones(3), np.float64(0.5), {"tau": np.ones(3)})
+    info = hierarchy_gibbs.Info(np.float64(-1.0), np.float64(0.0))
+    good = hierarchy_gibbs.State(np.arange(3.0), np.float64(2.0), {"tau": np.array([1.0, np.inf, 2.0])})
+    kept, out = hierarchy_gibbs.guarded(good, old, info)
+    assert not bool(out.refused)
+    for a, b in zip(jax.tree_util.tree_leaves(kept), jax.tree_util.tree_leaves(good)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    for bad in (good._replace(beta=np.array([0.0, np.nan, 1.0])), good._replace(noise_var=np.float64(np.inf)),
+                good._replace(aux={"tau": np.array([1.0, np.nan, 2.0])})):
+        kept, out = hierarchy_gibbs.guarded(bad, old, info)
+        assert bool(out.refused)
+        for a, b in zip(jax.tree_util.tree_leaves(kept), jax.tree_util.tree_leaves(old)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_a_sweep_from_a_broken_state_is_refused_in_the_engine():
+    """σ² = 0 with a zero prior variance: the plain algebra leaves float64 (the Rue factor fails), the
+    engine's step keeps the state and reports the refusal."""
+    from sparsebayes.models.priors import LaplacePrior
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 5))
+    y = X[:, 0] + 0.1 * rng.normal(size=30)
+    data = hierarchy_gibbs.gibbs_data(X - X.mean(0), y - y.mean(), 29)
+    prior = LaplacePrior(1.0, gamma_prior=(0.1, 0.1))
+    bad = hierarchy_gibbs.State(np.zeros(5), np.float64(0.0), {"tau": np.r_[0.0, np.ones(4)], "gamma": np.float64(1.0)})
+    new, info = hierarchy_gibbs.step(bad, jax.random.PRNGKey(0), data, prior, scaled=True)
+    assert bool(info.refused)
+    for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(bad)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
