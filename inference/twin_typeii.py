@@ -79,7 +79,7 @@ def LaplaceMixture(lam):
     ``τ_i ~ Exp(lam/2)``: :class:`~sparsebayes.models.priors.LaplacePrior` with ``γ = lam``, which owns the
     Gibbs conditional ``1/τ_i | β_i ~ IG(√(lam/β_i²), lam)`` (Park & Casella 2008, Sec. 2; aux ``tau``).
     The BLS twin runs it ``scaled`` (``β_i | σ², τ_i ~ N(0, σ²τ_i)``), FLAP as it is."""
-    return LaplacePrior(float(lam))
+    return LaplacePrior(lam)
 
 
 class GammaPrecision(NamedTuple):
