@@ -91,33 +91,11 @@ def basis_sites(t, kwargs):
     """The model's sites with one entry per weight (shape ``(p,)``, the design's width): given the dim
     ``basis`` in every group. Read from the model's own trace, so a hierarchy's per-weight sites are
     named by its statement, not by a list here; the twin's ``site_dims`` say otherwise where it has them."""
-    p = t.H.shape[1]
-    return {name for name, (kind, observed, shape) in site_summary(t.model, t.H, t.y, kwargs).items()
-            if kind in ("sample", "deterministic") and not observed and shape == (p,)}
-
-
-def site_summary(model, H, y, kwargs):
-    """``{site: (type, is_observed, shape)}`` of the model's trace at NUTS's kind of starting point
-    (:func:`sparsebayes.inference.nuts._model_trace`), read from an abstract evaluation
-    (``jax.eval_shape``): the shapes without computing, or compiling, any of the model's operations. A
-    model whose Python code reads an array's value is traced with the values instead."""
     from .nuts import _model_trace
-    summary = {}
-
-    def describe(trace):
-        return {name: (site["type"], bool(site.get("is_observed", False)), tuple(np.shape(site["value"])))
-                for name, site in trace.items()}
-
-    def abstract():
-        summary.update(describe(_model_trace(model, (H, y), kwargs)))
-        return 0
-
-    try:
-        jax.eval_shape(abstract)
-    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
-            jax.errors.TracerIntegerConversionError):
-        summary = describe(_model_trace(model, (H, y), kwargs))
-    return summary
+    p = t.H.shape[1]
+    return {name for name, site in _model_trace(t.model, (t.H, t.y), kwargs).items()
+            if site["type"] in ("sample", "deterministic") and not site.get("is_observed", False)
+            and np.shape(site["value"]) == (p,)}
 
 
 def _collapsible(t):
@@ -251,7 +229,8 @@ def _to_weight_layout(idata, t):
 
 
 def _sites(model, H, y, kwargs):
-    return set(site_summary(model, H, y, kwargs))
+    from .nuts import _model_trace
+    return set(_model_trace(model, (H, y), kwargs))
 
 
 def _add_posterior_predictive(idata, t, kwargs, seed):
