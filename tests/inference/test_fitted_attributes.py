@@ -77,8 +77,9 @@ def test_a_kernel_transformer_gives_what_the_kernel_string_gives(make, bias):
 def test_smlr_takes_a_transformer_basis():
     """``PolynomialFeatures(2)`` spans the columns of ``features="quadratic"`` (bias, inputs, squares,
     products; in another order): the same penalized problem, so the same objective and the
-    same number of nonzero weights."""
-    quad = SMLRClassifier(features="quadratic", lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
+    same number of nonzero weights (the quadratic map on the raw inputs, ``standardize=False``, as the
+    transformer's)."""
+    quad = SMLRClassifier(features="quadratic", lam=0.3, tol=1e-10, max_iter=20000, standardize=False).fit(X, Y_CLS)
     poly = SMLRClassifier(features=PolynomialFeatures(2), lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
     assert isinstance(poly.feature_map_, PolynomialFeatures) and poly.feature_map_ is not poly.features
     np.testing.assert_allclose(poly.objective_, quad.objective_, rtol=1e-8)
