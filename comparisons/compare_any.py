@@ -52,7 +52,7 @@ _SAMPLER_WORDS = {"nuts": "NUTS", "gibbs": "Gibbs"}
 
 def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
             progress_bar=None, surrogate_eps=None, target_accept_prob=None, prior_draws=4000, log=None,
-            X_test=None, y_test=None, test_size=None):
+            X_test=None, y_test=None, test_size=None, log_likelihood=True):
     """Fit ``estimator`` (a clone, if it is not fitted) and sample the posterior of its model on ``(X, y)``.
 
     Parameters
@@ -103,6 +103,9 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         Instead of ``X_test``/``y_test``: hold out this fraction (or number) of the rows of ``(X, y)``,
         chosen at random with ``seed``; the estimator is then fitted (a clone, even if it is fitted)
         on the other rows only, so that the held-out rows are new to both the fit and the samplers.
+    log_likelihood : bool
+        Keep each sampler's pointwise ``log_likelihood`` group (default); ``False``: computed from the
+        draws when :meth:`Comparison.loo` asks (:mod:`sparsebayes.inference.pointwise_loglik`).
 
     Returns
     -------
@@ -157,7 +160,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     from sparsebayes.inference.progress import show_progress
     settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                     progress_bar=show_progress(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob,
-                    X_test=X_test, y_test=y_test)
+                    X_test=X_test, y_test=y_test, log_likelihood=log_likelihood)
     samples = {}
     for s in samplers:
         say(f"sampling the posterior by {_SAMPLER_WORDS.get(s, s)} ({num_chains} chains × {num_warmup} warm-up + "
@@ -351,8 +354,11 @@ class Comparison:
 
         from .approximation_check import approximation_loo, loo_row
         rows, notes = {}, []
-        for s, idata in self.samples.items():
+        from sparsebayes.inference.arviz_compat import set_group
+        from sparsebayes.inference.pointwise_loglik import GROUP, ensure_log_likelihood
+        for k, (s, idata) in enumerate(self.samples.items()):
             try:
+                set_group(self.idata, GROUP if k == 0 else sampler_group(GROUP, s), ensure_log_likelihood(idata))
                 rows[s] = loo_row(idata, f"{_SAMPLER_WORDS.get(s, s)} draws")
             except (TypeError, ValueError, KeyError) as err:
                 notes.append(f"{s}: no PSIS-LOO ({err})")

@@ -20,8 +20,16 @@ substituted for its latent sites, :func:`sparsebayes.inference.twin_predictive.p
 
 The draws are scored in blocks of ``block`` draws, so the work array is ``block × n`` whatever ``S``,
 and ``thin`` keeps every ``thin``-th draw of each chain (LOO on fewer draws, at its Monte Carlo error).
+
+A sampler's ``InferenceData`` returned without the group (``sample_posterior(..., log_likelihood=False)``)
+is registered by :func:`defer_log_likelihood` with its model record and its draws in the model's site
+layout (a reference, not a copy); :func:`ensure_log_likelihood` computes the group when LOO asks for it.
+The registration lives as long as the ``InferenceData`` object (a weak reference), so a saved and
+reloaded one has no record: it gets the group from :func:`add_log_likelihood` and the record.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -82,3 +90,36 @@ def drop_log_likelihood(idata):
     if has_group(idata, GROUP):
         del idata[GROUP]  # InferenceData (ArviZ 0.x) and xarray.DataTree (1.x) alike
     return idata
+
+
+#: ``id(idata) -> (record, kwargs, posterior)`` of the InferenceData whose group is computed when asked.
+_DEFERRED = {}
+
+
+def defer_log_likelihood(idata, t, kwargs=None):
+    """Register ``idata`` (no ``log_likelihood`` group; its ``posterior`` still in the model's site
+    layout, as the sampler returned it) so that :func:`ensure_log_likelihood` can compute its group
+    later from the record ``t`` and the model's keyword arguments ``kwargs``. Returns ``idata``."""
+    from .arviz_compat import dataset
+    key = id(idata)
+    _DEFERRED[key] = (t, kwargs, dataset(idata, "posterior"))
+    weakref.finalize(idata, _DEFERRED.pop, key, None)
+    return idata
+
+
+def ensure_log_likelihood(idata):
+    """``idata``'s ``log_likelihood`` group (an ``xarray.Dataset``): the one it has, else computed now
+    from the draws registered by :func:`defer_log_likelihood` (and set in ``idata``). ``ValueError``
+    when it has neither."""
+    from .arviz_compat import dataset, has_group, set_group
+    if has_group(idata, GROUP):
+        return dataset(idata, GROUP)
+    entry = _DEFERRED.get(id(idata))
+    if entry is None:
+        raise ValueError("no log_likelihood group, and no model record to compute it from: sample with "
+                         "log_likelihood=True, or call add_log_likelihood(idata, record)")
+    t, kwargs, posterior = entry
+    ds = log_likelihood_dataset(posterior, t, kwargs)
+    set_group(idata, GROUP, ds)
+    _DEFERRED.pop(id(idata), None)
+    return ds

@@ -125,8 +125,8 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     value, when one is). ``target_accept_prob``: NUTS's; ``None`` is the one the hierarchy declares
     (``nuts_settings``, :func:`sparsebayes.inference.nuts.settings`), else 0.8; the one used is in
     ``posterior.attrs``. ``log_likelihood=False``: no ``log_likelihood`` group (``S × n`` floats);
-    :func:`sparsebayes.inference.pointwise_loglik.add_log_likelihood` computes it from the draws and
-    the model's record when LOO asks for it, the same values whichever sampler drew them.
+    :func:`sparsebayes.inference.pointwise_loglik.ensure_log_likelihood` computes it from the draws
+    and the model's record when LOO asks for it, the same values whichever sampler drew them.
 
     With held-out rows ``X_test``, ``y_test`` the group ``predictions`` holds, per draw and test row,
     the model's ``log_lik`` and its predictive ``mean`` (regression) or class probabilities ``prob``
@@ -180,11 +180,12 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
 def _log_likelihood_group(idata, t, kwargs, wanted):
     """``idata`` (in the model's site layout) with its ``log_likelihood`` group when ``wanted``: the one
     an engine made, else :func:`~sparsebayes.inference.pointwise_loglik.add_log_likelihood`'s; without
-    it otherwise."""
+    it otherwise, registered to compute it when asked
+    (:func:`~sparsebayes.inference.pointwise_loglik.defer_log_likelihood`)."""
     from .arviz_compat import has_group
-    from .pointwise_loglik import GROUP, add_log_likelihood, drop_log_likelihood
-    if not wanted:
-        return drop_log_likelihood(idata)
+    from .pointwise_loglik import GROUP, add_log_likelihood, defer_log_likelihood, drop_log_likelihood
+    if not wanted:  # computed from these draws when asked (ensure_log_likelihood)
+        return defer_log_likelihood(drop_log_likelihood(idata), t, kwargs)
     return idata if has_group(idata, GROUP) else add_log_likelihood(idata, t, kwargs)
 
 

@@ -87,3 +87,24 @@ def test_on_demand_blocks_thinning_and_dropping():
         log_likelihood_dataset(full.posterior, t, thin=0)
     with pytest.raises(ValueError, match="block"):
         pointwise_log_likelihood(t, draws, block=0)
+
+
+@pytest.mark.slow
+def test_compare_without_the_group_gives_the_same_loo():
+    """``compare(..., log_likelihood=False)`` keeps no pointwise log-likelihood; ``Comparison.loo`` computes
+    it from the draws and reports the same PSIS-LOO as a comparison that kept it."""
+    import sparsebayes
+
+    X, y = _binary()
+    est = SparseProbitClassifier(prior="laplace", gamma=2.0).fit(X, y)
+    settings = dict(samplers=("gibbs",), num_warmup=15, num_samples=40, num_chains=2, seed=3, progress_bar=False)
+    kept = sparsebayes.compare(est, X, y, **settings)
+    bare = sparsebayes.compare(est, X, y, log_likelihood=False, **settings)
+    assert not compat.has_group(bare.samples["gibbs"], "log_likelihood")
+    assert not compat.has_group(bare.idata, "log_likelihood")
+    want, got = kept.loo(), bare.loo()
+    assert "gibbs" in got.index
+    for column in ("elpd_loo", "se", "p_loo"):
+        np.testing.assert_allclose(got.loc["gibbs", column], want.loc["gibbs", column], rtol=1e-12)
+    np.testing.assert_allclose(bare.idata.log_likelihood["y"].values, kept.idata.log_likelihood["y"].values,
+                               rtol=0, atol=1e-12)
