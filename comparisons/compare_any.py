@@ -239,10 +239,11 @@ class Comparison:
 
     @property
     def point_idata(self):
-        """The point estimate as an ``InferenceData`` whose ``posterior`` is it (attrs ``point_estimate = 1``)."""
-        from sparsebayes.inference.arviz_compat import dataset, from_datasets
-        ds = dataset(self.idata, POINT_GROUP)
-        return from_datasets({"posterior": ds.copy()}, attrs=ds.attrs)
+        """The point estimate as an ``InferenceData`` whose ``posterior`` is it (attrs ``point_estimate = 1``),
+        with ``fit`` and ``optimizer_result`` where ``idata`` has them: pymc-extras' layout of a MAP
+        (:func:`~sparsebayes.inference.idata.point_estimate_posterior`)."""
+        from sparsebayes.inference.idata import point_estimate_posterior
+        return point_estimate_posterior(self.idata, POINT_GROUP)
 
     def _beta(self, sampler):
         beta = self.samples[sampler].posterior["beta"].transpose("chain", "draw", *self.weight_dims)

@@ -232,7 +232,8 @@ def plot_rank(idata, sampler, weight_dims=("basis",)):
     if arviz_compat.is_datatree_api():  # arviz-plots draws its own figure
         coords = {d: [c[d] for v, c in chosen if d in c] for d in weight_dims}
         fig = arviz_compat.figure(az.plot_rank(idata, var_names=sorted({v for v, _ in chosen}),
-                                               coords={d: v for d, v in coords.items() if v}, backend="matplotlib"))
+                                               coords={d: v for d, v in coords.items() if v}, backend="matplotlib"),
+                                   detach=True)
         fig.suptitle(f"Rank plots, {sampler}: failed the health gate")
         return fig
     cols = min(4, len(chosen))

@@ -384,13 +384,8 @@ def _psis_log_weights(log_lik):
 
 
 def _psislw(log_ratios):
-    try:
-        from arviz import psislw
-    except ImportError:  # ArviZ 1.x
-        from arviz_stats import psislw
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return psislw(log_ratios)
+    from sparsebayes.inference.arviz_compat import psislw  # ArviZ 0.x's az.psislw under either version
+    return psislw(log_ratios)
 
 
 def _loo_pointwise(lw, log_lik):

@@ -147,8 +147,17 @@ def rhat(idata, var_names=None):
     return _as_dataset(_az().rhat(idata, var_names=var_names))
 
 
+#: The quantiles whose indicators the tail ESS follows (Vehtari et al. 2021, sec. 4.3: 5 % and 95 %);
+#: ArviZ 1.x, not told, would take 11 % and 89 % (its ``stats.ci_prob`` of 0.89 and one minus it).
+TAIL_ESS_QUANTILES = (0.05, 0.95)
+
+
 def ess(idata, var_names=None, method="bulk"):
-    """Bulk or tail effective sample size (Vehtari et al. 2021) per variable of ``posterior``, as a ``Dataset``."""
+    """Bulk or tail effective sample size (Vehtari et al. 2021) per variable of ``posterior``, as a
+    ``Dataset``; the tail ESS is the smaller of those of the indicators of the 5 % and 95 % quantiles
+    (:data:`TAIL_ESS_QUANTILES`) under either ArviZ."""
+    if is_datatree_api() and method == "tail":
+        return _as_dataset(_az().ess(idata, var_names=var_names, method=method, prob=TAIL_ESS_QUANTILES))
     return _as_dataset(_az().ess(idata, var_names=var_names, method=method))
 
 
@@ -189,6 +198,29 @@ def summary(idata, var_names=None, kind="all", hdi_prob=0.94):
     return table[[c for c in wanted if c in table.columns]]
 
 
+def psislw(log_ratios):
+    """Pareto smoothed importance sampling (Vehtari et al. 2024) of the log importance ratios
+    ``log_ratios`` (..., S) (one row per target, the last axis the draws): ``(log_weights, khat)``,
+    the smoothed log weights normalized to sum to one over the last axis (..., S) and the estimated
+    generalized Pareto shape ``k̂`` (...). ArviZ 0.x's ``az.psislw`` takes the log ratios; arviz-stats
+    1.x's ``psislw`` takes a log-likelihood (its ratios are its negation) and leaves the weights
+    unnormalized, so both are brought to 0.x's form here. A ``k̂`` that ArviZ cannot estimate (1.x
+    returns NaN for ratios too heavy-tailed to fit, 0.x infinity) is ``inf``: no usable weights."""
+    ratios = np.asarray(log_ratios, dtype=np.float64)
+    with warnings.catch_warnings():  # ArviZ warns of a large k̂; the callers judge k̂ themselves
+        warnings.simplefilter("ignore")
+        if is_datatree_api():
+            from arviz_stats.base import array_stats
+            from scipy.special import logsumexp
+            lw, k = array_stats.psislw(-ratios, axis=-1)
+            lw = np.asarray(lw, dtype=np.float64)
+            lw = lw - logsumexp(lw, axis=-1, keepdims=True)
+        else:
+            lw, k = _az().psislw(ratios)
+    k = np.asarray(k, dtype=np.float64)
+    return np.asarray(lw, dtype=np.float64), np.where(np.isnan(k), np.inf, k)
+
+
 def from_netcdf(path):
     """The object written by ``to_netcdf`` at ``path``, read into memory."""
     return _az().from_netcdf(str(path))
@@ -201,12 +233,32 @@ def elpd_loo(idata):
     return float(result.elpd if is_datatree_api() else result.elpd_loo)
 
 
-def figure(plot):
+def loo(idata):
+    """``az.loo(idata, pointwise=True)`` (PSIS-LOO of the ``log_likelihood`` group; Vehtari, Gelman &
+    Gabry 2017) under 0.x's names: ``{"elpd_loo", "se", "p_loo", "pareto_k"}``, the last an array of one
+    Pareto ``k̂`` per observation (1.x names the first and third ``elpd`` and ``p``). ArviZ's warning of
+    a large ``k̂`` is not repeated: ``pareto_k`` says it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = _az().loo(idata, pointwise=True)
+    new = is_datatree_api()
+    return {"elpd_loo": float(res.elpd if new else res.elpd_loo), "se": float(res.se),
+            "p_loo": float(res.p if new else res.p_loo),
+            "pareto_k": np.asarray(res.pareto_k, dtype=np.float64).reshape(-1)}
+
+
+def figure(plot, *, detach=False):
     """The ``matplotlib.figure.Figure`` of what an ArviZ plot returned: axes (0.x) or a
-    ``PlotCollection`` (1.x)."""
-    if hasattr(plot, "viz"):
-        return plot.viz["figure"].item()
-    return np.ravel(np.asarray(plot, dtype=object))[0].figure
+    ``PlotCollection`` (1.x). ``detach``: take the figure out of pyplot's list of open figures
+    (arviz-plots opens its figures through pyplot), for a caller that leaves pyplot's state as it
+    found it; the ``Figure`` still draws and saves."""
+    fig = plot.viz["figure"].item() if hasattr(plot, "viz") else np.ravel(np.asarray(plot, dtype=object))[0].figure
+    if detach:
+        import sys
+        plt = sys.modules.get("matplotlib.pyplot")  # not imported: pyplot holds no figure
+        if plt is not None:
+            plt.close(fig)  # a figure pyplot does not hold is left alone
+    return fig
 
 
 def plot_forest(fits, var_names=None, combined=True):

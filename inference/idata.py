@@ -5,7 +5,9 @@ Point estimates (EM / MAP / type-II) become a one-chain, one-draw ``posterior`` 
 hyperparameters can be given as draws (``gaussian_draws``, ``draws_idata``) so ArviZ plots put
 it beside NUTS/Gibbs output of the same model. The routine's name (``"inference"``) and its
 settings are attributes of the ``posterior`` group, where the samplers put theirs, and of the
-``InferenceData`` itself. Under ArviZ 1.x the same groups are the nodes of an
+``InferenceData`` itself. :func:`point_estimate_posterior` gives a point estimate kept in a group of
+its own back the pymc-extras way (a one-draw ``posterior`` with ``fit`` and ``optimizer_result``).
+Under ArviZ 1.x the same groups are the nodes of an
 ``xarray.DataTree`` (:mod:`sparsebayes.inference.arviz_compat`).
 """
 from __future__ import annotations
@@ -37,6 +39,29 @@ def draws_idata(posterior, *, method, coords=None, dims=None, attrs=None):
     idata.attrs.update(labels)
     idata.posterior.attrs.update(labels)
     return idata
+
+
+#: The groups pymc-extras writes beside a point estimate: ``fit`` (``fit_laplace``: ``mean_vector`` on dim
+#: ``rows``, ``covariance_matrix`` on ``rows`` × ``columns``) and ``optimizer_result`` (``find_MAP``: ``fun``,
+#: ``nit``, ``success``, ``method``).
+PYMC_EXTRAS_GROUPS = ("fit", "optimizer_result")
+
+
+def point_estimate_posterior(idata, group="point_estimate"):
+    """A new object whose ``posterior`` is group ``group`` of ``idata`` (a point estimate: one chain of
+    one draw), beside copies of ``idata``'s :data:`PYMC_EXTRAS_GROUPS` where it has them: the layout in
+    which pymc-extras returns a MAP (``find_MAP``: the optimum as a one-draw ``posterior`` and the
+    optimizer's record; ``fit_laplace``: the Gaussian approximation's moments), so that code written for
+    that output, and ArviZ's plots, read the point estimate. The object's attrs are the point estimate's
+    (``point_estimate = 1``, ``inference``). ``KeyError`` naming the groups there when ``idata`` has no
+    ``group``."""
+    from .arviz_compat import dataset, from_datasets, groups
+    present = groups(idata)
+    if group not in present:
+        raise KeyError(f"no group {group!r} to read the point estimate from; the groups are {present}")
+    point = dataset(idata, group).copy(deep=True)
+    parts = {"posterior": point, **{g: dataset(idata, g).copy(deep=True) for g in PYMC_EXTRAS_GROUPS if g in present}}
+    return from_datasets(parts, attrs=dict(point.attrs))
 
 
 def predictive_sd(H_active, cov, noise_var):

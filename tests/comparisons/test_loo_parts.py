@@ -6,10 +6,8 @@ Oracle: ``az.loo`` called directly on the same groups (for the approximation, th
 draws with the pointwise Gaussian log-likelihood computed here by scipy). The samplers' draws are exact draws of
 the conjugate Gaussian posterior (the verdict tests' helpers), so no sampler compiles."""
 import importlib.util
-import warnings
 from pathlib import Path
 
-import arviz as az
 import numpy as np
 import pytest
 import scipy.stats
@@ -61,14 +59,12 @@ def test_loo_of_each_part_equals_az_loo(cmp):
     assert table.loc["approximation", "elpd_loo"] == pytest.approx(corrected["elpd_loo"], rel=1e-12)
     assert table.loc["approximation", "pareto_k_max"] == pytest.approx(np.max(corrected["pareto_k"]), rel=1e-12)
     for part, idata in (("exact", cmp.samples["exact"]), ("bad", cmp.samples["bad"])):
-        with warnings.catch_warnings():  # the bad part's: "Estimated shape parameter of Pareto ... greater"
-            warnings.simplefilter("ignore")
-            direct = az.loo(idata, pointwise=True)
+        direct = compat.loo(idata)  # az.loo under ArviZ 0.x's names, whichever ArviZ is installed
         row = table.loc[part]
-        assert row.elpd_loo == pytest.approx(float(direct.elpd_loo), rel=1e-12)
-        assert row.se == pytest.approx(float(direct.se), rel=1e-12)
-        assert row.p_loo == pytest.approx(float(direct.p_loo), rel=1e-12)
-        assert row.pareto_k_max == pytest.approx(float(np.max(direct.pareto_k)), rel=1e-12)
+        assert row.elpd_loo == pytest.approx(direct["elpd_loo"], rel=1e-12)
+        assert row.se == pytest.approx(direct["se"], rel=1e-12)
+        assert row.p_loo == pytest.approx(direct["p_loo"], rel=1e-12)
+        assert row.pareto_k_max == pytest.approx(float(np.max(direct["pareto_k"])), rel=1e-12)
     assert "importance-corrected" in table.loc["approximation", "line"]
     assert list(table.method) == [ac.PSIS_LOO, ac.PSIS_LOO, ac.APPROXIMATE_LOO]
 
