@@ -330,11 +330,12 @@ def test_counts_are_judged_on_the_log_rate():
 
 def test_scales_of_smlr_weights_on_basis_and_class():
     """SMLR's weights lie on basis × class: each input's sd repeats over the classes; the reference
-    class's weights, zero by construction, are left out of the verdict."""
+    class's weights, zero by construction, are left out of the verdict (on the raw inputs' basis,
+    ``standardize=False``: the default's standardized columns all have sd 1)."""
     from sparsebayes.inference import SMLRClassifier
     X, signal = _inputs()
     labels = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3]))
-    est = SMLRClassifier(lam=0.1).fit(X, labels)
+    est = SMLRClassifier(lam=0.1, standardize=False).fit(X, labels)
     cmp, t = _twin_comparison(est, X, labels)
     sc = V.scales(cmp)
     np.testing.assert_allclose(sc.basis_sd, np.repeat(np.r_[0.0, X.std(ddof=0).to_numpy()], 3), rtol=1e-9)
