@@ -494,10 +494,10 @@ class _Placeholder(Distribution):
 def _replay_model(trace):
     """A model with the plates and sites of a :func:`_model_trace` and nothing else: the observed sites
     with their data (under a :class:`_Placeholder`; a factor's empty value), the others as deterministic
-    sites of zeros; or ``None`` where an observed value is not a concrete array. ArviZ's ``from_numpyro`` reads the dims of
-    the sites and the observed data from the model it is given, by running it eagerly with its latent
-    sites drawn from the prior: on the model itself that compiles a program per operation and per
-    prior (the Gamma sampler's alone about a second)."""
+    sites of zeros; or ``None`` where an observed value is not a concrete array. ArviZ's
+    ``from_numpyro`` reads the dims of the sites and the observed data from the model it is given, by
+    running it eagerly with its latent sites drawn from the prior: on the model itself that compiles a
+    program per operation and per prior (the Gamma sampler's alone about a second)."""
     sites = [dict(s) for s in trace.values() if s["type"] in ("sample", "deterministic")]
     for site in sites:
         if site["is_observed"] and not _is_array(site["value"]):
