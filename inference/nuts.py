@@ -448,8 +448,7 @@ def _model_trace(model, model_args, model_kwargs):
 
     Traced abstractly (``jax.eval_shape``): the model's Python code runs on the arguments as given
     (its checks of a hyperparameter's value included) but no array operation is executed, so no
-    program is compiled (run eagerly, each operation of the model compiled a program of its own, a
-    few dozen per first fit). A model that cannot be traced so (it reads the value of an array it
+    program is compiled (run eagerly, each operation of the model compiles a program of its own). A model that cannot be traced so (it reads the value of an array it
     computes) is run eagerly, as before."""
     def run():
         traced = handlers.trace(handlers.substitute(handlers.seed(model, 0), substitute_fn=init_to_uniform))
@@ -497,7 +496,7 @@ def _replay_model(trace):
     sites of zeros; or ``None`` where an observed value is not a concrete array. ArviZ's
     ``from_numpyro`` reads the dims of the sites and the observed data from the model it is given, by
     running it eagerly with its latent sites drawn from the prior: on the model itself that compiles a
-    program per operation and per prior (the Gamma sampler's alone about a second)."""
+    program per operation and one per prior sampler."""
     sites = [dict(s) for s in trace.values() if s["type"] in ("sample", "deterministic")]
     for site in sites:
         if site["is_observed"] and not _is_array(site["value"]):

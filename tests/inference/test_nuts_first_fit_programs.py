@@ -1,12 +1,11 @@
 """A NUTS first fit compiles the sampler's programs and (almost) nothing else.
 
 The runner traces the model before sampling (site names, plates, the improper-posterior check) and
-ArviZ reads the observed data and the dims of the sites from a model: run eagerly, each operation of
-the model compiled a program of its own and ArviZ drew every latent site from its prior (the Gamma
-sampler alone about a second), 45 programs in all for the Bayesian Lasso's first NUTS fit. The
-runner's trace is abstract (``jax.eval_shape``) and ArviZ is given a replay of the traced sites
-(:func:`~sparsebayes.inference.nuts._replay_model`), which computes nothing; the InferenceData is that
-of the model itself (same groups, dims, coords and values).
+ArviZ reads the observed data and the dims of the sites from a model. Run eagerly, each operation of
+the model compiles a program of its own, and ArviZ draws every latent site from its prior (a program
+per prior sampler). The runner's trace is abstract (``jax.eval_shape``) and ArviZ is given a replay of
+the traced sites (:func:`~sparsebayes.inference.nuts._replay_model`), which computes nothing; the
+InferenceData is that of the model itself (same groups, dims, coords and values).
 """
 import warnings
 
@@ -104,8 +103,8 @@ def test_arviz_reads_the_replay_as_it_reads_the_model(name):
 @pytest.mark.slow  # a NUTS compile in a new process: 10-30 s on 2 cores
 def test_a_first_nuts_fit_of_the_bayesian_lasso_builds_seven_programs_at_most(first_fit_programs):
     """In a new process: the warm-up, the draws and the pointwise log likelihood, each once, and at most
-    four small eager programs (the key of the seed, the estimator's summaries); 45 programs before the
-    abstract trace and the replay."""
+    four small eager programs (the key of the seed, the estimator's summaries): no program per
+    operation of the model or per prior sampler."""
     setup = """
 from sklearn.datasets import make_regression
 from sklearn.preprocessing import StandardScaler
