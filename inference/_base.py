@@ -61,6 +61,15 @@ def make_feature_map(features, *, kernel_width=1.0, bias=True, allow_none=False,
     raise ValueError(f"features must be {allowed} or a transformer, got {features!r}")
 
 
+def standardization(standardize, bias, prior):
+    """The ``center`` and ``scale`` of :func:`make_feature_map` under ``standardize=True``, the EM
+    estimators' rule (:mod:`sparsebayes.inference.adaptive`): linear and quadratic inputs centred at
+    their training mean where a bias (or an intercept) takes the value there, and divided by their
+    training SD only under a ``scale_free`` hierarchy (Jeffreys), whose fit does not depend on a
+    column's units; a hierarchy with a scale (γ, τ) has the units of the weights and keeps them."""
+    return dict(center=bool(standardize and bias), scale=bool(standardize and getattr(prior, "scale_free", False)))
+
+
 def has_bias_column(feature_map):
     """Whether a fitted feature map's first output column is the bias: one of this package's maps
     (a string ``features``, or such a map given as the transformer) built with ``bias=True``.

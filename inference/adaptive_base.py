@@ -17,6 +17,7 @@ from ._base import (
     fit_feature_design,
     has_bias_column,
     raw_weights,
+    standardization,
 )
 from ._validation import check_flags, check_max_iter, check_number
 from ._warnings import warn_degenerate
@@ -112,8 +113,7 @@ class _AdaptiveSparseBase(BaseEstimator):
         Inputs are scaled only under a ``scale_free`` ``prior`` (the checked hierarchy object; of one kind
         in a list)."""
         prior = prior[0] if isinstance(prior, list) else prior
-        kw = dict(kernel_width=self.kernel_width, bias=self.bias, center=bool(self.standardize and self.bias),
-                  scale=bool(self.standardize and getattr(prior, "scale_free", False)))
+        kw = dict(kernel_width=self.kernel_width, bias=self.bias, **standardization(self.standardize, self.bias, prior))
         if self.low_rank:
             fm, H, factor = fit_design_or_factor(X, self.features, **kw)
         else:

@@ -63,7 +63,7 @@ from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name,
 
 from . import hierarchy_gibbs
 from .posterior_sampling import PosteriorSamplingMixin
-from ._base import atomic_fit, basis_names, make_feature_map, raw_weights
+from ._base import atomic_fit, basis_names, make_feature_map, raw_weights, standardization
 from ._validation import (check_count, check_flags, check_number, validate_classification_data,
                           validate_predict_data, validate_regression_data)
 from .adaptive import LINKS
@@ -113,17 +113,15 @@ class CentredBasis:
 
 def sampling_design(X, features, *, kernel_width, fit_intercept, standardize, prior):
     """``(feature map, basis)`` of a sampling estimator: :func:`~._base.make_feature_map` with the EM
-    estimators' standardization (:class:`~sparsebayes.inference.adaptive_base._AdaptiveSparseBase`'s
-    ``center = standardize and bias``, ``scale = standardize and prior.scale_free``, with the intercept
-    in the bias's place), and for centred linear or quadratic maps the bias column taken off
-    (:class:`CentredBasis`). Kernels and transformers are as ``make_feature_map`` gives them, without bias."""
-    center = bool(standardize and fit_intercept)
-    scale = bool(standardize and getattr(prior, "scale_free", False))
-    if center and isinstance(features, str) and features in ("linear", "quadratic"):
-        inner = make_feature_map(features, bias=True, center=True, scale=scale)
+    estimators' standardization (:func:`~._base.standardization`, the intercept in the bias's place),
+    and for centred linear or quadratic maps the bias column taken off (:class:`CentredBasis`).
+    Kernels and transformers are as ``make_feature_map`` gives them, without bias."""
+    kw = standardization(standardize, fit_intercept, prior)
+    if kw["center"] and isinstance(features, str) and features in ("linear", "quadratic"):
+        inner = make_feature_map(features, bias=True, **kw)
         H = np.asarray(fit_transform_validated(inner, X), dtype=np.float64)[:, 1:]
         return CentredBasis(inner), H
-    fm = make_feature_map(features, kernel_width=kernel_width, bias=False, scale=scale)
+    fm = make_feature_map(features, kernel_width=kernel_width, bias=False, scale=kw["scale"])
     return fm, np.asarray(fit_transform_validated(fm, X), dtype=np.float64)
 
 
@@ -249,8 +247,9 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         likelihood a conjugate augmentation, is this module's engine (:class:`GibbsRegressor` /
         :class:`GibbsClassifier`'s sweep on the record's ``H`` and ``y``). The point (``point``) is the
         posterior median on the record's basis: ``beta_``, the intercept draws' median (the value at the
-        training mean for a centred basis; ``coef_`` and ``intercept_`` are the same function in the data's
-        units) and the likelihood's parameter (``likelihood_param_``), labelled ``<sampler>-posterior-median``. Two classes only (one-vs-all
+        training mean for a centred basis; ``coef_`` and ``intercept_`` are the same function in the
+        data's units) and the likelihood's parameter (``likelihood_param_``), labelled
+        ``<sampler>-posterior-median``. Two classes only (one-vs-all
         fits are separate models). ``X = None``: the record without data (its samplers)."""
         from .nuts_estimators import WithIntercept, intercept_model_for, intercept_prior_model, intercept_scale
         from .posterior_model import binary_targets, design, regression_targets, sparse_posterior_model
@@ -352,11 +351,11 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
             if max_rhat > self.rhat_max:
                 warnings.warn(f"{self._sampler_label} chains have not mixed: max R-hat over beta {max_rhat:.3f} > "
                               f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)
-        median, intercept_median = np.median(beta, axis=0), float(np.median(intercept))
-        coef, raw_intercept = raw_point(self.feature_map_, median, intercept_median)
+        median = np.median(beta, axis=0)
+        coef, raw_intercept = raw_point(self.feature_map_, median, float(np.median(intercept)))
         basis_interval = np.quantile(beta, [tail, 1.0 - tail], axis=0)
         return dict(idata=idata, beta=beta, intercept=intercept, param=np.asarray(states.param).ravel(),
-                    median=median, intercept_median=intercept_median, coef=coef, raw_intercept=float(raw_intercept),
+                    median=median, coef=coef, raw_intercept=float(raw_intercept),
                     mean=raw_weights(self.feature_map_, beta.mean(axis=0)),
                     interval=np.quantile(raw_weights(self.feature_map_, beta), [tail, 1.0 - tail], axis=0),
                     active=(basis_interval[0] > 0) | (basis_interval[1] < 0), rhat=max_rhat)
