@@ -55,7 +55,7 @@ from sparsebayes.models.priors import require
 
 from . import gibbs_beta
 
-from .progress import bar_chunk, chunk_lengths, progress, show_progress
+from .progress import bar_chunk, progress, show_progress
 from ._validation import check_count, check_data, check_number, check_sampler_counts
 
 
@@ -273,18 +273,38 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
                   state, keys, num_warmup, progress_bar)
 
 
+#: Sweeps per compiled call without a progress bar (a shorter run: the next power of two above its
+#: length), so that every run of a shape calls one program whatever its number of sweeps.
+CALL_SWEEPS = 512
+
+
+def call_length(total, show):
+    """Sweeps per compiled call of :func:`_drive`: about ``total / 20`` with a bar, else
+    :data:`CALL_SWEEPS` or the next power of two ``≥ total`` when that is smaller."""
+    if show:
+        return bar_chunk(total, True)
+    return min(CALL_SWEEPS, 1 << max(0, (total - 1).bit_length()))
+
+
 def _drive(sweeps, state, keys, num_warmup, progress_bar):
     """Run ``sweeps(state, keys)`` (a jitted :func:`run_sweeps`-like call) over ``keys`` (sweep, chain, 2)
-    in about 20 chunks with a progress bar; the draws after the warm-up, each ``(chain, draw, …)``."""
+    in calls of :func:`call_length` sweeps each, with a progress bar between them; the last call's keys
+    are padded with copies of its last key and its extra sweeps dropped (they come after every kept one),
+    so that one program serves any number of sweeps. The same draws however the sweeps are cut (every
+    sweep's key is split first). Returns the draws after the warm-up, each ``(chain, draw, …)``."""
     total = keys.shape[0]
     show = show_progress(progress_bar)
-    states, infos, done = [], [], 0
+    size = call_length(total, show)
+    states, infos = [], []
     with progress(total, "gibbs", show) as bar:
-        for m in chunk_lengths(total, bar_chunk(total, show)):
-            state, s, i = sweeps(state, keys[done:done + m])
-            states.append(s)
-            infos.append(i)
-            done += m
+        for start in range(0, total, size):
+            part = keys[start:start + size]
+            m = part.shape[0]
+            if m < size:
+                part = jnp.concatenate([part, jnp.broadcast_to(part[-1:], (size - m, *part.shape[1:]))])
+            state, s, i = sweeps(state, part)
+            states.append(jax.tree_util.tree_map(lambda a: a[:m], s))
+            infos.append(jax.tree_util.tree_map(lambda a: a[:m], i))
             bar.update(m)
 
     def kept(parts):  # the draws after the warm-up, (chain, draw, …)

@@ -108,7 +108,7 @@ def test_the_progress_bar_cuts_the_sweeps_into_calls_with_the_same_draws(capsys)
     assert "43/43" in capsys.readouterr().err
     assert len(chunk_lengths(43, 3)) == 15  # the bar's calls: 3 sweeps each (about a twentieth), then 1
     leaves = [jax.tree_util.tree_leaves(run) for run in (one_call, chunked)]
-    assert len(leaves[0]) == 8  # β, σ², λ², ν, τ², ξ; log_lik, log_min_variance
+    assert len(leaves[0]) == 9  # β, σ², λ², ν, τ², ξ; log_lik, log_min_variance, refused
     for a, b in zip(*leaves):
         np.testing.assert_array_equal(a, b)
     assert one_call[0].beta.shape == (2, 26, 4) and one_call[1].log_lik.shape == (2, 26)
@@ -239,3 +239,24 @@ def test_a_sweep_from_a_broken_state_is_refused_in_the_engine():
     assert bool(info.refused)
     for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(bad)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_runs_of_any_length_share_one_program_of_sweeps(programs_built):
+    """Without a bar the sweeps run in calls of :func:`~sparsebayes.inference.hierarchy_gibbs.call_length`
+    (``CALL_SWEEPS``, the last call's keys padded): a run of another length compiles no new sweep
+    program, and the same run cut by the bar into other calls gives the same draws."""
+    X, y = _one_weight_data()
+    prior = HorseshoePrior(1.0)
+    assert hierarchy_gibbs.call_length(700, False) == hierarchy_gibbs.CALL_SWEEPS
+    assert hierarchy_gibbs.call_length(40, False) == 64 and hierarchy_gibbs.call_length(1, False) == 1
+    longer = hierarchy_gibbs.run(X, y, prior, num_warmup=0, num_samples=hierarchy_gibbs.CALL_SWEEPS + 300,
+                                 num_chains=2, seed=3, progress_bar=False)
+    with programs_built() as built:
+        shorter = hierarchy_gibbs.run(X, y, prior, num_warmup=0, num_samples=hierarchy_gibbs.CALL_SWEEPS + 100,
+                                      num_chains=2, seed=3, progress_bar=False)
+    assert not [b for b in built if "run_sweeps" in b], built
+    again = hierarchy_gibbs.run(X, y, prior, num_warmup=0, num_samples=hierarchy_gibbs.CALL_SWEEPS + 100,
+                                num_chains=2, seed=3, progress_bar=True)
+    for a, b in zip(jax.tree_util.tree_leaves(shorter), jax.tree_util.tree_leaves(again)):
+        np.testing.assert_array_equal(a, b)
+    assert longer[0].beta.shape[1] == hierarchy_gibbs.CALL_SWEEPS + 300
