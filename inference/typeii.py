@@ -71,6 +71,7 @@ import numpy as np
 from sparsebayes.models.priors import require
 from sparsebayes.models.typeii_hierarchies import optimal_variance
 
+from ._backend import on_accelerator
 from .typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
 from .typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view, basis_column  # noqa: F401
 from .typeii_moves import (  # noqa: F401  (public here: the engine's names)
@@ -468,15 +469,44 @@ def widen(state, capacity):
     )
 
 
+#: XLA's options for the programs of a small fit (:func:`programs`): XLA:CPU's elemental emitters in
+#: place of its MLIR fusion emitters. The optimized HLO is the same; each of the program's ~100
+#: fusions is generated directly as LLVM IR instead of through MLIR, which compiles in about half
+#: the time, and at this size the code runs in milliseconds either way. Its loops may round a sum
+#: in another order (``S`` and ``Q`` have moved by an ulp, no fit's steps or ``L`` did).
+SMALL_FIT_COMPILE = {"xla_cpu_use_fusion_emitters": False}
+
+#: A fit is small when ``N · M · K`` (rows, candidates, slots; for :class:`GramData` ``M · M · K``) is
+#: at most this, on a CPU (:func:`programs`).
+SMALL_FIT_MAX = 1 << 22
+
+_fit_small = jax.jit(fit.__wrapped__, static_argnames=("capacity", "pause_when_full"),
+                     compiler_options=SMALL_FIT_COMPILE)
+_run_small = jax.jit(run.__wrapped__, static_argnames=("pause_when_full",), compiler_options=SMALL_FIT_COMPILE)
+
+
+def programs(shape, capacity, backend=None):
+    """``(fit, run)`` for a fit in ``capacity`` slots on data whose ``Phi`` has ``shape``: compiled with
+    :data:`SMALL_FIT_COMPILE` for a small fit on a CPU (:data:`SMALL_FIT_MAX`), else at XLA's defaults
+    (the options are XLA:CPU's; a large fit's steps cost more than their compilation)."""
+    if on_accelerator(backend) or shape[0] * shape[1] * capacity > SMALL_FIT_MAX:
+        return fit, run
+    return _fit_small, _run_small
+
+
 def fit_growing(data, prior, noise_var, *, limit, start=16, **kw):
     """:func:`fit` starting in ``start`` slots and doubling them, without restarting, whenever the
     best move is an add that finds no free slot, up to ``limit`` (past which adds are refused
     and ``capacity_hit`` is reported, as in :func:`fit`; :func:`.typeii_moves.grow_slots`). The
-    steps are those of one fit with ``limit`` slots; each width compiles once.
+    steps are those of one fit with ``limit`` slots; each width compiles once, a small fit's with
+    :data:`SMALL_FIT_COMPILE` (:func:`programs`).
     """
     check_prior(prior)
-    return grow_slots(lambda c, pause: fit(data, prior, noise_var, capacity=c, pause_when_full=pause, **kw),
-                      lambda st, pause: run(st, data, prior, pause_when_full=pause, **kw), widen, start, limit)
+    shape = data.Phi.shape
+    return grow_slots(
+        lambda c, pause: programs(shape, c)[0](data, prior, noise_var, capacity=c, pause_when_full=pause, **kw),
+        lambda st, pause: programs(shape, st.mu.shape[0])[1](st, data, prior, pause_when_full=pause, **kw),
+        widen, start, limit)
 
 
 @partial(jax.jit, static_argnames=("n_steps",))

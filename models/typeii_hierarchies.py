@@ -133,7 +133,13 @@ def _typeii_hierarchy(cls):
     cls = dataclasses.dataclass(frozen=True)(cls)
     flags = ("lambda_update", "noise_update")
     data = [f.name for f in dataclasses.fields(cls) if f.name not in flags]
-    jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=list(flags))
+    # the class is in the static data: JAX compares two dataclass nodes by their static data alone, so
+    # hierarchies with equal flags (FLAPσ, BLS "variances-fixed") could share a compiled program
+    aux = lambda p: (cls, *(getattr(p, f) for f in flags))  # noqa: E731
+    jax.tree_util.register_pytree_with_keys(
+        cls, lambda p: ([(jax.tree_util.GetAttrKey(k), getattr(p, k)) for k in data], aux(p)),
+        lambda a, leaves: cls(**dict(zip(data, leaves)), **dict(zip(flags, a[1:]))),
+        flatten_func=lambda p: ([getattr(p, k) for k in data], aux(p)))
     return cls
 
 
