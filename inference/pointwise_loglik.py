@@ -18,7 +18,8 @@ substituted for its latent sites, :func:`sparsebayes.inference.twin_predictive.p
 * a record without one (the papers' own twins: type-II, Bernoulli RVM, SMLR, the Bayesian Lasso) by
   the ``log_prob`` of its observed site ``y``, as ``numpyro.infer.util.log_likelihood`` computes it.
 
-The draws are scored in blocks of ``block`` draws, so the work array is ``block × n`` whatever ``S``,
+The draws are scored in blocks of ``block`` draws, one compiled program, the same for every block (the model's
+operations one by one would compile a program each), so the work array is ``block × n`` whatever ``S``,
 and ``thin`` keeps every ``thin``-th draw of each chain (LOO on fewer draws, at its Monte Carlo error).
 
 A sampler's ``InferenceData`` returned without the group (``sample_posterior(..., log_likelihood=False)``)
@@ -50,12 +51,8 @@ def pointwise_log_likelihood(t, draws, kwargs=None, *, block=BLOCK):
         raise ValueError(f"block must be a positive number of draws, got {block!r}")
     kwargs = t.kwargs if kwargs is None else kwargs
     size = len(next(iter(draws.values())))
-    parts = []
-    for start in range(0, size, block):
-        part = {k: v[start:start + block] for k, v in draws.items()}
-        parts.append(predictions(t.model, t.H, t.y, kwargs, part, likelihood=getattr(t, "likelihood", None),
-                                 log_lik_only=True)["log_lik"])
-    return np.concatenate(parts, axis=0)
+    return predictions(t.model, t.H, t.y, kwargs, draws, likelihood=getattr(t, "likelihood", None),
+                       log_lik_only=True, block=min(int(block), size))["log_lik"]
 
 
 def log_likelihood_dataset(posterior, t, kwargs=None, *, thin=1, block=BLOCK):

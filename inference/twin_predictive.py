@@ -27,7 +27,7 @@ def site_draws(posterior):
 
 
 def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, seed=0, likelihood=None,
-                log_lik_only=False):
+                log_lik_only=False, block=None):
     """Per draw of ``draws`` (``{site: (S, ...)}``), the model's ``y`` site at design ``H``, targets ``y``.
 
     Parameters
@@ -54,6 +54,10 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
         ``exp(log_lik(k, η))``; ``None``: the observed site's distribution's ``log_prob`` and ``mean``.
     log_lik_only : bool
         Only ``log_lik`` (the pointwise log-likelihood of :mod:`sparsebayes.inference.pointwise_loglik`).
+    block : int or None
+        ``None``: every draw at once, operation by operation. A number: the draws in blocks of that
+        many (the last one padded), each by one compiled program (the values agree with the
+        uncompiled ones to rounding), so the work arrays are ``block × n`` whatever the draws.
 
     Returns
     -------
@@ -66,7 +70,7 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
 
     H, y = jnp.asarray(H), jnp.asarray(y, dtype=jnp.float64 if likelihood is not None else None)
 
-    def by_likelihood(tr):
+    def by_likelihood(tr, H, y):
         eta = H @ tr["beta"]["value"]
         if "intercept" in tr:  # a model whose intercept is a site of its own (the sampling estimators')
             eta = eta + tr["intercept"]["value"]
@@ -82,10 +86,10 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
                                              for k in range(n_classes)], axis=-1))
         return out
 
-    def one(sample, key):
+    def one(sample, key, H, y):
         tr = trace(substitute(seeded(model, key), data=sample)).get_trace(H, y, **kwargs)
         if likelihood is not None:
-            return by_likelihood(tr)
+            return by_likelihood(tr, H, y)
         site = tr["y"]
         fn, value = site["fn"], site["value"]
         out = {"log_lik": fn.log_prob(value)}
@@ -100,7 +104,17 @@ def predictions(model, H, y, kwargs, draws, *, n_classes=None, y_offset=0.0, see
 
     size = len(next(iter(draws.values())))
     keys = jax.random.split(jax.random.PRNGKey(seed), size)
-    return {k: np.asarray(v, dtype=np.float64) for k, v in jax.vmap(one)(draws, keys).items()}
+    batched = jax.vmap(one, in_axes=(0, 0, None, None))
+    if block is None:
+        return {k: np.asarray(v, dtype=np.float64) for k, v in batched(draws, keys, H, y).items()}
+    compiled, parts = jax.jit(batched), []
+    draws, keys = {k: np.asarray(v) for k, v in draws.items()}, np.asarray(keys)  # sliced here, not by JAX ops
+    for start in range(0, size, block):
+        stop = min(start + block, size)
+        pad = np.minimum(np.arange(start, start + block), stop - 1)  # the last block padded with its last draw
+        out = compiled({k: v[pad] for k, v in draws.items()}, keys[pad], H, y)
+        parts.append({k: np.asarray(v, dtype=np.float64)[:stop - start] for k, v in out.items()})
+    return {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
 
 
 def add_predictions(idata, t_test, kwargs, *, n_classes=None, seed=0):
