@@ -219,14 +219,15 @@ def test_jeffreys_without_surrogate_is_refused():
     ("estimator", "compare supports"),
     ("y_length", "y must be 60 finite numbers"),
     ("samplers", "samplers must be"),
-    ("gibbs_for_em", "LaplacePrior has no Gibbs conditionals"),
+    ("gibbs_for_em", "JeffreysSurrogate has no Gibbs conditionals"),
     ("columns", "feature names"),
 ])
 def test_bad_input_is_a_clear_value_error(case, match):
     X, y = _table(n=60)
     est = AdaptiveSparseRegressor(prior="laplace").fit(X, y)
     args = {"estimator": (LinearRegression(), X, y, {}), "y_length": (est, X, y[:-1], {}),
-            "samplers": (est, X, y, {"samplers": "nuts"}), "gibbs_for_em": (est, X, y, {"samplers": ("gibbs",)}),
+            "samplers": (est, X, y, {"samplers": "nuts"}), "gibbs_for_em": (AdaptiveSparseRegressor(prior="jeffreys").fit(X, y), X, y,
+                                                    {"samplers": ("gibbs",), "surrogate_eps": 1e-3}),
             "columns": (est, X.rename(columns={"age": "AGE"}), y, {})}[case]
     with pytest.raises(ValueError, match=match):
         sparsebayes.compare(args[0], args[1], args[2], **{**SAMPLING, **args[3]})
@@ -266,7 +267,7 @@ def _diabetes_standardized(n=None):
 def test_default_samplers_are_the_models(monkeypatch):
     """``samplers="auto"`` (the default): the horseshoe regressor is sampled by NUTS and Gibbs, NUTS at
     the hierarchy's own settings (compare passes no target acceptance of its own); the Laplace regressor
-    (no Gibbs conditionals) by NUTS alone; the Bayesian Lasso by both; an explicit tuple as given. A
+    by both (the Laplace prior's own conditionals), the Jeffreys one (none) by NUTS alone; the Bayesian Lasso by both; an explicit tuple as given. A
     stand-in sampler records what compare asks for, so nothing compiles; a sampler whose stand-in draws
     diverge is marked unusable by the gate."""
     from sparsebayes.inference import twin_posterior
@@ -293,7 +294,9 @@ def test_default_samplers_are_the_models(monkeypatch):
     asked.clear()
     sparsebayes.compare(cmp.estimator, X, y, samplers=("gibbs",), num_samples=5, prior_draws=10)
     assert asked == [("gibbs", None)]
-    assert default_samplers(AdaptiveSparseRegressor(prior="laplace")) == ("nuts",)
+    # the Laplace hierarchy's own conditionals (Park & Casella's scale mixture): both
+    assert default_samplers(AdaptiveSparseRegressor(prior="laplace")) == ("nuts", "gibbs")
+    assert default_samplers(AdaptiveSparseRegressor(prior="jeffreys")) == ("nuts",)
     assert default_samplers(BayesianLassoRegressor()) == ("nuts", "gibbs")
     # a fixed noise variance leaves the horseshoe without its Gibbs sampler: NUTS alone
     assert default_samplers(AdaptiveSparseRegressor(prior="horseshoe", noise_var=0.5)) == ("nuts",)

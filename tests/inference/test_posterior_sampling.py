@@ -72,9 +72,10 @@ def test_horseshoe_gibbs_with_an_estimated_global_scale_names_the_twins_sites():
 
 def test_gibbs_without_conditionals_is_a_value_error_naming_the_hierarchy():
     X, y = _data()
+    jeffreys = AdaptiveSparseRegressor(prior="jeffreys").fit(X, y)
+    with pytest.raises(ValueError, match="JeffreysSurrogate has no Gibbs conditionals"):
+        jeffreys.sample_posterior(X, y, "gibbs", surrogate_eps=0.1, **TINY)
     laplace = AdaptiveSparseRegressor(prior="laplace").fit(X, y)
-    with pytest.raises(ValueError, match="LaplacePrior has no Gibbs conditionals"):
-        laplace.sample_posterior(X, y, "gibbs", **TINY)
     # the probit Laplace model has Gibbs (Albert & Chib's latent with the Laplace scale mixture); the Jeffreys
     # surrogate has no conditionals here
     probit = SparseProbitClassifier(prior="jeffreys").fit(X, y > 1.0)
@@ -84,6 +85,8 @@ def test_gibbs_without_conditionals_is_a_value_error_naming_the_hierarchy():
     with pytest.raises(ValueError, match="fixes noise_var"):
         fixed.sample_posterior(X, y, "gibbs", **TINY)
     with pytest.raises(ValueError, match="sampler must be 'nuts' for"):
+        jeffreys.sample_posterior(X, y, "hmc", surrogate_eps=0.1, **TINY)
+    with pytest.raises(ValueError, match="sampler must be 'nuts' or 'gibbs' for"):
         laplace.sample_posterior(X, y, "hmc", **TINY)
 
 
