@@ -164,6 +164,34 @@ def make_data(Phi, y, n_obs=None, basis_mask=None, yy=None):
     return data if yy is None else data._replace(yy=jnp.asarray(yy, jnp.float64))
 
 
+class Design(NamedTuple):
+    """A design and targets whose other :class:`TypeIIData` fields (:func:`_products`) are computed by
+    the fit's own program (:func:`fit`, :func:`fit_growing`): a first fit builds one program, not two.
+    ``yy`` as :func:`make_data` takes it (``None``: ``yᵀy``). Built by :func:`make_design`."""
+
+    Phi: jax.Array
+    y: jax.Array
+    n_obs: jax.Array
+    basis_mask: jax.Array
+    yy: jax.Array | None
+
+    def engine_data(self):
+        """The :class:`TypeIIData` (inside a program: :func:`_products` traced into it)."""
+        data = TypeIIData(self.Phi, *_products(self.Phi, self.y, self.n_obs, self.basis_mask))
+        return data if self.yy is None else data._replace(yy=self.yy)
+
+
+def make_design(Phi, y, n_obs=None, basis_mask=None, yy=None):
+    """:class:`Design` of ``Phi`` and ``y`` as :func:`make_data` takes them (a NumPy float64 ``Phi`` goes
+    to the device by ``jax.device_put``, uncopied on CPU); nothing is computed until the fit."""
+    n, m = np.shape(Phi)
+    put = lambda a, dtype: jax.device_put(np.asarray(a, dtype))  # noqa: E731  (jnp.asarray would compile a copy)
+    return Design(jax.device_put(Phi) if isinstance(Phi, np.ndarray) else jnp.asarray(Phi, jnp.float64),
+                  put(y, np.float64), put(n if n_obs is None else n_obs, np.float64),
+                  put(np.ones(m, bool) if basis_mask is None else basis_mask, bool),
+                  None if yy is None else put(yy, np.float64))
+
+
 @jax.jit
 def _products(Phi, y, n_obs, basis_mask):
     """The other fields of :class:`TypeIIData`, with ``‖φ_i‖²``, ``Φᵀy`` (as ``y @ Φ``) and ``yᵀy``."""
@@ -451,7 +479,10 @@ def fit(data, prior, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=
         align_max=1.0 - 1e-3, pause_when_full=False):
     """:func:`init` then :func:`run` in ``capacity`` slots, one compiled program; returns the final
     state (``capacity_hit`` if an add was refused for want of a slot; with ``pause_when_full`` the
-    fit stops there instead). The hierarchy is checked once (:func:`check_prior`)."""
+    fit stops there instead). The hierarchy is checked once (:func:`check_prior`). ``data`` a
+    :class:`Design`: its products are computed in the same program."""
+    if isinstance(data, Design):
+        data = data.engine_data()
     return run(init(data, check_prior(prior), noise_var, capacity), data, prior, max_iter=max_iter, tol=tol,
                noise_tol=noise_tol, noise_every=noise_every, align_max=align_max, pause_when_full=pause_when_full)
 
@@ -470,11 +501,12 @@ def widen(state, capacity):
 
 
 #: XLA's options for the programs of a small fit (:func:`programs`): XLA:CPU's elemental emitters in
-#: place of its MLIR fusion emitters. The optimized HLO is the same; each of the program's ~100
-#: fusions is generated directly as LLVM IR instead of through MLIR, which compiles in about half
-#: the time, and at this size the code runs in milliseconds either way. Its loops may round a sum
-#: in another order (``S`` and ``Q`` have moved by an ulp, no fit's steps or ``L`` did).
-SMALL_FIT_COMPILE = {"xla_cpu_use_fusion_emitters": False}
+#: place of its MLIR fusion emitters, and the program's LLVM module compiled whole rather than split
+#: for parallel compilation. The optimized HLO is the same; each of the program's ~100 fusions is
+#: generated directly as LLVM IR instead of through MLIR, which compiles in about half the CPU time,
+#: and at this size the code runs in milliseconds either way. Its loops may round a sum in another
+#: order (``S`` of an active basis has moved by an ulp; no fit's steps, weights or ``L`` did).
+SMALL_FIT_COMPILE = {"xla_cpu_use_fusion_emitters": False, "xla_cpu_parallel_codegen_split_count": 1}
 
 #: A fit is small when ``N · M · K`` (rows, candidates, slots; for :class:`GramData` ``M · M · K``) is
 #: at most this, on a CPU (:func:`programs`).
@@ -500,13 +532,22 @@ def fit_growing(data, prior, noise_var, *, limit, start=16, **kw):
     and ``capacity_hit`` is reported, as in :func:`fit`; :func:`.typeii_moves.grow_slots`). The
     steps are those of one fit with ``limit`` slots; each width compiles once, a small fit's with
     :data:`SMALL_FIT_COMPILE` (:func:`programs`).
+    ``data`` a :class:`Design`: the first program computes its products, and a fit that grows
+    computes them again (:func:`_products`, the same operations) for the programs that go on.
     """
     check_prior(prior)
     shape = data.Phi.shape
+    held = []
+
+    def go_on(st, pause):
+        if not held:
+            held.append(make_data(data.Phi, data.y, data.n_obs, data.basis_mask, data.yy)
+                        if isinstance(data, Design) else data)
+        return programs(shape, st.mu.shape[0])[1](st, held[0], prior, pause_when_full=pause, **kw)
+
     return grow_slots(
         lambda c, pause: programs(shape, c)[0](data, prior, noise_var, capacity=c, pause_when_full=pause, **kw),
-        lambda st, pause: programs(shape, st.mu.shape[0])[1](st, data, prior, pause_when_full=pause, **kw),
-        widen, start, limit)
+        go_on, widen, start, limit)
 
 
 @partial(jax.jit, static_argnames=("n_steps",))

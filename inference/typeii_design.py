@@ -81,10 +81,11 @@ def _pack_gram(stats, n_obs):
 
 
 def engine_data(packed):
-    """The engine's data (:func:`typeii.make_data`, or :func:`typeii.make_gram_data` for a Gram form)."""
+    """The engine's data: :func:`typeii.make_gram_data` for a Gram form, else a :func:`typeii.make_design`
+    whose products the fit's program computes (one program for a first fit, not two)."""
     if packed.gram:
         return typeii.make_gram_data(packed.Phi, packed.y, packed.yy, packed.n_obs, packed.basis_mask)
-    return typeii.make_data(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)
+    return typeii.make_design(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)
 
 
 def pack_design(Phi, y, *, n_obs=None, factor=None):
