@@ -296,15 +296,16 @@ def _drive(sweeps, state, keys, num_warmup, progress_bar):
     show = show_progress(progress_bar)
     size = call_length(total, show)
     states, infos = [], []
+    keys = np.asarray(keys)  # cut, padded and trimmed in NumPy: each JAX slice would compile a program of its own
     with progress(total, "gibbs", show) as bar:
         for start in range(0, total, size):
             part = keys[start:start + size]
             m = part.shape[0]
             if m < size:
-                part = jnp.concatenate([part, jnp.broadcast_to(part[-1:], (size - m, *part.shape[1:]))])
+                part = np.concatenate([part, np.broadcast_to(part[-1:], (size - m, *part.shape[1:]))])
             state, s, i = sweeps(state, part)
-            states.append(jax.tree_util.tree_map(lambda a: a[:m], s))
-            infos.append(jax.tree_util.tree_map(lambda a: a[:m], i))
+            states.append(jax.tree_util.tree_map(lambda a: np.asarray(a)[:m], s))
+            infos.append(jax.tree_util.tree_map(lambda a: np.asarray(a)[:m], i))
             bar.update(m)
 
     def kept(parts):  # the draws after the warm-up, (chain, draw, …)
@@ -315,7 +316,13 @@ def _drive(sweeps, state, keys, num_warmup, progress_bar):
 
 def _sweep_keys(seed, num_chains, total):
     """Every sweep's key, split from ``seed`` first (the same draws whatever the chunking): (sweep, chain, 2)."""
-    chain_keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
+    return _split_sweeps(jax.random.PRNGKey(seed), num_chains, total)
+
+
+@partial(jax.jit, static_argnums=(1, 2))
+def _split_sweeps(key, num_chains, total):
+    """:func:`_sweep_keys`'s splits as one program (eagerly, each of its three steps compiled one)."""
+    chain_keys = jax.random.split(key, num_chains)
     return jnp.swapaxes(jax.vmap(lambda k: jax.random.split(k, total))(chain_keys), 0, 1)
 
 
