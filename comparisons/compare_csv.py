@@ -161,7 +161,10 @@ def compare_table(X, y, directory, *, source, target, estimator=None, features=N
     ``source`` and ``target`` name them in the log lines. The task follows the target
     (:func:`is_classification`), the family is ``estimator`` (:data:`ESTIMATORS`; default
     :func:`default_estimator`), the samplers NUTS and Gibbs where the model has Gibbs conditionals.
-    Returns the :class:`~sparsebayes.comparisons.compare_any.Comparison`."""
+    The samplers keep no pointwise log-likelihood (``S × n`` floats per sampler, half of ``draws.nc`` at
+    ``n = 442``): the report's leave-one-out computes it from the draws
+    (:mod:`sparsebayes.inference.pointwise_loglik`). Returns the
+    :class:`~sparsebayes.comparisons.compare_any.Comparison`."""
     import sparsebayes
     from sparsebayes.inference.twin_posterior import gibbs_able
 
@@ -188,7 +191,8 @@ def compare_table(X, y, directory, *, source, target, estimator=None, features=N
             f"alpha_i ~ Gamma(eps, eps), eps = {surrogate_eps:g}")
     cmp = sparsebayes.compare(est, X, y, samplers=samplers, num_warmup=warmup, num_samples=draws, num_chains=chains,
                               seed=seed, progress_bar=progress, log=log, X_test=X_test, y_test=y_test,
-                              surrogate_eps=surrogate_eps if estimator in IMPROPER else None)
+                              surrogate_eps=surrogate_eps if estimator in IMPROPER else None,
+                              log_likelihood=False)  # the report's LOO computes it from the draws
     log(f"writing the report to {directory}")
     cmp.save(directory, overwrite=overwrite)
     return cmp
