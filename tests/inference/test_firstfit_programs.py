@@ -1,4 +1,5 @@
-"""The first fit in a fresh process of the RVM classifier, FLAP and SMLRCV builds few programs.
+"""The first fit in a fresh process of the RVM classifier, the Gaussian type-II regressors and SMLRCV
+builds few programs.
 
 A first fit's time is mostly XLA compiling (``comparisons/bench/first_fit.py``, the aim of
 2 s on 200 × 8 standardized data), and every program counts: a tiny one costs tens of
@@ -9,7 +10,8 @@ milliseconds to trace, lower and compile. On the bench's data,
   opened by the loop itself, the start settled by the loop's own step) and the padded rows'
   constant (``_log_lik_at_zero``); the end of the fit and the Laplace covariance are computed on
   the host;
-* ``FLAPRegressor`` compiles the data's products and the engine's ``fit``: the check of a last
+* ``FLAPRegressor``, ``RVMRegressor`` and ``BLSRegressor`` compile the engine's ``fit`` alone, each for
+  its hierarchy: the data's products are computed in it (``typeii.Design``), and the check of a last
   basis to prune is answered on the host when more than one basis is in the model;
 * ``SMLRCV`` pads its folds to the full data's bucket of rows and gives the cold start as an
   array, so that the folds and the refit share one ``_build_problem`` and one ``_run``, and
@@ -22,22 +24,24 @@ imported before it starts counting.
 SETUP = r"""
 from sklearn.datasets import make_classification, make_regression
 from sklearn.preprocessing import StandardScaler
-from sparsebayes.inference import SMLRCV, FLAPRegressor, RVMClassifier
+from sparsebayes.inference import SMLRCV, BLSRegressor, FLAPRegressor, RVMClassifier, RVMRegressor
 
 Xr, yr = make_regression(n_samples=200, n_features=8, n_informative=3, noise=1.0, random_state=0)
 yr = (yr - yr.mean()) / yr.std()
 Xc, yc = make_classification(n_samples=200, n_features=8, random_state=0)
 Xr, Xc = StandardScaler().fit_transform(Xr), StandardScaler().fit_transform(Xc)
-FITS = [("FLAPRegressor", FLAPRegressor(), Xr, yr), ("RVMClassifier", RVMClassifier(), Xc, yc),
+FITS = [("FLAPRegressor", FLAPRegressor(), Xr, yr), ("RVMRegressor", RVMRegressor(), Xr, yr),
+        ("BLSRegressor", BLSRegressor(), Xr, yr), ("RVMClassifier", RVMClassifier(), Xc, yc),
         ("SMLRCV", SMLRCV(), Xc, yc)]
 """
 
 
-def test_a_first_fit_of_the_rvm_classifier_flap_and_smlrcv_builds_few_programs(first_fit_programs):
+def test_a_first_fit_of_the_rvm_classifier_the_typeii_regressors_and_smlrcv_builds_few_programs(first_fit_programs):
     fits = first_fit_programs(SETUP)
     # one program of the step: the fit that outgrows 8 slots opens the other 8 in the same loop
     assert sorted(fits["RVMClassifier"]) == ["jit(_log_lik_at_zero)", "jit(_start_and_run)"], fits
-    assert fits["FLAPRegressor"] == ["jit(_products)", "jit(fit)"], fits
+    for name in ("FLAPRegressor", "RVMRegressor", "BLSRegressor"):  # one program: the products in the fit's
+        assert fits[name] == ["jit(fit)"], fits
     # the folds and the refit: one problem and one solver loop, and no eager jit(sqrt) of the Laplace
     # prior's ridge precision (the capability check asks the class, not the property)
     assert sorted(fits["SMLRCV"]) == ["jit(_build_problem)", "jit(_run)"], fits
