@@ -49,6 +49,7 @@ def run_nuts(
     chain_method=None,
     init_params=None,
     rhat_max=1.01,
+    log_likelihood=True,
     **model_kwargs,
 ):
     """Sample ``model(*model_args, **model_kwargs)`` with NUTS and return ``InferenceData``.
@@ -83,6 +84,9 @@ def run_nuts(
         With two or more chains, a ``ConvergenceWarning`` when the largest rank-normalized split
         R-hat over the sampled variables exceeds this (Vehtari et al. 2021); ``None``: no check.
         Divergent transitions after warm-up always give a ``UserWarning``.
+    log_likelihood : bool, default=True
+        Add the pointwise ``log_likelihood`` group; ``False``: none (``S × n`` floats), for callers that
+        compute it when asked (:mod:`sparsebayes.inference.pointwise_loglik`).
 
     Returns
     -------
@@ -149,8 +153,9 @@ def run_nuts(
         t2 = time.perf_counter()
     draws = _Draws(_replay_model(trace) or model, model_args, model_kwargs, samples, extra, num_chains, num_samples)
     idata = from_numpyro(draws, coords=coords, dims=dims)
-    _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs,
-                        values if compiled else None)
+    if log_likelihood:
+        _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs,
+                            values if compiled else None)
     idata = _drop_factor_sites(idata, factor_sites(trace))
     idata.posterior.attrs["inference"] = "nuts"
     idata.posterior.attrs.update(sampling_seconds=t2 - t0, warmup_seconds=t1 - t0, draws_seconds=t2 - t1,

@@ -149,7 +149,7 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
         dims = {k: v for k, v in dims.items() if k in _sites(t.model, t.H, t.y, kwargs)}
         idata = run_nuts(t.model, t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                          seed=seed, progress_bar=bool(progress_bar), coords=coords, dims=dims, rhat_max=None,
-                         target_accept_prob=target_accept_prob, **kwargs)
+                         target_accept_prob=target_accept_prob, log_likelihood=log_likelihood, **kwargs)
     elif sampler == "gibbs" and t.gibbs is not None:
         idata = t.gibbs(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                         coords=coords, progress_bar=bool(progress_bar))

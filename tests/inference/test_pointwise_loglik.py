@@ -108,3 +108,19 @@ def test_compare_without_the_group_gives_the_same_loo():
         np.testing.assert_allclose(got.loc["gibbs", column], want.loc["gibbs", column], rtol=1e-12)
     np.testing.assert_allclose(bare.idata.log_likelihood["y"].values, kept.idata.log_likelihood["y"].values,
                                rtol=0, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_nuts_without_the_group_computes_the_same_when_asked():
+    """``run_nuts(log_likelihood=False)`` (through ``sample_posterior``) returns no group; asked for it,
+    :func:`ensure_log_likelihood` gives NumPyro's in-sampler values to 1e-12 on the same draws."""
+    from sparsebayes.inference.pointwise_loglik import ensure_log_likelihood
+
+    X, y = _regression()
+    est = AdaptiveSparseRegressor(prior="laplace").fit(X, y)
+    full = sample_posterior(est, X, y, "nuts", **SMALL)
+    bare = sample_posterior(est, X, y, "nuts", log_likelihood=False, **SMALL)
+    assert not compat.has_group(bare, "log_likelihood")
+    np.testing.assert_array_equal(bare.posterior["beta"].values, full.posterior["beta"].values)
+    np.testing.assert_allclose(ensure_log_likelihood(bare)["y"].values, full.log_likelihood["y"].values,
+                               rtol=0, atol=1e-12)
