@@ -53,16 +53,19 @@ def test_the_gibbs_twin_has_the_nuts_twins_names():
 
 
 @pytest.mark.slow
-def test_probit_laplace_gibbs_agrees_with_nuts():
-    """Albert & Chib's latent with the Laplace scale mixture (Gibbs) and the Laplace marginal (NUTS) sample
-    one posterior: posterior means and sds of β within 4 Monte Carlo standard errors."""
+@pytest.mark.parametrize("gamma_prior", [None, (2.0, 2.0)], ids=["gamma-fixed", "gamma-estimated"])
+def test_probit_laplace_gibbs_agrees_with_nuts(gamma_prior):
+    """Albert & Chib's latent with the Laplace scale mixture (Gibbs; γ by its Gamma conditional when
+    estimated) and the Laplace marginal (NUTS; γ sampled) sample one posterior: posterior means and sds of β
+    (and γ) within 4 Monte Carlo standard errors."""
     X, y = _probit_data()
-    est = SparseProbitClassifier(prior="laplace", gamma=1.0).fit(X, y)
+    est = SparseProbitClassifier(prior="laplace", gamma=1.0, gamma_prior=gamma_prior).fit(X, y)
     nuts = est.sample_posterior(X, y, "nuts", draws=1000, warmup=500, chains=2, seed=1)
     gibbs = est.sample_posterior(X, y, "gibbs", draws=2000, warmup=500, chains=2, seed=2)
-    draws = {k: np.asarray(v.posterior["beta"].values).reshape(-1, len(est.beta_[0])) for k, v in
-             (("nuts", nuts), ("gibbs", gibbs))}
-    ess = {k: np.asarray(compat.ess(v, var_names=["beta"])["beta"].values).reshape(-1) for k, v in
+    names = ["beta"] + ([] if gamma_prior is None else ["gamma"])
+    draws = {k: np.hstack([np.asarray(v.posterior[n].values).reshape(v.posterior.sizes["chain"] * v.posterior.sizes["draw"], -1)
+                           for n in names]) for k, v in (("nuts", nuts), ("gibbs", gibbs))}
+    ess = {k: np.hstack([np.asarray(compat.ess(v, var_names=[n])[n].values).reshape(-1) for n in names]) for k, v in
            (("nuts", nuts), ("gibbs", gibbs))}
     mean_se = np.sqrt(sum(draws[k].var(axis=0) / ess[k] for k in draws))
     assert np.all(np.abs(draws["nuts"].mean(0) - draws["gibbs"].mean(0)) < 4 * mean_se)
