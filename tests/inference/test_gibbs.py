@@ -8,7 +8,24 @@ from scipy import stats
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.progress import chunk_lengths as _chunk_lengths
-from sparsebayes.inference.gibbs import Hyper, inverse_gaussian_from, run_gibbs
+from sparsebayes.inference.gibbs import (
+    Hyper,
+    beta_bhattacharya,
+    beta_cholesky,
+    bordered_gram,
+    draw_lam2,
+    draw_noise_var,
+    draw_tau2,
+    sweep,
+    step,
+    draw_variates,
+    inverse_gaussian_from,
+    run_gibbs,
+    State,
+    UNROLL_MAX,
+    sweep_data,
+    variate_streams,
+)
 
 
 @pytest.mark.parametrize("mean,shape", [(1.0, 1.0), (0.3, 5.0), (50.0, 0.2), (1e4, 2.0)])
@@ -44,6 +61,61 @@ def _two_parameter_problem():
     return X, y - y.mean()
 
 
+@pytest.mark.parametrize("method", ["cholesky", "bhattacharya"])
+def test_beta_conditional_matches_closed_form(method):
+    X, y = _two_parameter_problem()
+    tau2, s2 = np.array([0.7, 2.0]), 0.8
+    A = X.T @ X + np.diag(1 / tau2)
+    mean, cov = np.linalg.solve(A, X.T @ y), s2 * np.linalg.inv(A)
+    rng = np.random.default_rng(0)
+    z, delta = rng.standard_normal((40000, 2)), rng.standard_normal((40000, 12))
+    if method == "cholesky":
+        b = jax.vmap(lambda zi: beta_cholesky(zi, bordered_gram(X, y), 1 / tau2, s2))(z)
+    else:
+        b = jax.vmap(lambda zi, di: beta_bhattacharya(zi, di, X, y, tau2, s2))(z, delta)
+    b = np.asarray(b)
+    se = np.sqrt(np.diag(cov) / len(b))
+    assert np.all(np.abs(b.mean(0) - mean) < 5 * se)
+    np.testing.assert_allclose(np.cov(b.T), cov, rtol=0.05, atol=0.02 * np.abs(cov).max())
+
+
+@pytest.mark.parametrize("p", [1, 5, UNROLL_MAX, UNROLL_MAX + 5])
+def test_the_cholesky_draw_is_the_mean_plus_the_scaled_inverse_factor(p):
+    """``beta_cholesky`` (one factor of the bordered Gram matrix, one back substitution, written
+    out up to ``UNROLL_MAX`` and by LAPACK above) equals ``A⁻¹Xᵀy + σL⁻ᵀz`` from SciPy's
+    factor and solves, to 1e-12 relative, on a design whose columns differ in scale by 1e4."""
+    from scipy.linalg import cho_solve as scipy_cho_solve
+    from scipy.linalg import cholesky, solve_triangular
+
+    rng = np.random.default_rng(p)
+    X = rng.normal(size=(3 * p + 4, p)) * np.logspace(-2, 2, p)
+    y = 1e3 * rng.normal(size=3 * p + 4)
+    tau2, s2, z = rng.uniform(0.1, 10.0, p), 2.5, rng.standard_normal(p)
+    A = X.T @ X + np.diag(1 / tau2)
+    L = cholesky(A, lower=True)
+    want = scipy_cho_solve((L, True), X.T @ y) + np.sqrt(s2) * solve_triangular(L.T, z, lower=False)
+    got = np.asarray(beta_cholesky(z, bordered_gram(X, y), 1 / tau2, s2))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+
+
+def test_scalar_conditionals_match_closed_forms():
+    X, y = _two_parameter_problem()
+    hyper = Hyper(1.0, 1.78, 0.0, 0.0)
+    beta, tau2, s2, lam2 = np.array([1.2, -0.3]), np.array([0.5, 1.5]), 0.9, 2.0
+    resid = y - X @ beta
+    n, p = X.shape
+    shape = (n - 1) / 2 + p / 2
+    v = jax.tree.map(lambda a: a[:, 0], draw_variates(variate_streams(3), 20000, 1, n, n, p, hyper, True))
+    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid @ resid, beta, tau2, hyper))(v.noise_gamma))
+    rate = resid @ resid / 2 + np.sum(beta**2 / tau2) / 2
+    assert stats.kstest(sv, stats.invgamma(shape, scale=rate).cdf).pvalue > 1e-3
+    lv = np.asarray(jax.vmap(lambda gv: draw_lam2(gv, tau2, hyper))(v.lam2_gamma))
+    assert stats.kstest(lv, stats.gamma(p + 1.0, scale=1 / (tau2.sum() / 2 + 1.78)).cdf).pvalue > 1e-3
+    tv = np.asarray(jax.vmap(lambda c, u: draw_tau2(c, u, beta, s2, lam2))(v.ig_chi2, v.ig_uniform))
+    mu0 = np.sqrt(lam2 * s2 / beta[0] ** 2)
+    assert stats.kstest(1 / tv[:, 0], stats.invgauss(mu0 / lam2, scale=lam2).cdf).pvalue > 1e-3
+
+
 def test_gibbs_returns_chains_and_recovers_signal():
     X, y = _two_parameter_problem()
     idata = run_gibbs(X, y, num_warmup=200, num_samples=500, num_chains=3, seed=1)
@@ -63,6 +135,45 @@ def test_a_new_fit_of_the_same_shape_compiles_nothing(programs_built):
                           num_chains=2, seed=1)
     assert built == []
     assert again.posterior["beta"].shape == (2, 30, 2)
+
+
+def test_a_new_number_of_rows_in_the_same_bucket_compiles_nothing(programs_built):
+    """37 and 39 rows share the 40-row bucket (zero rows, ``n`` passed as data): the second
+    ``BayesianLassoRegressor`` fit reuses every compiled program (before, a new n compiled 7
+    programs, 2.3–2.6 s for a 0.1 s fit)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(39, 3))
+    y = X[:, 0] + rng.normal(size=39)
+    kw = dict(num_warmup=20, num_samples=30, num_chains=2, rhat_max=np.inf)
+    BayesianLassoRegressor(**kw).fit(X[:37], y[:37])
+    with programs_built() as built:
+        m = BayesianLassoRegressor(**kw).fit(X, y)
+    assert built == []
+    assert m.beta_draws_.shape == (60, 3)
+
+
+@pytest.mark.parametrize("n,p,variates", [(37, 3, "numpy"), (13, 20, "numpy"), (37, 3, "device"), (13, 20, "device")],
+                         ids=["cholesky", "bhattacharya", "cholesky-device", "bhattacharya-device"])
+def test_padding_rows_changes_no_draw(monkeypatch, n, p, variates):
+    """``run_gibbs`` pads X and y with zero rows to a bucketed size and passes the real n: run on
+    the exact shape instead (``bucket`` the identity), the chains are the same draws (no variate is
+    drawn for a padding row; only the rounding of sums over more zero terms differs), for both
+    variate sources (the device's draws each row's δ from a key of its own)."""
+    from sparsebayes.inference import gibbs
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, p))
+    X -= X.mean(0)
+    y = X[:, 0] + rng.normal(size=n)
+    y -= y.mean()
+    kw = dict(num_warmup=50, num_samples=100, num_chains=2, seed=3, variates=variates)
+    padded = run_gibbs(X, y, **kw)
+    monkeypatch.setattr(gibbs, "bucket", lambda k, **_: k)
+    exact = run_gibbs(X, y, **kw)
+    for name in ("beta", "noise_var", "tau2", "lam2"):
+        want = exact.posterior[name].values
+        np.testing.assert_allclose(padded.posterior[name].values, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+    np.testing.assert_allclose(padded.log_likelihood["y"].values, exact.log_likelihood["y"].values, rtol=1e-9)
 
 
 @pytest.mark.parametrize("num_warmup, num_samples", [(200, 500), (7, 13)])
@@ -168,6 +279,30 @@ def test_gibbs_and_nuts_agree_on_diabetes():
         assert np.all(np.abs(np.quantile(bg, q, axis=0) - np.quantile(bn, q, axis=0)) < 0.15 * sd)
 
 
+@pytest.mark.parametrize("use_cholesky", [True, False])
+def test_a_sweep_that_leaves_float64_is_refused(use_cholesky):
+    rng = np.random.default_rng(0)
+    n, p = (30, 5) if use_cholesky else (10, 20)
+    X = rng.normal(size=(n, p))
+    y = X[:, 0] + 0.1 * rng.normal(size=n)
+    data = sweep_data(X, y)
+    hyper = Hyper(0.1, 0.1, 0.0, 0.0)
+    v = jax.tree.map(lambda a: a[0, 0], draw_variates(variate_streams(3), 1, 1, n, n, p, hyper, use_cholesky))
+    good = State(np.zeros(p) + 0.1, np.float64(0.5), np.ones(p), np.float64(1.0))
+    new, info = step(good, v, data, hyper, use_cholesky)
+    plain = sweep(good, v, data, hyper, use_cholesky)
+    assert not bool(info.refused)
+    np.testing.assert_array_equal(np.asarray(new.beta), np.asarray(plain.beta))
+    # σ² = 0 and a zero τ²: the plain sweep leaves float64, the guarded one stays put
+    bad = good._replace(noise_var=np.float64(0.0), tau2=np.r_[0.0, np.ones(p - 1)])
+    plain = sweep(bad, v, data, hyper, use_cholesky)
+    assert not all(np.all(np.isfinite(np.asarray(leaf))) for leaf in plain)
+    new, info = step(bad, v, data, hyper, use_cholesky)
+    assert bool(info.refused)
+    for a, b in zip(new, bad):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_bayesian_lasso_regressor_warns_when_chains_have_not_mixed():
     X, y = _two_parameter_problem()
     with pytest.warns(ConvergenceWarning, match="R-hat"):
@@ -188,11 +323,27 @@ def test_the_lambda2_prior_reaches_the_sampler_as_shape_and_rate(shape, rate):
     assert 0.7 < lam2 / (shape / rate) < 1.3, lam2
 
 
-@pytest.mark.parametrize("num_warmup", [1000, 0])
-def test_batched_posterior_means_match_run_gibbs(num_warmup):
-    """:func:`posterior_mean_batch` (one chain per data set, ``vmap`` over data sets, running sums from the
-    warm-up's end) against :func:`run_gibbs`'s means (another driver of the same sweep) within 5 Monte
-    Carlo SEs; with no warm-up the chains start at the least-squares anchor, close enough here."""
+@pytest.mark.parametrize("n, p, rows", [(30, 4, 30), (30, 4, 40), (8, 12, 8), (8, 12, 12)])
+def test_the_residual_through_the_qr_factor_is_the_direct_one(n, p, rows):
+    """``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` for n ≥ p and p > n, with zero padding rows."""
+    from sparsebayes.inference.gibbs import residual_sum_of_squares
+
+    rng = np.random.default_rng(n + p + rows)
+    X = np.zeros((rows, p))
+    y = np.zeros(rows)
+    X[:n], y[:n] = rng.normal(size=(n, p)), 100.0 * rng.normal(size=n)
+    data = sweep_data(X, y)
+    for scale in (1e-3, 1.0, 1e3):
+        beta = scale * rng.normal(size=p)
+        direct = np.sum((y - X @ beta) ** 2)
+        np.testing.assert_allclose(float(residual_sum_of_squares(data, beta)), direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("block", [2000, 1500, 37])
+def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, monkeypatch):
+    """:func:`posterior_mean_batch` runs its sweeps in calls of ``block`` and counts draws from
+    the warm-up's end, which can fall inside a call: its means must match :func:`run_gibbs`'s
+    (another driver of the same sweep) within 5 Monte Carlo SEs."""
     from sparsebayes.inference.gibbs import posterior_mean_batch
 
     rng = np.random.default_rng(4)
@@ -203,28 +354,14 @@ def test_batched_posterior_means_match_run_gibbs(num_warmup):
     ref = run_gibbs(X, y, num_warmup=500, num_samples=4000, num_chains=4, seed=0)
     mean = ref.posterior["beta"].mean(("chain", "draw")).values
     mcse = az.mcse(ref, var_names=["beta"])["beta"].values
-    means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), Hyper(), num_warmup, 1000, seed=1)
+    from sparsebayes.inference import gibbs
+
+    monkeypatch.setattr(gibbs, "_chunk_size", lambda *a: block)
+    means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), Hyper(), 1000, 1000, seed=1)
     assert not np.any(np.asarray(refused))
     # four independent chains of 1000 draws each: their average's SE is about that of ref's 16000
     se = np.sqrt(mcse**2 * 4 + mcse**2)
     np.testing.assert_array_less(np.abs(np.asarray(means).mean(0) - mean), 5 * se)
-
-
-def test_the_bayesian_lasso_is_the_hierarchy_engine_on_the_laplace_prior():
-    """One engine: ``run_gibbs``'s draws are :func:`~sparsebayes.inference.hierarchy_gibbs.run`'s on
-    ``LaplacePrior(γ = λ², gamma_prior=(r, δ))``, ``scaled``, σ² under ``NoisePrior(c, d)``, at the same seed."""
-    from sparsebayes.inference import hierarchy_gibbs
-    from sparsebayes.models.priors import LaplacePrior
-
-    X, y = _two_parameter_problem()
-    idata = run_gibbs(X, y, lam2_shape=2.0, lam2_rate=0.5, c=1.0, d=0.3, num_warmup=10, num_samples=20,
-                      num_chains=2, seed=4, log_likelihood=False)
-    states, _ = hierarchy_gibbs.run(X, y, LaplacePrior(1.0, gamma_prior=(2.0, 0.5)), num_warmup=10, num_samples=20,
-                                    num_chains=2, seed=4, noise_prior=hierarchy_gibbs.NoisePrior(1.0, 0.3), scaled=True,
-                                    progress_bar=False)
-    for name, want in (("beta", states.beta), ("noise_var", states.noise_var), ("tau2", states.aux["tau"]),
-                       ("lam2", states.aux["gamma"])):
-        np.testing.assert_array_equal(idata.posterior[name].values, np.asarray(want))
 
 
 def test_nuts_on_the_marginal_model_agrees_with_gibbs_without_divergences():
@@ -263,3 +400,24 @@ def test_a_zero_lam2_rate_is_refused_for_its_improper_posterior():
         BayesianLassoRegressor(lam2_rate=0.0, num_warmup=5, num_samples=5).fit(X, y)
     with pytest.raises(ValueError, match="lam2_rate must be > 0"):
         SparseRegressor(method="gibbs", prior=ScaledLaplacePrior()).fit(X, y)
+
+
+def test_the_wide_path_sets_up_nothing_p_by_p():
+    """p > n: the sweep data hold the design, its QR factor and vectors (no bordered Gram matrix),
+    and the ridge start in its n × n form is the p × p form's fit (an independent solve)."""
+    from sparsebayes.inference import gibbs
+
+    rng = np.random.default_rng(8)
+    X, y = rng.normal(size=(6, 40)), rng.normal(size=6)
+    data = sweep_data(X, y, use_cholesky=False)
+    assert data.bordered is None
+    assert max(np.size(leaf) for leaf in jax.tree.leaves(data)) <= 6 * 40
+    assert sweep_data(X[:, :5], y).bordered.shape == (6, 6)
+    G = X.T @ X
+    want = np.linalg.solve(G + np.eye(40) * (1e-3 * np.trace(G) / 40 + 1e-12), X.T @ y)
+    Xw = np.tile(X, (1, 30))  # p = 1,200 > PRIMAL_START_MAX: the dual form
+    assert Xw.shape[1] > gibbs.PRIMAL_START_MAX
+    Gw = Xw.T @ Xw
+    want_w = np.linalg.solve(Gw + np.eye(1200) * (1e-3 * np.trace(Gw) / 1200 + 1e-12), Xw.T @ y)
+    np.testing.assert_allclose(gibbs.ridge_start(Xw, y), want_w, rtol=1e-8, atol=1e-12)
+    np.testing.assert_array_equal(gibbs.ridge_start(X, y), want)  # small p: the primal form itself
