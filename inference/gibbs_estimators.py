@@ -66,6 +66,7 @@ from .posterior_sampling import PosteriorSamplingMixin
 from ._base import atomic_fit, basis_names, make_feature_map, raw_weights, standardization
 from ._validation import (check_count, check_flags, check_number, validate_classification_data,
                           validate_predict_data, validate_regression_data)
+from ._warnings import warn_degenerate
 from .adaptive import LINKS
 
 
@@ -300,8 +301,17 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         hierarchy_gibbs.require_gibbs_likelihood(lik)
 
     def _sample(self, H, y, engine_prior, lik, coords):
-        """``(draws, idata)``: the draws as :class:`~.hierarchy_gibbs.AugmentedState` (chain, draw, ...)."""
+        """``(draws, idata)``: the draws as :class:`~.hierarchy_gibbs.AugmentedState` (chain, draw, ...).
+        A :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` when the engine refused sweeps
+        that left float64 (:func:`~.hierarchy_gibbs.guarded`: the chain stayed where it was, so its
+        draws repeat and do not describe the posterior)."""
         states, infos = _draw(self, H, y, engine_prior, lik)
+        refused = np.asarray(getattr(infos, "refused", False))
+        if np.any(refused):
+            warn_degenerate(self, f"{int(np.sum(refused))} of {refused.size} Gibbs sweeps left float64 and were refused "
+                            f"(the chain stayed where it was): the posterior is numerically singular on this basis "
+                            f"(|h| up to {np.max(np.abs(H), initial=0.0):.3g}) and the draws do not describe it",
+                            "scale X (e.g. StandardScaler) or drop its collinear columns, and fit again", stacklevel=4)
         idata = hierarchy_gibbs.augmented_inference_data(states, infos, H, y, lik, engine_prior,
                                                          fit_intercept=self.fit_intercept, coords=coords,
                                                          seed=self.seed)

@@ -95,6 +95,19 @@ def test_inputs_offset_by_1e8_fit_as_the_inputs(cls):
     np.testing.assert_allclose(to_raw_terms(est.feature_map_)(est.beta_), est.coef_, rtol=1e-12)
 
 
+def test_refused_sweeps_are_a_warning_not_a_silent_fit():
+    """Duplicated columns in units of 1e8 under a hierarchy with units (centred, not scaled, as under
+    EM): the Gaussian sweeps leave float64 and the engine refuses them, so the chain stays where it
+    was; the fit says so (DegenerateFitWarning) instead of returning repeated draws in silence."""
+    from sparsebayes.inference._warnings import DegenerateFitWarning
+
+    Z, y = _data()
+    X = np.column_stack([Z[:, :4], Z[:, 0], Z[:, 2]]) * 1e8
+    with pytest.warns(DegenerateFitWarning, match="refused .*scale X"):
+        est = GibbsRegressor(**DRAWS).fit(X, y)
+    assert np.all(np.isfinite(est.beta_draws_))
+
+
 def test_standardize_must_be_a_bool():
     Z, y = _data()
     with pytest.raises(ValueError, match="standardize must be True or False"):
