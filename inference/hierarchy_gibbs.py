@@ -327,60 +327,6 @@ def _split_sweeps(key, num_chains, total):
 
 
 @partial(jax.jit, static_argnames=("scaled",))
-def _sum_batch_draws(state, keys, data, first_kept, prior, noise, scaled):
-    """The sweeps of ``keys`` (sweep, data set, 2) for every data set of a batch (``vmap`` over the state,
-    the key and the data inside the ``scan``), adding up the β draws of sweeps ``first_kept`` on:
-    ``(sums (data set, p), refused sweeps per data set)``."""
-    sets_step = jax.vmap(lambda s, k, d: step(s, k, d, prior, noise, scaled=scaled))
-
-    def body(carry, inp):
-        state, sums = carry
-        k, i = inp
-        new, info = sets_step(state, k, data)
-        return (new, sums + jnp.where(i >= first_kept, new.beta, 0.0)), info.refused
-
-    sums = jnp.zeros_like(state.beta)
-    (_, sums), refused = jax.lax.scan(body, (state, sums), (keys, jnp.arange(keys.shape[0])))
-    return sums, jnp.sum(refused, axis=0)
-
-
-def posterior_mean_batch(Xs, ys, prior, *, num_warmup=1000, num_samples=1000, seed=0, fit_intercept=True,
-                         noise_prior=FLAT, scaled=False):
-    """Posterior means of β for a batch of data sets ``Xs`` (B, n, p), ``ys`` (B, n), one chain each, by
-    the sweep of :func:`step` (``vmap`` over the data sets), with the model of :func:`run` (``fit_intercept``,
-    ``noise_prior``, ``scaled``). Only running sums are kept, so long runs over a table of data sets fit in
-    memory. Data set ``b``'s chain has the keys of chain ``b`` of :func:`run` at ``seed``. Returns the means
-    (B, p) and, per data set, the number of refused sweeps (:func:`guarded`). ``ValueError`` naming the
-    problem for data that are not B finite ``n × p`` designs with their targets, or counts that cannot run."""
-    from ._validation import as_numeric_array, check_finite
-
-    require(prior, "gibbs")
-    check_sampler_counts(num_warmup, num_samples, 1)
-    check_count("seed", seed, 0)
-    Xs, ys = as_numeric_array(Xs, "Xs"), as_numeric_array(ys, "ys")
-    if Xs.ndim != 3 or min(Xs.shape) < 1 or Xs.shape[1] < 3:
-        raise ValueError(f"Xs must be a 3-D array (data sets × samples × features) with at least 3 samples, "
-                         f"got shape {Xs.shape}")
-    if ys.shape != Xs.shape[:2]:
-        raise ValueError(f"ys must have shape {Xs.shape[:2]} (data sets × samples) to match Xs, got {ys.shape}")
-    check_finite(Xs, "Xs")
-    check_finite(ys, "ys")
-    for name, value in zip(("c", "d"), noise_prior):
-        check_number(name, value, -1.0 if name == "c" else 0.0)
-    if fit_intercept:
-        Xs, ys = Xs - Xs.mean(axis=1, keepdims=True), ys - ys.mean(axis=1, keepdims=True)
-    dof = Xs.shape[1] - (1 if fit_intercept else 0)
-    if 0.5 * dof + noise_prior.c + (0.5 * Xs.shape[2] if scaled else 0.0) <= 0:
-        raise ValueError(f"σ²'s conditional is improper with {dof} degrees of freedom and c = {noise_prior.c}")
-    sets = [gibbs_data(X, y, dof) for X, y in zip(Xs, ys)]
-    starts = [init(prior, d, float(np.mean(y**2))) for d, y in zip(sets, ys)]
-    stack = partial(jax.tree_util.tree_map, lambda *a: jnp.stack(a))
-    noise = NoisePrior(*(jnp.float64(v) for v in noise_prior))
-    keys = _sweep_keys(seed, Xs.shape[0], num_warmup + num_samples)
-    sums, refused = _sum_batch_draws(stack(*starts), keys, stack(*sets), num_warmup, prior, noise, bool(scaled))
-    return np.asarray(sums) / num_samples, np.asarray(refused)
-
-
 # --- Non-Gaussian likelihoods by data augmentation ----------------------------------------------
 
 
