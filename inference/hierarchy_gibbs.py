@@ -326,7 +326,6 @@ def _split_sweeps(key, num_chains, total):
     return jnp.swapaxes(jax.vmap(lambda k: jax.random.split(k, total))(chain_keys), 0, 1)
 
 
-@partial(jax.jit, static_argnames=("scaled",))
 # --- Non-Gaussian likelihoods by data augmentation ----------------------------------------------
 
 
