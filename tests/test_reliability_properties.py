@@ -44,9 +44,9 @@ FLAPRegressor() (noise fixed, profiled λ)      ✓       –      –          
 FLAPRegressor(estimate_noise=True) (FLAPσ)     ✓       –      ✓             (d)(g)
 RVMClassifier() (Gaussian kernels)             ✓       –      –             (c)(f)
 RVMClassifier(features="linear")               ✓       ✓      ✓             (a)(f)
-SMLRClassifier() (l1, λ = 1, linear)           –       –      –             (i)
-SMLRClassifier(features="kernel")              ✓       –      –             (c)(i)
-SMLRCV(cv=3, n_lams=4)                         –       –      –             (i)
+SMLRClassifier() (l1, λ = 1, linear)           ✓       ✓      ✓             (i)
+SMLRClassifier(features="kernel")              ✓       –      –             (c)
+SMLRCV(cv=3, n_lams=4)                         ✓       ✓      ✓             (i)
 BayesianLassoRegressor() (Gibbs, 1 chain)      ✓       –      –             (j)
 GibbsRegressor() (horseshoe, 1 chain)          ✓       –      –             (k)
 GibbsClassifier() (Laplace, probit, 1 chain)   ✓       –      –             (k)
@@ -86,9 +86,10 @@ test was written, they agreed to 4e-7 or better.)
     λ by 004 Algorithm 1 are unit-free, ``test_fits_do_not_depend_on_the_units_of_y_or_x``).
 (h) FLAP with its noise fixed: ``γ_i`` has the units of ``w_i²`` and the profiled ascent's
     ``A log λ`` depends on them (FLAPRegressor's docstring): no scale invariance.
-(i) Every weight, the bias included, is penalized by the one fixed (or CV-chosen, from a grid
-    set by the bias) λ: neither offsets nor scales leave the MAP as it was. Kernel features:
-    an offset leaves the design, hence the MAP, as it was.
+(i) ``standardize=True``: the linear basis is the inputs centred at their training mean and
+    divided by their training SD, the bias the logit at the mean; every weight, the bias included,
+    is penalized by the one fixed (or CV-chosen, from a grid set on that basis) λ, and the basis is
+    the same whatever the columns' offsets and units, so the MAP is too.
 (j) Centred ``X`` and ``y`` with the intercept integrated out; the same seed gives the same
     draws on the same centred data, so the fits differ only by the offset's rounding of ``Z``
     (a flip of an accept/reject step would make them differ by Monte Carlo error and fail).
@@ -164,12 +165,13 @@ CONFIGS = {
     "RVMClassifier": (lambda p: RVMClassifier(kernel_width=np.sqrt(p)), {"offset": TOL}),
     "RVMClassifier-linear": (lambda p: RVMClassifier(features="linear"), {"offset": TOL, "scale": TOL,
                                                                            "common_scale": TOL}),
-    "SMLRClassifier": (lambda p: SMLRClassifier(), {}),
+    "SMLRClassifier": (lambda p: SMLRClassifier(), {"offset": TOL, "scale": TOL, "common_scale": TOL}),
     "SMLRClassifier-kernel": (lambda p: SMLRClassifier(features="kernel", kernel_width=np.sqrt(p)), {"offset": TOL}),
-    "SMLRCV": (lambda p: SMLRCV(cv=3, n_lams=4), {}),
+    "SMLRCV": (lambda p: SMLRCV(cv=3, n_lams=4), {"offset": TOL, "scale": TOL, "common_scale": TOL}),
     "PoissonRVMRegressor": (lambda p: PoissonRVMRegressor(), {"offset": TOL, "scale": TOL, "common_scale": TOL}),
     "SparseRegressor": (lambda p: SparseRegressor(), {"offset": TOL, "scale": TOL, "common_scale": TOL}),
-    "SparseClassifier": (lambda p: SparseClassifier(method="map"), {}),
+    "SparseClassifier": (lambda p: SparseClassifier(method="map"), {"offset": TOL, "scale": TOL,
+                                                                  "common_scale": TOL}),
     "BayesianLassoRegressor": (lambda p: BayesianLassoRegressor(num_warmup=50, num_samples=100, num_chains=1,
                                                                 rhat_max=np.inf), {"offset": TOL}),
     "GibbsRegressor": (lambda p: GibbsRegressor(**SAMPLER_DRAWS), {"offset": TOL}),
