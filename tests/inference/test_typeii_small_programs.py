@@ -77,7 +77,8 @@ def test_a_small_first_fit_equals_the_default_engine(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("make", [BLSRegressor, lambda: BLSRegressor(noise_update="variances-fixed"), FLAPRegressor,
-                                  lambda: FLAPRegressor(estimate_noise=True)], ids=["bls", "bls-vf", "flap", "flap-sigma"])
+                                  lambda: FLAPRegressor(estimate_noise=True)],
+                         ids=["bls", "bls-vf", "flap", "flap-sigma"])
 def test_every_hierarchy_fits_as_with_the_default_engine(make, monkeypatch):
     """Three data sets, and a 50 × 60 design whose fit outgrows 16 slots (the later programs take the
     products from ``make_data``)."""
