@@ -26,9 +26,10 @@ from ._validation import (
     validate_regression_data,
 )
 from ._warnings import missed_signal, warn_degenerate
-from .gibbs import checked_hyper, run_gibbs
+from .gibbs import checked_hyper, gibbs_inference_data, sample_gibbs
 from .nuts import run_nuts
 from .posterior_sampling import PosteriorSamplingMixin
+from .split_rhat import max_split_rhat
 
 
 class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator):
@@ -71,10 +72,12 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         Bayesian Lasso never sets a coefficient exactly to zero);
     intercept_ : ``ȳ − x̄ᵀ coef_mean_``: ``predict`` is ``intercept_ + X coef_mean_``, the
         posterior predictive mean;
-    noise_var_, lam_ : posterior medians of σ² and λ = √λ²; ``rhat_`` the largest R-hat over β;
+    noise_var_, lam_ : posterior medians of σ² and λ = √λ²; ``rhat_`` the largest rank-normalized split
+        R-hat over β (:func:`~sparsebayes.inference.split_rhat.max_split_rhat`, ArviZ's ``rhat`` in NumPy);
     intercept_var_ : ``E[σ²]/n``, the flat-prior intercept's variance given β and σ² averaged over
         the draws (``b | β, σ² ~ N(ȳ − x̄ᵀβ, σ²/n)``);
-    idata_ : the draws; n_iter_ : draws per chain;
+    idata_ : the draws as ``InferenceData`` (built from the Gibbs draws on first access, so that a fit
+        needs no ArviZ); n_iter_ : draws per chain;
     prior_ : the hierarchy fitted, ``ScaledLaplacePrior(a=lam2_shape, b=lam2_rate, c=c, d=d)``
         (:attr:`_hierarchy_fields`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
         for ``sampler="nuts"``) with the other parameters as options refits this model, the same
@@ -138,7 +141,6 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
             When the prior shrinks every coefficient to about zero (``lam2_rate`` far too small
             for the units of ``X``).
         """
-        from .arviz_compat import rhat
         if self.sampler not in ("gibbs", "nuts", "nuts-marginal"):
             raise ValueError(f"sampler must be 'gibbs', 'nuts' or 'nuts-marginal', got {self.sampler!r}")
         check_number("credible_level", self.credible_level, 0.0, strict=True)
@@ -158,10 +160,11 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         p = X.shape[1]
         coords = {"basis": basis_names(self, None, p)}
         if self.sampler == "gibbs":
-            idata = run_gibbs(Xc, yc, lam2_shape=self.lam2_shape, lam2_rate=self.lam2_rate, c=self.c, d=self.d,
-                              num_warmup=self.num_warmup, num_samples=self.num_samples,
-                              num_chains=self.num_chains, seed=self.seed, coords=coords,
-                              progress_bar=bool(self.progress_bar))
+            draws = sample_gibbs(Xc, yc, lam2_shape=self.lam2_shape, lam2_rate=self.lam2_rate, c=self.c, d=self.d,
+                                 num_warmup=self.num_warmup, num_samples=self.num_samples,
+                                 num_chains=self.num_chains, seed=self.seed, progress_bar=bool(self.progress_bar))
+            self._idata_ = (draws, coords)  # built by ``idata_`` on first access
+            posterior = draws.posterior
         else:
             marginal = self.sampler == "nuts-marginal"
             dims = {"beta": ["basis"], "y": ["obs"], **({} if marginal else {"tau2": ["basis"]})}
@@ -169,31 +172,46 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
                              num_chains=self.num_chains, seed=self.seed, progress_bar=bool(self.progress_bar),
                              rhat_max=None, coords=coords, dims=dims, lam2_shape=hyper.lam2_shape,
                              lam2_rate=hyper.lam2_rate, c=hyper.c, d=hyper.d, marginal=marginal)
-        self.idata_ = idata
+            self._idata_ = idata
+            posterior = {name: np.asarray(idata.posterior[name]) for name in ("beta", "noise_var", "lam2")}
         self.likelihood_ = GaussianLikelihood()
         self.prior_ = self._hierarchy(**{field: getattr(hyper, param) for field, param in
                                          self._hierarchy_fields.items()})
-        beta = np.asarray(idata.posterior["beta"]).reshape(-1, p)
+        beta = np.asarray(posterior["beta"]).reshape(-1, p)
         self.beta_draws_ = beta
-        self.noise_var_draws_ = np.asarray(idata.posterior["noise_var"]).ravel()
+        self.noise_var_draws_ = np.asarray(posterior["noise_var"]).ravel()
         self.coef_ = np.median(beta, axis=0)
         self.coef_mean_ = beta.mean(axis=0)
         tail = 0.5 * (1.0 - self.credible_level)
         self.coef_interval_ = np.quantile(beta, [tail, 1.0 - tail], axis=0)
         self.active_ = (self.coef_interval_[0] > 0) | (self.coef_interval_[1] < 0)
         self.noise_var_ = float(np.median(self.noise_var_draws_))
-        self.lam_ = float(np.median(np.sqrt(np.asarray(idata.posterior["lam2"]))))
+        self.lam_ = float(np.median(np.sqrt(np.asarray(posterior["lam2"]))))
         self.intercept_ = self.y_mean_ - float(self.x_mean_ @ self.coef_mean_)
         self.intercept_var_ = float(self.noise_var_draws_.mean()) / X.shape[0]
         self.n_iter_ = int(self.num_samples)
         _warn_if_shrunk_to_zero(self, Xc, yc)
         self.rhat_ = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
-            self.rhat_ = float(np.max(rhat(idata, var_names=["beta"])["beta"].values))
+            self.rhat_ = max_split_rhat(posterior["beta"])
             if self.rhat_ > self.rhat_max:
                 warnings.warn(f"{self.sampler} chains have not mixed: max R-hat over beta {self.rhat_:.3f} > "
                               f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=2)
         return self
+
+    @property
+    def idata_(self):
+        """The draws as ``InferenceData`` (ArviZ 1.x: ``xarray.DataTree``): the NUTS sampler's own, or
+        the Gibbs draws' (:func:`~sparsebayes.inference.gibbs.gibbs_inference_data`, with the
+        ``observed_data`` and pointwise ``log_likelihood`` groups), built on first access and kept."""
+        try:
+            stored = self.__dict__["_idata_"]
+        except KeyError:
+            raise AttributeError("'BayesianLassoRegressor' object has no attribute 'idata_' (not fitted)") from None
+        if isinstance(stored, tuple):
+            draws, coords = stored
+            stored = self.__dict__["_idata_"] = gibbs_inference_data(draws, coords=coords)
+        return stored
 
     def predict(self, X, return_std=False):
         """Posterior predictive mean ``x̃ᵀE[β] + ȳ`` (``x̃ = x − x̄``); with ``return_std`` its sd,

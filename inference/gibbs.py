@@ -15,8 +15,9 @@ Full conditionals (Park & Casella 2008, Sec. 2):
 
 The engine contract (DESIGN, inference/): :class:`State` and :class:`Info`, :func:`init`, the pure
 :func:`step` (one guarded sweep from its :class:`SweepVariates`) and :func:`run`, the jit boundary
-(``lax.scan`` over sweeps, chains by ``vmap``); :func:`run_gibbs` drives it in compiled calls and
-returns ``InferenceData``, :func:`posterior_mean_batch` drives the same step over a batch of data
+(``lax.scan`` over sweeps, chains by ``vmap``; :func:`run_on_data` sets the data up in the same
+program); :func:`sample_gibbs` drives it in compiled calls and returns NumPy draws,
+:func:`run_gibbs` the same as ``InferenceData``, :func:`posterior_mean_batch` drives the same step over a batch of data
 sets.
 """
 from __future__ import annotations
@@ -121,10 +122,7 @@ def sweep_data(X, y, use_cholesky=True):
     return SweepData(X, y, bordered_gram(X, y) if use_cholesky else None, R, Qty, jnp.sum((y - Q @ Qty) ** 2))
 
 
-#: :func:`sweep_data` compiled, for one data set and for a batch (computed once per run, not per call of sweeps)
-_sweep_data = jax.jit(sweep_data, static_argnames=("use_cholesky",))
-
-
+#: :func:`sweep_data` over a batch of data sets, compiled (computed once per run, not per call of sweeps)
 @partial(jax.jit, static_argnums=(2,))
 def _batch_sweep_data(Xs, ys, use_cholesky):
     return jax.vmap(partial(sweep_data, use_cholesky=use_cholesky))(Xs, ys)
@@ -253,6 +251,20 @@ def run(state, variates, data, hyper, use_cholesky):
     state (sweep, chain, …), every sweep's Info)``. Compiled once per shape: the data and the
     hyperparameters are arguments, not constants of a closure, so a new fit of the same shape
     compiles nothing."""
+    return _sweeps(state, variates, data, hyper, use_cholesky)
+
+
+@partial(jax.jit, static_argnames=("use_cholesky",))
+def run_on_data(state, variates, X, y, hyper, use_cholesky):
+    """:func:`run` on ``(X, y)`` itself: :func:`sweep_data` (the QR and the bordered Gram matrix) and
+    the sweeps in one program, so that a first fit compiles one program, not two. Each call sets the
+    data up again, ``O(np²)``, against the ``O(p³)`` of each of its sweeps (a run is one call unless a
+    progress bar or the variates' budget cuts it); the draws are :func:`run`'s."""
+    return _sweeps(state, variates, sweep_data(X, y, use_cholesky), hyper, use_cholesky)
+
+
+def _sweeps(state, variates, data, hyper, use_cholesky):
+    """The body of :func:`run` and :func:`run_on_data`."""
     chains_step = jax.vmap(lambda s, v: step(s, v, data, hyper, use_cholesky))
 
     def body(state, v):
@@ -300,6 +312,18 @@ def init(X, y, num_chains, rng):
     return State(beta, np.full(num_chains, s2), np.ones((num_chains, p)), np.ones(num_chains))
 
 
+class GibbsDraws(NamedTuple):
+    """What :func:`sample_gibbs` returns: ``posterior`` (name -> (chain, draw, …) array of every
+    :class:`State` field), the checked float64 ``X`` and ``y`` it sampled on, ``features`` (a
+    DataFrame's column labels, else ``None``) and ``attrs`` (``inference``, ``sampling_seconds``,
+    ``refused_sweeps``, ``variates``)."""
+    posterior: dict
+    X: np.ndarray
+    y: np.ndarray
+    features: object
+    attrs: dict
+
+
 def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000, num_samples=2000,
               num_chains=4, seed=0, coords=None, progress_bar=None, log_likelihood=True, variates="auto"):
     """Park–Casella Gibbs on centred ``X``, ``y``; returns ``InferenceData`` (chain, draw).
@@ -310,11 +334,26 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     ``observed_data`` ``y`` and the pointwise ``log_likelihood`` ``log N(y_i | x_iᵀβ, σ²)`` of
     every draw, the groups (and names) that ``run_nuts`` gives for the same NumPyro model
     (:func:`sparsebayes.models.bayesian_lasso.bayesian_lasso`), so ``az.loo`` and
-    ``az.compare`` take Gibbs and NUTS fits alike. With a progress bar (``progress_bar=True``;
-    ``None``, the default: when standard error is a terminal) the sweeps run in about 20 compiled
-    calls of :func:`run` with a tqdm bar between them (long runs of wide problems are cut into
-    calls anyway, to bound the variates held at once); the draws are the same however the sweeps
-    are cut (:func:`variate_streams`).
+    ``az.compare`` take Gibbs and NUTS fits alike. The sampling is :func:`sample_gibbs`'s (its
+    docstring: the progress bar, ``variates``, the checks of the input) and the object
+    :func:`gibbs_inference_data`'s.
+    """
+    draws = sample_gibbs(X, y, lam2_shape=lam2_shape, lam2_rate=lam2_rate, c=c, d=d, num_warmup=num_warmup,
+                         num_samples=num_samples, num_chains=num_chains, seed=seed, progress_bar=progress_bar,
+                         variates=variates)
+    return gibbs_inference_data(draws, coords=coords, log_likelihood=log_likelihood)
+
+
+def sample_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000, num_samples=2000,
+                 num_chains=4, seed=0, progress_bar=None, variates="auto"):
+    """Park–Casella Gibbs on centred ``X``, ``y``: the draws of :func:`run_gibbs` as NumPy arrays
+    (:class:`GibbsDraws`), without ArviZ.
+
+    With a progress bar (``progress_bar=True``; ``None``, the default: when standard error is a
+    terminal) the sweeps run in about 20 compiled calls of :func:`run_on_data` with a tqdm bar
+    between them (long runs of wide problems are cut into calls anyway, to bound the variates held
+    at once); the draws are the same however the sweeps are cut (:func:`variate_streams`). A run
+    of one call compiles one program (:func:`run_on_data`).
 
     ``variates`` says where the random numbers are drawn (:mod:`.gibbs_variates`): ``"numpy"``
     on the host, ``"device"`` by JAX where the sweeps run, ``"auto"`` (default) the device on an
@@ -324,11 +363,8 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     ``X`` (n, p) and ``y`` (n,) may be NumPy arrays, pandas objects or lists; they are checked
     and converted to float64 first (:func:`~sparsebayes.inference._validation.check_data`), and
     the hyperparameters must be finite and ``≥ 0``, ``lam2_rate > 0`` (:func:`checked_hyper`: a zero
-    rate makes the posterior improper): bad input is a
-    ``ValueError`` naming the problem. A DataFrame's column names label the ``feature`` dim
-    (``coords`` given for it wins).
+    rate makes the posterior improper): bad input is a ``ValueError`` naming the problem.
     """
-    from .arviz_compat import from_dict
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
     hyper = checked_hyper(lam2_shape, lam2_rate, c, d)
@@ -340,45 +376,55 @@ def run_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=
     # zero rows up to a shared size, so a new n mostly reuses the compiled sampler (:func:`sweep`)
     rows = bucket(n, per_octave=4)
     use_cholesky = n >= p
-    data = _sweep_data(pad_to(X, (rows, p)), pad_to(y, (rows,)), use_cholesky)  # set up once (QR), before the timing
+    Xp, yp = pad_to(X, (rows, p)), pad_to(y, (rows,))
     total = num_warmup + num_samples
     progress_bar = show_progress(progress_bar)
     source = VariateSource(variates, seed, streams, num_chains, n, rows, p, hyper, use_cholesky)
     lengths = chunk_lengths(total, _chunk_size(total, num_chains, p, rows, use_cholesky, progress_bar, source.budget))
     one_sweep = draw_variates(variate_streams(0), 1, num_chains, n, rows, p, hyper, use_cholesky)  # for the shapes
-    compiled = {m: run.lower(state, jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one_sweep),
-                             data, hyper, use_cholesky).compile()
+    compiled = {m: run_on_data.lower(state, jax.tree.map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype),
+                                                         one_sweep), Xp, yp, hyper, use_cholesky).compile()
                 for m in set(lengths)}  # outside the timing (cached after the first fit of a shape)
     source.compile(lengths)
     chunks, refusals = [], []
     t0 = time.perf_counter()
     with progress(total, "gibbs", progress_bar) as bar:
         for m in lengths:
-            state, draws, infos = compiled[m](state, source.next(m), data, hyper)
+            state, draws, infos = compiled[m](state, source.next(m), Xp, yp, hyper)
             chunks.append(draws)
-            refusals.append(jnp.sum(infos.refused))
+            refusals.append(infos.refused)
             if progress_bar:
                 jax.block_until_ready(state)  # the bar shows sweeps done, not sweeps queued
             bar.update(m)
     jax.block_until_ready(chunks)
     seconds = time.perf_counter() - t0
-    refused = int(np.sum(jax.device_get(refusals)))
+    refused = int(sum(np.count_nonzero(np.asarray(r)) for r in refusals))  # on the host: no program for a sum
     _warn_refused(refused, num_chains * total)
     posterior = {k: np.concatenate([np.asarray(getattr(c, k)) for c in chunks], axis=0)[num_warmup:].swapaxes(0, 1)
                  for k in State._fields}
+    attrs = {"inference": "gibbs", "sampling_seconds": seconds, "refused_sweeps": refused, "variates": source.source}
+    return GibbsDraws(posterior, X, y, features, attrs)
+
+
+def gibbs_inference_data(draws, *, coords=None, log_likelihood=True):
+    """The ``InferenceData`` of :func:`run_gibbs` from :func:`sample_gibbs`'s :class:`GibbsDraws`:
+    the posterior (``beta`` and ``tau2`` on dim ``basis``, labelled by the DataFrame's columns
+    unless ``coords`` names them), its ``attrs``, and with ``log_likelihood`` the ``observed_data``
+    ``y`` and the pointwise ``log_likelihood`` (:func:`gaussian_log_likelihood`)."""
+    from .arviz_compat import from_dict
+    posterior, X, y = draws.posterior, draws.X, draws.y
     groups = {}
     if log_likelihood:
         groups = {"observed_data": {"y": y},
                   "log_likelihood": {"y": gaussian_log_likelihood(posterior["beta"], posterior["noise_var"], X, y)}}
+    p = X.shape[1]
     idata = from_dict(
         {"posterior": posterior, **groups},
-        coords={"basis": np.arange(p) if features is None else features, **(coords or {})},
+        coords={"basis": np.arange(p) if draws.features is None else draws.features, **(coords or {})},
         dims={"beta": ["basis"], "tau2": ["basis"], "y": ["obs"]},
     )
-    idata.posterior.attrs["inference"] = "gibbs"
-    idata.posterior.attrs["sampling_seconds"] = seconds
-    idata.posterior.attrs["refused_sweeps"] = refused
-    idata.posterior.attrs["variates"] = source.source
+    for key, value in draws.attrs.items():
+        idata.posterior.attrs[key] = value
     return idata
 
 
