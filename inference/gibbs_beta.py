@@ -13,6 +13,8 @@ logistic's Pólya-Gamma variates (Polson, Scott & Windle 2013: ``ω`` the variat
 
 * :func:`rue_draw` (Rue 2001, Algorithm 2): ``A = LLᵀ``, ``β = L⁻ᵀ(L⁻¹b + ε)``, ``b = XᵀΩz/σ²``,
   ``ε ~ N(0, I_p)``; ``O(np² + p³)`` flops and a ``p × p`` array, for ``p ≤ n``;
+  where that factor fails (collinear columns in large units), :func:`qr_draw`, the same draw from
+  the QR factor of ``[Ω^{1/2}X/σ; D^{-1/2}]``, which forms no Gram matrix;
 * :func:`bhattacharya_draw` (Bhattacharya, Chakraborty & Mallick 2016, Algorithm 1):
   with ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ`` and ``D = diag(v)``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``,
   ``v' = Φu + δ``, solve ``(ΦDΦᵀ + I_n) w = α − v'``, return ``u + DΦᵀw``; ``O(n²p)`` flops and
@@ -96,10 +98,37 @@ def rue_from_precision(normal, precision, rhs):
 def rue_draw(normal, X, z, omega, prior_var, noise_var):
     """``β ~ N(A⁻¹XᵀΩz/σ², A⁻¹)``, ``A = XᵀΩX/σ² + diag(1/v)`` (module docstring), by the Cholesky
     factor of ``A``: :func:`rue_from_precision`. ``normal ~ N(0, I_p)``, ``X`` (n, p), ``z`` (n,),
-    ``omega`` (n,) or ``None`` (all ones), ``prior_var`` ``v`` (p,), ``noise_var`` σ²."""
+    ``omega`` (n,) or ``None`` (all ones), ``prior_var`` ``v`` (p,), ``noise_var`` σ².
+
+    Where that factor is not finite (forming ``ΦᵀΦ`` rounds by about ``ε‖Φ‖²``, which swamps the
+    prior precision ``1/v`` of a null direction when ``Φ`` has collinear columns in large units),
+    the same draw from the QR factor of ``[Φ; D^{-1/2}]`` (:func:`qr_draw`), which forms no Gram
+    matrix; elsewhere the Cholesky draw, unchanged."""
     Phi, alpha = _weighted(X, z, omega, noise_var)
     precision = Phi.T @ Phi + jnp.diag(1.0 / prior_var)
-    return rue_from_precision(normal, precision, alpha @ Phi)
+    beta = rue_from_precision(normal, precision, alpha @ Phi)
+    return jnp.where(jnp.all(jnp.isfinite(beta)), beta, _qr_draw_weighted(normal, Phi, alpha, prior_var))
+
+
+def _qr_draw_weighted(normal, Phi, alpha, prior_var):
+    """:func:`qr_draw` on the whitened ``Φ = Ω^{1/2}X/σ`` and ``α = Ω^{1/2}z/σ``."""
+    p = Phi.shape[1]
+    stacked = jnp.concatenate([Phi, jnp.diag(1.0 / jnp.sqrt(prior_var))])
+    Q, R = jnp.linalg.qr(stacked, mode="reduced")
+    mean_half = Q[: Phi.shape[0]].T @ alpha  # Qᵀ[α; 0]
+    return jax.lax.linalg.triangular_solve(R, (mean_half + normal)[:, None], left_side=True,
+                                           lower=False)[:, 0].reshape(p)
+
+
+def qr_draw(normal, X, z, omega, prior_var, noise_var):
+    """The same ``β`` as :func:`rue_draw` without forming ``A``: with ``Φ = Ω^{1/2}X/σ``,
+    ``α = Ω^{1/2}z/σ`` and ``M = [Φ; D^{-1/2}] = QR`` (``(n + p) × p``, ``D = diag(v)``),
+    ``A = MᵀM = RᵀR``, so ``β = R⁻¹(Qᵀ[α; 0] + ε)``: the mean ``R⁻¹Qᵀ[α; 0]`` is the least-squares
+    solution of ``Mβ ≈ [α; 0]``, i.e. ``A⁻¹Φᵀα``, and ``R⁻¹ε`` has covariance ``(RᵀR)⁻¹ = A⁻¹``
+    (Rue 2001's draw with the triangular factor taken from Householder QR, which is backward
+    stable in ``M``: its rounding is ``ε‖M‖``, not ``ε‖M‖²``). ``O((n + p)p²)`` flops."""
+    Phi, alpha = _weighted(X, z, omega, noise_var)
+    return _qr_draw_weighted(normal, Phi, alpha, prior_var)
 
 
 def bhattacharya_draw(normal, row_normal, X, z, omega, prior_var, noise_var):

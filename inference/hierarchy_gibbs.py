@@ -191,8 +191,10 @@ def guarded(new, old, info):
     conditional's limit, e.g. a horseshoe scale), is a breakdown of the sweep's algebra. With ``p > n``
     and a vague prior on the global scale a chain can drift towards σ² → 0 and prior variances → ∞,
     where the β draw's Cholesky factor fails; the chain then stays where it was, and callers count the
-    refusals (the draws after one no longer follow the posterior)."""
-    finite = [jnp.all(jnp.isfinite(new.beta)), jnp.all(jnp.isfinite(new.noise_var))]
+    refusals (the draws after one no longer follow the posterior). Any state of named arrays and an
+    ``aux`` dict: :class:`State` (β, σ²) and :class:`AugmentedState` (β, the intercept, the
+    likelihood's parameter) alike."""
+    finite = [jnp.all(jnp.isfinite(leaf)) for name, leaf in new._asdict().items() if name != "aux"]
     no_nan = [~jnp.any(jnp.isnan(leaf)) for leaf in jax.tree_util.tree_leaves(new.aux)]
     ok = jnp.all(jnp.stack(finite + no_nan))
     kept = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)
@@ -391,7 +393,7 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
     param_step = getattr(likelihood, "gibbs_param_step", None)
     param = state.param if param_step is None else param_step(k_param, data.y, eta, state.param, omega)
     log_lik = jnp.sum(likelihood.log_lik(data.y, eta, param))
-    return AugmentedState(beta, intercept, param, aux), Info(log_lik, jnp.log(jnp.min(v)), jnp.zeros((), bool))
+    return guarded(AugmentedState(beta, intercept, param, aux), state, Info(log_lik, jnp.log(jnp.min(v))))
 
 
 @partial(jax.jit, static_argnames=("likelihood", "beta_draw"))

@@ -185,13 +185,10 @@ SLOW_CONFIGS = {"NutsRegressor", "NutsClassifier"}
 
 #: (configuration, transform) whose fit may stop with a FloatingPointError that says to scale X, on a
 #: rank-deficient design (duplicated or collinear columns) in units of 1e6 or more; any other failure
-#: fails. TODO(issue 42): the Gibbs β draw factors the Gram matrix ``HᵀΩH + D⁻¹``: with columns in
-#: units of 1e8 its rounding (about 1e17 · 1e-16) exceeds the prior precision of the null direction
-#: (about 1: the hierarchy's scale in the units of β, unscaled as under EM), and the Cholesky factor
-#: fails. A draw from a QR factor of ``[Ω^½H; D^-½]``, which forms no Gram matrix, would not. (The
-#: Gaussian sweep refuses such a sweep and the regressor warns, DegenerateFitWarning; the augmented
-#: sweeps of the classifier are not guarded.)
-SINGULAR_IN_LARGE_UNITS = {("GibbsClassifier", "scale"), ("GibbsClassifier", "common_scale")}
+#: fails. None now: the augmented Gibbs β draw falls back to a QR factor of ``[Ω^½H; D^-½]`` where the
+#: Cholesky factor of ``HᵀΩH + D⁻¹`` fails (``gibbs_beta.rue_draw``), and a sweep that still leaves
+#: float64 is refused with a DegenerateFitWarning, as the Gaussian sweep's.
+SINGULAR_IN_LARGE_UNITS = set()
 
 
 def test_every_exported_estimator_is_covered():
