@@ -61,9 +61,11 @@ import numpy as np
 from jax import lax
 
 import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.inference._compile import quick_twin
 from sparsebayes.inference.bound_problem import (  # noqa: F401  (the engine's API, re-exported)
     LIKELIHOOD,
     LOGIT_FLOOR,
+    QUICK_MAX_SIZE,
     SATURATED,
     SOLVERS,
     Info,
@@ -73,6 +75,7 @@ from sparsebayes.inference.bound_problem import (  # noqa: F401  (the engine's A
     gradient,
     info,
     init,
+    is_small,
     make_problem,
     optimality_residual,
     overrelax,
@@ -240,6 +243,9 @@ def _run(problem, prior, coef0, tol, seed, max_iter, *, solver, options):
     return state, info(state, problem, prior, converged=_converged(state, tol))
 
 
+_run_quick = quick_twin(_run, static_argnames=("solver", "options"))
+
+
 def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_iter=1000,
         seed=0, **options):
     """Iterate ``solver`` until the relative change ``max|ΔW| / max|W|`` drops below ``tol``.
@@ -269,11 +275,16 @@ def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_ite
     Returns
     -------
     (State, Info)
+
+    Problems of at most :data:`QUICK_MAX_SIZE` entries of ``XW`` run a program compiled for speed of
+    compiling (:mod:`sparsebayes.inference._compile`), which may differ from the optimized one's
+    estimate in the last bits.
     """
     check_prior(prior)
     # NumPy scalars, not eager jnp.asarray calls (each a device dispatch, a cost paid on every fit of a λ path)
-    return _run(problem, prior, coef0, np.float64(tol), seed, np.int64(max_iter),
-                solver=solver, options=tuple(sorted(options.items())))
+    program = _run_quick if is_small(problem.X.shape, problem.XtY.shape[1]) else _run
+    return program(problem, prior, coef0, np.float64(tol), seed, np.int64(max_iter),
+                   solver=solver, options=tuple(sorted(options.items())))
 
 
 @partial(jax.jit, static_argnames=("solver", "n_steps", "options"))

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.inference._compile import quick_twin
 from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.multinomial import MULTINOMIAL, BohningBound, one_hot_reference
 from sparsebayes.models.priors import has_piece, require
@@ -100,14 +101,28 @@ def check_prior(prior):
     return prior
 
 
+#: Problems of at most this many entries of ``XW`` (``n · d · (m−1)``, padded sizes) are compiled at
+#: :data:`~sparsebayes.inference._compile.QUICK_COMPILE` (:func:`is_small`): a step then costs a few
+#: thousand multiply-adds, fast even in unoptimized code, and a first fit compiles a third faster.
+QUICK_MAX_SIZE = 1 << 12
+
+
+def is_small(shape, n_free_classes):
+    """Whether a design of ``shape`` (``n × d``) with ``m − 1 = n_free_classes`` weight columns is at
+    most :data:`QUICK_MAX_SIZE`: its programs are compiled for compile time, not run time."""
+    return shape[0] * shape[1] * n_free_classes <= QUICK_MAX_SIZE
+
+
 def make_problem(X, y, n_classes, *, solver, prior):
     """Precompute what ``solver`` needs: ``B``'s diagonal, eigenbasis, or dense matrix (eq. 8); the dense
     ``B`` only for a block fit with a sparse prior (eq. 13)."""
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     block = solver == "block"
-    return _build_problem(jnp.asarray(X, dtype=jnp.float64), jnp.asarray(y), n_classes=n_classes,
-                          dense=block and bool(check_prior(prior).bound_sparse), eigen=block)
+    X = jnp.asarray(X, dtype=jnp.float64)
+    build = _build_problem_quick if is_small(X.shape, n_classes - 1) else _build_problem
+    return build(X, jnp.asarray(y), n_classes=n_classes, dense=block and bool(check_prior(prior).bound_sparse),
+                 eigen=block)
 
 
 @partial(jax.jit, static_argnames=("n_classes", "dense", "eigen"))
@@ -117,6 +132,9 @@ def _build_problem(X, y, *, n_classes, dense, eigen):
     x_max = jnp.max(jnp.abs(X))
     return Problem(X, X.T, Y1, X.T @ Y1, LIKELIHOOD.bohning_bound(X, n_classes, dense=dense, eigen=eigen),
                    LOGIT_FLOOR / jnp.where(x_max > 0, x_max, 1.0))
+
+
+_build_problem_quick = quick_twin(_build_problem, static_argnames=("n_classes", "dense", "eigen"))
 
 
 def predictors(coef, problem, prior):
