@@ -36,6 +36,7 @@ from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.model import beta_statement, sparse_model, sparse_model_for
 from sparsebayes.models.priors import HIERARCHIES, nuts_settings
 
+from ._warnings import warn_degenerate
 from .gibbs_estimators import _DOC_SAMPLER, GibbsClassifier, GibbsRegressor
 from .hierarchy_gibbs import INTERCEPT_SCALE, AugmentedState
 
@@ -141,11 +142,65 @@ class _NutsSampling:
                          max_tree_depth=declared.get("max_tree_depth"), progress_bar=bool(self.progress_bar),
                          rhat_max=None, coords=coords, dims=dims, **kwargs)
         post = idata.posterior
+        self._warn_if_stuck(idata, H)
         beta = np.asarray(post["beta"])
         intercept = np.asarray(post["intercept"]) if self.fit_intercept else np.zeros(beta.shape[:2])
         name = getattr(lik, "param_name", None)
         param = np.asarray(post[name]) if name else np.ones(beta.shape[:2])
         return AugmentedState(beta, intercept, param, {}), idata
+
+
+    def _warn_if_stuck(self, idata, H):
+        """A :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` when a chain did not move: some
+        parameter's draws (any component of any posterior site) all equal in a chain, or a chain's mean
+        acceptance below :data:`STUCK_ACCEPTANCE`. Under columns in very different units (the Laplace
+        and horseshoe bases are centred, not scaled) warm-up can adapt the step size down to ~1e-18,
+        where no leapfrog step changes a float64 value: the chain stays at its start and its draws
+        describe nothing, whatever R-hat over one chain says."""
+        stuck = _stuck_chains(idata)
+        if stuck is None:
+            return
+        sites, low_accept, step = stuck
+        what = []
+        if sites:
+            what.append(f"the draws of {', '.join(sites)} never moved")
+        if low_accept:
+            what.append(f"the mean acceptance was below {STUCK_ACCEPTANCE:g}")
+        warn_degenerate(self, f"NUTS did not move in at least one chain ({'; '.join(what)}; adapted step size "
+                        f"{step:.3g}, basis up to |h| = {np.max(np.abs(H), initial=0.0):.3g}): the chain stayed near "
+                        f"its start and the draws do not describe the posterior",
+                        "scale X (e.g. StandardScaler) so that its columns have comparable units, or raise num_warmup, "
+                        "and fit again", stacklevel=5)
+
+
+#: A chain whose mean NUTS acceptance is below this has not moved (:func:`_stuck_chains`).
+STUCK_ACCEPTANCE = 0.01
+
+
+def _stuck_chains(idata):
+    """``(sites, low_acceptance, step_size)`` when some chain of ``idata`` did not move, else ``None``:
+    ``sites`` the posterior sites with a component whose draws all equal in some chain (each as
+    ``name[index]``, at most three listed), ``low_acceptance`` whether some chain's mean acceptance is
+    below :data:`STUCK_ACCEPTANCE`, ``step_size`` the smallest adapted step. Needs two draws or more."""
+    post = idata.posterior
+    if post.sizes.get("draw", 0) < 2:
+        return None
+    sites = []
+    for name, var in post.data_vars.items():
+        a = np.asarray(var, dtype=np.float64)
+        flat = a.reshape(a.shape[0], a.shape[1], -1)
+        frozen = np.all(flat == flat[:, :1], axis=1)  # (chain, component)
+        for j in np.flatnonzero(np.any(frozen, axis=0)):
+            sites.append(name if flat.shape[2] == 1 else f"{name}[{j}]")
+    stats = getattr(idata, "sample_stats", None)
+    accept = np.asarray(stats["acceptance_rate"], dtype=np.float64) if stats is not None and \
+        "acceptance_rate" in stats else None
+    low = bool(accept is not None and np.any(np.nan_to_num(accept.mean(axis=1), nan=0.0) < STUCK_ACCEPTANCE))
+    if not sites and not low:
+        return None
+    step = float(np.min(stats["step_size"])) if stats is not None and "step_size" in stats else float("nan")
+    shown = sites[:3] + ([f"and {len(sites) - 3} more"] if len(sites) > 3 else [])
+    return shown, low, step
 
 
 _DOC_NUTS = """
