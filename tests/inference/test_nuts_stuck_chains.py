@@ -9,7 +9,6 @@ import warnings
 
 import arviz as az
 import numpy as np
-import pytest
 
 from sparsebayes.inference import NutsClassifier
 from sparsebayes.inference._warnings import DegenerateFitWarning
