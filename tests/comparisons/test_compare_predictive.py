@@ -28,7 +28,8 @@ def _diabetes():
 def regression():
     X, y = _diabetes()
     est = AdaptiveSparseRegressor(prior="laplace").fit(X[:300], y[:300])
-    cmp = sparsebayes.compare(est, X[:300], y[:300], X_test=X[300:], y_test=y[300:], **SAMPLING)
+    cmp = sparsebayes.compare(est, X[:300], y[:300], X_test=X[300:], y_test=y[300:], samplers=("nuts",),
+                              **SAMPLING)
     return dict(cmp=cmp, est=est, X_test=X[300:], y_test=y[300:])
 
 
@@ -130,7 +131,8 @@ def test_test_size_holds_out_seeded_rows_and_refits_on_the_rest():
     X, y = _diabetes()
     X, y = X[:120, :4], y[:120]
     est = AdaptiveSparseRegressor(prior="laplace").fit(X, y)  # fitted on every row: compare must refit
-    cmp = sparsebayes.compare(est, X, y, test_size=0.25, num_warmup=30, num_samples=30, num_chains=1, seed=3)
+    cmp = sparsebayes.compare(est, X, y, test_size=0.25, samplers=("nuts",), num_warmup=30, num_samples=30,
+                              num_chains=1, seed=3)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=3)
     np.testing.assert_array_equal(cmp.X_test, X_test)
     np.testing.assert_array_equal(cmp.y_test, y_test)
