@@ -13,8 +13,9 @@ logistic's Pólya-Gamma variates (Polson, Scott & Windle 2013: ``ω`` the variat
 
 * :func:`rue_draw` (Rue 2001, Algorithm 2): ``A = LLᵀ``, ``β = L⁻ᵀ(L⁻¹b + ε)``, ``b = XᵀΩz/σ²``,
   ``ε ~ N(0, I_p)``; ``O(np² + p³)`` flops and a ``p × p`` array, for ``p ≤ n``;
-  where that factor fails (collinear columns in large units), :func:`qr_draw`, the same draw from
-  the QR factor of ``[Ω^{1/2}X/σ; D^{-1/2}]``, which forms no Gram matrix;
+* :func:`qr_draw`: the same draw from the QR factor of ``[Ω^{1/2}X/σ; D^{-1/2}]``, which forms no
+  Gram matrix (rounding ``ε‖X‖``, not ``ε‖X‖²``): where Rue's Cholesky factor is not finite
+  (collinear columns in large units), at ``O((n + p)p²)``;
 * :func:`bhattacharya_draw` (Bhattacharya, Chakraborty & Mallick 2016, Algorithm 1):
   with ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ`` and ``D = diag(v)``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``,
   ``v' = Φu + δ``, solve ``(ΦDΦᵀ + I_n) w = α − v'``, return ``u + DΦᵀw``; ``O(n²p)`` flops and
@@ -29,7 +30,7 @@ logistic's Pólya-Gamma variates (Polson, Scott & Windle 2013: ``ω`` the variat
   prior precision as preconditioner and only products with ``X`` and ``Xᵀ``: ``O(np)`` per iteration,
   nothing ``p × p`` or ``n × n``; exact up to the stated residual tolerance (:class:`CG`).
 
-:func:`draw_beta` picks Rue or Bhattacharya by shape (:func:`choose_method`), or CG on request, and
+:func:`draw_beta` picks Rue or Bhattacharya by shape (:func:`choose_method`), or CG or QR on request, and
 draws its own normals from a key. All functions are pure JAX, for use inside ``jit``/``vmap``/``scan``; the
 only checks are on shapes (static), in :func:`draw_beta` and :func:`gaussian_stats`.
 """
@@ -98,16 +99,13 @@ def rue_from_precision(normal, precision, rhs):
 def rue_draw(normal, X, z, omega, prior_var, noise_var):
     """``β ~ N(A⁻¹XᵀΩz/σ², A⁻¹)``, ``A = XᵀΩX/σ² + diag(1/v)`` (module docstring), by the Cholesky
     factor of ``A``: :func:`rue_from_precision`. ``normal ~ N(0, I_p)``, ``X`` (n, p), ``z`` (n,),
-    ``omega`` (n,) or ``None`` (all ones), ``prior_var`` ``v`` (p,), ``noise_var`` σ².
-
-    Where that factor is not finite (forming ``ΦᵀΦ`` rounds by about ``ε‖Φ‖²``, which swamps the
-    prior precision ``1/v`` of a null direction when ``Φ`` has collinear columns in large units),
-    the same draw from the QR factor of ``[Φ; D^{-1/2}]`` (:func:`qr_draw`), which forms no Gram
-    matrix; elsewhere the Cholesky draw, unchanged."""
+    ``omega`` (n,) or ``None`` (all ones), ``prior_var`` ``v`` (p,), ``noise_var`` σ². Forming
+    ``ΦᵀΦ`` rounds by about ``ε‖Φ‖²``, which can swamp the prior precision ``1/v`` of a null
+    direction when ``Φ`` has collinear columns in large units: the factor is then not finite, and
+    :func:`qr_draw` gives the same draw without the Gram matrix."""
     Phi, alpha = _weighted(X, z, omega, noise_var)
     precision = Phi.T @ Phi + jnp.diag(1.0 / prior_var)
-    beta = rue_from_precision(normal, precision, alpha @ Phi)
-    return jnp.where(jnp.all(jnp.isfinite(beta)), beta, _qr_draw_weighted(normal, Phi, alpha, prior_var))
+    return rue_from_precision(normal, precision, alpha @ Phi)
 
 
 def _qr_draw_weighted(normal, Phi, alpha, prior_var):
@@ -228,7 +226,8 @@ def cg_draw(normal, row_normal, X, z, omega, prior_var, noise_var, init=None, to
 def draw_beta(key, X, z, omega, prior_var, noise_var, method="auto", init=None):
     """One draw of ``β | ·`` (module docstring) with the method the shape calls for
     (:func:`choose_method`; ``method`` may force one, ``"cg"`` or a :class:`CG` the conjugate
-    gradient draw), its normals drawn from ``key``.
+    gradient draw; ``"qr"``, the engine's fallback where Rue's factor fails, :func:`qr_draw` from
+    the same normals as Rue's), its normals drawn from ``key``.
 
     ``X`` (n, p), ``z`` (n,), ``omega`` (n,) per-row precisions or ``None`` (all ones),
     ``prior_var`` (p,) the prior variances ``v``, ``noise_var`` the scalar σ²; ``init`` (p,) the
@@ -237,9 +236,11 @@ def draw_beta(key, X, z, omega, prior_var, noise_var, method="auto", init=None):
     n, p = _check_shapes(X, z, omega, prior_var)
     k_p, k_n = jax.random.split(key)
     normal = jax.random.normal(k_p, (p,), X.dtype)
-    chosen = choose_method(n, p, method)
+    chosen = "qr" if isinstance(method, str) and method == "qr" else choose_method(n, p, method)
     if chosen == "rue":
         return rue_draw(normal, X, z, omega, prior_var, noise_var)
+    if chosen == "qr":
+        return qr_draw(normal, X, z, omega, prior_var, noise_var)
     if chosen == "cg":
         opts = cg_options(method)
         return cg_draw(normal, jax.random.normal(k_n, (n,), X.dtype), X, z, omega, prior_var, noise_var,
@@ -328,10 +329,10 @@ def log_marginal(X, z, omega, prior_var, noise_var, method="auto"):
     :func:`log_marginal_from_gram` on ``XᵀΩX``; ``p > n``: with ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ``
     and ``M = I_n + Φ diag(v) Φᵀ = LLᵀ``, ``−Σ log L_ii − ½‖L⁻¹α‖²`` (``O(n²p)``, nothing ``p × p``).
     The two differ by a constant in ``v`` (``½‖α‖²``). The CG draw has no determinant: ``"cg"``
-    takes the shape's direct method."""
+    (and ``"qr"``, Rue's fallback) take the shape's direct method."""
     n, p = _check_shapes(X, z, omega, prior_var)
     Phi, alpha = _weighted(X, z, omega, 1.0)  # Ω^{1/2}X, Ω^{1/2}z
-    chosen = choose_method(n, p, method)
+    chosen = choose_method(n, p, "auto" if isinstance(method, str) and method == "qr" else method)
     if chosen == "cg":
         chosen = choose_method(n, p)
     if chosen == "rue":

@@ -398,12 +398,32 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
 
 @partial(jax.jit, static_argnames=("likelihood", "beta_draw"))
 def run_augmented_sweeps(state, keys, data, prior, likelihood, beta_draw="auto"):
-    """The jit boundary of :func:`augmented_step`, as :func:`run_sweeps` (``likelihood`` static)."""
+    """The jit boundary of :func:`augmented_step`, as :func:`run_sweeps` (``likelihood`` static).
+
+    On Rue's path a sweep that a chain's :func:`guarded` refused is drawn again for that chain, from
+    the same key, with the QR draw (:func:`~.gibbs_beta.qr_draw`): forming ``HᵀΩH`` rounds by
+    ``ε‖Ω^½H‖²``, which on collinear columns in large units swamps the prior precision of the null
+    direction, so Rue's Cholesky factor fails where the posterior is well defined. The retry runs
+    only when some chain was refused (a ``cond`` outside the chains' ``vmap``), and every other chain
+    keeps its Cholesky draw bit for bit; a sweep the QR draw leaves non-finite too stays refused."""
     chains_step = jax.vmap(lambda s, k: augmented_step(s, k, data, prior, likelihood, beta_draw))
+    n, p = data.design.shape
+    retry = gibbs_beta.choose_method(n, p, beta_draw) == "rue"
+    qr_step = jax.vmap(lambda s, k: augmented_step(s, k, data, prior, likelihood, "qr"))
+
+    def with_qr(old, k, new, info):  # each refused chain's sweep again by QR, the others as they were
+        again = qr_step(old, k)
+
+        def pick(a, b):
+            return jnp.where(info.refused.reshape(info.refused.shape + (1,) * (jnp.ndim(a) - 1)), a, b)
+
+        return jax.tree_util.tree_map(pick, again, (new, info))
 
     def body(s, k):
-        s, info = chains_step(s, k)
-        return s, (s, info)
+        new, info = chains_step(s, k)
+        if retry:
+            new, info = jax.lax.cond(jnp.any(info.refused), with_qr, lambda o, kk, a, b: (a, b), s, k, new, info)
+        return new, (new, info)
 
     last, (states, infos) = jax.lax.scan(body, state, keys)
     return last, states, infos

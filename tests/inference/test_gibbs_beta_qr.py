@@ -5,8 +5,9 @@
   independently: by NumPy's dense solve and inverse of ``A`` on a well-conditioned problem, and in
   exact rational arithmetic (``fractions``) on collinear columns in units of 1e8, where forming
   ``A`` in float64 loses the prior precision of the null direction and its Cholesky factor fails;
-* there :func:`~sparsebayes.inference.gibbs_beta.rue_draw` falls back to the QR draw, and where the
-  Cholesky factor is finite it returns the Cholesky draw bit for bit;
+* the augmented sweeps draw a chain's refused sweep again by QR (:func:`~sparsebayes.inference.
+  hierarchy_gibbs.run_augmented_sweeps`): no sweep stays refused on that design, and where the
+  Cholesky factor is finite every draw is the one of the sweeps without the retry, bit for bit;
 * the augmented sweep refuses a sweep whose state is not finite (the chain stays where it was,
   ``Info.refused``), as the Gaussian sweep does.
 """
@@ -15,7 +16,6 @@ from fractions import Fraction
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 from sparsebayes.inference import gibbs_beta as gb
 from sparsebayes.inference import hierarchy_gibbs
@@ -86,42 +86,76 @@ def test_qr_draw_has_the_dense_conditionals_mean_and_covariance():
     np.testing.assert_allclose(J @ J.T, np.linalg.inv(A), rtol=1e-10, atol=1e-12)
 
 
-def test_rue_draw_falls_back_to_qr_where_the_cholesky_factor_fails_and_matches_the_exact_conditional():
+def test_qr_draw_matches_the_exact_conditional_where_the_cholesky_factor_fails():
     X, z, omega, v = _collinear_problem()
     p = X.shape[1]
-    Phi = X * np.sqrt(omega)[:, None]
-    chol = gb.rue_from_precision(jnp.zeros(p), Phi.T @ Phi + np.diag(1 / v), (omega * z) @ X)
-    assert not np.all(np.isfinite(np.asarray(chol))), "the case must break the Cholesky draw to test the fallback"
-    mean, J = _affine(lambda e: gb.rue_draw(e, X, z, omega, v, 1.0), p)
+    chol = gb.rue_draw(jnp.zeros(p), X, z, omega, v, 1.0)
+    assert not np.all(np.isfinite(np.asarray(chol))), "the case must break the Cholesky draw"
+    mean, J = _affine(lambda e: gb.qr_draw(e, X, z, omega, v, 1.0), p)
     exact_mean, exact_cov, mahalanobis, quad = _exact_conditional(X, z, omega, v)
     # in the conditional's own metric (its sds range from ~1e-9 to ~1, the null direction of the
     # duplicated column keeping its prior variance): the mean within 1e-6 sd, JᵀAJ = I (cov J Jᵀ = A⁻¹)
     assert mahalanobis(mean) <= 1e-6
     np.testing.assert_allclose(quad(J, J), np.eye(p), atol=1e-6)
     assert np.linalg.norm(J @ J.T - exact_cov) <= 1e-6 * np.linalg.norm(exact_cov)
-    normal = jax.random.normal(jax.random.PRNGKey(3), (p,))
-    np.testing.assert_array_equal(np.asarray(gb.rue_draw(normal, X, z, omega, v, 1.0)),
+    key = jax.random.PRNGKey(3)  # draw_beta's "qr": the QR draw from Rue's normals
+    normal = jax.random.normal(jax.random.split(key)[0], (p,))
+    np.testing.assert_array_equal(np.asarray(gb.draw_beta(key, X, z, omega, v, 1.0, method="qr")),
                                   np.asarray(gb.qr_draw(normal, X, z, omega, v, 1.0)))
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_rue_draw_is_the_cholesky_draw_bit_for_bit_where_the_factor_is_finite(weighted):
-    rng = np.random.default_rng(2)
-    n, p = 20, 5
-    X = rng.normal(size=(n, p))
-    z = rng.normal(size=n)
-    omega = rng.uniform(0.2, 3.0, n) if weighted else None
-    v, s2 = rng.uniform(0.1, 3.0, p), 0.8
+def _augmented(X, y, num_chains, sweeps, seed=0):
+    """A probit Laplace chain's inputs for :func:`hierarchy_gibbs.run_augmented_sweeps`."""
+    _, prior = gibbs_hierarchy("laplace")
+    n, p = X.shape
+    data = hierarchy_gibbs.AugmentedData(jnp.asarray(np.column_stack([np.ones(n), X])), jnp.asarray(y, float),
+                                         jnp.array([100.0]))
+    start = hierarchy_gibbs.AugmentedState(jnp.zeros(p), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(p))
+    start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (num_chains, *jnp.shape(a))), start)
+    keys = hierarchy_gibbs._sweep_keys(seed, num_chains, sweeps)
+    return start, keys, data, prior
 
-    def cholesky_only(e):  # the draw before the fallback: Rue's, from the same whitened data
-        Phi, alpha = gb._weighted(X, z, omega, s2)
-        return gb.rue_from_precision(e, Phi.T @ Phi + jnp.diag(1.0 / v), alpha @ Phi)
 
-    keys = jax.random.split(jax.random.PRNGKey(0), 8)
-    normals = jax.vmap(lambda k: jax.random.normal(k, (p,)))(keys)
-    new = jax.jit(jax.vmap(lambda e: gb.rue_draw(e, X, z, omega, v, s2)))(normals)
-    old = jax.jit(jax.vmap(cholesky_only))(normals)
-    np.testing.assert_array_equal(np.asarray(new), np.asarray(old))
+def _sweeps_without_retry(start, keys, data, prior, lik):
+    """The sweeps as :func:`hierarchy_gibbs.run_augmented_sweeps` ran them before the QR retry (the
+    data and prior arguments of the compiled program, as there, not constants folded into it)."""
+
+    def sweeps(st, ks, data, prior):
+        step = jax.vmap(lambda s, k: hierarchy_gibbs.augmented_step(s, k, data, prior, lik))
+
+        def body(s, k):
+            s, info = step(s, k)
+            return s, (s, info)
+
+        return jax.lax.scan(body, st, ks)[1]
+
+    return jax.jit(sweeps)(start, keys, data, prior)
+
+
+def _probit_data(X_scale, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((30, 3))
+    Z = np.column_stack([Z, Z[:, 0]])
+    return Z * X_scale, (Z[:, 0] - Z[:, 1] + rng.logistic(size=30) > 0).astype(float)
+
+
+def test_augmented_sweeps_retry_refused_chains_by_qr_and_leave_the_others_bit_for_bit():
+    lik = ProbitLikelihood()
+    X, y = _probit_data(1.0, 0)  # ordinary units: Cholesky everywhere, the draws exactly as before
+    start, keys, data, prior = _augmented(X, y, 2, 40)
+    _, states, infos = hierarchy_gibbs.run_augmented_sweeps(start, keys, data, prior, lik)
+    old_states, old_infos = _sweeps_without_retry(start, keys, data, prior, lik)
+    assert not np.any(np.asarray(old_infos.refused))
+    for a, b in zip(jax.tree_util.tree_leaves((states, infos)), jax.tree_util.tree_leaves((old_states, old_infos))):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    X, y = _probit_data(1e8, 0)  # a duplicated column in units of 1e8: Rue's factor fails
+    start, keys, data, prior = _augmented(X, y, 2, 40)
+    _, old_infos = _sweeps_without_retry(start, keys, data, prior, lik)
+    assert np.any(np.asarray(old_infos.refused)), "the case must make Rue's draw fail to test the retry"
+    _, states, infos = hierarchy_gibbs.run_augmented_sweeps(start, keys, data, prior, lik)
+    assert not np.any(np.asarray(infos.refused))
+    beta = np.asarray(states.beta)
+    assert np.all(np.isfinite(beta)) and np.all(np.ptp(beta, axis=0) > 0)  # every chain moves
 
 
 class _BrokenProbit:
