@@ -52,6 +52,7 @@ import scipy.linalg
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.inference._compile import quick_twin
 from sparsebayes.inference._active import active_first
 from sparsebayes.inference._shapes import bucket, pad_to
 from sparsebayes.inference.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, variance_moves
@@ -345,19 +346,13 @@ def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, paus
     return jax.lax.while_loop(cond, body, carry)
 
 
-#: XLA's options for the programs of a small fit (:func:`_programs`): its backend at
-#: optimization level 0 compiles in about two thirds of the time; the same HLO and the same IEEE
-#: float64 operations, in less optimized machine code, which at this size runs in milliseconds.
-QUICK_COMPILE = {"xla_backend_optimization_level": 0}
-
-_start_and_run_quick = jax.jit(_start_and_run.__wrapped__, static_argnames=("capacity", "pause_when_full"),
-                               compiler_options=QUICK_COMPILE)
-_run_quick = jax.jit(_run.__wrapped__, static_argnames=("pause_when_full",), compiler_options=QUICK_COMPILE)
+_start_and_run_quick = quick_twin(_start_and_run, static_argnames=("capacity", "pause_when_full"))
+_run_quick = quick_twin(_run, static_argnames=("pause_when_full",))
 
 
 def _programs(shape, capacity):
     """``(_start_and_run, _run)`` compiled for a fit in ``capacity`` slots on a padded ``Φ`` of
-    ``shape``: at :data:`QUICK_COMPILE` where the fit is small (``N · M · K`` at most
+    ``shape``: at :data:`~._compile.QUICK_COMPILE` where the fit is small (``N · M · K`` at most
     :data:`NARROW_ABOVE`, :func:`_widths`)."""
     if shape[0] * shape[1] * capacity <= NARROW_ABOVE:
         return _start_and_run_quick, _run_quick
