@@ -43,6 +43,7 @@ def run_nuts(
     seed=0,
     target_accept_prob=None,
     max_tree_depth=None,
+    dense_mass=None,
     progress_bar=True,
     coords=None,
     dims=None,
@@ -65,6 +66,13 @@ def run_nuts(
         hierarchy declares (:func:`declared_settings`: a hierarchy object among the model's keyword
         arguments with a ``nuts_settings`` dict), else NumPyro's defaults, :data:`DEFAULT_SETTINGS`.
         The values used are recorded in ``posterior.attrs``.
+    dense_mass : bool or None
+        Adapt a dense mass matrix (the warm-up's estimate of the posterior covariance, Stan's
+        ``dense_e``) instead of a diagonal one. ``None``: dense when the model has at most
+        :data:`DENSE_MASS_MAX_DIM` latent dimensions (:func:`dense_mass_for`): a posterior with
+        correlated weights (inputs that move together) then needs no more leapfrog steps than an
+        uncorrelated one, and the ``d × d`` algebra costs little beside the gradient; larger models
+        keep the diagonal one. Recorded in ``posterior.attrs``.
     chain_method : {"sequential", "parallel", "vectorized"} or None
         ``None`` picks "parallel" when there are two or more chains and as many JAX devices as
         chains, otherwise "sequential" (see ``numpyro.set_host_device_count``); one chain always runs
@@ -119,13 +127,15 @@ def run_nuts(
     _check_design_and_targets(model, model_args, model_kwargs)
     trace = _model_trace(model, model_args, model_kwargs)
     _reject_improper_posterior(trace)
+    dense_mass = dense_mass_for(trace) if dense_mass is None else bool(dense_mass)
     if dims is None and features is not None:
         coords = {**_column_coords(trace, features), **(coords or {})}
     if chain_method is None or num_chains == 1:
         # one chain runs the same program under every chain_method (NumPyro maps nothing): the
         # sequential one, whose compiled warm-up and draws are kept for the next call
         chain_method = "parallel" if num_chains > 1 and jax.local_device_count() >= num_chains else "sequential"
-    counts = (model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth))
+    counts = (model, num_warmup, num_samples, num_chains, float(target_accept_prob), int(max_tree_depth),
+              dense_mass)
     traced_kwargs = {k: v for k, v in model_kwargs.items() if _is_array(v)}
     compiled = (chain_method == "sequential" and not progress_bar
                 and all(a is None or _is_array(a) for a in model_args))
@@ -162,13 +172,25 @@ def run_nuts(
                                  compile_seconds=min(compiling[0], t2 - t0))
     n_div = int(np.asarray(idata.sample_stats["diverging"]).sum())
     idata.posterior.attrs["n_divergences"] = n_div
-    idata.posterior.attrs.update(target_accept_prob=float(target_accept_prob), max_tree_depth=int(max_tree_depth))
+    idata.posterior.attrs.update(target_accept_prob=float(target_accept_prob), max_tree_depth=int(max_tree_depth),
+                                 dense_mass=int(dense_mass))
     _warn_on_diagnostics(idata, n_div, rhat_max)
     return idata
 
 
 #: NUTS's settings where neither the caller nor the model's hierarchy gives one (NumPyro's defaults).
 DEFAULT_SETTINGS = {"target_accept_prob": 0.8, "max_tree_depth": 10}
+
+#: The most latent dimensions for which :func:`run_nuts` adapts a dense mass matrix by default.
+DENSE_MASS_MAX_DIM = 50
+
+
+def dense_mass_for(trace):
+    """Whether a model with this trace (:func:`_model_trace`) gets a dense mass matrix by default: its
+    latent sample sites hold at most :data:`DENSE_MASS_MAX_DIM` numbers in all."""
+    size = sum(int(np.prod(np.shape(site["value"]))) for site in trace.values()
+               if site["type"] == "sample" and not site["is_observed"])
+    return size <= DENSE_MASS_MAX_DIM
 
 
 def declared_settings(model_kwargs):
@@ -264,6 +286,7 @@ class _NutsConfig(NamedTuple):
     num_chains: int
     target_accept_prob: float
     max_tree_depth: int
+    dense_mass: bool = False
     settings_tree: object = None
     static_leaves: tuple = ()
 
@@ -361,7 +384,8 @@ def _mcmc(config, chain_method, progress_bar):
     when there is more than one and no progress bar."""
     if chain_method == "sequential" and config.num_chains > 1 and not progress_bar:
         chain_method = _chains_in_one_program
-    kernel = NUTS(config.model, target_accept_prob=config.target_accept_prob, max_tree_depth=config.max_tree_depth)
+    kernel = NUTS(config.model, target_accept_prob=config.target_accept_prob, max_tree_depth=config.max_tree_depth,
+                  dense_mass=config.dense_mass)
     return MCMC(kernel, num_warmup=config.num_warmup, num_samples=config.num_samples, num_chains=config.num_chains,
                 chain_method=chain_method, progress_bar=progress_bar)
 
