@@ -76,8 +76,8 @@ class BayesianLassoRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimat
         R-hat over β (:func:`~sparsebayes.inference.split_rhat.max_split_rhat`, ArviZ's ``rhat`` in NumPy);
     intercept_var_ : ``E[σ²]/n``, the flat-prior intercept's variance given β and σ² averaged over
         the draws (``b | β, σ² ~ N(ȳ − x̄ᵀβ, σ²/n)``);
-    idata_ : the draws as ``InferenceData`` (built from the Gibbs draws on first access, so that a fit
-        needs no ArviZ); n_iter_ : draws per chain;
+    n_iter_ : draws per chain; the draws themselves are the :attr:`idata_` property (``InferenceData``
+        built from the Gibbs draws on first access, so that a fit needs no ArviZ);
     prior_ : the hierarchy fitted, ``ScaledLaplacePrior(a=lam2_shape, b=lam2_rate, c=c, d=d)``
         (:attr:`_hierarchy_fields`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
         for ``sampler="nuts"``) with the other parameters as options refits this model, the same
