@@ -126,9 +126,11 @@ def save_report(cmp, directory, *, overwrite=False):
     for stale in (RANK_FILE.format(s) for s in cmp.samples):  # a rank plot of an earlier run that passed now
         if stale not in figures and (out / stale).exists():
             (out / stale).unlink()
-    cmp.idata.to_netcdf(str(out / "draws.nc"))
     write_report(out, cmp, cmp.summary(), diagnostics, figures,
                  None if cmp.y_test is None else cmp.predictive())
+    # after the report: its leave-one-out has put each sampler's pointwise log-likelihood in ``idata``
+    # (computed from the draws where the samplers kept none), so ``az.loo`` works on the saved file
+    cmp.idata.to_netcdf(str(out / "draws.nc"))
     return out
 
 

@@ -22,6 +22,8 @@ def test_the_bundled_report_leads_with_the_verdict_and_the_selection(tmp_path, c
         assert (report / name).stat().st_size > 0, name
     idata = compat.from_netcdf(report / "draws.nc")
     assert [str(v) for v in idata.point_estimate["beta"].basis.values] == ["bias", "FL", "RW", "CL", "CW", "BD"]
+    # the samplers kept no pointwise log-likelihood; the report's LOO computed it, and the saved file has it
+    assert compat.has_group(idata, "log_likelihood") and idata.log_likelihood["y"].shape[-1] == 200
     md = (report / "report.md").read_text(encoding="utf-8")
     heads = ["## Verdict", "## Selection", "## Diagnostics", "## Posterior-predictive check", "## Weights",
              "## Forest plot"]
