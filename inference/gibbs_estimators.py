@@ -36,7 +36,7 @@ inputs centred at their training mean (with ``fit_intercept``) and, under a scal
 Jeffreys prior), divided by their training SD. So the hierarchy is on the same weights as the EM
 estimator's with the same prior (the EM basis without its bias column, :class:`CentredBasis`), the
 intercept is the value at the training mean, and a fit on ``X + c`` samples what the fit on ``X``
-does (an offset of 1e8 is no longer a numerically singular posterior). Under the flat intercept of the
+does (an offset of 1e8 would otherwise make the posterior numerically singular). Under the flat intercept of the
 Gaussian likelihood the centring changes nothing but the rounding; under the ``N(0, 10²)`` intercept of
 the others it puts that prior on the value at the mean, not at ``x = 0``. A hierarchy with a fixed
 scale (``HorseshoePrior(tau=1)``, ``LaplacePrior(gamma=1)``) has the units of β, as it has under EM:
