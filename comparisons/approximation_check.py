@@ -251,7 +251,7 @@ def _typeii_parts(est, H, y, active):
     y_c, log_prior, noise_var, what)``. With ``fit_intercept`` the flat-prior intercept is integrated out
     by centring ``H`` and ``y`` at the training means (``design_offset_``, ``y_offset_``: the fit's
     evidence is that of the centred data), so ``exp(−‖y_c − H_c β‖²/2σ²)`` is the likelihood of β. The
-    prior is the twin's (:func:`~sparsebayes.inference.twin_typeii.typeii_twin_model`) at the fitted
+    prior is the twin's (:func:`~sparsebayes.inference.posterior.twin_typeii.typeii_twin_model`) at the fitted
     hyperparameters: BLS ``Laplace(0, σ̂/√λ̂)``, FLAP ``Laplace(0, 1/√λ̂)`` (004 eq. 7, the variances
     integrated out), their flat limit at ``λ̂ = 0``, and for the RVM (no rate) ``N(0, 1/α̂_i)`` at the
     fitted precisions, read off ``Σ⁻¹ = diag(α̂) + H_cᵀH_c/σ̂²`` (004 Sec. 2.4); σ² held at ``noise_var_``."""
@@ -395,7 +395,7 @@ def estimator_check(est, H, y, *, num_draws=4000, seed=0):
     the dict of :func:`check` with ``n_active``, ``draws`` (the approximation's draws, S × p),
     ``target`` (what ``p`` is conditional on) and ``coverage``: the measured coverage of this
     approximation's intervals on simulated data
-    (:func:`sparsebayes.inference.approximation_coverage.measured_coverage`, case -> (50 %, 90 %)),
+    (:func:`sparsebayes.inference.posterior.approximation_coverage.measured_coverage`, case -> (50 %, 90 %)),
     also cited in the line; empty where it was not measured. The two-class Bernoulli RVM's Laplace
     draws are set against its twin at the fitted precisions (:func:`_laplace_draws`)."""
     a = approximation_draws(est, H, y, num_draws=num_draws, seed=seed)
@@ -514,15 +514,15 @@ def loo_row(idata, what):
 
 
 def coverage_of(labels):
-    """The measured coverage (:func:`sparsebayes.inference.approximation_coverage.measured_coverage`) of
+    """The measured coverage (:func:`sparsebayes.inference.posterior.approximation_coverage.measured_coverage`) of
     the approximation whose draws carry ``labels`` (their ``inference`` and ``prior`` attributes)."""
-    from sparsebayes.inference.approximation_coverage import measured_coverage
+    from sparsebayes.inference.posterior.approximation_coverage import measured_coverage
     return measured_coverage(labels.get("inference"), labels.get("prior"))
 
 
 def coverage_line(coverage):
     """One sentence citing measured coverage (case -> (50 %, 90 %)) and where it was measured."""
-    from sparsebayes.inference.approximation_coverage import N_ROWS, N_WEIGHTS
+    from sparsebayes.inference.posterior.approximation_coverage import N_ROWS, N_WEIGHTS
     cases = "; ".join(f"{case}: 50 % intervals cover {c50:.2f}, 90 % intervals {c90:.2f}"
                       for case, (c50, c90) in coverage.items())
     return (f"Measured coverage of this approximation's intervals on data simulated from the model's own prior "

@@ -1,7 +1,7 @@
 """``sparsebayes.compare(est, X, y)``: a sparse estimate beside the posterior of the same model, on any data.
 
 The estimator is fitted (a clone, when it is not fitted yet) and the posterior of its own model is
-sampled on its own design (:func:`sparsebayes.inference.twin_posterior.sample_posterior`). The
+sampled on its own design (:func:`sparsebayes.inference.posterior.twin_posterior.sample_posterior`). The
 result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in which
 
 * ``posterior``, ``sample_stats``, ``log_likelihood``, ``observed_data`` and
@@ -23,7 +23,7 @@ result, :class:`Comparison`, holds one ArviZ ``InferenceData`` (``idata``) in wh
   keeps each sampler's whole ``InferenceData`` under its own names.
 
 Under ArviZ 1.x every ``InferenceData`` here is an ``xarray.DataTree`` with the same groups
-(:mod:`sparsebayes.inference.arviz_compat`), and the diagnostics are the same statistics.
+(:mod:`sparsebayes.inference.posterior.arviz_compat`), and the diagnostics are the same statistics.
 
 ``summary()`` tabulates per weight the point estimate, each sampler's median and 90 % interval, the
 posterior mass ``P(|β_i| < c)`` beside the prior's, and R-hat / ESS; ``diagnostics()`` the
@@ -64,7 +64,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         RVMClassifier (two classes) or SMLRClassifier. With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVMs only
         with ``surrogate_eps`` (their posteriors are improper: the draws are then of the labelled
         surrogate ``1/τ_i ~ Gamma(ε, ε)``). BLS and FLAP are sampled at their fitted λ (the Bayesian
-        Lasso's Laplace prior, scaled by σ for BLS), SMLR at its λ (:mod:`sparsebayes.inference.twin_builders`);
+        Lasso's Laplace prior, scaled by σ for BLS), SMLR at its λ (:mod:`sparsebayes.inference.posterior.twin_builders`);
         the others on the one model of (hierarchy, likelihood, design) (:mod:`sparsebayes.models.model`).
     X : array (n, d) or pandas DataFrame
         Inputs; a DataFrame's columns name the weights.
@@ -75,10 +75,10 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         the horseshoe; the RVM, BLS and FLAP twins; a probit, logistic, Student-t or negative-binomial
         likelihood under a hierarchy with Gibbs conditionals, by its augmentation). The first one fills ``idata.posterior``.
         ``"auto"`` or ``None``: the model decides
-        (:func:`~sparsebayes.inference.twin_posterior.default_samplers`): NUTS and Gibbs where Gibbs
+        (:func:`~sparsebayes.inference.posterior.twin_posterior.default_samplers`): NUTS and Gibbs where Gibbs
         exists, NUTS alone elsewhere. A tuple is run as given. NUTS runs in the form and with the
         settings the hierarchy declares (the horseshoe regression: its scales with β integrated out,
-        :mod:`sparsebayes.inference.collapsed_nuts`).
+        :mod:`sparsebayes.inference.engines.collapsed_nuts`).
     num_warmup, num_samples, num_chains, seed
         Sampler settings (per sampler).
     target_accept_prob : float or None
@@ -105,7 +105,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         on the other rows only, so that the held-out rows are new to both the fit and the samplers.
     log_likelihood : bool
         Keep each sampler's pointwise ``log_likelihood`` group (default); ``False``: computed from the
-        draws when :meth:`Comparison.loo` asks (:mod:`sparsebayes.inference.pointwise_loglik`).
+        draws when :meth:`Comparison.loo` asks (:mod:`sparsebayes.inference.posterior.pointwise_loglik`).
 
     Returns
     -------
@@ -116,7 +116,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
-    from sparsebayes.inference.twin_posterior import (
+    from sparsebayes.inference.posterior.twin_posterior import (
         SUPPORTED,
         default_samplers,
         point_estimate_dataset,
@@ -124,8 +124,8 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         sample_posterior,
         twin,
     )
-    from sparsebayes.inference.arviz_compat import copy, dataset, groups, set_group
-    from sparsebayes.inference.sparse_estimators import engine_estimator
+    from sparsebayes.inference.posterior.arviz_compat import copy, dataset, groups, set_group
+    from sparsebayes.inference.estimators.sparse_estimators import engine_estimator
 
     from .compare_predictive import check_test_data
 
@@ -157,7 +157,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
             twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
         except ValueError as err:
             raise ValueError(f"X_test / y_test: {err}") from err
-    from sparsebayes.inference.progress import show_progress
+    from sparsebayes.inference.engines.progress import show_progress
     settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                     progress_bar=show_progress(progress_bar), surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob,
                     X_test=X_test, y_test=y_test, log_likelihood=log_likelihood)
@@ -241,8 +241,8 @@ class Comparison:
     def point_idata(self):
         """The point estimate as an ``InferenceData`` whose ``posterior`` is it (attrs ``point_estimate = 1``),
         with ``fit`` and ``optimizer_result`` where ``idata`` has them: pymc-extras' layout of a MAP
-        (:func:`~sparsebayes.inference.idata.point_estimate_posterior`)."""
-        from sparsebayes.inference.idata import point_estimate_posterior
+        (:func:`~sparsebayes.inference.posterior.idata.point_estimate_posterior`)."""
+        from sparsebayes.inference.posterior.idata import point_estimate_posterior
         return point_estimate_posterior(self.idata, POINT_GROUP)
 
     def _beta(self, sampler):
@@ -355,8 +355,8 @@ class Comparison:
 
         from .approximation_check import approximation_loo, loo_row
         rows, notes = {}, []
-        from sparsebayes.inference.arviz_compat import set_group
-        from sparsebayes.inference.pointwise_loglik import GROUP, ensure_log_likelihood
+        from sparsebayes.inference.posterior.arviz_compat import set_group
+        from sparsebayes.inference.posterior.pointwise_loglik import GROUP, ensure_log_likelihood
         for k, (s, idata) in enumerate(self.samples.items()):
             try:
                 set_group(self.idata, GROUP if k == 0 else sampler_group(GROUP, s), ensure_log_likelihood(idata))
@@ -377,7 +377,7 @@ class Comparison:
 
     def _mixing(self, idata):
         """R-hat and bulk / tail ESS of ``beta`` (NaN with one chain, or for a weight that never moves)."""
-        from sparsebayes.inference.arviz_compat import ess, rhat
+        from sparsebayes.inference.posterior.arviz_compat import ess, rhat
         out = {}
         for name, fn in (("r_hat", lambda: rhat(idata, var_names=["beta"])),
                          ("ess_bulk", lambda: ess(idata, var_names=["beta"], method="bulk")),

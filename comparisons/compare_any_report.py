@@ -40,7 +40,7 @@ def refuse_overwrite(directory, names, flag="overwrite=True"):
 
 
 def _header(cmp):
-    from sparsebayes.inference.arviz_compat import dataset, has_group
+    from sparsebayes.inference.posterior.arviz_compat import dataset, has_group
 
     from .approximation_check import coverage_line, coverage_of
     est, idata = cmp.estimator, cmp.idata
@@ -96,7 +96,7 @@ def save_report(cmp, directory, *, overwrite=False):
     :data:`REPORT_FILES` or a rank plot is there already, unless ``overwrite``. Returns the ``Path``."""
     import warnings
 
-    from sparsebayes.inference.arviz_compat import has_group
+    from sparsebayes.inference.posterior.arviz_compat import has_group
 
     from .report_plots import PPC_CAPTIONS, failed_samplers, plot_ppc, plot_rank
     out = Path(directory)

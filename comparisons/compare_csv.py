@@ -163,10 +163,10 @@ def compare_table(X, y, directory, *, source, target, estimator=None, features=N
     :func:`default_estimator`), the samplers NUTS and Gibbs where the model has Gibbs conditionals.
     The samplers keep no pointwise log-likelihood (``S × n`` floats per sampler, half of ``draws.nc`` at
     ``n = 442``): the report's leave-one-out computes it from the draws
-    (:mod:`sparsebayes.inference.pointwise_loglik`). Returns the
+    (:mod:`sparsebayes.inference.posterior.pointwise_loglik`). Returns the
     :class:`~sparsebayes.comparisons.compare_any.Comparison`."""
     import sparsebayes
-    from sparsebayes.inference.twin_posterior import gibbs_able
+    from sparsebayes.inference.posterior.twin_posterior import gibbs_able
 
     classification = is_classification(y)
     estimator = default_estimator(y) if estimator is None else estimator

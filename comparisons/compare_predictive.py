@@ -69,7 +69,7 @@ def point_scores(est, X_test, y_test, noise_var=None, plug_in=None):
 
 
 def sampler_scores(predictions, y_test, classes=None):
-    """A sampler's row from its ``predictions`` group (:mod:`sparsebayes.inference.twin_predictive`):
+    """A sampler's row from its ``predictions`` group (:mod:`sparsebayes.inference.posterior.twin_predictive`):
     ``log_score`` (log of the mean over draws of the density, by logsumexp), ``rmse`` of the posterior
     predictive mean or ``error_rate`` of the posterior-mean probabilities' class, ``n_test``."""
     def flat(name):
@@ -101,7 +101,7 @@ def point_noise_var(est, point):
 
 def plug_in_density(cmp):
     """``(likelihood, η, params)`` of the point estimate at the held-out rows where the estimator's model
-    names its likelihood (``posterior_model``, :mod:`sparsebayes.inference.posterior_model`): ``η = Hβ̂``
+    names its likelihood (``posterior_model``, :mod:`sparsebayes.inference.posterior.posterior_model`): ``η = Hβ̂``
     (``+ b̂₀`` where the point has an ``intercept``)
     on the test rows' design, ``params`` the point's value of the likelihood's parameter (or the fixed
     one); ``None`` for a model that does not name one (the Gaussian type-II and Bayesian Lasso models)."""
@@ -122,7 +122,7 @@ def plug_in_density(cmp):
 def predictive_table(cmp):
     """``pandas.DataFrame`` indexed by ``source``: the point estimate's row, then each sampler's."""
     import pandas as pd
-    from sparsebayes.inference.twin_predictive import GROUP
+    from sparsebayes.inference.posterior.twin_predictive import GROUP
     est = cmp.estimator
     classes = getattr(est, "classes_", None)
     plug_in = None if classes is not None else plug_in_density(cmp)

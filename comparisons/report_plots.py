@@ -197,7 +197,7 @@ def rank_variables(idata, weight_dims=("basis",), panels=RANK_PANELS):
     """``[(variable, coords)]`` of a rank plot of one sampler's ``idata``: the scalar parameters the gate
     reads, then the weights of ``beta`` by decreasing R-hat (weights that never move left out), up to
     ``panels`` in all."""
-    from sparsebayes.inference.arviz_compat import rhat
+    from sparsebayes.inference.posterior.arviz_compat import rhat
 
     from .sampler_health import gated_variables
     post = idata.posterior
@@ -224,7 +224,7 @@ def plot_rank(idata, sampler, weight_dims=("basis",)):
     (``matplotlib.figure.Figure``; ArviZ 1.x: the figure of ``plot_rank``'s ``PlotCollection``)."""
     from matplotlib.figure import Figure
 
-    from sparsebayes.inference import arviz_compat
+    from sparsebayes.inference.posterior import arviz_compat
     chosen = rank_variables(idata, weight_dims)
     if not chosen:
         raise ValueError(f"{sampler}: no sampled variable moves; there is nothing to rank")

@@ -54,8 +54,8 @@ def health(idata, var_names=None):
     ``diverging`` statistic), ``bfmi_min`` (NaN without ``energy``), ``ess_bulk_per_second`` (the
     smallest bulk ESS over the sampler's own seconds, ``sampling_seconds − compile_seconds`` in the
     posterior's attributes; NaN where they are not recorded)."""
-    from sparsebayes.inference.arviz_compat import bfmi as fraction_of_missing_information
-    from sparsebayes.inference.arviz_compat import ess, rhat
+    from sparsebayes.inference.posterior.arviz_compat import bfmi as fraction_of_missing_information
+    from sparsebayes.inference.posterior.arviz_compat import ess, rhat
     post = idata.posterior
 
     def extreme(ds, fn):

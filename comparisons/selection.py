@@ -384,7 +384,7 @@ def _psis_log_weights(log_lik):
 
 
 def _psislw(log_ratios):
-    from sparsebayes.inference.arviz_compat import psislw  # ArviZ 0.x's az.psislw under either version
+    from sparsebayes.inference.posterior.arviz_compat import psislw  # ArviZ 0.x's az.psislw under either version
     return psislw(log_ratios)
 
 

@@ -15,7 +15,7 @@ posterior (Park & Casella, 2008, Sec. 2), so it is kept exactly (an improper fla
 ``-log σ²`` factor). For the other improper pieces NUTS runs on a *labelled proper surrogate*:
 any hyperparameter pair given as 0 is replaced by ``surrogate_eps`` (Gamma(ε, ε) /
 InvGamma(ε, ε), default ε = 1e-3), and the deterministic site ``"surrogate_eps"`` records
-that a surrogate was used. The type-II engine (``sparsebayes.inference.typeii``) uses the
+that a surrogate was used. The type-II engine (``sparsebayes.inference.engines.typeii``) uses the
 flat priors themselves, through :mod:`sparsebayes.models.typeii_hierarchies`.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ SURROGATE_EPS = 1e-3
 
 
 def _traced(value):
-    """A hyperparameter traced by a compiled runner (:func:`sparsebayes.inference.nuts.run_nuts` traces
+    """A hyperparameter traced by a compiled runner (:func:`sparsebayes.inference.engines.nuts.run_nuts` traces
     non-zero floats, after tracing the model once on the values themselves, where they were checked):
     it is positive, and its value cannot be read in Python."""
     return isinstance(value, jax.core.Tracer)
@@ -110,7 +110,7 @@ def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, s
     prior and is integrated out, as in Park & Casella (Sec. 2): the centred data then carry
     ``n − 1`` degrees of freedom, ``p(y_c | β, σ²) ∝ (σ²)^{−(n−1)/2} exp(−‖y_c − X_cβ‖²/(2σ²))``,
     written as the ``n`` Gaussian observations plus a ``+½ log σ²`` factor. This is the
-    posterior the Gibbs sampler (:mod:`sparsebayes.inference.gibbs`) draws from whenever
+    posterior the Gibbs sampler (:mod:`sparsebayes.inference.engines.gibbs`) draws from whenever
     ``r, δ > 0`` and ``c, d`` are both positive or both 0; a zero among them otherwise takes
     the labelled surrogate here (module docstring) but the exact improper prior in the Gibbs
     sampler, a difference of a factor such as ``(σ²)^{−ε}`` or ``e^{−ελ²}``.

@@ -233,7 +233,7 @@ class HorseshoePrior(NamedTuple):
         """The scales of :meth:`sample_beta` without β: the same sites ``tau_global`` (under
         ``tau_prior``) and ``lam_local``, returning β's conditional prior variances ``v = τ²λ²``.
         ``β | v ~ N(0, diag v)`` completes the same model; under a Gaussian likelihood β is then
-        integrated out in closed form (:mod:`sparsebayes.inference.collapsed_nuts`), which leaves
+        integrated out in closed form (:mod:`sparsebayes.inference.engines.collapsed_nuts`), which leaves
         NUTS neither the funnel of the centred form nor the curved ridge ``τ λ_i z_i = β_i`` that
         the non-centred form gives a well-identified weight."""
         tau, lam = self._sample_scales(p)
@@ -320,14 +320,14 @@ class BlockedTauHorseshoe(HorseshoePrior):
     coupled (``Σ β_i²/λ_i²`` moves with τ²), which the one-at-a-time update of the parent class pays
     for in slow mixing of τ; integrating β out removes that coupling from τ's move. Same model, same
     sites and auxiliary state (``ξ`` is kept and unused); the engines call :meth:`gibbs_global_step`
-    with the marginal likelihood of the prior variances (:func:`sparsebayes.inference.gibbs_beta.log_marginal`)."""
+    with the marginal likelihood of the prior variances (:func:`sparsebayes.inference.engines.gibbs_beta.log_marginal`)."""
 
     def gibbs_global_step(self, key, aux, log_marginal):
         """``τ² | λ², σ², y`` with β integrated out: one slice move of ``u = log τ`` on
         ``log_marginal(λ² e^{2u}) + u − log(1 + e^{2u}/s²)`` (the half-Cauchy prior on τ and the
         Jacobian of ``τ = eᵘ``). ``log_marginal(v)``: the data's log likelihood at prior variances ``v``,
         β integrated out, up to a constant."""
-        from sparsebayes.inference.gibbs_augment import slice_step
+        from sparsebayes.inference.engines.gibbs_augment import slice_step
 
         s2 = self.tau_prior**2
 

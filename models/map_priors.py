@@ -2,7 +2,7 @@
 
 Registered hierarchies (:data:`~sparsebayes.models.priors.BUILT_IN`) beside
 :class:`~sparsebayes.models.priors.LaplacePrior` (SMLR's l1 penalty, eq. 3), for the
-bound-optimization engine (:mod:`sparsebayes.inference.bound`):
+bound-optimization engine (:mod:`sparsebayes.inference.engines.bound`):
 
 * :class:`GaussianPrior` ``p(w) ∝ exp(−λ‖w‖²/2)`` (Sec. 3.3, RMLR), ``λ`` the prior precision;
 * :class:`FlatPrior` ``p(w) ∝ 1`` (maximum likelihood, Sec. 3.2), improper.
@@ -61,7 +61,7 @@ class GaussianPrior(NamedTuple):
         check_number("GaussianPrior.lam", _host_scalar(self.lam), 0.0, strict=True)
         return self
 
-    # bound-optimization capability (sparsebayes.inference.bound)
+    # bound-optimization capability (sparsebayes.inference.engines.bound)
     #: A smooth penalty: no exact zeros, and the block update (eq. 10) moves every weight.
     bound_sparse = False
 
@@ -105,7 +105,7 @@ class FlatPrior(NamedTuple):
         """Zero: no penalty."""
         return jnp.zeros((), dtype=jnp.float64)
 
-    # bound-optimization capability (sparsebayes.inference.bound): the l2 pieces at λ = 0
+    # bound-optimization capability (sparsebayes.inference.engines.bound): the l2 pieces at λ = 0
     #: No penalty: no exact zeros, and the block update (eq. 7) moves every weight.
     bound_sparse = False
 

@@ -1,7 +1,7 @@
 """One NumPyro model for every sparse estimator: ``β`` from the hierarchy, ``y`` from the likelihood.
 
 The model the suite's estimators fit a point of (EM's MAP, a type-II fit's posterior) and whose full
-posterior the twins sample (:mod:`sparsebayes.inference.twin_posterior`) is one statement for every
+posterior the twins sample (:mod:`sparsebayes.inference.posterior.twin_posterior`) is one statement for every
 (prior, likelihood, design):
 
 * ``β ~ p(β)`` by the hierarchy's own sampling statement, ``prior.sample_beta(p)`` (002 eqs. 9–10 for
@@ -14,7 +14,7 @@ posterior the twins sample (:mod:`sparsebayes.inference.twin_posterior`) is one 
   in one plate (one site ``y`` with a pointwise term per row, for ``az.loo``).
 
 Its log density is therefore ``log p(β) [+ log p(θ)] + Σ_i log_lik(y_i, η_i, θ)``: with θ fixed, the
-EM objective (:func:`sparsebayes.inference.em.log_posterior`, the marginal prior's
+EM objective (:func:`sparsebayes.inference.engines.em.log_posterior`, the marginal prior's
 ``−neg_log_prior``) up to a constant in β, so the MAP an engine reports and the posterior the twin
 samples are two views of one model (checked in ``tests/models/test_sparse_model.py``).
 
@@ -71,7 +71,7 @@ def sparse_model_for(prior, likelihood):
     """:func:`sparse_model` as a function of its own per class of the statement ``prior`` (and of an inner
     hierarchy it wraps, ``prior.inner``) and of the likelihood, for a runner that keeps compiled programs
     by the model function and the values of its non-array keyword arguments
-    (:func:`sparsebayes.inference.nuts.run_nuts`): objects of different classes with equal fields compare
+    (:func:`sparsebayes.inference.engines.nuts.run_nuts`): objects of different classes with equal fields compare
     and hash equal as tuples (``ProbitLikelihood() == PoissonLikelihood()``, ``JeffreysSurrogate(0.1) ==
     GammaPrecision(0.1)``), so with the one function a later run would reuse the program compiled for
     the other model. The function's ``__wrapped__`` is :func:`sparse_model`."""

@@ -1,6 +1,6 @@
 """The MAP penalties of multinomial logistic regression as pure functions (Krishnapuram et al. 2005, Sec. 3).
 
-The bound-optimization engine (:mod:`sparsebayes.inference.bound`) maximizes ``ℓ(W) − penalty(W)``
+The bound-optimization engine (:mod:`sparsebayes.inference.engines.bound`) maximizes ``ℓ(W) − penalty(W)``
 through Böhning's quadratic bound ``B`` (003 eqs. 6, 8). What it needs of a penalty is its
 component-wise maximizer of the surrogate (eqs. 15–16), its block maximizer (eqs. 7, 10, 13), the
 pieces of a Newton step on the free weights, and the distance of the gradient to its

@@ -120,7 +120,7 @@ class LaplacePrior(NamedTuple):
         return {**kwargs, "gamma_prior": (float(a), float(b))}, f"laplace-gamma~Gamma({a:g},{b:g})"
 
     # --- Gibbs (Park & Casella 2008, Sec. 2; the "gibbs" capability) -----------------------
-    # The exponential scale mixture's conditionals, for sparsebayes.inference.hierarchy_gibbs: run
+    # The exponential scale mixture's conditionals, for sparsebayes.inference.engines.hierarchy_gibbs: run
     # ``scaled`` (β_i | σ², τ_i ~ N(0, σ²τ_i)) with γ = λ² under gamma_prior = (r, δ) it is Park &
     # Casella's Bayesian Lasso; unscaled, EM's hierarchy (002 eqs. 9–10).
     def gibbs_init(self, p, dtype=jnp.float64):
@@ -143,7 +143,7 @@ class LaplacePrior(NamedTuple):
         ``β_i²`` is floored at 10⁻³⁰⁰: at ``β_i = 0`` the mean ``√(γ/β_i²)`` is then about 10¹⁵⁰, whose square
         stays finite, and the draw is the conditional's limit there, ``τ_i ~ Gamma(½, γ/2)`` (the smallest
         float64, 2·10⁻³⁰⁸, overflowed the square and made ``τ_i`` NaN)."""
-        from sparsebayes.inference.gibbs_variates import inverse_gaussian
+        from sparsebayes.inference.engines.gibbs_variates import inverse_gaussian
 
         b2 = jnp.maximum(beta**2, 1e-300)
         if self.gamma_prior is None:
@@ -219,7 +219,7 @@ class LaplacePrior(NamedTuple):
         a, b = self.gamma_prior
         return -(0.5 * n_weights + a - 1.0) * jnp.log(self.gamma) + b * self.gamma
 
-    # bound-optimization capability (sparsebayes.inference.bound; SMLR, 003 Sec. 3): the penalty is
+    # bound-optimization capability (sparsebayes.inference.engines.bound; SMLR, 003 Sec. 3): the penalty is
     # neg_log_prior, λ‖w‖₁ with λ = √γ (eq. 3); γ is fixed there (the engine refuses a gamma_prior)
     #: The l1 kink makes exact zeros: the block update (eq. 13) needs the dense B and never moves a zero
     #: weight, so the engine starts a block fit from a ridge step and prunes and re-enters weights.
@@ -390,13 +390,13 @@ HIERARCHIES = Registry("hierarchy", BUILT_IN)
 CAPABILITIES = {
     "em": ("em_scale", "neg_log_prior"),
     "nuts": ("sample_beta",),
-    # NUTS with β integrated out under a Gaussian likelihood (sparsebayes.inference.collapsed_nuts): the
+    # NUTS with β integrated out under a Gaussian likelihood (sparsebayes.inference.engines.collapsed_nuts): the
     # statement of β's conditional prior variances, and the statement's other sites given β
     "nuts-collapsed": ("sample_variance", "twin_sites_given_beta"),
     "gibbs": ("gibbs_init", "gibbs_prior_variance", "gibbs_update"),
     # type-II capability: the pieces of :mod:`sparsebayes.models.typeii_hierarchies`
     "type2": ("typeii_penalty", "typeii_update_lambda", "typeii_log_hyperprior"),
-    # bound-optimization capability (MAP by Böhning's bound, sparsebayes.inference.bound): the penalty
+    # bound-optimization capability (MAP by Böhning's bound, sparsebayes.inference.engines.bound): the penalty
     # and the surrogate's maximizers; a hierarchy with bound_sparse also has bound_ridge_precision
     "bound": ("neg_log_prior", "bound_sparse", "bound_coordinate_update", "bound_block_update",
               "bound_newton_terms", "bound_project", "bound_residual"),

@@ -1,4 +1,4 @@
-"""The hierarchies of the sequential type-II engine (``sparsebayes.inference.typeii``): ARD (the RVM),
+"""The hierarchies of the sequential type-II engine (``sparsebayes.inference.engines.typeii``): ARD (the RVM),
 the σ²-scaled Laplace (BLS) and the Laplace hierarchy on the variances (FLAP, FLAPσ).
 
 The engine works with the prior variance ``v_i`` of each weight: ``v_i = 1/α_i`` (RVM),

@@ -34,7 +34,7 @@ def lazy_exports(package, table, own=()):
     getattr_ : callable
         The module ``__getattr__``: a name in ``table`` is imported from its module; any other
         non-dunder name that is a submodule of ``package`` is imported as one (attribute access
-        such as ``sparsebayes.inference.typeii`` works without an explicit import); anything else
+        such as ``sparsebayes.inference.engines.typeii`` works without an explicit import); anything else
         is an ``AttributeError``. The value is stored in the package's namespace, so each name is
         resolved once.
     dir_ : callable

@@ -1,6 +1,6 @@
 """The notebooks and the documentation's Python examples run under ArviZ 0.x and 1.x: they call ArviZ
 directly only where the call is the same in both, and otherwise go through
-:mod:`sparsebayes.inference.arviz_compat`. ``tests/test_notebooks.py`` executes the notebooks on the
+:mod:`sparsebayes.inference.posterior.arviz_compat`. ``tests/test_notebooks.py`` executes the notebooks on the
 installed ArviZ; this check reads their code, so that a call that would break on the other major
 version is caught on either."""
 import re
@@ -41,12 +41,12 @@ def test_arviz1_code_calls_arviz_only_as_both_versions_do(path):
     code = _notebook_code(path) if path.suffix == ".ipynb" else _page_code(path)
     found = _version_bound_calls(code)
     assert not found, (f"{path.name} calls {sorted(set(found))}, which differ between ArviZ 0.x and 1.x: use "
-                       "sparsebayes.inference.arviz_compat (summary, plot_forest, plot_ppc, from_dict) instead")
+                       "sparsebayes.inference.posterior.arviz_compat (summary, plot_forest, plot_ppc, from_dict) instead")
 
 
 def test_arviz1_the_calls_allowed_exist_in_the_installed_arviz():
     import arviz as az
-    from sparsebayes.inference import arviz_compat as compat
+    from sparsebayes.inference.posterior import arviz_compat as compat
     assert all(callable(getattr(az, name, None)) for name in SAME_IN_BOTH)
     used = set(re.findall(r"arviz_compat import ([\w, ]+)", "\n".join(map(_notebook_code, NOTEBOOKS))))
     names = {n.strip() for group in used for n in group.split(",")}

@@ -13,7 +13,7 @@ def run_python(code, env=None):
 def test_importing_the_package_and_its_cli_leaves_arviz_unloaded_until_used():
     code = ("import sys, sparsebayes.inference, sparsebayes.models, sparsebayes.comparisons.cli; "
             "assert 'arviz' not in sys.modules, 'arviz imported at package import'; "
-            "from sparsebayes.inference.idata import point_estimate_idata; "
+            "from sparsebayes.inference.posterior.idata import point_estimate_idata; "
             "idata = point_estimate_idata({'beta': [1.0, 2.0]}, method='test'); "
             "assert 'arviz' in sys.modules and idata.posterior['beta'].shape == (1, 1, 2)")
     run_python(code)
@@ -22,7 +22,7 @@ def test_importing_the_package_and_its_cli_leaves_arviz_unloaded_until_used():
 def test_importing_the_subpackages_defers_the_estimators_and_samplers():
     code = ("import sys, sparsebayes, sparsebayes.inference, sparsebayes.models; "
             "heavy = [m for m in ('sklearn', 'numpyro', 'numpyro.infer', 'matplotlib', 'arviz', "
-            "'sparsebayes.inference.typeii_estimators', 'sparsebayes.inference.adaptive') if m in sys.modules]; "
+            "'sparsebayes.inference.estimators.typeii_estimators', 'sparsebayes.inference.estimators.adaptive') if m in sys.modules]; "
             "assert not heavy, heavy")
     run_python(code)
 
@@ -31,15 +31,16 @@ def test_every_public_name_and_submodule_is_reachable_as_before():
     import sparsebayes
     import sparsebayes.inference as inference
     import sparsebayes.models as models
-    from sparsebayes.inference import RVMRegressor, typeii  # noqa: F401  (a name and a submodule)
-    from sparsebayes.inference.typeii_estimators import RVMRegressor as defined
+    from sparsebayes.inference import RVMRegressor, engines  # noqa: F401  (a name and a subpackage)
+    from sparsebayes.inference.engines import typeii  # noqa: F401  (a submodule)
+    from sparsebayes.inference.estimators.typeii_estimators import RVMRegressor as defined
 
     assert RVMRegressor is defined is inference.RVMRegressor
     for package in (inference, models):
         assert set(package.__all__) <= set(dir(package))
         for name in package.__all__:
             assert getattr(package, name) is not None
-    assert inference.bound.__name__ == "sparsebayes.inference.bound"  # attribute access loads a submodule
+    assert inference.engines.bound.__name__ == "sparsebayes.inference.engines.bound"  # attribute access loads a submodule
     assert sparsebayes.comparisons.__name__ == "sparsebayes.comparisons"
     for package, name in ((inference, "no_such_name"), (models, "no_such_name"), (sparsebayes, "no_such_name")):
         assert not hasattr(package, name)

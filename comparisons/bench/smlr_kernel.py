@@ -80,7 +80,7 @@ def run(threads, budget=60.0):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
-    from sparsebayes.inference import bound
+    from sparsebayes.inference.engines import bound
     from sparsebayes.models import multinomial as mm
     from sparsebayes.models.priors import LaplacePrior
 

@@ -3,7 +3,7 @@
 Run ``python -m sparsebayes.comparisons.bench.typeii [--threads 1]``. Times are the best of
 three wall times of the fit alone (the design is built beforehand; our jitted engine is
 compiled by a first call that is not timed), and beside it our fit on the factored design
-(:mod:`sparsebayes.inference.lowrank`, where the kernel matrix is of low rank) with the
+(:mod:`sparsebayes.inference.engines.lowrank`, where the kernel matrix is of low rank) with the
 factorization from ``X`` timed too; σ² is re-estimated every 5 steps on our side, the
 default of ``RVMRegressor`` and of Tipping's SparseBayes (fastrvm). Also times a batch of 100
 fits at N = 100 in one compiled call, the fits one after another and ``vmap``-ed on 10 lanes
@@ -11,7 +11,7 @@ fits at N = 100 in one compiled call, the fits one after another and ``vmap``-ed
 converge, and prints the cost per fit over fastrvm's single N = 100 fit. Then the Bernoulli RVM (``RVMClassifier``'s
 engine) on Ripley subsets of 100 and 250 points beside fastrvm's Bernoulli likelihood. Last, the
 RVM with a linear basis at large N (``--linear NxM ...``; ``--linear-only`` skips the rest): our
-n-independent form (:class:`~sparsebayes.inference.typeii_design.GramStatistics`, the Gram matrix
+n-independent form (:class:`~sparsebayes.inference.engines.typeii_design.GramStatistics`, the Gram matrix
 timed with the fit) and ``RVMRegressor.fit`` beside fastrvm on the same design, fastrvm in a
 subprocess stopped after ``--fastrvm-timeout`` seconds; one run each.
 """
@@ -60,10 +60,10 @@ def _bench(args, describe):
     import numpy as np
 
     from sparsebayes.comparisons.synthetic import sinc
-    from sparsebayes.inference import typeii
-    from sparsebayes.inference.typeii_batch import fit_batch, fit_batch_growing
-    from sparsebayes.inference.lowrank import factor_kernel_design, gaussian_kernel_rows
-    from sparsebayes.inference.typeii_design import fit_design
+    from sparsebayes.inference.engines import typeii
+    from sparsebayes.inference.engines.typeii_batch import fit_batch, fit_batch_growing
+    from sparsebayes.inference.engines.lowrank import factor_kernel_design, gaussian_kernel_rows
+    from sparsebayes.inference.engines.typeii_design import fit_design
     from sparsebayes.models.features import GaussianKernelFeatures
     from sparsebayes.models.typeii_hierarchies import ARDPrior
 
@@ -180,8 +180,8 @@ def _bench_linear(args):
     import jax
     import numpy as np
 
-    from sparsebayes.inference.typeii_design import GramStatistics, fit_design, use_gram
-    from sparsebayes.inference.typeii_estimators import RVMRegressor
+    from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
+    from sparsebayes.inference.estimators.typeii_estimators import RVMRegressor
     from sparsebayes.models.typeii_hierarchies import ARDPrior
 
     for size in args.linear:
@@ -233,7 +233,7 @@ def _bench_classifier():
     import numpy as np
 
     from sparsebayes.comparisons import datasets
-    from sparsebayes.inference import typeii_laplace
+    from sparsebayes.inference.engines import typeii_laplace
     from sparsebayes.models.features import GaussianKernelFeatures
     from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 

@@ -6,7 +6,7 @@ kernel as ``exp(-r²‖x − x'‖)``; we read the missing square as a typo sinc
 Gaussian. ``r`` is chosen per method and per noise level by 5-fold cross-validation
 (validation MSE) over a grid, on ``n_pilot`` pilot data sets of the setting, and then used
 for all replications (one compiled call per batch of fits: the public estimators through their
-batched entry point, :func:`~sparsebayes.inference.typeii_many.fit_many`; see :func:`fit_kernel_batch`).
+batched entry point, :func:`~sparsebayes.inference.estimators.typeii_many.fit_many`; see :func:`fit_kernel_batch`).
 BLS and FLAPσ follow 004 Algorithm 1 (moves at the current λ), FLAP the profiled ascent
 (see :mod:`sparsebayes.models.typeii_hierarchies`). FLAP's fixed noise is ``σ² = 0.01‖y‖²/N``
 (see ``FLAPRegressor``). The diabetes tables (6-7) are in
@@ -23,9 +23,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 from sklearn.model_selection import KFold
 
-from sparsebayes.inference.gibbs import Hyper, posterior_mean_batch
-from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
-from sparsebayes.inference.typeii_many import fit_many
+from sparsebayes.inference.engines.gibbs import Hyper, posterior_mean_batch
+from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+from sparsebayes.inference.estimators.typeii_many import fit_many
 from sparsebayes.models.features import GaussianKernelFeatures
 
 from ..registry import Result, experiment
@@ -68,7 +68,7 @@ def fit_kernel_batch(X_train, y_train, r, estimator, X_eval, *, batched=True):
 
     Returns predictions (B, n_eval), kernel counts (bias excluded), σ̂², active masks (over the bias
     and kernel columns) and the fraction converged (``converged_``). ``batched=True`` (default) fits
-    through :func:`~sparsebayes.inference.typeii_many.fit_many` (one compiled call, the steps of single
+    through :func:`~sparsebayes.inference.estimators.typeii_many.fit_many` (one compiled call, the steps of single
     fits); ``batched=False`` calls each clone's ``fit``. Either way the numbers are the fitted
     estimators', as a user gets them; a ``ConvergenceWarning`` (``max_iter`` reached) is counted in the
     fraction converged, not printed.

@@ -10,9 +10,9 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 
-from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
-from sparsebayes.inference.gibbs import Hyper, posterior_mean_batch
-from sparsebayes.inference.typeii_estimators import BLSRegressor
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
+from sparsebayes.inference.engines.gibbs import Hyper, posterior_mean_batch
+from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor
 
 from ..datasets import diabetes
 from ..registry import Result, experiment

@@ -31,8 +31,8 @@ from sparsebayes.comparisons.experiments.figueiredo import RVM_CRABS_NOTE, _plt,
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.comparisons.spread import sample_sd
 from sparsebayes.inference.parallel import parallel_map
-from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
-from sparsebayes.inference.typeii_estimators import RVMClassifier
+from sparsebayes.inference.estimators.smlr import SMLRCV, SMLRClassifier
+from sparsebayes.inference.estimators.typeii_estimators import RVMClassifier
 
 WIDTHS = (0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0)  # kernel widths h for the SVM grid search (√2 steps)
 SVM_C = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -476,4 +476,4 @@ def fig1_bounds(reps, seed, out):
                          "PAC-Bayes: D_Ber(R_sample || R_true) <= (D + ln((n+1)/delta))/n, the order of the "
                          "PAC-Bayesian theorem the paper cites (Seeger; Langford); eq. 25 prints the arguments "
                          "the other way round, which is not that theorem and can give 1 "
-                         "(sparsebayes.inference.smlr_bounds)."])
+                         "(sparsebayes.inference.estimators.smlr_bounds)."])

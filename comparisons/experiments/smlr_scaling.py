@@ -13,7 +13,7 @@ from sparsebayes.comparisons.registry import Result, experiment
 
 
 def _time_steps(problem, prior, solver, n_steps):
-    from sparsebayes.inference import bound
+    from sparsebayes.inference.engines import bound
 
     bound.trace(problem, prior, solver=solver, n_steps=n_steps)[0].coef.block_until_ready()  # compile
     t0 = time.perf_counter()
@@ -30,7 +30,7 @@ def scaling(reps, seed, out):
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    from sparsebayes.inference import bound
+    from sparsebayes.inference.engines import bound
     from sparsebayes.models.priors import LaplacePrior
 
     rng = np.random.default_rng(seed)

@@ -49,7 +49,7 @@ conformance harness (:mod:`sparsebayes.inference.likelihood_conformance`) checks
 likelihood against autodiff of its own ``log_lik``, NumPyro and its own draws.
 
 ``n_obs`` (optional, may be traced): only the first ``n_obs`` rows are data. The EM engine pads the
-rest to a shared array size (:func:`sparsebayes.inference.em.fit_em`) with zero rows of the design, so
+rest to a shared array size (:func:`sparsebayes.inference.engines.em.fit_em`) with zero rows of the design, so
 ``η = 0`` and ``y = 0`` there; those rows must add nothing to the parameter update or to the objective.
 """
 from __future__ import annotations

@@ -89,7 +89,7 @@ class BernoulliLogisticLikelihood(NamedTuple):
 
     def gibbs_augment(self, key, t, eta, params=None):
         """Polson, Scott & Windle's (2013) Pólya-Gamma draw for a Gibbs sweep, ``ω ~ PG(1, η)``,
-        ``z = (t − ½)/ω``: :func:`sparsebayes.inference.gibbs_augment.logistic_augment`."""
-        from sparsebayes.inference.gibbs_augment import logistic_augment
+        ``z = (t − ½)/ω``: :func:`sparsebayes.inference.engines.gibbs_augment.logistic_augment`."""
+        from sparsebayes.inference.engines.gibbs_augment import logistic_augment
 
         return logistic_augment(key, t, eta)

@@ -166,16 +166,16 @@ class NegativeBinomialLikelihood(NamedTuple):
 
     def gibbs_augment(self, key, t, eta, params=1.0):
         """The Pólya-Gamma draw for a Gibbs sweep, ``ω ~ PG(t + r, η − log r)``,
-        ``z = (t − r)/(2ω) + log r``: :func:`sparsebayes.inference.gibbs_augment.negative_binomial_augment`."""
-        from sparsebayes.inference.gibbs_augment import negative_binomial_augment
+        ``z = (t − r)/(2ω) + log r``: :func:`sparsebayes.inference.engines.gibbs_augment.negative_binomial_augment`."""
+        from sparsebayes.inference.engines.gibbs_augment import negative_binomial_augment
 
         return negative_binomial_augment(key, t, eta, params)
 
     def gibbs_param_step(self, key, t, eta, params, omega=None):
         """The dispersion's Metropolis-within-Gibbs move given ``η`` (``ω`` unused: ``r`` is drawn from
         its conditional with ``ω`` integrated out, and ``ω`` is drawn afresh next sweep), under a
-        Gamma(1, 0.1) prior: :func:`sparsebayes.inference.gibbs_augment.negative_binomial_concentration_step`."""
-        from sparsebayes.inference.gibbs_augment import negative_binomial_concentration_step
+        Gamma(1, 0.1) prior: :func:`sparsebayes.inference.engines.gibbs_augment.negative_binomial_concentration_step`."""
+        from sparsebayes.inference.engines.gibbs_augment import negative_binomial_concentration_step
 
         shape, rate = DISPERSION_PRIOR
         return negative_binomial_concentration_step(key, t, eta, params, prior_shape=shape, prior_rate=rate)[0]

@@ -60,7 +60,7 @@ class ProbitLikelihood(NamedTuple):
     name = "probit"
     #: No parameter of its own.
     param_name = None
-    #: σ² of the latent ``z`` (002 eq. 3), which :func:`sparsebayes.inference.em.fit_em` uses
+    #: σ² of the latent ``z`` (002 eq. 3), which :func:`sparsebayes.inference.engines.em.fit_em` uses
     #: whatever ``noise_var`` it is given (a likelihood without it has σ² free).
     fixed_noise_var = 1.0
     #: EM's working weight is 1 on every row (the latent ``z``'s unit variance).
@@ -147,7 +147,7 @@ class ProbitLikelihood(NamedTuple):
 
     def gibbs_augment(self, key, y, eta, params=None):
         """Albert & Chib's (1993) latent draw for a Gibbs sweep, ``(z, ω = 1)``:
-        :func:`sparsebayes.inference.gibbs_augment.probit_augment`."""
-        from sparsebayes.inference.gibbs_augment import probit_augment
+        :func:`sparsebayes.inference.engines.gibbs_augment.probit_augment`."""
+        from sparsebayes.inference.engines.gibbs_augment import probit_augment
 
         return probit_augment(key, y, eta)

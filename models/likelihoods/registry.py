@@ -14,7 +14,7 @@ from sparsebayes.models._registry import able, missing_pieces, registrar
 #: The registered likelihoods by name (:func:`register_likelihood`).
 LIKELIHOODS = {}
 
-#: What each engine asks of a likelihood: EM (:mod:`sparsebayes.inference.em`) its working response
+#: What each engine asks of a likelihood: EM (:mod:`sparsebayes.inference.engines.em`) its working response
 #: and weights, the update of its own parameter and its objective; the type-II engine's Laplace path
 #: (log likelihood, mean and curvature in ``η``, a start); the bound engine's log-normalizer and
 #: Böhning's bound (003 eq. 8); a NumPyro twin its observation statement; predictive checks its draw.
@@ -24,7 +24,7 @@ LIKELIHOOD_CAPABILITIES = {
     "bound": ("log_normalizer", "bohning_bound"),
     "nuts": ("observe",),
     "predictive": ("sample", "mean"),
-    # the Gibbs engine (sparsebayes.inference.hierarchy_gibbs): a conjugate augmentation to the Gaussian
+    # the Gibbs engine (sparsebayes.inference.engines.hierarchy_gibbs): a conjugate augmentation to the Gaussian
     # pseudo-model z ~ N(η, 1/ω); a likelihood with a parameter also has gibbs_param_step
     "gibbs": ("gibbs_augment", "log_lik"),
 }

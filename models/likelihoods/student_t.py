@@ -119,14 +119,14 @@ class StudentTLikelihood(NamedTuple):
 
     def gibbs_augment(self, key, y, eta, params=1.0):
         """The scale mixture's draw for a Gibbs sweep, ``λ_i | y, η, s²``, returned as ``(z = y, ω = λ/s²)``:
-        :func:`sparsebayes.inference.gibbs_augment.student_t_augment` (``params = s²``)."""
-        from sparsebayes.inference.gibbs_augment import student_t_augment
+        :func:`sparsebayes.inference.engines.gibbs_augment.student_t_augment` (``params = s²``)."""
+        from sparsebayes.inference.engines.gibbs_augment import student_t_augment
 
         return student_t_augment(key, y, eta, self.df, jnp.sqrt(params))
 
     def gibbs_param_step(self, key, y, eta, params, omega):
         """``s² | λ, η ~ InvGamma(n/2, Σ λ_i r_i²/2)`` under Jeffreys' ``p(s²) ∝ 1/s²``, with
-        ``λ = ω s²`` from :meth:`gibbs_augment`: :func:`~sparsebayes.inference.gibbs_augment.student_t_scale2_draw`."""
-        from sparsebayes.inference.gibbs_augment import student_t_scale2_draw
+        ``λ = ω s²`` from :meth:`gibbs_augment`: :func:`~sparsebayes.inference.engines.gibbs_augment.student_t_scale2_draw`."""
+        from sparsebayes.inference.engines.gibbs_augment import student_t_scale2_draw
 
         return student_t_scale2_draw(key, y, eta, omega * params)

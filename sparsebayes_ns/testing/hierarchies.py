@@ -29,7 +29,7 @@ other change. Each check raises ``AssertionError`` with the numbers when it fail
 * ``typeii_evidence``: a few engine steps, scored with λ re-maximised and with the hierarchy's own
   σ² update (which must then be an ascent: not ``ScaledLaplacePrior(noise_update="variances-fixed")``,
   see :mod:`sparsebayes.models.typeii_hierarchies`), never lower ``L``, each
-  step's :class:`~sparsebayes.inference.typeii_moves.Info` gain is at most its rise, and the engine's
+  step's :class:`~sparsebayes.inference.engines.typeii_moves.Info` gain is at most its rise, and the engine's
   ``L`` is the directly computed ``log N(y; 0, σ²I + ΦVΦᵀ)`` plus the hierarchy's hyperprior terms.
 """
 from __future__ import annotations
@@ -43,8 +43,8 @@ from scipy import integrate, optimize, stats
 from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.priors import CAPABILITIES, require, supports
 
-from sparsebayes.inference import em
-from sparsebayes.inference.em import EMData, column_norms, log_posterior
+from sparsebayes.inference.engines import em
+from sparsebayes.inference.engines.em import EMData, column_norms, log_posterior
 
 __all__ = ["check_hierarchy", "hierarchy_checks", "check_capability_errors", "check_e_step_quadrature",
            "check_e_step_variance_quadrature", "check_marginal_quadrature", "check_twin_draws_marginal",
@@ -228,7 +228,7 @@ def check_typeii_lambda_update(prior):
 
 
 def check_typeii_evidence(prior, n_steps=25):
-    from sparsebayes.inference import typeii
+    from sparsebayes.inference.engines import typeii
 
     H, y = _regression(seed=2, n=30, p=8)
     H, y = H - H.mean(0), y - y.mean()

@@ -25,7 +25,7 @@ likelihood's own draws (``sample``) at random linear predictors ``η``. Each che
   (``numpyro.infer.util.log_density``) equals ``Σ log_lik``;
 * ``predictive_moments``: the predictive draws' mean and variance are ``mean`` and ``variance``
   (within five Monte Carlo standard errors);
-* ``em_objective_monotone``: EM (:mod:`sparsebayes.inference.em`) with the likelihood under a Laplace
+* ``em_objective_monotone``: EM (:mod:`sparsebayes.inference.engines.em`) with the likelihood under a Laplace
   prior, its parameter estimated, never lowers its objective (by the surrogate's bound where
   ``monotone_em``, by the engine's step-halving otherwise).
 """
@@ -38,7 +38,7 @@ from numpyro.infer.util import log_density
 
 from sparsebayes.models.priors import LaplacePrior
 
-from sparsebayes.inference import em
+from sparsebayes.inference.engines import em
 
 __all__ = ["check_likelihood", "likelihood_checks", "example", "check_score_autodiff", "check_curvature",
            "check_working_tangent", "check_working_minorizes", "check_params_update_ascent", "check_neg_log_lik",

@@ -179,7 +179,7 @@ def test_typeii_target_against_numpyro_twin():
     from numpyro.infer.util import log_density
 
     from sparsebayes.inference import BLSRegressor, FLAPRegressor
-    from sparsebayes.inference.twin_typeii import typeii_twin_model
+    from sparsebayes.inference.posterior.twin_typeii import typeii_twin_model
     Z, y = _sparse_weak_data(0)
     for E, scaled in ((BLSRegressor, True), (FLAPRegressor, False)):
         with warnings.catch_warnings():  # BLS stops at max_iter here: any fit serves this identity

@@ -22,7 +22,7 @@ import scipy.special
 import scipy.stats
 
 from sparsebayes.comparisons import approximation_check as ac
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 from sparsebayes.models.map_priors import GaussianPrior
 
 N, P, LAM, NOISE = 60, 5, 0.5, 1.0

@@ -12,8 +12,8 @@ import pytest
 
 import sparsebayes
 from sparsebayes.inference import AdaptiveSparseRegressor, BayesianLassoRegressor
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference import twin_posterior
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior import twin_posterior
 
 COLUMNS = ["age", "dose", "weight"]
 SAMPLER_GROUPS = ("posterior", "sample_stats", "log_likelihood", "observed_data", "posterior_predictive")

@@ -4,7 +4,7 @@ with the verdict and the selection like any other."""
 import numpy as np
 import pytest
 from sparsebayes.comparisons.cli import main
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 TINY = ["--draws", "30", "--warmup", "30", "--chains", "2"]
 

@@ -14,8 +14,8 @@ from sklearn.utils.validation import check_is_fitted
 
 import sparsebayes
 from sparsebayes.inference import AdaptiveSparseRegressor, BayesianLassoRegressor, SparseProbitClassifier
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference._base import raw_weights
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.estimators._base import raw_weights
 from sparsebayes.models import HorseshoePrior
 
 SAMPLING = dict(num_warmup=200, num_samples=200, num_chains=2, seed=0)
@@ -270,8 +270,8 @@ def test_default_samplers_are_the_models(monkeypatch):
     by both (the Laplace prior's own conditionals), the Jeffreys one (none) by NUTS alone; the Bayesian Lasso by both; an explicit tuple as given. A
     stand-in sampler records what compare asks for, so nothing compiles; a sampler whose stand-in draws
     diverge is marked unusable by the gate."""
-    from sparsebayes.inference import twin_posterior
-    from sparsebayes.inference.twin_posterior import default_samplers
+    from sparsebayes.inference.posterior import twin_posterior
+    from sparsebayes.inference.posterior.twin_posterior import default_samplers
     asked = []
 
     def sample(est, X, y, sampler="nuts", *, num_chains=2, num_samples=5, target_accept_prob=None, **_):

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from sparsebayes.comparisons.cli import main
 from sparsebayes.comparisons.compare_csv import default_estimator, is_classification, read_table
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 TINY = ["--draws", "30", "--warmup", "30", "--chains", "2"]
 
@@ -128,7 +128,7 @@ def test_bls_with_lam_zero_has_the_flat_prior_limit_as_its_twin():
     is the Laplace prior's limit λ → 0, a flat prior, with a warning, not a refusal; NUTS only."""
     from sparsebayes.inference import BLSRegressor
     from sparsebayes.inference._warnings import DegenerateFitWarning
-    from sparsebayes.inference.twin_posterior import gibbs_able, twin
+    from sparsebayes.inference.posterior.twin_posterior import gibbs_able, twin
 
     x, y = _one_input()
     est = BLSRegressor().fit(x[:, None], y)

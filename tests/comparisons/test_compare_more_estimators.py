@@ -15,8 +15,8 @@ from sparsebayes.inference import (
     RVMRegressor,
     SMLRClassifier,
 )
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.posterior_sampling import same_layout
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior.posterior_sampling import same_layout
 
 TINY = dict(num_warmup=60, num_samples=60, num_chains=2, seed=0)
 COLUMNS = ["height", "load", "idle"]

@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 
 import sparsebayes
 from sparsebayes.inference import AdaptiveSparseRegressor, SMLRClassifier, SparseProbitClassifier
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 SAMPLING = dict(num_warmup=150, num_samples=150, num_chains=2, seed=0)
 

@@ -10,8 +10,8 @@ import scipy.stats
 import sparsebayes
 from numpyro.infer.util import log_density
 from sparsebayes.inference import GibbsClassifier, GibbsRegressor, NutsRegressor
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.posterior_sampling import same_layout
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior.posterior_sampling import same_layout
 
 COLUMNS = ["height", "load", "idle"]
 FIT = dict(num_warmup=60, num_samples=60, num_chains=2, seed=0, rhat_max=np.inf)
@@ -133,7 +133,7 @@ def test_held_out_plug_in_density_has_the_intercept():
     from types import SimpleNamespace
 
     from sparsebayes.comparisons.compare_predictive import plug_in_density
-    from sparsebayes.inference.twin_posterior import point_estimate_dataset
+    from sparsebayes.inference.posterior.twin_posterior import point_estimate_dataset
 
     (est, y), X = _case("gibbs-horseshoe")
     est.fit(X[:40], y[:40])
@@ -148,7 +148,7 @@ def test_held_out_predictions_of_the_draws_have_the_intercept():
     """The samplers' held-out ``predictions`` (log density and mean per draw) of the record are the
     Gaussian at ``b₀ + h(x)ᵀβ`` of each draw (scipy), the intercept included, with ``h(x)`` the inputs
     centred at the training rows' mean (the basis the draws are on: ``b₀`` is the value there)."""
-    from sparsebayes.inference.twin_predictive import predictions, site_draws
+    from sparsebayes.inference.posterior.twin_predictive import predictions, site_draws
 
     (est, y), X = _case("gibbs-horseshoe")
     est.fit(X[:40], y[:40])

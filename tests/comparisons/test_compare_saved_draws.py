@@ -8,7 +8,7 @@ import pytest
 import sparsebayes
 from sparsebayes.comparisons.compare_predictive import sampler_scores
 from sparsebayes.inference import BayesianLassoRegressor
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 COLUMNS = ["age", "dose", "weight"]
 

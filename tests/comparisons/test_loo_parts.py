@@ -15,7 +15,7 @@ import scipy.stats
 from sparsebayes.comparisons import approximation_check as ac
 from sparsebayes.comparisons.compare_any_report import loo_sections
 from sparsebayes.inference import AdaptiveSparseRegressor
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 _spec = importlib.util.spec_from_file_location("_verdict_helpers", Path(__file__).with_name("test_verdict.py"))
 V = importlib.util.module_from_spec(_spec)

@@ -12,7 +12,7 @@ from sparsebayes.comparisons.approximation_check import (
     optimizer_result_group,
     point_estimate_groups,
 )
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 
 def _data(seed=0, n=80):
@@ -104,7 +104,7 @@ def test_the_approximation_line_cites_its_measured_coverage():
     """The EM Gaussian conditional of the Laplace hierarchy was measured (docs/approximation_coverage.md):
     the check's line cites the numbers of ``measured_coverage``; the horseshoe's cites its own."""
     from sparsebayes.inference import AdaptiveSparseRegressor
-    from sparsebayes.inference.approximation_coverage import MEASURED
+    from sparsebayes.inference.posterior.approximation_coverage import MEASURED
     X, y = _data()
     for prior, case in (("laplace", "em-laplace"), ("horseshoe", "em-horseshoe")):
         with warnings.catch_warnings():

@@ -16,9 +16,9 @@ import pytest
 
 import sparsebayes
 from sparsebayes.inference import AdaptiveSparseRegressor
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference import twin_posterior
-from sparsebayes.inference.idata import PYMC_EXTRAS_GROUPS, point_estimate_posterior
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior import twin_posterior
+from sparsebayes.inference.posterior.idata import PYMC_EXTRAS_GROUPS, point_estimate_posterior
 
 _spec = importlib.util.spec_from_file_location("_compare_groups_helpers",
                                                Path(__file__).with_name("test_arviz1_compare_groups.py"))

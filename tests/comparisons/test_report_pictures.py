@@ -50,7 +50,7 @@ def test_a_failed_sampler_gets_rank_plots_and_the_regression_a_density_check(sav
 def test_the_saved_draws_hold_the_point_estimate_the_pymc_extras_way(saved):
     """draws.nc reloads with ``fit`` (the EM Gaussian conditional's moments) and ``optimizer_result``; the
     report's header names the approximation and cites its measured coverage."""
-    from sparsebayes.inference import arviz_compat as compat
+    from sparsebayes.inference.posterior import arviz_compat as compat
     cmp, out = saved
     back = compat.from_netcdf(out / "draws.nc")
     fit, opt = compat.dataset(back, "fit"), compat.dataset(back, "optimizer_result")
@@ -73,7 +73,7 @@ def test_a_sampler_that_passes_gets_no_rank_plot_and_an_old_one_is_removed(saved
 
 def test_rank_plots_show_the_worst_mixed_weights_first(saved):
     cmp, _ = saved
-    from sparsebayes.inference.arviz_compat import rhat
+    from sparsebayes.inference.posterior.arviz_compat import rhat
     idata = cmp.samples["nuts"]
     chosen = report_plots.rank_variables(idata, panels=2)
     r = rhat(idata, var_names=["beta"])["beta"]

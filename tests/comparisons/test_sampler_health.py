@@ -11,7 +11,7 @@ import pytest
 
 from sparsebayes.comparisons import sampler_health as H
 from sparsebayes.comparisons import verdict as V
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 CHAINS, DRAWS, P = 4, 500, 3
 
@@ -113,7 +113,7 @@ def _comparison(draws, *, diverging=None, energy=None):
 
     from sparsebayes.comparisons.compare_any import POINT_GROUP, Comparison
     from sparsebayes.inference import AdaptiveSparseRegressor
-    from sparsebayes.inference.twin_posterior import point_estimate_dataset
+    from sparsebayes.inference.posterior.twin_posterior import point_estimate_dataset
     rng = np.random.default_rng(0)
     X = pd.DataFrame(rng.normal(size=(120, 2)), columns=["a", "b"])
     y = 1.5 * X["a"] + rng.normal(size=120)

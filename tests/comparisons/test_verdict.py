@@ -17,8 +17,8 @@ import sparsebayes
 from sparsebayes.comparisons import verdict as V
 from sparsebayes.comparisons.compare_any import POINT_GROUP, Comparison
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.twin_posterior import point_estimate_dataset
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior.twin_posterior import point_estimate_dataset
 
 P, N = 8, 200
 TRUE_BETA = np.array([3.0, 1.5, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0])
@@ -265,7 +265,7 @@ def _twin_comparison(est, X, y, surrogate_eps=None, seed=0):
     draws of the model's weight site mapped to the weights' layout by the twin's ``to_weights`` (zero
     where the model fixes a weight at zero), as a sampler's output is."""
     from sparsebayes.comparisons.compare_any import _flat_names
-    from sparsebayes.inference.twin_posterior import twin
+    from sparsebayes.inference.posterior.twin_posterior import twin
     t = twin(est, X, y, surrogate_eps=surrogate_eps)
     point = point_estimate_dataset(est, t.names, t.weight_dims, t.weight_coords)
     site_shape = (t.H.shape[1], len(t.site_coords["free_class"])) if "free_class" in t.site_coords else (t.H.shape[1],)

@@ -8,7 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.comparisons.synthetic import sinc, two_gaussians
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 
 def _blobs(k=3, n=90, seed=0):

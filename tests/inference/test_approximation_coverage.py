@@ -1,4 +1,4 @@
-"""The measured coverage of the approximate posteriors (:mod:`sparsebayes.inference.approximation_coverage`):
+"""The measured coverage of the approximate posteriors (:mod:`sparsebayes.inference.posterior.approximation_coverage`):
 the documented table is the constant, the constant is what the measurement gives (slow), and the
 labels the estimators put on their approximations' draws find their rows."""
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sparsebayes.inference import approximation_coverage as ac
+from sparsebayes.inference.posterior import approximation_coverage as ac
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "approximation_coverage.md"
 

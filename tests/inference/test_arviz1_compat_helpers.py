@@ -5,7 +5,7 @@ point estimate beside draws."""
 import numpy as np
 import pytest
 
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 
 def _fit():

@@ -1,11 +1,11 @@
-"""The ArviZ 0.x / 1.x layer (:mod:`sparsebayes.inference.arviz_compat`) on whichever ArviZ is installed:
+"""The ArviZ 0.x / 1.x layer (:mod:`sparsebayes.inference.posterior.arviz_compat`) on whichever ArviZ is installed:
 groups built, read, replaced and renamed alike, and the diagnostics against formulas written out here."""
 import numpy as np
 import pytest
 import scipy.stats
 import xarray as xr
 
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 
 def _fit(seed=0, shift=0.0):

@@ -1,5 +1,5 @@
 """Statistics that ArviZ 0.x and 1.x compute with other defaults or names, brought to one meaning by
-:mod:`sparsebayes.inference.arviz_compat`, checked under whichever ArviZ is installed against direct
+:mod:`sparsebayes.inference.posterior.arviz_compat`, checked under whichever ArviZ is installed against direct
 computations: PSIS's smoothed weights and ``k̂`` (``psislw``: 1.x takes a log-likelihood and leaves the
 weights unnormalized), the tail ESS at the 5 % and 95 % quantiles (1.x's default is 11 % / 89 %),
 ``loo`` under 0.x's names, and a plot's figure taken out of pyplot (``figure(detach=True)``)."""
@@ -8,7 +8,7 @@ import pytest
 import scipy.special
 import scipy.stats
 
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 
 
 def _gpd_log_ratios(k, size, seed):

@@ -2,11 +2,11 @@
 
 A first fit's time in a fresh process is mostly compiling and importing
 (``comparisons/bench/first_fit.py``). ``BayesianLassoRegressor``'s Gibbs fit compiles one program,
-:func:`~sparsebayes.inference.gibbs.run_on_data` (the data's QR and Gram matrix and the sweeps
+:func:`~sparsebayes.inference.engines.gibbs.run_on_data` (the data's QR and Gram matrix and the sweeps
 together; the refused sweeps are counted on the host, not by an eager ``jnp.sum``), and does not
-import ArviZ: R-hat is :mod:`sparsebayes.inference.split_rhat`'s and ``idata_`` is built on first
-access. The draws are those of :func:`~sparsebayes.inference.gibbs.run` on
-:func:`~sparsebayes.inference.gibbs.sweep_data`, bit for bit.
+import ArviZ: R-hat is :mod:`sparsebayes.inference.posterior.split_rhat`'s and ``idata_`` is built on first
+access. The draws are those of :func:`~sparsebayes.inference.engines.gibbs.run` on
+:func:`~sparsebayes.inference.engines.gibbs.sweep_data`, bit for bit.
 """
 import subprocess
 import sys
@@ -15,9 +15,9 @@ import jax
 import numpy as np
 import pytest
 
-from sparsebayes.inference.arviz_compat import rhat
-from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
-from sparsebayes.inference.gibbs import (
+from sparsebayes.inference.posterior.arviz_compat import rhat
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
+from sparsebayes.inference.engines.gibbs import (
     Hyper,
     draw_variates,
     init,

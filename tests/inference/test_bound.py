@@ -5,7 +5,7 @@ import scipy.optimize
 import sklearn
 from sklearn.linear_model import LogisticRegression
 
-from sparsebayes.inference import bound
+from sparsebayes.inference.engines import bound
 from sparsebayes.models import multinomial as mm
 from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
 from sparsebayes.models.priors import LaplacePrior
@@ -232,7 +232,7 @@ def test_ml_block_step_climbs_on_a_rank_deficient_basis():
     """RBF basis of 40 points: ``S = XᵀX`` has an eigenvalue that rounding made −9e-15, which the
     pseudo-inverse of eq. 7 divided by, so the ML block iteration went downhill (−2.3 → −201.6, then
     NaN). Eigenvalues at rounding level now count as zero."""
-    from sparsebayes.inference._base import make_feature_map
+    from sparsebayes.inference.estimators._base import make_feature_map
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))

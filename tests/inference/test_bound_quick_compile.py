@@ -1,9 +1,9 @@
 """Small bound-optimization problems run the programs compiled at XLA optimization level 0
-(:mod:`sparsebayes.inference._compile`), larger ones the optimized programs; both reach the same MAP.
+(:mod:`sparsebayes.inference.engines._compile`), larger ones the optimized programs; both reach the same MAP.
 
 The quick programs exist for the first fit's compile time (``comparisons/bench/first_fit.py``): the
 same HLO, less optimized machine code. They may move the estimate in the last bits, so the size rule
-(:data:`~sparsebayes.inference.bound_problem.QUICK_MAX_SIZE`) keeps the shapes of the paper
+(:data:`~sparsebayes.inference.engines.bound_problem.QUICK_MAX_SIZE`) keeps the shapes of the paper
 reproductions (kernel bases on 80 or more training points, digits) on the optimized programs.
 """
 import numpy as np
@@ -12,8 +12,8 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from sparsebayes.inference import bound, bound_problem
-from sparsebayes.inference.smlr import SMLRClassifier
+from sparsebayes.inference.engines import bound, bound_problem
+from sparsebayes.inference.estimators.smlr import SMLRClassifier
 
 BENCH = make_classification(n_samples=200, n_features=8, random_state=0)  # the first-fit bench's data
 

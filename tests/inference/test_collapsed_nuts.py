@@ -1,4 +1,4 @@
-"""NUTS with the weights integrated out (:mod:`sparsebayes.inference.collapsed_nuts`): the marginal
+"""NUTS with the weights integrated out (:mod:`sparsebayes.inference.engines.collapsed_nuts`): the marginal
 likelihood against scipy's multivariate normal on ``σ² I + H diag(v) Hᵀ``, the weights' conditional
 against the dense Gaussian posterior (explicit covariance), and the sampled posterior against the
 Gibbs sampler of the same horseshoe model (slow)."""
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from sparsebayes.inference import collapsed_nuts as C
+from sparsebayes.inference.engines import collapsed_nuts as C
 
 
 def _problem(seed=0, n=40, p=5):
@@ -52,7 +52,7 @@ def test_collapsed_nuts_agrees_with_gibbs_on_the_horseshoe():
     import sparsebayes
     from sparsebayes.comparisons.sampler_health import gated_variables, health
     from sparsebayes.inference import AdaptiveSparseRegressor
-    from sparsebayes.inference import arviz_compat as compat
+    from sparsebayes.inference.posterior import arviz_compat as compat
     from sparsebayes.models import HorseshoePrior
     H, y, _ = _problem(3, n=80, p=5)
     for prior in (HorseshoePrior(tau=0.5), HorseshoePrior(tau=0.5, tau_prior=1.0)):

@@ -1,6 +1,6 @@
 """Device-aware choices, with JAX's backend stubbed (the suite runs where there is no GPU).
 
-``solver="auto"`` (:func:`sparsebayes.inference.smlr.choose_solver`) takes the dense block update
+``solver="auto"`` (:func:`sparsebayes.inference.estimators.smlr.choose_solver`) takes the dense block update
 on an accelerator; the cross-validated estimator reaches that choice through every fold's fit and
 through the refit, not only through the single-fit estimator (whose own tests are in
 ``test_smlr_estimator.py``).
@@ -19,7 +19,7 @@ def _three_blobs(n, seed=0):
 
 @pytest.mark.parametrize("backend, expected", [("cuda", "block"), ("cpu", "newton")])
 def test_smlrcv_folds_and_refit_choose_by_the_backend(backend, expected, monkeypatch):
-    from sparsebayes.inference import smlr
+    from sparsebayes.inference.estimators import smlr
 
     chosen = []
     choose = smlr.choose_solver

@@ -7,9 +7,9 @@ from numpyro.infer.util import log_density
 from sklearn.linear_model import Lasso
 
 from sparsebayes.comparisons.synthetic import tibshirani_design
-from sparsebayes.inference.lowrank import factor_kernel_design, gaussian_kernel_rows
-from sparsebayes.inference import em
-from sparsebayes.inference.em import (
+from sparsebayes.inference.engines.lowrank import factor_kernel_design, gaussian_kernel_rows
+from sparsebayes.inference.engines import em
+from sparsebayes.inference.engines.em import (
     SMALL_SOLVE,
     EMControls,
     EMData,
@@ -299,7 +299,7 @@ def test_probit_keeps_its_unit_noise_variance_whatever_noise_var_says():
 def test_a_shared_em_design_gives_each_target_the_fit_it_gets_alone(H, y, prior, likelihood, kw):
     """One-vs-all fits share an :class:`EMDesign` (HᵀH and the ridge factor made once): each
     target's fit on it equals, bit for bit, the fit that prepares its own design."""
-    from sparsebayes.inference.em import EMDesign
+    from sparsebayes.inference.engines.em import EMDesign
 
     shared_kw = {k: v for k, v in kw.items() if k != "factor"}
     design = EMDesign(H, y.size, kw.get("factor"))

@@ -1,7 +1,7 @@
 """The first EM fit in a fresh process builds the engine's loop and nothing else.
 
 A first fit's time is mostly XLA compiling (``comparisons/bench/first_fit.py``); every program
-it builds counts. The EM estimators compile one ``run`` (:func:`sparsebayes.inference.em.run`)
+it builds counts. The EM estimators compile one ``run`` (:func:`sparsebayes.inference.engines.em.run`)
 per slice width and no other program: the objective and the E-step scale come out of that same
 program, and the host side works on NumPy values, so no eager ``jnp`` operation dispatches (and
 compiles) a program of its own. The check runs in a new process, without the persistent

@@ -11,8 +11,10 @@ import pytest
 from scipy import integrate, optimize
 from sklearn.base import clone
 
-from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier, em
-from sparsebayes.inference.em import EMControls, EMData, RidgeStart, fit_em, log_posterior
+from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+
+from sparsebayes.inference.engines import em
+from sparsebayes.inference.engines.em import EMControls, EMData, RidgeStart, fit_em, log_posterior
 from sparsebayes.models.horseshoe import HorseshoePrior, make_horseshoe
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import LaplacePrior, make_prior, neg_log_hyperprior, update_shared

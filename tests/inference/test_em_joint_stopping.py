@@ -13,7 +13,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference.em import distance_to_fixed_point
+from sparsebayes.inference.engines.em import distance_to_fixed_point
 from sparsebayes.models.horseshoe import HorseshoePrior
 from sparsebayes.models.priors import LaplacePrior
 

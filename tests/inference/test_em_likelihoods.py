@@ -1,4 +1,4 @@
-"""EM with per-row working weights (:func:`sparsebayes.inference.em.weighted_m_step`): logistic,
+"""EM with per-row working weights (:func:`sparsebayes.inference.engines.em.weighted_m_step`): logistic,
 Poisson, Student-t and negative-binomial sparse regression by EM, each against an independent
 oracle, through the estimators' ``likelihood=`` and ``link=``."""
 import warnings
@@ -9,8 +9,10 @@ import pytest
 from scipy import optimize, special
 from sklearn.linear_model import LogisticRegression
 
-from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier, em
-from sparsebayes.inference.em import EMControls, EMData, RidgeStart
+from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
+
+from sparsebayes.inference.engines import em
+from sparsebayes.inference.engines.em import EMControls, EMData, RidgeStart
 from sparsebayes.models.likelihoods import GaussianLikelihood, NegativeBinomialLikelihood, StudentTLikelihood
 from sparsebayes.models.priors import LaplacePrior
 

@@ -1,19 +1,21 @@
 """A warm EM fit at small n waits on the device only for what the host reads.
 
 At n ≤ 300 a whole Jeffreys probit fit takes milliseconds, and each array read back from the
-compiled loop is a wait of its own: :func:`sparsebayes.inference.em.fit_em` reads the state
+compiled loop is a wait of its own: :func:`sparsebayes.inference.engines.em.fit_em` reads the state
 (weights, σ², iterations, last relative change; the Jeffreys hierarchy has no estimated
 hyperparameter) and two entries of the step's info (the E-step scale, the objective) in one
 ``jax.device_get`` per slice of the active set, and reads nothing else. The M-step's active
-block is gathered in the loop by :func:`sparsebayes.inference._active.active_first`, which
+block is gathered in the loop by :func:`sparsebayes.inference.engines._active.active_first`, which
 must give the order of a stable sort of the inactive flags.
 """
 import jax
 import numpy as np
 import pytest
 
-from sparsebayes.inference import SparseProbitClassifier, em
-from sparsebayes.inference._active import active_first
+from sparsebayes.inference import SparseProbitClassifier
+
+from sparsebayes.inference.engines import em
+from sparsebayes.inference.engines._active import active_first
 
 #: the concrete class of JAX's arrays, whose ``_value`` is the read back to the host
 ArrayImpl = type(jax.device_put(np.float64(0.0)))

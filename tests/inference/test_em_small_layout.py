@@ -4,14 +4,14 @@ LAPACK's Cholesky takes a column-major matrix; JAX's arrays are row-major. Built
 ``σ²I`` as they are, ``σ²I + UGU`` made the compiled loop copy the slice's whole Gram block and
 identity into column-major before it started (two copies of a width × width square per call,
 about a tenth of a millisecond at width 320 on a CPU, as much as a third of an iteration).
-:func:`sparsebayes.inference.em._gram_solve` reads both (symmetric) transposed, which is that
+:func:`sparsebayes.inference.engines.em._gram_solve` reads both (symmetric) transposed, which is that
 order already. The check reads the compiled program's entry computation.
 """
 import re
 
 import numpy as np
 
-from sparsebayes.inference import em
+from sparsebayes.inference.engines import em
 from sparsebayes.models.likelihoods import ProbitLikelihood
 from sparsebayes.models.priors import JeffreysPrior
 

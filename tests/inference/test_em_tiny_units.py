@@ -9,8 +9,8 @@ import scipy.linalg
 from sklearn.datasets import load_diabetes
 
 from sparsebayes.inference import AdaptiveSparseRegressor
-from sparsebayes.inference.em import EMData, m_step
-from sparsebayes.inference.em_covariance import conditional_covariance, solve_floor
+from sparsebayes.inference.engines.em import EMData, m_step
+from sparsebayes.inference.engines.em_covariance import conditional_covariance, solve_floor
 
 
 def _diabetes(n=150):

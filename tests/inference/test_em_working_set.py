@@ -1,4 +1,4 @@
-"""Working-set EM (:mod:`sparsebayes.inference.em_working_set`) against the full EM, scikit-learn's
+"""Working-set EM (:mod:`sparsebayes.inference.engines.em_working_set`) against the full EM, scikit-learn's
 Lasso, and the closed forms of its check."""
 import warnings
 
@@ -7,9 +7,9 @@ import pytest
 from sklearn.linear_model import Lasso
 
 from sparsebayes.inference import AdaptiveSparseRegressor
-from sparsebayes.inference import em_working_set as ws
-from sparsebayes.inference.em import fit_em
-from sparsebayes.inference.em_working_set import coordinate_keeps, fit_em_working_set, sufficient_design
+from sparsebayes.inference.engines import em_working_set as ws
+from sparsebayes.inference.engines.em import fit_em
+from sparsebayes.inference.engines.em_working_set import coordinate_keeps, fit_em_working_set, sufficient_design
 from sparsebayes.models.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
@@ -160,7 +160,7 @@ def test_the_estimator_takes_the_working_set_at_large_n_p(monkeypatch):
     H, y, _, support = _known_support(n=300, p=40, seed=6)
     calls = []
     real = ws.fit_em_working_set
-    monkeypatch.setattr("sparsebayes.inference.adaptive_base.fit_em_working_set",
+    monkeypatch.setattr("sparsebayes.inference.estimators.adaptive_base.fit_em_working_set",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
     kw = dict(prior="laplace", gamma=400.0, tol=1e-12, max_iter=100_000)
     small = AdaptiveSparseRegressor(**kw).fit(H, y)

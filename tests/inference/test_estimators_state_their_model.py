@@ -115,7 +115,7 @@ def test_a_fit_states_its_likelihood_and_a_failed_refit_clears_it(est, y, cls, n
 def test_the_twin_is_the_estimators_own_record(est, y):
     """twin() returns what the estimator's own hook builds (no class dispatch in between): the same
     design, targets and model arguments."""
-    from sparsebayes.inference.twin_posterior import twin
+    from sparsebayes.inference.posterior.twin_posterior import twin
 
     est.fit(X, y)
     eps = 1e-3 if type(est) in (RVMRegressor, RVMClassifier) else None
@@ -128,8 +128,8 @@ def test_the_twin_is_the_estimators_own_record(est, y):
 
 
 def test_an_estimator_without_its_own_hook_is_a_value_error_naming_it():
-    from sparsebayes.inference.posterior_sampling import PosteriorSamplingMixin
-    from sparsebayes.inference.twin_posterior import twin
+    from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
+    from sparsebayes.inference.posterior.twin_posterior import twin
 
     class Unwritten(PosteriorSamplingMixin, BaseEstimator):
         def fit(self, X, y):

@@ -6,7 +6,7 @@ A first fit's time is mostly XLA compiling (``comparisons/bench/first_fit.py``, 
 milliseconds to trace, lower and compile. On the bench's data,
 
 * ``RVMClassifier`` passes 8 active kernels on its way: its fit is one program
-  (:func:`~sparsebayes.inference.typeii_laplace._start_and_run` in 16 slots, the second half
+  (:func:`~sparsebayes.inference.engines.typeii_laplace._start_and_run` in 16 slots, the second half
   opened by the loop itself, the start settled by the loop's own step) and the padded rows'
   constant (``_log_lik_at_zero``); the end of the fit and the Laplace covariance are computed on
   the host;
@@ -58,9 +58,9 @@ def test_a_first_program_that_opens_its_closed_slots_takes_the_steps_of_a_wideni
     import numpy as np
     from sklearn.datasets import make_classification
     from sklearn.preprocessing import StandardScaler
-    from sparsebayes.inference import typeii_laplace as tl
-    from sparsebayes.inference._base import fit_feature_design
-    from sparsebayes.inference.typeii_moves import grow_slots
+    from sparsebayes.inference.engines import typeii_laplace as tl
+    from sparsebayes.inference.estimators._base import fit_feature_design
+    from sparsebayes.inference.engines.typeii_moves import grow_slots
     from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 
     # the narrow widths at this size: the path with closed slots (traced afresh, and not left for later tests)

@@ -6,9 +6,9 @@ from sklearn.exceptions import ConvergenceWarning
 from scipy import stats
 
 from sparsebayes.comparisons.datasets import diabetes
-from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
-from sparsebayes.inference.progress import chunk_lengths as _chunk_lengths
-from sparsebayes.inference.gibbs import (
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
+from sparsebayes.inference.engines.progress import chunk_lengths as _chunk_lengths
+from sparsebayes.inference.engines.gibbs import (
     Hyper,
     beta_bhattacharya,
     beta_cholesky,
@@ -44,7 +44,7 @@ def test_michael_root_is_accurate_where_the_subtracting_form_cancels(mean, shape
     ``μ − 2μ²w/(μw + √·)`` was off by 2e-10 at μ = 1e10, by 100 % at μ = 1e16, by 8e-8 at λ = 1e-9."""
     from decimal import Decimal, getcontext
 
-    from sparsebayes.inference.gibbs import michael_root
+    from sparsebayes.inference.engines.gibbs import michael_root
 
     getcontext().prec = 60
     M, L, W = Decimal(mean), Decimal(shape), Decimal(w)
@@ -159,7 +159,7 @@ def test_padding_rows_changes_no_draw(monkeypatch, n, p, variates):
     the exact shape instead (``bucket`` the identity), the chains are the same draws (no variate is
     drawn for a padding row; only the rounding of sums over more zero terms differs), for both
     variate sources (the device's draws each row's δ from a key of its own)."""
-    from sparsebayes.inference import gibbs
+    from sparsebayes.inference.engines import gibbs
 
     rng = np.random.default_rng(n)
     X = rng.normal(size=(n, p))
@@ -326,7 +326,7 @@ def test_the_lambda2_prior_reaches_the_sampler_as_shape_and_rate(shape, rate):
 @pytest.mark.parametrize("n, p, rows", [(30, 4, 30), (30, 4, 40), (8, 12, 8), (8, 12, 12)])
 def test_the_residual_through_the_qr_factor_is_the_direct_one(n, p, rows):
     """``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` for n ≥ p and p > n, with zero padding rows."""
-    from sparsebayes.inference.gibbs import residual_sum_of_squares
+    from sparsebayes.inference.engines.gibbs import residual_sum_of_squares
 
     rng = np.random.default_rng(n + p + rows)
     X = np.zeros((rows, p))
@@ -344,7 +344,7 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     """:func:`posterior_mean_batch` runs its sweeps in calls of ``block`` and counts draws from
     the warm-up's end, which can fall inside a call: its means must match :func:`run_gibbs`'s
     (another driver of the same sweep) within 5 Monte Carlo SEs."""
-    from sparsebayes.inference.gibbs import posterior_mean_batch
+    from sparsebayes.inference.engines.gibbs import posterior_mean_batch
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 3))
@@ -354,7 +354,7 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     ref = run_gibbs(X, y, num_warmup=500, num_samples=4000, num_chains=4, seed=0)
     mean = ref.posterior["beta"].mean(("chain", "draw")).values
     mcse = az.mcse(ref, var_names=["beta"])["beta"].values
-    from sparsebayes.inference import gibbs
+    from sparsebayes.inference.engines import gibbs
 
     monkeypatch.setattr(gibbs, "_chunk_size", lambda *a: block)
     means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), Hyper(), 1000, 1000, seed=1)
@@ -405,7 +405,7 @@ def test_a_zero_lam2_rate_is_refused_for_its_improper_posterior():
 def test_the_wide_path_sets_up_nothing_p_by_p():
     """p > n: the sweep data hold the design, its QR factor and vectors (no bordered Gram matrix),
     and the ridge start in its n × n form is the p × p form's fit (an independent solve)."""
-    from sparsebayes.inference import gibbs
+    from sparsebayes.inference.engines import gibbs
 
     rng = np.random.default_rng(8)
     X, y = rng.normal(size=(6, 40)), rng.normal(size=6)

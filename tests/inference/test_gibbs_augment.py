@@ -11,8 +11,8 @@ import pytest
 from jax.scipy.linalg import cho_solve, solve_triangular
 from scipy import stats
 
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.gibbs_augment import (logistic_augment, negative_binomial_augment,
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.engines.gibbs_augment import (logistic_augment, negative_binomial_augment,
                                                  negative_binomial_concentration_step, negative_binomial_log_lik,
                                                  probit_augment, student_t_augment, student_t_scale2_draw,
                                                  truncated_normal_above)

@@ -1,4 +1,4 @@
-"""The β draws of :mod:`sparsebayes.inference.gibbs_beta`: Rue's and Bhattacharya et al.'s against a
+"""The β draws of :mod:`sparsebayes.inference.engines.gibbs_beta`: Rue's and Bhattacharya et al.'s against a
 direct dense computation of the conditional (NumPy's solve and inverse of ``A``, no code shared with
 the module), against each other in distribution at ``p = n``, with unit and non-unit row weights ω;
 the sufficient-statistics path against the data path."""
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sparsebayes.inference import gibbs_beta as gb
+from sparsebayes.inference.engines import gibbs_beta as gb
 
 
 def _problem(n, p, weighted, seed=0):

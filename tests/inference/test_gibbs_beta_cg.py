@@ -1,4 +1,4 @@
-"""The prior-preconditioned conjugate-gradient β draw (:func:`sparsebayes.inference.gibbs_beta.cg_draw`,
+"""The prior-preconditioned conjugate-gradient β draw (:func:`sparsebayes.inference.engines.gibbs_beta.cg_draw`,
 Nishimura & Suchard 2023): against a direct dense computation of the conditional (NumPy's solve and
 inverse), in distribution against Rue's draw at ``p ≤ n`` and Bhattacharya's at ``p > n``, a too-loose
 tolerance that the check must catch, its warm start, nothing ``p × p`` (or ``n × n``) in its program,
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sparsebayes.inference import gibbs_beta as gb
+from sparsebayes.inference.engines import gibbs_beta as gb
 
 from .test_gibbs_beta import _dense, _draws, _problem
 
@@ -112,7 +112,7 @@ def test_bad_cg_settings_are_value_errors(bad):
 def test_the_engine_runs_the_cg_draw_and_matches_the_direct_draws_posterior_mean():
     """The hierarchy Gibbs engine with ``beta_draw="cg"`` (p > n, σ² and τ fixed, the horseshoe):
     posterior means of β within Monte Carlo error of Bhattacharya's."""
-    from sparsebayes.inference import hierarchy_gibbs
+    from sparsebayes.inference.engines import hierarchy_gibbs
     from sparsebayes.models import HorseshoePrior
 
     rng = np.random.default_rng(0)
@@ -132,7 +132,7 @@ def test_the_engine_runs_the_cg_draw_and_matches_the_direct_draws_posterior_mean
 def test_the_horseshoe_gibbs_is_calibrated_on_the_cg_draw(n, p):
     """SBC of the hierarchy Gibbs engine with ``beta_draw="cg"`` (τ ~ C⁺(0, 1), σ² ~ IG(3, 2)), the
     settings of the Rue/Bhattacharya run in ``test_sbc.py``: every β, σ² and τ passes."""
-    from sparsebayes.inference import sbc
+    from sparsebayes.inference.posterior import sbc
     from sparsebayes.models import HorseshoePrior
 
     from .test_sbc import HORSESHOE_SBC, _design

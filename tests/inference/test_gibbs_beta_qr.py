@@ -1,6 +1,6 @@
-"""The QR β draw of :mod:`sparsebayes.inference.gibbs_beta` and its use as Rue's fallback (issue 42).
+"""The QR β draw of :mod:`sparsebayes.inference.engines.gibbs_beta` and its use as Rue's fallback (issue 42).
 
-* :func:`~sparsebayes.inference.gibbs_beta.qr_draw` is affine in its normals, ``β = m + Jε``: its
+* :func:`~sparsebayes.inference.engines.gibbs_beta.qr_draw` is affine in its normals, ``β = m + Jε``: its
   mean ``m`` and covariance ``JJᵀ`` are checked against the conditional ``N(A⁻¹b, A⁻¹)`` computed
   independently: by NumPy's dense solve and inverse of ``A`` on a well-conditioned problem, and in
   exact rational arithmetic (``fractions``) on collinear columns in units of 1e8, where forming
@@ -17,9 +17,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sparsebayes.inference import gibbs_beta as gb
-from sparsebayes.inference import hierarchy_gibbs
-from sparsebayes.inference.gibbs_estimators import gibbs_hierarchy
+from sparsebayes.inference.engines import gibbs_beta as gb
+from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.estimators.gibbs_estimators import gibbs_hierarchy
 from sparsebayes.models.likelihoods.probit import ProbitLikelihood
 
 

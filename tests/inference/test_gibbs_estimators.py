@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-import sparsebayes.inference.arviz_compat as arviz_compat
+import sparsebayes.inference.posterior.arviz_compat as arviz_compat
 from sparsebayes.inference import SparseClassifier, SparseRegressor
-from sparsebayes.inference import hierarchy_gibbs
-from sparsebayes.inference.gibbs_estimators import GibbsClassifier, GibbsRegressor
+from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.estimators.gibbs_estimators import GibbsClassifier, GibbsRegressor
 from sparsebayes.models import HorseshoePrior, LaplacePrior
 from sparsebayes.models.likelihoods import PoissonLikelihood, StudentTLikelihood
 
@@ -221,7 +221,7 @@ PAIRS = [
 def test_gibbs_equals_nuts_on_the_same_model(prior, likelihood):
     """GibbsRegressor/Classifier and NutsRegressor/Classifier sample one posterior (the NUTS
     estimators' intercept statement is the Gibbs engine's): every β mean and the intercept's within 4 MCSE."""
-    from sparsebayes.inference.nuts_estimators import NutsClassifier, NutsRegressor
+    from sparsebayes.inference.estimators.nuts_estimators import NutsClassifier, NutsRegressor
 
     rng = np.random.default_rng(7)
     n, beta = 80, np.array([1.0, 0.0, -0.5])
@@ -252,7 +252,7 @@ def test_nuts_fits_of_two_likelihoods_of_equal_fields_sample_their_own_models():
     LaplacePrior(1.0) and HorseshoePrior(1.0): a NUTS fit of one after the other on the same shapes
     must sample its own model: the pointwise log likelihood of the draws is the fitted likelihood's."""
     import jax.numpy as jnp
-    from sparsebayes.inference.nuts_estimators import NutsClassifier
+    from sparsebayes.inference.estimators.nuts_estimators import NutsClassifier
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 2))

@@ -1,4 +1,4 @@
-"""The Gibbs engine under non-Gaussian likelihoods (:func:`sparsebayes.inference.hierarchy_gibbs.run` with
+"""The Gibbs engine under non-Gaussian likelihoods (:func:`sparsebayes.inference.engines.hierarchy_gibbs.run` with
 ``likelihood=``): probit, logistic, Student-t and negative-binomial Gibbs against NumPyro's NUTS on the same model (the
 hierarchy's marginal or non-centred statement, the likelihood written with NumPyro's own
 distributions, the intercept ``N(0, 10²)``), every posterior mean and sd within 4 MCSE; a wrong
@@ -10,9 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference import hierarchy_gibbs
-from sparsebayes.inference.twin_typeii import LaplaceMixture
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, PoissonLikelihood,
                                             ProbitLikelihood, StudentTLikelihood, require_likelihood)
@@ -197,7 +197,7 @@ def test_bad_input_is_a_value_error():
 
 def test_the_augmentation_methods_call_the_module_functions():
     """The likelihoods' gibbs_augment are gibbs_augment.py's draws (same key, same variates)."""
-    from sparsebayes.inference import gibbs_augment as ga
+    from sparsebayes.inference.engines import gibbs_augment as ga
 
     key, y, eta = jax.random.PRNGKey(3), jnp.array([0.0, 1.0, 1.0]), jnp.array([-0.5, 0.2, 2.0])
     pairs = [(ProbitLikelihood().gibbs_augment(key, y, eta), ga.probit_augment(key, y, eta)),

@@ -1,4 +1,4 @@
-"""Where the Gibbs sampler draws its random numbers (:mod:`sparsebayes.inference.gibbs_variates`):
+"""Where the Gibbs sampler draws its random numbers (:mod:`sparsebayes.inference.engines.gibbs_variates`):
 the device's generator has the distributions of NumPy's, its draws do not depend on how the
 sweeps are cut, and ``"auto"`` takes it on an accelerator (the backend stubbed)."""
 import jax
@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 from sparsebayes.comparisons.datasets import diabetes
-from sparsebayes.inference import gibbs_variates
-from sparsebayes.inference.gibbs import Hyper, run_gibbs
-from sparsebayes.inference.gibbs_variates import (choose_variates, device_key, device_variates, draw_variates,
+from sparsebayes.inference.engines import gibbs_variates
+from sparsebayes.inference.engines.gibbs import Hyper, run_gibbs
+from sparsebayes.inference.engines.gibbs_variates import (choose_variates, device_key, device_variates, draw_variates,
                                                   gamma_shapes, variate_streams)
 
 
@@ -84,11 +84,11 @@ def test_device_variates_sample_the_same_posterior_as_numpys():
 
 
 def test_the_batch_driver_draws_where_run_gibbs_does(monkeypatch):
-    """:func:`~sparsebayes.inference.gibbs.posterior_mean_batch` (the BLS tables' Bayesian Lasso)
+    """:func:`~sparsebayes.inference.engines.gibbs.posterior_mean_batch` (the BLS tables' Bayesian Lasso)
     takes its variates from the source :func:`run_gibbs` would: ``"auto"`` is NumPy's on a CPU
     and the device's on an accelerator (the backend stubbed: the same numbers as ``"device"``),
     and the two sources' means agree within Monte Carlo error."""
-    from sparsebayes.inference.gibbs import posterior_mean_batch
+    from sparsebayes.inference.engines.gibbs import posterior_mean_batch
 
     rng = np.random.default_rng(3)
     Xs = rng.normal(size=(3, 30, 4))

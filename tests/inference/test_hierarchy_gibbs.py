@@ -1,4 +1,4 @@
-"""The generic hierarchy Gibbs engine (:mod:`sparsebayes.inference.hierarchy_gibbs`) and the type-II
+"""The generic hierarchy Gibbs engine (:mod:`sparsebayes.inference.engines.hierarchy_gibbs`) and the type-II
 twins that run through it: one-weight posteriors against quadrature on a grid (an oracle that
 shares no code with the engine), the progress bar's chunked calls against one call, and its
 argument checks."""
@@ -7,9 +7,9 @@ import sys
 import jax
 import numpy as np
 import pytest
-from sparsebayes.inference import hierarchy_gibbs
-from sparsebayes.inference.progress import chunk_lengths, show_progress
-from sparsebayes.inference.twin_typeii import run_typeii_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines.progress import chunk_lengths, show_progress
+from sparsebayes.inference.posterior.twin_typeii import run_typeii_gibbs
 from sparsebayes.models import HorseshoePrior
 
 
@@ -206,7 +206,7 @@ def test_the_wide_path_forms_nothing_p_by_p():
 
 
 def test_a_sweep_that_leaves_float64_is_refused_and_the_chain_stays():
-    """:func:`~sparsebayes.inference.hierarchy_gibbs.guarded`: a finite sweep passes through unchanged; a β or σ²
+    """:func:`~sparsebayes.inference.engines.hierarchy_gibbs.guarded`: a finite sweep passes through unchanged; a β or σ²
     that is NaN or infinite, or a NaN auxiliary variable, keeps the old state and says so; an infinite
     auxiliary variable (a conditional's limit) passes."""
     old = hierarchy_gibbs.State(np.ones(3), np.float64(0.5), {"tau": np.ones(3)})
@@ -242,7 +242,7 @@ def test_a_sweep_from_a_broken_state_is_refused_in_the_engine():
 
 
 def test_runs_of_any_length_share_one_program_of_sweeps(programs_built):
-    """Without a bar the sweeps run in calls of :func:`~sparsebayes.inference.hierarchy_gibbs.call_length`
+    """Without a bar the sweeps run in calls of :func:`~sparsebayes.inference.engines.hierarchy_gibbs.call_length`
     (``CALL_SWEEPS``, the last call's keys padded): a run of another length compiles no new sweep
     program, and the same run cut by the bar into other calls gives the same draws."""
     X, y = _one_weight_data()

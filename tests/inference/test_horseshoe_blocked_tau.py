@@ -1,8 +1,8 @@
 """The horseshoe's blocked τ update (:class:`sparsebayes.models.horseshoe.BlockedTauHorseshoe`: τ drawn
 with β integrated out, Johndrow, Orenstein & Bhattacharya 2020) and its pieces: the marginal
-likelihood of the prior variances (:func:`sparsebayes.inference.gibbs_beta.log_marginal`, both sides
+likelihood of the prior variances (:func:`sparsebayes.inference.engines.gibbs_beta.log_marginal`, both sides
 of the shape switch and the Gram form) against scipy's multivariate normal density, the slice move
-(:func:`sparsebayes.inference.gibbs_augment.slice_step`) against known densities (KS), and in the
+(:func:`sparsebayes.inference.engines.gibbs_augment.slice_step`) against known densities (KS), and in the
 slow suite simulation-based calibration of the engine with it on both β draws, with a wrong
 conditional (the Jacobian of ``τ = eᵘ`` dropped) that the check must reject."""
 import jax
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sparsebayes.inference import gibbs_beta, hierarchy_gibbs, sbc
-from sparsebayes.inference.gibbs_augment import slice_step
+from sparsebayes.inference.engines import gibbs_beta, hierarchy_gibbs
+
+from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.engines.gibbs_augment import slice_step
 from sparsebayes.models import HorseshoePrior
 from sparsebayes.models.horseshoe import BlockedTauHorseshoe
 

@@ -7,8 +7,9 @@ import jax
 import numpy as np
 import pytest
 from scipy import stats
-from sparsebayes.inference import hierarchy_gibbs, sbc
-from sparsebayes.inference.twin_typeii import LaplaceMixture
+from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models.priors import LaplacePrior, supports
 
 BETA = np.array([0.0, 1e-3, 0.4, -1.5, 6.0])

@@ -11,8 +11,8 @@ from sparsebayes.inference import (
     RVMRegressor,
     SparseProbitClassifier,
 )
-from sparsebayes.inference.lowrank import RANK_TOL, factor_kernel_design, gaussian_kernel_rows, pivoted_cholesky
-from sparsebayes.inference.em import fit_em
+from sparsebayes.inference.engines.lowrank import RANK_TOL, factor_kernel_design, gaussian_kernel_rows, pivoted_cholesky
+from sparsebayes.inference.engines.em import fit_em
 from sparsebayes.models.features import GaussianKernelFeatures, gaussian_kernel
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
@@ -118,7 +118,7 @@ def test_estimators_use_the_factor_only_for_low_rank_kernel_designs():
 def test_pivoted_cholesky_gives_up_early_on_a_slowly_decaying_kernel(monkeypatch):
     """Pima's full-rank kernel stops within 16 pivots (the give-up rule), not at ``max_rank``; a
     low-rank one whose residual plateaus first (1-D, narrow kernels) is not given up on."""
-    import sparsebayes.inference.lowrank as lowrank
+    import sparsebayes.inference.engines.lowrank as lowrank
 
     verdicts = []
 
@@ -142,7 +142,7 @@ def test_pivoted_cholesky_gives_up_early_on_a_slowly_decaying_kernel(monkeypatch
 
 def test_the_factor_from_formed_or_on_demand_rows_gives_the_same_fit(monkeypatch):
     """Above ``FORM_KERNEL_DESIGN_MAX_N`` the kernel rows are computed on demand; the fit is the same."""
-    import sparsebayes.inference._base as base
+    import sparsebayes.inference.estimators._base as base
 
     X, y, _ = _sinc_design(400)
     monkeypatch.setattr(base, "FORM_KERNEL_DESIGN_MAX_N", 10_000)
@@ -163,7 +163,7 @@ def test_the_factor_from_formed_or_on_demand_rows_gives_the_same_fit(monkeypatch
 @pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor, FLAPRegressor])
 def test_typeii_on_the_factor_takes_the_steps_of_the_dense_fit(Est, fit_intercept, monkeypatch):
     """Type-II on ``Φ̃``, ``Qᵀy`` with the real ``N`` and ``yᵀy``: the same moves, evidence and fit."""
-    import sparsebayes.inference.typeii_estimators as estimators
+    import sparsebayes.inference.estimators.typeii_estimators as estimators
 
     X, y, _ = _sinc_design(200)
     assert RVMRegressor(features=GaussianKernelFeatures(width=3.0)).fit(X, y).design_rank_ is None  # N ≤ 300

@@ -6,7 +6,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from sparsebayes.inference import run_nuts
-from sparsebayes.inference.nuts import DENSE_MASS_MAX_DIM
+from sparsebayes.inference.engines.nuts import DENSE_MASS_MAX_DIM
 
 #: A strongly correlated Gaussian target (correlation 0.99 between neighbours' shared factor).
 COV = 0.01 * np.eye(4) + 0.99 * np.ones((4, 4))

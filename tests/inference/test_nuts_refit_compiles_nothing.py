@@ -1,7 +1,7 @@
 """NUTS on new data of the same shapes builds no new program.
 
 Simulation-based calibration, cross-validation and ``compare`` on many data sets call
-:func:`sparsebayes.inference.nuts.run_nuts` again and again with data of one shape; each call used
+:func:`sparsebayes.inference.engines.nuts.run_nuts` again and again with data of one shape; each call used
 to compile NumPyro's warm-up and sampling loops anew (one chain ran as "parallel", which bypassed the
 runner's compiled programs), a compile that costs far more than a small fit. Here the second call,
 same shapes and settings, other values, must build nothing (``programs_built`` counts compiles and
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from numpyro.infer import MCMC, NUTS
 
-from sparsebayes.inference import collapsed_nuts
-from sparsebayes.inference.nuts import run_nuts
+from sparsebayes.inference.engines import collapsed_nuts
+from sparsebayes.inference.engines.nuts import run_nuts
 from sparsebayes.models import HorseshoePrior
 from sparsebayes.models.adaptive import sparse_regression_model
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
@@ -127,7 +127,7 @@ def test_a_refit_at_new_prior_values_compiles_nothing_and_draws_what_a_fresh_com
     new values builds no program, and its draws are those of the same fit compiled afresh at the new
     values (the kept programs dropped: what a new process compiles), to the last bit; they are not the
     draws at the old values (a program that kept the old values as constants would give those)."""
-    from sparsebayes.inference import nuts
+    from sparsebayes.inference.engines import nuts
 
     make, param, old, new = _refit_pair(name)
     X, y = _data(8, n=30, p=3)

@@ -4,7 +4,7 @@ import arviz as az
 import jax.numpy as jnp
 import numpy as np
 
-from sparsebayes.inference import arviz_compat as compat
+from sparsebayes.inference.posterior import arviz_compat as compat
 from sparsebayes.inference import run_nuts
 from sparsebayes.models.adaptive import sparse_regression_model
 
@@ -140,7 +140,7 @@ def test_a_second_run_of_the_same_shape_compiles_nothing_and_draws_what_a_fresh_
     other data of the same shape builds no program (the pointwise log likelihood's included), and
     its draws, sample stats and log likelihood are exactly those of the same run after the kept
     programs are dropped (nothing of the first data set's run is carried over)."""
-    from sparsebayes.inference import nuts
+    from sparsebayes.inference.engines import nuts
 
     kw = dict(prior="laplace", gamma_prior=(1.0, 0.1), num_warmup=60, num_samples=60, num_chains=2, seed=4,
               progress_bar=False)
@@ -202,7 +202,7 @@ class _KernelBuilt(Exception):
 
 def _spy_kernel(monkeypatch):
     """Replace the runner's ``NUTS`` by a spy that records the kernel's settings and stops the run."""
-    from sparsebayes.inference import nuts as runner
+    from sparsebayes.inference.engines import nuts as runner
     seen = {}
 
     def spy(model, **kwargs):

@@ -12,7 +12,7 @@ import numpy as np
 
 from sparsebayes.inference import NutsClassifier
 from sparsebayes.inference._warnings import DegenerateFitWarning
-from sparsebayes.inference.nuts_estimators import STUCK_ACCEPTANCE, _stuck_chains
+from sparsebayes.inference.estimators.nuts_estimators import STUCK_ACCEPTANCE, _stuck_chains
 
 
 def _idata(posterior, acceptance):

@@ -4,8 +4,8 @@ changes with any one entry and not with the memory layout."""
 import numpy as np
 import pytest
 
-from sparsebayes.inference._shapes import pad_to
-from sparsebayes.inference.smlr import _digest
+from sparsebayes.inference.engines._shapes import pad_to
+from sparsebayes.inference.estimators.smlr import _digest
 
 
 @pytest.mark.parametrize("shape, target", [((3, 4), (3, 4)), ((3, 4), (5, 4)), ((3, 4), (3, 7)), ((3, 4), (6, 9)),

@@ -1,5 +1,5 @@
 """The pointwise log-likelihood computed from the draws and the model's record
-(:mod:`sparsebayes.inference.pointwise_loglik`) equals what each engine computed inside sampling: NumPyro's
+(:mod:`sparsebayes.inference.posterior.pointwise_loglik`) equals what each engine computed inside sampling: NumPyro's
 ``log_likelihood`` of the observed site (NUTS), SciPy's normal density (the type-II twin's Gibbs), the
 likelihood object's ``log_lik`` at the augmented Gibbs draws (probit, logistic); and a sample drawn
 without it is smaller by that group and gets it back, equal, when asked."""
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference import AdaptiveSparseRegressor, BLSRegressor, SparseProbitClassifier
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.pointwise_loglik import (
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior.pointwise_loglik import (
     add_log_likelihood,
     drop_log_likelihood,
     log_likelihood_dataset,
     pointwise_log_likelihood,
 )
-from sparsebayes.inference.twin_posterior import sample_posterior, twin
+from sparsebayes.inference.posterior.twin_posterior import sample_posterior, twin
 
 SMALL = dict(num_warmup=15, num_samples=12, num_chains=2, seed=3)
 
@@ -114,7 +114,7 @@ def test_compare_without_the_group_gives_the_same_loo():
 def test_nuts_without_the_group_computes_the_same_when_asked():
     """``run_nuts(log_likelihood=False)`` (through ``sample_posterior``) returns no group; asked for it,
     :func:`ensure_log_likelihood` gives NumPyro's in-sampler values to 1e-12 on the same draws."""
-    from sparsebayes.inference.pointwise_loglik import ensure_log_likelihood
+    from sparsebayes.inference.posterior.pointwise_loglik import ensure_log_likelihood
 
     X, y = _regression()
     est = AdaptiveSparseRegressor(prior="laplace").fit(X, y)

@@ -12,7 +12,9 @@ import pytest
 import scipy.optimize
 from scipy.special import gammaln
 
-from sparsebayes.inference import PoissonRVMRegressor, typeii_laplace
+from sparsebayes.inference import PoissonRVMRegressor
+
+from sparsebayes.inference.engines import typeii_laplace
 from sparsebayes.inference._warnings import DegenerateFitWarning
 from sparsebayes.models.likelihoods import PoissonLikelihood
 
@@ -196,7 +198,7 @@ def test_bad_input(X, y, match):
 def test_to_inference_data_holds_the_mode_and_the_laplace_posterior_on_the_twins_names():
     """The point is ``beta_`` on ``basis`` (the feature map's names, as ``sample_posterior`` writes them);
     the draws have ``beta_`` as mean and ``laplace_cov_`` as covariance on the active set, zeros elsewhere."""
-    from sparsebayes.inference._base import basis_names
+    from sparsebayes.inference.estimators._base import basis_names
     rng = np.random.default_rng(0)
     X = rng.standard_normal((120, 4))
     y = rng.poisson(np.exp(0.6 * X[:, 0] - 0.4 * X[:, 2]))

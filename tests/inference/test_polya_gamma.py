@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sparsebayes.inference.polya_gamma import polya_gamma, polya_gamma_mean, polya_gamma_var
+from sparsebayes.inference.engines.polya_gamma import polya_gamma, polya_gamma_mean, polya_gamma_var
 
 B_GRID = (1.0, 2.0, 3.5)
 C_GRID = (0.0, 0.5, 2.0, 10.0, 50.0)

@@ -10,8 +10,8 @@ from sparsebayes.inference import (
     SMLRClassifier,
     SparseProbitClassifier,
 )
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.posterior_sampling import PosteriorSamplingMixin, same_layout
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin, same_layout
 from sparsebayes.models import HorseshoePrior
 
 TINY = dict(draws=60, chains=2, seed=1)
@@ -91,7 +91,7 @@ def test_gibbs_without_conditionals_is_a_value_error_naming_the_hierarchy():
 
 
 def test_every_compare_estimator_has_the_mixin():
-    from sparsebayes.inference.twin_posterior import SUPPORTED
+    from sparsebayes.inference.posterior.twin_posterior import SUPPORTED
     assert all(issubclass(cls, PosteriorSamplingMixin) for cls in SUPPORTED)
 
 
@@ -151,7 +151,7 @@ def test_a_hyperparameter_em_estimated_is_sampled_by_the_twin_and_named_alike():
     horseshoe's estimated τ as ``tau_global``. No sampling: the twin's sites by a NumPyro trace."""
     from numpyro import handlers
 
-    from sparsebayes.inference.twin_posterior import twin
+    from sparsebayes.inference.posterior.twin_posterior import twin
 
     X, y = _data()
     est = AdaptiveSparseRegressor(prior="laplace", gamma=1.0, gamma_prior=(1.0, 0.1)).fit(X, y)

@@ -14,7 +14,7 @@ from sparsebayes.inference import (
     SparseClassifier,
     SparseRegressor,
 )
-from sparsebayes.inference.sparse_estimators import (
+from sparsebayes.inference.estimators.sparse_estimators import (
     ANY,
     CLASSIFICATION_ENGINES,
     REGRESSION_ENGINES,

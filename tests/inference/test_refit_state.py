@@ -34,7 +34,7 @@ def test_a_refit_under_another_prior_leaves_no_attribute_of_the_laplace_fit(then
 @pytest.mark.parametrize("cls", [AdaptiveSparseRegressor, SparseProbitClassifier])
 def test_the_point_estimate_carries_an_estimated_gamma_under_the_twins_name(cls):
     """compare's point group (``point_estimate_dataset``) beside the twin, whose posterior samples ``gamma``."""
-    from sparsebayes.inference.twin_posterior import point_estimate_dataset, twin
+    from sparsebayes.inference.posterior.twin_posterior import point_estimate_dataset, twin
 
     X, y = _regression()
     y = y if cls is AdaptiveSparseRegressor else (y > 0).astype(int)

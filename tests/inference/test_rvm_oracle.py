@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sparsebayes.comparisons.synthetic import sinc
-from sparsebayes.inference.typeii_estimators import RVMRegressor
+from sparsebayes.inference.estimators.typeii_estimators import RVMRegressor
 from sparsebayes.models.features import GaussianKernelFeatures
 
 CASES = [(seed, sigma) for seed in (7, 1, 2, 3) for sigma in (0.1, 0.3)]

@@ -16,7 +16,7 @@ from sklearn.preprocessing import PolynomialFeatures
 
 from sparsebayes.comparisons.fitted_model import draws_on_raw_terms, to_raw_terms
 from sparsebayes.inference import AdaptiveSparseRegressor, GibbsClassifier, GibbsRegressor
-from sparsebayes.inference.gibbs_estimators import CentredBasis, raw_point, sampling_design
+from sparsebayes.inference.estimators.gibbs_estimators import CentredBasis, raw_point, sampling_design
 from sparsebayes.models import HorseshoePrior, JeffreysPrior, LaplacePrior
 
 # the reliability property's sampler settings and shapes (tests/test_reliability_properties.py), so that
@@ -141,7 +141,7 @@ def test_gibbs_on_raw_units_agrees_with_nuts_on_the_em_fits_own_model():
     draws within 4 MCSE of NUTS's on the EM fit's record (``sample_posterior``)."""
     from numpyro.infer.util import log_density
 
-    from sparsebayes.inference import arviz_compat as compat
+    from sparsebayes.inference.posterior import arviz_compat as compat
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(40, 3)) * [100.0, 0.01, 1.0]

@@ -1,4 +1,4 @@
-"""Simulation-based calibration (:mod:`sparsebayes.inference.sbc`): the module itself on a conjugate
+"""Simulation-based calibration (:mod:`sparsebayes.inference.posterior.sbc`): the module itself on a conjugate
 normal model whose exact posterior draws are known (an exact sampler passes, a too-narrow, too-wide
 or autocorrelated one fails), its effective sample size against ArviZ's, its prior simulator
 against scipy's Laplace; and, in the slow suite, SBC of every exact Gibbs sampler of the suite
@@ -8,7 +8,7 @@ import arviz as az
 import numpy as np
 import pytest
 from scipy import signal, stats
-from sparsebayes.inference import sbc
+from sparsebayes.inference.posterior import sbc
 from sparsebayes.models import HorseshoePrior, LaplacePrior
 
 N_OBS = 5  # observations of the conjugate model

@@ -1,5 +1,5 @@
-"""Simulation-based calibration (:mod:`sparsebayes.inference.sbc`) of the augmented Gibbs engine
-(:func:`sparsebayes.inference.hierarchy_gibbs.run_augmented`): probit (Albert & Chib 1993), logistic and
+"""Simulation-based calibration (:mod:`sparsebayes.inference.posterior.sbc`) of the augmented Gibbs engine
+(:func:`sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`): probit (Albert & Chib 1993), logistic and
 negative binomial (Pólya-Gamma; Polson, Scott & Windle 2013) and Student-t (Gamma scales) under the
 Laplace hierarchy, on Rue's β draw (``p + 1 ≤ n``) and Bhattacharya's (``p + 1 > n``), the horseshoe
 with τ estimated under the logistic; every β, the intercept and the likelihood's own parameter
@@ -14,10 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from sparsebayes.inference import sbc
-from sparsebayes.inference.gibbs_augment import student_t_scale2_draw
-from sparsebayes.inference.polya_gamma import polya_gamma
-from sparsebayes.inference.twin_typeii import LaplaceMixture
+from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.engines.gibbs_augment import student_t_scale2_draw
+from sparsebayes.inference.engines.polya_gamma import polya_gamma
+from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models import HorseshoePrior, LaplacePrior
 from sparsebayes.models.likelihoods import (BernoulliLogisticLikelihood, NegativeBinomialLikelihood, ProbitLikelihood,
                                             StudentTLikelihood)

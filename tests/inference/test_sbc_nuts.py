@@ -1,7 +1,7 @@
 """Simulation-based calibration of the default NUTS of each hierarchy (slow suite).
 
 The NUTS that ``compare`` and the twins run by default, each on a small problem drawn from its own
-prior (:func:`sparsebayes.inference.sbc.hierarchy_simulator`): the Bayesian Lasso's Laplace marginal
+prior (:func:`sparsebayes.inference.posterior.sbc.hierarchy_simulator`): the Bayesian Lasso's Laplace marginal
 (``bayesian_lasso(marginal=True)``, τ² integrated out: its scale mixture diverged in 55 % of such
 fits), the Laplace hierarchy's marginal with γ sampled under its hyperprior (the twin of an EM fit
 that estimated γ), and the horseshoe's collapsed NUTS with τ estimated (β integrated out, the
@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sparsebayes.inference import sbc
+from sparsebayes.inference.posterior import sbc
 from sparsebayes.models import HorseshoePrior, LaplacePrior
 from sparsebayes.models.adaptive import sparse_regression_model
 from sparsebayes.models.bayesian_lasso import bayesian_lasso

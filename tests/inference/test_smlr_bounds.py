@@ -6,8 +6,8 @@ import scipy.optimize
 import scipy.stats
 
 from sparsebayes.comparisons.experiments.smlr import bounds_data
-from sparsebayes.inference import smlr_bounds as sb
-from sparsebayes.inference.smlr import SMLRClassifier
+from sparsebayes.inference.estimators import smlr_bounds as sb
+from sparsebayes.inference.estimators.smlr import SMLRClassifier
 
 
 @pytest.mark.parametrize("w_hat,eta,lam", [(0.0, 2.0, 1.0), (1.3, 0.7, 2.0), (-0.4, 5.0, 0.5)])

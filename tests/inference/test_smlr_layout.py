@@ -7,7 +7,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import PolynomialFeatures
 
 from sparsebayes.inference import SMLRCV, SMLRClassifier
-from sparsebayes.inference._base import has_bias_column, raw_weights
+from sparsebayes.inference.estimators._base import has_bias_column, raw_weights
 
 RNG = np.random.default_rng(5)
 X = RNG.normal(size=(60, 3))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from sparsebayes.inference.split_rhat import average_ranks, max_split_rhat, split_rhat
+from sparsebayes.inference.posterior.split_rhat import average_ranks, max_split_rhat, split_rhat
 
 
 def _chains(kind, shape, rng):

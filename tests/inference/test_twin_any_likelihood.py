@@ -14,9 +14,9 @@ from scipy.special import expit, logsumexp
 
 import sparsebayes
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.poisson_rvm import PoissonRVMRegressor
-from sparsebayes.inference.twin_posterior import default_samplers, twin
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.estimators.poisson_rvm import PoissonRVMRegressor
+from sparsebayes.inference.posterior.twin_posterior import default_samplers, twin
 from sparsebayes.models.likelihoods import LIKELIHOODS, StudentTLikelihood, register_likelihood
 
 TINY = dict(num_warmup=100, num_samples=100, num_chains=1, seed=0, prior_draws=20)
@@ -170,7 +170,7 @@ def test_the_twin_is_built_from_the_hook_not_the_class():
     the suite) whose hook returns the record of a sparse model is sampled as it says."""
     from sklearn.base import BaseEstimator
 
-    from sparsebayes.inference.posterior_model import sparse_posterior_model
+    from sparsebayes.inference.posterior.posterior_model import sparse_posterior_model
     from sparsebayes.models.likelihoods import PoissonLikelihood
     from sparsebayes.models.priors import LaplacePrior
 

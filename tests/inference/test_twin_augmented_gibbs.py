@@ -1,5 +1,5 @@
 """The twin's Gibbs sampler for likelihoods with a conjugate augmentation (probit, logistic, Student-t,
-negative binomial): :func:`sparsebayes.inference.hierarchy_gibbs.run_augmented` on the twin's own design,
+negative binomial): :func:`sparsebayes.inference.engines.hierarchy_gibbs.run_augmented` on the twin's own design,
 under the twin's names, checked against NUTS on the same model."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference import arviz_compat as compat
-from sparsebayes.inference.twin_posterior import default_samplers, twin
+from sparsebayes.inference.posterior import arviz_compat as compat
+from sparsebayes.inference.posterior.twin_posterior import default_samplers, twin
 from sparsebayes.models.horseshoe import HorseshoePrior
 
 

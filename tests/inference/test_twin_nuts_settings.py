@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference import AdaptiveSparseRegressor, BayesianLassoRegressor
-from sparsebayes.inference import nuts as runner
-from sparsebayes.inference import collapsed_nuts, twin_posterior
+from sparsebayes.inference.engines import nuts as runner
+from sparsebayes.inference.engines import collapsed_nuts
+from sparsebayes.inference.posterior import twin_posterior
 from sparsebayes.models import HorseshoePrior
 
 
@@ -18,7 +19,7 @@ class _Stop(Exception):
 @pytest.fixture
 def handed(monkeypatch):
     """The keyword arguments ``sample_posterior`` gives ``run_nuts``, and the kernel settings the runner
-    would resolve from them (:func:`sparsebayes.inference.nuts.settings`)."""
+    would resolve from them (:func:`sparsebayes.inference.engines.nuts.settings`)."""
     seen = {}
 
     def spy(model, H, y, **kwargs):

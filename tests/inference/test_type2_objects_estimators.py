@@ -8,7 +8,7 @@ import pytest
 from sklearn.base import clone
 
 from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor, SparseClassifier, SparseRegressor
-from sparsebayes.inference.sparse_estimators import engine_estimator
+from sparsebayes.inference.estimators.sparse_estimators import engine_estimator
 from sparsebayes.models import ARDPrior, LaplacePrior, LaplaceVariancePrior, ScaledLaplacePrior
 from sparsebayes.models.typeii_hierarchies import LAMBDA_UPDATES
 

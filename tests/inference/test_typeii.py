@@ -8,7 +8,7 @@ from jax.scipy.special import xlogy
 from scipy.optimize import minimize
 
 from sparsebayes.comparisons.synthetic import sinc
-from sparsebayes.inference import typeii, typeii_batch
+from sparsebayes.inference.engines import typeii, typeii_batch
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior, optimal_variance
 
@@ -461,7 +461,7 @@ def test_a_fit_on_a_wide_correlated_design_stops_only_when_no_move_gains(seed):
     printed eq. 19 divided by ``1 − v_i S_i``, which cancels for a well-determined weight: at
     the small σ² such fits reach, ``s_i`` came out negative, the gain NaN, and the fit stopped
     as converged with moves worth 0.7–1.6 nats left."""
-    from sparsebayes.inference.typeii_design import fit_design
+    from sparsebayes.inference.engines.typeii_design import fit_design
 
     rng = np.random.default_rng(seed)
     n, p, rho = 40, 120, [0.0, 0.5, 0.9, 0.99][seed]

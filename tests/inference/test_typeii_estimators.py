@@ -5,8 +5,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.comparisons.synthetic import sinc
-from sparsebayes.inference.bayesian_lasso_estimator import BayesianLassoRegressor
-from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
+from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.models.features import GaussianKernelFeatures
 
 
@@ -240,8 +240,8 @@ def test_the_last_basis_the_rule_prunes_leaves_the_empty_model(Est):
     starting variance with a nonzero coefficient. The estimator reports the empty model, whose
     evidence (RVM, σ² at its maximiser) is above the one-basis model's, and the ML σ² of the centred
     data in N − 1 dimensions."""
-    from sparsebayes.inference import typeii
-    from sparsebayes.inference.typeii_design import fit_design
+    from sparsebayes.inference.engines import typeii
+    from sparsebayes.inference.engines.typeii_design import fit_design
     from sparsebayes.models.typeii_hierarchies import ARDPrior
 
     rng = np.random.default_rng(0)
@@ -324,7 +324,7 @@ def test_flap_with_its_default_fixed_noise_warns_that_its_predictive_sd_is_not_c
 def test_sampler_data_and_pointwise_log_likelihood_share_a_named_obs_dimension(sampler):
     """``observed_data`` and ``log_likelihood`` index the data points by ``obs`` (was ArviZ's
     default ``y_dim_0``), and ``az.loo`` reads them."""
-    from sparsebayes.inference import arviz_compat as compat
+    from sparsebayes.inference.posterior import arviz_compat as compat
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))

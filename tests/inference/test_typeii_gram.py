@@ -1,16 +1,16 @@
 """The n-independent (Gram) form of the Gaussian type-II engine against its design form.
 
 The Gram form runs every engine step from ``ΦᵀΦ``, ``Φᵀy``, ``yᵀy`` and ``N``
-(:class:`sparsebayes.inference.typeii.GramData`); the design form computes ``Φᵀφ_m`` from the
+(:class:`sparsebayes.inference.engines.typeii.GramData`); the design form computes ``Φᵀφ_m`` from the
 ``N × M`` design at each add. Both must reach the same fit (weights, kept set, σ², ``L``) up to
 rounding, for every hierarchy the regressors fit, through the engine and through the estimators.
 """
 import numpy as np
 import pytest
 
-from sparsebayes.inference import typeii, typeii_design
-from sparsebayes.inference.typeii_design import GramStatistics, fit_design, use_gram
-from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+from sparsebayes.inference.engines import typeii, typeii_design
+from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
+from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.models.typeii_hierarchies import ARDPrior, ScaledLaplacePrior
 
 N, P = 2000, 30
@@ -90,7 +90,7 @@ def test_small_and_kernel_designs_keep_the_design_form():
 
 def test_fit_many_takes_the_gram_form_as_fit_does():
     """``fit_many`` hands a Gram-form problem to the engine alone, as ``fit`` does: the same fit."""
-    from sparsebayes.inference.typeii_many import fit_many
+    from sparsebayes.inference.estimators.typeii_many import fit_many
 
     X, y = _problem(seed=2)
     single = RVMRegressor().fit(X, y)

@@ -1,12 +1,12 @@
 """The type-II regressors read their fitted attributes and warnings from the engine fields they fetch
-(:data:`~sparsebayes.inference.typeii.RESULT_FIELDS`): a fit stopped by ``max_iter`` says its last gain, and the attributes are the
+(:data:`~sparsebayes.inference.engines.typeii.RESULT_FIELDS`): a fit stopped by ``max_iter`` says its last gain, and the attributes are the
 engine state's."""
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsebayes.inference import typeii_estimators as E
-from sparsebayes.inference.typeii_design import fit_design
+from sparsebayes.inference.estimators import typeii_estimators as E
+from sparsebayes.inference.engines.typeii_design import fit_design
 
 
 def _data():

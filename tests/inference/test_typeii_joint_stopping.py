@@ -1,7 +1,7 @@
 """The type-II engines stop with every estimated hyperparameter converged (issue 42, class 2).
 
 EM's rule watched the weights alone and stopped with γ or τ 25-90 % from the joint mode. The
-sequential type-II engine (:mod:`sparsebayes.inference.typeii`) stops on the joint state already:
+sequential type-II engine (:mod:`sparsebayes.inference.engines.typeii`) stops on the joint state already:
 λ is set to its maximiser given the variances after every move (004 eq. 17), σ² is re-estimated
 whenever no single-variance move gains more than ``tol`` nats and the fit ends only when then σ²
 moved by less than ``noise_tol`` (relative) too, so at the stop no coordinate of the objective, a

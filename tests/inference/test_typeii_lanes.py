@@ -4,10 +4,10 @@ import jax
 import numpy as np
 import pytest
 
-from sparsebayes.inference import typeii_design
-from sparsebayes.inference.typeii_design import ACCELERATOR_LANES, batch_lanes
-from sparsebayes.inference.typeii_estimators import RVMRegressor
-from sparsebayes.inference.typeii_many import fit_many
+from sparsebayes.inference.engines import typeii_design
+from sparsebayes.inference.engines.typeii_design import ACCELERATOR_LANES, batch_lanes
+from sparsebayes.inference.estimators.typeii_estimators import RVMRegressor
+from sparsebayes.inference.estimators.typeii_many import fit_many
 
 
 @pytest.mark.parametrize("backend, n_fits, capacity, want", [

@@ -13,7 +13,8 @@ import scipy.optimize
 from scipy.special import expit, log_expit
 
 from sparsebayes.comparisons import datasets
-from sparsebayes.inference import RVMClassifier, typeii_laplace
+from sparsebayes.inference import RVMClassifier
+from sparsebayes.inference.engines import typeii_laplace
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 

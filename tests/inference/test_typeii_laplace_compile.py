@@ -12,8 +12,8 @@ import pytest
 from jax._src import monitoring
 
 from sparsebayes.inference import PoissonRVMRegressor, RVMClassifier
-from sparsebayes.inference import typeii_laplace as tl
-from sparsebayes.inference._base import fit_feature_design
+from sparsebayes.inference.engines import typeii_laplace as tl
+from sparsebayes.inference.estimators._base import fit_feature_design
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, PoissonLikelihood
 
 

@@ -7,9 +7,9 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.comparisons.synthetic import sinc
-from sparsebayes.inference import typeii_design
-from sparsebayes.inference.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
-from sparsebayes.inference.typeii_many import fit_many
+from sparsebayes.inference.engines import typeii_design
+from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
+from sparsebayes.inference.estimators.typeii_many import fit_many
 from sparsebayes.models.features import GaussianKernelFeatures
 
 
@@ -28,8 +28,8 @@ def test_fit_many_gives_the_estimators_of_single_fits(estimator, driver, noise_r
     three ``fit`` calls (the same support and steps; ``L`` and the weights to rounding: the batch
     is a differently compiled program of the same steps).
 
-    Both drivers of :func:`~sparsebayes.inference.typeii_design.fit_designs` are named, whatever
-    the backend would choose (:func:`~sparsebayes.inference.typeii_design.batch_lanes`: one fit
+    Both drivers of :func:`~sparsebayes.inference.engines.typeii_design.fit_designs` are named, whatever
+    the backend would choose (:func:`~sparsebayes.inference.engines.typeii_design.batch_lanes`: one fit
     after another on a CPU, ``vmap``-ed lanes on an accelerator). The lanes recompute the
     posterior by a sweep, not LAPACK: σ² agrees to 1e-8 there (1.0e-9 was seen on the width-0.7
     design), as in ``test_typeii_lanes.py``."""

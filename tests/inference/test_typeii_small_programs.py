@@ -14,8 +14,10 @@ import pytest
 from sklearn.datasets import make_regression
 from sklearn.preprocessing import StandardScaler
 
-from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor, typeii
-from sparsebayes.inference import typeii_design
+from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor
+
+from sparsebayes.inference.engines import typeii
+from sparsebayes.inference.engines import typeii_design
 from sparsebayes.models.typeii_hierarchies import LaplaceVariancePrior, ScaledLaplacePrior
 
 ATTRS = ("coef_", "intercept_", "sigma_", "noise_var_", "objective_")

@@ -13,7 +13,7 @@ from sklearn.datasets import make_classification
 
 from sparsebayes.inference import BayesianLassoRegressor, BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.inference._warnings import DegenerateFitWarning, missed_signal
-from sparsebayes.inference.smlr import SMLRCV, SMLRClassifier
+from sparsebayes.inference.estimators.smlr import SMLRCV, SMLRClassifier
 
 
 def _offset_regression(offset):
@@ -170,7 +170,7 @@ def test_kernel_map_on_columns_of_very_different_scales_warns():
 def test_smlr_with_a_non_finite_objective_warns(monkeypatch):
     """A bound optimization whose objective came back NaN (a numerical breakdown, stood in for by wrapping the
     engine) is reported, never passed on silently as a fit."""
-    from sparsebayes.inference import smlr
+    from sparsebayes.inference.estimators import smlr
 
     engine = smlr.fit_coef
 

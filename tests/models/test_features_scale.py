@@ -6,7 +6,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
-from sparsebayes.inference._base import fit_design_or_factor, make_feature_map
+from sparsebayes.inference.estimators._base import fit_design_or_factor, make_feature_map
 from sparsebayes.models import GaussianKernelFeatures, LinearFeatures, QuadraticFeatures, gaussian_kernel
 
 

@@ -59,8 +59,8 @@ def test_the_multinomial_pieces_are_the_papers():
 
 
 def test_an_engine_names_the_missing_piece():
-    from sparsebayes.inference.em import fit_em
-    from sparsebayes.inference.typeii_laplace import fit
+    from sparsebayes.inference.engines.em import fit_em
+    from sparsebayes.inference.engines.typeii_laplace import fit
     from sparsebayes.models.priors import JeffreysPrior
 
     X = np.random.default_rng(2).normal(size=(20, 3))
@@ -86,7 +86,7 @@ def test_a_likelihood_defined_here_joins_the_registry_and_its_engine(monkeypatch
 
     assert LIKELIHOODS["tempered_logistic"] is TemperedLogistic
     assert "tempered_logistic" in able(LIKELIHOODS, LIKELIHOOD_CAPABILITIES["laplace"])
-    from sparsebayes.inference.typeii_laplace import fit
+    from sparsebayes.inference.engines.typeii_laplace import fit
 
     rng = np.random.default_rng(3)
     Phi = rng.normal(size=(40, 5))

@@ -106,7 +106,7 @@ def test_class_probabilities_reference_class_last():
 
 @pytest.mark.slow
 def test_nuts_samples_small_rmlr_posterior():
-    from sparsebayes.inference.nuts import run_nuts
+    from sparsebayes.inference.engines.nuts import run_nuts
 
     X, y, _ = _data(n=60, d=2, m=3)
     idata = run_nuts(mm.multinomial_logistic_model, X, y, n_classes=3, prior=LaplacePrior.from_lam(1.0),

@@ -9,7 +9,7 @@ import scipy.optimize
 import scipy.stats
 from numpyro.infer import Predictive
 
-from sparsebayes.inference import bound
+from sparsebayes.inference.engines import bound
 from sparsebayes.models import multinomial as mm
 from sparsebayes.models.horseshoe import HorseshoePrior
 from sparsebayes.models.map_priors import FlatPrior, GaussianPrior

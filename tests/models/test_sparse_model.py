@@ -14,7 +14,7 @@ import pytest
 import scipy.stats
 from numpyro.handlers import seed, substitute, trace
 from numpyro.infer.util import log_density
-from sparsebayes.inference.em import EMData, log_posterior
+from sparsebayes.inference.engines.em import EMData, log_posterior
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 from sparsebayes.models.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import LIKELIHOODS, make_likelihood
@@ -206,7 +206,7 @@ def test_own_parameter_sampled_under_the_declared_prior():
 def test_nuts_draws_equal_the_papers_models_at_a_seed(case):
     """The twins moved from the papers' model functions to the one model: NUTS from the same seed gives
     the same draws (same sites, same order, same arithmetic), so fixed-seed expectations still hold."""
-    from sparsebayes.inference.nuts import run_nuts
+    from sparsebayes.inference.engines.nuts import run_nuts
 
     H = _design(8)
     y = H @ np.array([1.0, 0.0, -0.5, 0.0]) + 0.3 * np.random.default_rng(2).standard_normal(N)
@@ -223,7 +223,7 @@ def test_one_model_function_per_class_of_statement_and_likelihood():
     """Equal-field objects of different classes compare equal as tuples (the probit and logistic
     likelihoods; a Jeffreys surrogate and the ARD surrogate at one ε), and a runner that caches compiled
     programs by argument values would confuse them: each class pair has a model function of its own."""
-    from sparsebayes.inference.twin_typeii import GammaPrecision
+    from sparsebayes.inference.posterior.twin_typeii import GammaPrecision
     from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, ProbitLikelihood
     from sparsebayes.models.model import sparse_model_for
 

@@ -1,0 +1,7 @@
+"""The engines: one per algorithm family (EM, bound optimization, type-II, Gibbs, NUTS)."""
+
+from sparsebayes._exports import lazy_exports as _lazy_exports
+
+#: Nothing is exported here (the public names are :mod:`sparsebayes.inference`'s); submodules load on
+#: first attribute access.
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, {})

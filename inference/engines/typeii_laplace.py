@@ -1,0 +1,517 @@
+"""Sequential type-II maximum likelihood for a non-Gaussian likelihood, by the Laplace approximation
+at the posterior mode: the RVM classifier (Bernoulli-logistic) and the Poisson RVM (log link).
+
+The model is ``t_n ~ p(t | η_n)``, ``η = Φw``, ``w_i ~ N(0, v_i)`` with the RVM's flat hyperprior
+on ``α_i = 1/v_i`` (Tipping 2001, Sec. 4; Tipping & Faul 2003, Sec. 5); the likelihood is an
+object (:class:`~sparsebayes.models.likelihoods.BernoulliLogisticLikelihood`,
+:class:`~sparsebayes.models.likelihoods.PoissonLikelihood`) giving ``log p(t | η)``, the mean
+``μ(η)`` and the curvature ``b(η) = −∂²/∂η² log p``. The marginal likelihood has no closed form;
+as in those papers it is replaced by its Laplace approximation at the posterior mode ``w*`` of
+the active weights,
+
+    L(v) = Σ_n log p(t_n | w*) − ½ Σ_A w*_i² / v_i − ½ Σ_A log v_i + ½ log|Σ|,
+    Σ = (Φ_Aᵀ B Φ_A + V_A⁻¹)⁻¹,  B = diag(b(η*)),  η* = Φ w*,
+
+which equals the Gaussian evidence of the linearized targets ``t̂ = Φw* + B⁻¹(t − μ(η*))`` with
+noise covariance ``B⁻¹`` up to terms that depend on ``v`` only through the mode ``w*``
+(``Σ log p(t_n | w*)`` there in place of ``½ log|B| − ½(t − μ)ᵀB⁻¹(t − μ)``); the fit
+evaluates the Laplace form. For that Gaussian problem (Tipping & Faul 2003, eqs. 22–23 with
+``B`` in place of ``σ⁻²I``)
+
+    S_m = φ_mᵀBφ_m − φ_mᵀBΦ_A Σ Φ_AᵀBφ_m,   Q_m = φ_mᵀ B t̂ − φ_mᵀBΦ_A Σ Φ_AᵀB t̂ = φ_mᵀ(t − μ),
+
+the last form holding at the mode (``Φ_Aᵀ(t − μ) = V_A⁻¹ w*``). Each step takes the single
+add / re-estimate / delete of largest predicted gain, chosen as the Gaussian path chooses
+(:mod:`.typeii_moves` with ``κ = 0``, the RVM's ``α = s²/(q² − s)``), then moves ``w*`` to the
+new mode by Newton's method with step halving (the log posterior is concave for a canonical
+link) and evaluates ``L`` there.
+
+The predicted gain is that of the linearized problem; once the mode moves, the Laplace
+evidence can fall instead. Usually the path recovers (rejecting such moves outright ended
+below ``fastrvm``'s evidence on Ripley), but near-separable classes can make it loop (add a
+kernel: +6 nats; delete it, predicted +2: −6 nats; repeat), where Tipping's SparseBayes
+(``fastrvm``) cycles until its iteration limit and returns the last state. Here the fit stops
+once ``L`` has not improved on its best for ``patience`` steps and returns the best state
+(``stalled`` set, ``converged`` false); a fit that stops on ``tol`` returns its last state.
+
+Active set only: the weights in the model live in ``capacity`` slots (``-1`` = free), and a step
+gathers the active ones into ``k`` of them, the active count rounded up to 4, 8 or the capacity
+(:func:`_on_active_slots`), so the Newton iterations cost ``O(N k²)`` and a step's ``S, Q`` for
+all ``M`` candidates ``O(N M k)``; :func:`fit` doubles the capacity when a wanted add finds no
+free slot (:func:`.typeii_moves.grow_slots`).
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+from jax.scipy.linalg import cho_solve, solve_triangular
+
+import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.inference.engines._compile import quick_twin
+from sparsebayes.inference.engines._active import active_first
+from sparsebayes.inference.engines._shapes import bucket, pad_to
+from sparsebayes.inference.engines.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, variance_moves
+from sparsebayes.models.likelihoods import require_likelihood
+
+
+class State(NamedTuple):
+    """Prior variances ``var`` over the M candidates (0 = not in the model), the slots of the
+    active ones (``basis_of_slot``, ``-1`` free), the mode ``w`` over the slots, ``L`` (``objective``)
+    and ``chol``, the Cholesky factor of ``Σ⁻¹ = Φ_AᵀBΦ_A + V_A⁻¹`` at the mode over the slots
+    (identity rows where free; set by :func:`_settle`)."""
+
+    var: jax.Array
+    basis_of_slot: jax.Array
+    w: jax.Array
+    objective: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+    capacity_hit: jax.Array
+    last_gain: jax.Array
+    stalled: jax.Array
+    chol: jax.Array = None
+
+
+def _slots(Phi, state):
+    """Design columns and prior variances of the slots (zero column, variance 1 where free)."""
+    active = jnp.asarray(state.basis_of_slot) >= 0
+    idx = jnp.where(active, state.basis_of_slot, 0)
+    return active, jnp.where(active[None, :], Phi[:, idx], 0.0), jnp.where(active, state.var[idx], 1.0)
+
+
+def _log_joint(likelihood, w, Phi_A, t, inv_var):
+    """``Σ log p(t | w) − ½ Σ w²/v``, the log posterior up to a constant."""
+    return jnp.sum(likelihood.log_lik(t, Phi_A @ w)) - 0.5 * jnp.sum(inv_var * w * w)
+
+
+def _precision_factor(Phi_A, b, active, v_slot):
+    """Cholesky factor of ``Φ_AᵀBΦ_A + V_A⁻¹`` on the slots (identity where a slot is free)."""
+    both = active[:, None] & active[None, :]
+    H = jnp.einsum("nk,n,nj->kj", Phi_A, b, Phi_A)
+    P = jnp.where(both, H + jnp.diag(1.0 / v_slot), jnp.eye(active.shape[0]))
+    return jnp.linalg.cholesky(P)
+
+
+def posterior_mode(likelihood, Phi_A, t, active, v_slot, w0, *, max_newton=50, gtol=1e-8):
+    """Mode of the slot weights by Newton's method with step halving (free slots stay 0): the
+    gradient ``Φ_Aᵀ(t − μ(η)) − V_A⁻¹w`` and the Hessian ``−(Φ_AᵀBΦ_A + V_A⁻¹)``.
+
+    Returns ``(w, L)``: the mode and the Cholesky factor of ``Σ⁻¹`` there.
+    """
+    inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
+
+    def newton(carry):
+        w, it, _ = carry
+        eta = Phi_A @ w
+        g = jnp.where(active, (t - likelihood.mean(eta)) @ Phi_A - inv_var * w, 0.0)
+        L = _precision_factor(Phi_A, likelihood.curvature(t, eta), active, v_slot)
+        step = jnp.where(active, cho_solve((L, True), g), 0.0)
+        f0 = _log_joint(likelihood, w, Phi_A, t, inv_var)
+        scale, _ = jax.lax.while_loop(
+            lambda c: (_log_joint(likelihood, w + c[0] * step, Phi_A, t, inv_var) < f0) & (c[1] < 30),
+            lambda c: (c[0] * 0.5, c[1] + 1), (jnp.asarray(1.0), 0))
+        return w + scale * step, it + 1, jnp.max(jnp.abs(scale * step))
+
+    def keep_going(carry):
+        w, it, change = carry
+        return (it < max_newton) & (change > gtol * jnp.maximum(1.0, jnp.max(jnp.abs(w))))
+
+    w, _, _ = jax.lax.while_loop(keep_going, newton, (jnp.where(active, w0, 0.0), 0, jnp.asarray(jnp.inf)))
+    return w, _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ w), active, v_slot)
+
+
+def _evidence(likelihood, Phi_A, t, active, v_slot, w, L):
+    """Laplace approximation of the log marginal likelihood (module docstring)."""
+    inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
+    log_var = jnp.sum(jnp.where(active, jnp.log(v_slot), 0.0))
+    logdet_Sigma = -2.0 * jnp.sum(jnp.log(jnp.diag(L)))
+    return _log_joint(likelihood, w, Phi_A, t, inv_var) - 0.5 * log_var + 0.5 * logdet_Sigma
+
+
+#: A step's work (:func:`sparsity_quality`, the Newton iterations of :func:`_settle`) runs on the
+#: active slots gathered into the smallest of these widths that holds them (or on all
+#: ``capacity`` slots): fits carry 4–8 active basis functions in 16 or more slots for most of
+#: their steps (:func:`_on_active_slots`).
+ACTIVE_WIDTHS = (4, 8)
+
+#: Below this many multiply-adds of a step's ``K × M`` products (``N · M · K``: rows, candidates,
+#: slots) the step runs on all ``K`` slots alone: each width is a compiled copy of the step (about
+#: as much XLA compile time as the rest of the program), and at this size a narrower width saves
+#: less time per step than its copy costs to compile (:func:`_widths`).
+NARROW_ABOVE = 1 << 22
+
+
+#: ``basis_of_slot`` of a slot not open yet: a fit's first program holds twice the slots it starts
+#: with and opens the second half when an add finds none free (:func:`fit`).
+CLOSED = -2
+
+
+def _widths(shape, K):
+    """The widths a step of ``K`` slots on a padded ``Φ`` of ``shape`` gathers its active slots into
+    (:func:`_on_active_slots`): those of :data:`ACTIVE_WIDTHS` below ``K`` and ``K`` itself, or ``K``
+    alone (a static choice: one compiled copy of the step) when ``N · M · K`` is at most
+    :data:`NARROW_ABOVE` or ``K`` is over twice the largest narrow width: :func:`fit` starts in at
+    most that many slots, and a fit in more has outgrown half of them, so its active count stays
+    above the narrow widths. Free slots are decoupled from the active ones, so the width changes no
+    value of ``S``, ``Q``, the mode or ``L``, only the cost of computing them."""
+    if shape[0] * shape[1] * K <= NARROW_ABOVE or K > 2 * max(ACTIVE_WIDTHS):
+        return (K,)
+    return tuple(k for k in ACTIVE_WIDTHS if k < K) + (K,)
+
+
+def _on_active_slots(slots, fn, shape, *, one_active=False):
+    """``fn(idx)`` on the slots ``idx``: the active ones in slot order, padded with free ones to the
+    smallest width of ``ACTIVE_WIDTHS`` that holds them (all open slots, in order, past the largest).
+
+    Free slots are decoupled from the rest (zero columns of ``Φ_A``, identity rows of the
+    precision), so the rows and columns that ``idx`` selects from the Cholesky factor of the
+    precision are the factor of its block, and nothing outside ``idx`` changes ``S``, ``Q``, the
+    mode or the evidence. One ``lax.switch`` branch per width, compiled once; with
+    ``one_active`` (the start, :func:`init`) the smallest width's branch alone, the one the switch
+    would take, so that the start compiles one copy of ``fn`` instead of one per width. While only
+    the first ``k`` slots are open (the rest :data:`CLOSED`, ``k`` a width), the width ``k`` takes
+    them in order, as a fit in ``k`` slots does.
+    """
+    K = slots.shape[0]
+    active = slots >= 0
+    n_open = jnp.sum(slots != CLOSED)
+    widths = _widths(shape, K)
+    if len(widths) == 1:
+        return fn(None)  # every slot, in order: no gather
+    branches = [lambda _, k=k: fn(jnp.where(n_open == k, jnp.arange(k), active_first(active, k)) if k < K
+                                  else jnp.arange(K)) for k in widths]
+    if one_active:
+        return branches[0](None)
+    # the first width that holds the active count (searchsorted's index, without its scan loop)
+    return jax.lax.switch(jnp.sum(jnp.asarray(widths) < jnp.sum(active)), branches, None)
+
+
+def sparsity_quality(likelihood, Phi, t, state, L):
+    """``S_m, Q_m`` for every candidate (module docstring), and ``s_m, q_m = S, Q / (1 − v_m S_m)``;
+    the ``K × M`` work on the active slots alone (:func:`_on_active_slots`)."""
+    _, Phi_A, _ = _slots(Phi, state)
+    eta = Phi_A @ state.w
+    b = likelihood.curvature(t, eta)
+
+    def explained(idx):  # φ_mᵀBΦ_A Σ Φ_AᵀBφ_m (idx None: every slot)
+        cols, L_idx = (Phi_A, L) if idx is None else (Phi_A[:, idx], L[jnp.ix_(idx, idx)])
+        Z = jnp.einsum("nk,n,nm->km", cols, b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
+        V = solve_triangular(L_idx, Z, lower=True)
+        return jnp.sum(V * V, axis=0)
+
+    S = b @ (Phi * Phi) - _on_active_slots(state.basis_of_slot, explained, Phi.shape)
+    Q = (t - likelihood.mean(eta)) @ Phi
+    denom = 1.0 - state.var * S
+    return S, Q, S / denom, Q / denom
+
+
+def _settle(likelihood, Phi, t, state, one_active=False):
+    """Move ``w`` to the mode for ``state.var`` and recompute ``L``, both on the active slots
+    alone (:func:`_on_active_slots`, with ``one_active`` for a state with one basis function in);
+    returns the state (its ``chol`` set) and that factor."""
+    active, Phi_A, v_slot = _slots(Phi, state)
+    K = active.shape[0]
+
+    def settle(idx):  # idx None: every slot, in order
+        if idx is None:
+            w, L = posterior_mode(likelihood, Phi_A, t, active, v_slot, jnp.asarray(state.w))
+            return w, L, _evidence(likelihood, Phi_A, t, active, v_slot, w, L)
+        cols, act, var = Phi_A[:, idx], active[idx], v_slot[idx]
+        w, L = posterior_mode(likelihood, cols, t, act, var, jnp.asarray(state.w)[idx])
+        return (jnp.zeros(K).at[idx].set(w), jnp.eye(K).at[jnp.ix_(idx, idx)].set(L),
+                _evidence(likelihood, cols, t, act, var, w, L))
+
+    w, L, objective = _on_active_slots(state.basis_of_slot, settle, Phi.shape, one_active=one_active)
+    return state._replace(w=w, objective=objective, chol=L), L
+
+
+def init(likelihood, Phi, t, basis_mask, capacity):
+    """One basis in: the column best aligned with the likelihood's ``init_target`` (for the
+    Bernoulli likelihood the logit of the smoothed labels; Tipping & Faul 2003, Sec. 4), its
+    weight the least-squares coefficient on that target, settled at its mode."""
+    start = _unsettled_start(likelihood, Phi, t, basis_mask, capacity)
+    return _settle(likelihood, Phi, t, start, one_active=True)[0]
+
+
+def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None):
+    """:func:`init`'s state before :func:`_settle` (``w`` the least-squares weight), in ``capacity``
+    slots, the first ``n_open`` of them open (all by default; the others :data:`CLOSED`)."""
+    z = likelihood.init_target(t)
+    col_sq = jnp.sum(Phi * Phi, axis=0)
+    proj = z @ Phi
+    score = jnp.where(basis_mask & (col_sq > 0), proj**2 / jnp.maximum(col_sq, 1e-300), -jnp.inf)
+    m = jnp.argmax(score)
+    w_m = proj[m] / col_sq[m]
+    state = State(
+        var=jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6)),
+        basis_of_slot=jnp.where(jnp.arange(capacity) < (capacity if n_open is None else n_open), -1, CLOSED)
+        .astype(jnp.int32).at[0].set(m.astype(jnp.int32)),
+        w=jnp.zeros(capacity).at[0].set(w_m),
+        objective=jnp.zeros(()), n_iter=jnp.asarray(0), converged=jnp.asarray(False),
+        capacity_hit=jnp.asarray(False), last_gain=jnp.asarray(jnp.inf), stalled=jnp.asarray(False),
+        chol=jnp.eye(capacity))
+    return state
+
+
+def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, settle_only=None):
+    """One add / re-estimate / delete of largest predicted gain (:mod:`.typeii_moves`), then the
+    new mode and ``L``; returns the new :class:`State` and the step's
+    :class:`~sparsebayes.inference.engines.typeii_moves.Info`.
+
+    When the best move is an add with no free slot, the step takes the best move that fits and
+    sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
+    (``info.kind == PAUSED``). Where the traced flag ``settle_only`` holds, the step takes no move
+    and counts none: it settles the state at its mode, as :func:`init` does (the start of
+    :func:`_start_and_run`, settled by the loop's own code rather than by a second copy of it)."""
+    var = state.var
+    active = var > 0
+    _, _, s, q = sparsity_quality(likelihood, Phi, t, state, state.chol)
+    proposal, gain = variance_moves(s, q, var, jnp.zeros(()))
+    full = ~jnp.any(state.basis_of_slot == -1)
+    chosen = best_move(proposal, *gate_moves(proposal, gain, active, basis_mask, full), var, tol)
+    m, move, hit = chosen.m, chosen.kind < 2, capacity_hit(chosen, tol)
+    if settle_only is not None:
+        move, hit = move & ~settle_only, hit & ~settle_only
+
+    def advance(_):
+        new_var = jnp.where(move, chosen.var, var[m])
+        slot_in = jnp.argmax(state.basis_of_slot == m)  # its slot if active
+        slot_free = jnp.argmax(state.basis_of_slot == -1)
+        slot = jnp.where(active[m], slot_in, slot_free)
+        entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
+        basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
+        w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
+        moved, _ = _settle(likelihood, Phi, t,
+                           state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
+        moved = moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=chosen.gain,
+                               capacity_hit=state.capacity_hit | hit)
+        if settle_only is None:
+            return moved
+        return moved._replace(**{f: jnp.where(settle_only, getattr(state, f), getattr(moved, f))
+                                 for f in ("n_iter", "converged", "last_gain")})
+
+    if not pause_when_full:
+        new = advance(None)
+        return new, Info.of(chosen, new.objective)
+    new = jax.lax.cond(hit, lambda _: state._replace(capacity_hit=jnp.asarray(True)), advance, None)
+    return new, Info.of(chosen, new.objective, hit)
+
+
+@partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
+def _start_and_run(likelihood, Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full,
+                   n_open=None):
+    """:func:`_run` from the start, in ``capacity`` slots of which ``n_open`` are open (all by
+    default; one compiled program for a fit that never outgrows them)."""
+    state = _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open)
+    # since = −1: the loop's first iteration settles the start (step's settle_only), and counts no step
+    return _run(likelihood, Phi, t, basis_mask, (state, state, jnp.asarray(-1)), max_iter=max_iter, tol=tol,
+                patience=patience, pause_when_full=pause_when_full)
+
+
+@partial(jax.jit, static_argnames=("pause_when_full",))
+def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
+    """Steps from ``carry`` (state, the best state so far, steps since it) until converged,
+    ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
+    no free slot and no :data:`CLOSED` one to open (the carry is then returned as it was). The jit
+    boundary of the Laplace path. A carry with ``since < 0`` holds an unsettled start: the first
+    iteration settles it (:func:`step`'s ``settle_only``), and it is the best state so far."""
+
+    def body(carry):
+        state, best, since = carry
+        start = since < 0
+        state, _ = step(state, likelihood, Phi, t, basis_mask, tol=tol, pause_when_full=pause_when_full,
+                        settle_only=start)
+        better = (state.objective > best.objective) | start
+        best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
+        since = jnp.where(better, 0, since + 1)
+        if pause_when_full:  # a paused step is no step: the count of steps without progress stands
+            since = jnp.where(state.capacity_hit, carry[2], since)
+            # closed slots left: open them and go on (what a widening between two programs does)
+            slots = state.basis_of_slot
+            opening = state.capacity_hit & jnp.any(slots == CLOSED)
+            state = state._replace(basis_of_slot=jnp.where(opening & (slots == CLOSED), -1, slots),
+                                   capacity_hit=state.capacity_hit & ~opening)
+        return state, best, since
+
+    def cond(carry):
+        state, _, since = carry
+        go = (~state.converged & (state.n_iter < max_iter) & (since < patience)) | (since < 0)
+        return go & ~state.capacity_hit if pause_when_full else go
+
+    return jax.lax.while_loop(cond, body, carry)
+
+
+_start_and_run_quick = quick_twin(_start_and_run, static_argnames=("capacity", "pause_when_full"))
+_run_quick = quick_twin(_run, static_argnames=("pause_when_full",))
+
+
+def _programs(shape, capacity):
+    """``(_start_and_run, _run)`` compiled for a fit in ``capacity`` slots on a padded ``Φ`` of
+    ``shape``: at :data:`~._compile.QUICK_COMPILE` where the fit is small (``N · M · K`` at most
+    :data:`NARROW_ABOVE`, :func:`_widths`)."""
+    if shape[0] * shape[1] * capacity <= NARROW_ABOVE:
+        return _start_and_run_quick, _run_quick
+    return _start_and_run, _run
+
+
+@partial(jax.jit, static_argnames=("capacity",))
+def _widen(carry, capacity):
+    """The carry in ``capacity`` slots: new slots free, ``chol`` extended by identity rows (a free
+    slot's row of the precision is the identity's), ``capacity_hit`` cleared."""
+    state, best, since = carry
+    extra = capacity - state.w.shape[0]
+
+    def pad(s):
+        L = s.chol
+        L = jnp.pad(L, ((0, extra), (0, extra))) + jnp.diag(jnp.r_[jnp.zeros(L.shape[0]), jnp.ones(extra)])
+        return s._replace(basis_of_slot=jnp.pad(s.basis_of_slot, (0, extra), constant_values=-1),
+                          w=jnp.pad(s.w, (0, extra)), capacity_hit=jnp.asarray(False), chol=L)
+
+    return pad(state), pad(best), since
+
+
+def _padded(Phi, t, basis_mask):
+    """``Φ`` zero-padded to :func:`~sparsebayes.inference.engines._shapes.bucket` sizes (four per octave,
+    at most 25 % larger), ``t`` with zeros and ``basis_mask`` with ``False`` beside it.
+
+    A zero row of ``Φ`` has ``η = 0`` whatever ``w``: it adds nothing to the gradient, the
+    curvature, ``S`` or ``Q``, and the constant ``log p(0 | η = 0)`` to the log joint (``−log 2``
+    for the Bernoulli likelihood, ``−1`` for the Poisson), so every step is the unpadded one and
+    :func:`fit` removes the constant from ``L``. Masked columns never enter. Only fewer
+    compilations differ: a new number of training points reuses the compiled steps of its bucket."""
+    P = _padded_design(Phi)
+    tp = pad_to(np.asarray(t, np.float64), P.shape[:1])
+    mask = pad_to(np.asarray(basis_mask, bool), P.shape[1:])
+    return jax.device_put(P), jax.device_put(tp), jax.device_put(mask)  # jnp.asarray would compile a copy
+
+
+def _padded_design(Phi):
+    """``Φ`` (float64) with zero rows and columns up to its :func:`_padded` shape."""
+    Phi = np.asarray(Phi, np.float64)
+    return pad_to(Phi, tuple(bucket(k, per_octave=4) for k in Phi.shape))
+
+
+def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, patience=100):
+    """Run the sequential engine for ``likelihood`` (an object of
+    :mod:`sparsebayes.models.likelihoods` with ``log_lik``, ``mean``, ``curvature`` and
+    ``init_target``) until no move gains more than ``tol`` (or it stalls, see the module
+    docstring). The active set starts in ``capacity`` slots, doubled without restarting whenever
+    the best move is an add that finds none free (:func:`.typeii_moves.grow_slots`): a step costs
+    more the more slots there are. Bases of at most ``4 · capacity`` functions take one width, all
+    of them (fewer compiled programs). The data are padded to few shapes (:func:`_padded`); the
+    state returned (NumPy arrays) is over the ``Phi.shape[1]`` candidates and ``L`` that of the
+    unpadded data.
+
+    A start in a capacity of :data:`ACTIVE_WIDTHS` that may grow runs in one program of twice the
+    slots, the second half :data:`CLOSED` until an add finds the first half full: each of its steps
+    is the step of a fit in ``capacity`` slots, then in twice as many (the widths gather the same
+    slots), and a kernel fit that passes 8 active functions on its way compiles the step once,
+    not twice (a first fit's time is mostly compiling). Where the step runs on all its slots
+    (:func:`_widths`: small ``Φ``), the twice as many slots are all open from the start instead."""
+    require_likelihood(likelihood, "laplace")
+    n, n_basis = np.shape(Phi)
+    Phi, t, basis_mask = _padded(Phi, t, basis_mask)
+    kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))
+    # a start in a width of ACTIVE_WIDTHS that would grow: the first program holds twice the slots,
+    # the second half closed, and opens them itself (one program of the step, not two)
+    halves = capacity in ACTIVE_WIDTHS and Phi.shape[1] > 4 * capacity
+    opened = halves and len(_widths(Phi.shape, 2 * capacity)) == 1
+    if opened:  # the step runs on all slots at this size (_widths): closed slots would save nothing
+        capacity, halves = 2 * capacity, False
+    carry = grow_slots(
+        lambda c, pause: _programs(Phi.shape, c)[0](likelihood, Phi, t, basis_mask, capacity=c,
+                                                    n_open=c // 2 if halves else c, pause_when_full=pause, **kw),
+        lambda carry, pause: _programs(Phi.shape, carry[0].w.shape[0])[1](likelihood, Phi, t, basis_mask, carry,
+                                                                          pause_when_full=pause, **kw), _widen,
+        2 * capacity if halves else capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit,
+        whole_below=2 if halves or opened else 4)
+    out = _finish(likelihood, *jax.device_get(carry), Phi.shape[0] - n, int(patience))
+    return out._replace(var=out.var[:n_basis])
+
+
+@partial(jax.jit, static_argnames=("n_steps",))
+def trace(state, likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6):
+    """``n_steps`` of :func:`step` from ``state`` (``lax.scan``; a fit that has converged stays, with
+    ``kind`` none and gain 0); returns the last state and every step's
+    :class:`~sparsebayes.inference.engines.typeii_moves.Info`. On the data as given (no padding), for tests
+    and diagnostics; start from :func:`init` with a slot for every candidate."""
+
+    def body(st, _):
+        return jax.lax.cond(st.converged, lambda s: (s, Info.none(s.objective)),
+                            lambda s: step(s, likelihood, Phi, t, basis_mask, tol=tol), st)
+
+    return jax.lax.scan(body, state, None, length=n_steps)
+
+
+@jax.jit
+def _log_lik_at_zero(likelihood):
+    """``log p(0 | η = 0)``, what a zero row of the padded data adds to ``L`` (:func:`_padded`)."""
+    return likelihood.log_lik(jnp.zeros(()), jnp.zeros(()))
+
+
+def _finish(likelihood, state, best, since, extra_rows, patience):
+    """The best state if the fit stalled, else the last; ``L`` less the padded rows' constant. On
+    the host (NumPy values from one ``jax.device_get``): a selection and one subtraction, which
+    as eager ``jnp`` operations would each build a program on a first fit."""
+    stalled = np.logical_and(~state.converged, since >= patience)
+    out = best if stalled else state
+    padding = extra_rows * float(_log_lik_at_zero(likelihood)) if extra_rows else 0.0
+    # slots never opened are dropped (the fit stayed in the slots it started with), any other one is free
+    k = int(np.sum(state.basis_of_slot != CLOSED))
+    slots = np.where(out.basis_of_slot == CLOSED, -1, out.basis_of_slot)[:k]
+    return out._replace(objective=out.objective - padding, n_iter=state.n_iter, converged=state.converged,
+                        stalled=stalled, capacity_hit=state.capacity_hit, basis_of_slot=slots, w=out.w[:k],
+                        chol=out.chol[:k, :k])
+
+
+def stopped_at_start(state):
+    """Whether the fit stopped at its start: its first step found no move gaining more than ``tol``
+    (``converged`` is set by the step that finds no move, and ends the run, so that step was the
+    first when ``n_iter`` is 1). The start is one basis function chosen by its projection on the
+    likelihood's ``init_target`` (:func:`init`), not by the evidence, and no search followed: the estimator
+    reports such a fit as not converged (raw linear features on ``X + 10``: every column looks like
+    the bias, none raises the evidence, and the fit is a constant classifier)."""
+    return bool(state.converged) and int(state.n_iter) == 1
+
+
+def coefficients(state, n_basis):
+    """The mode over the ``n_basis`` candidates (zeros where pruned), as a NumPy array."""
+    slots = np.asarray(state.basis_of_slot)
+    active = slots >= 0
+    beta = np.zeros(n_basis)
+    beta[slots[active]] = np.asarray(state.w)[active]
+    return beta
+
+
+@jax.jit
+def _laplace_covariance(likelihood, Phi, t, state):
+    """``Σ`` over all slots (identity rows where free)."""
+    active, Phi_A, v_slot = _slots(Phi, state)
+    L = _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ state.w), active, v_slot)
+    return cho_solve((L, True), jnp.eye(active.shape[0]))
+
+
+def posterior_covariance(Phi, t, state, *, likelihood):
+    """Laplace covariance ``Σ = (Φ_AᵀBΦ_A + V_A⁻¹)⁻¹`` at the mode, over the active basis
+    functions in increasing basis index (the order of ``coefficients``' nonzeros). From the state's
+    ``chol`` (the factor at the mode that the engine keeps over the slots) by a Cholesky solve on
+    the host; a state without one is factored again on the padded data (:func:`_padded`: the same
+    ``Σ``, one compilation per bucket)."""
+    slots = np.asarray(state.basis_of_slot)
+    in_slots = np.flatnonzero(slots >= 0)
+    order = np.argsort(slots[in_slots])
+    keep = in_slots[order]
+    if state.chol is not None and keep.size:
+        # free slots are decoupled: the active slots' rows and columns, in slot order, are their block's factor
+        L = np.asarray(state.chol)[np.ix_(in_slots, in_slots)]
+        return scipy.linalg.cho_solve((L, True), np.eye(in_slots.size))[np.ix_(order, order)]
+    Phi_pad, t_pad, _ = _padded(Phi, t, np.ones(np.shape(Phi)[1], bool))
+    var = np.zeros(Phi_pad.shape[1])
+    var[:np.size(state.var)] = state.var
+    Sigma = np.asarray(_laplace_covariance(likelihood, Phi_pad, t_pad, state._replace(var=var)))
+    return Sigma[np.ix_(keep, keep)]
