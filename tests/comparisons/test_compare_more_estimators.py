@@ -4,7 +4,6 @@ estimator's, improper posteriors only on a labelled surrogate."""
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.stats
 import sparsebayes
@@ -22,15 +21,9 @@ TINY = dict(num_warmup=60, num_samples=60, num_chains=2, seed=0)
 COLUMNS = ["height", "load", "idle"]
 
 
-def _data(n=50, seed=0):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=COLUMNS)
-    return X, 1.0 + 2.0 * X["height"] - X["load"] + 0.5 * rng.normal(size=n)
-
-
-def _case(name):
+def _case(name, data):
     """(estimator, targets, samplers, surrogate_eps, weight labels)."""
-    X, y = _data()
+    X, y = data
     two = np.where(y > 1.0, "up", "down")
     three = np.array(["low", "mid", "high"])[np.digitize(y, [0.0, 2.0])]
     return {
@@ -58,8 +51,8 @@ def _forest_rows(parts, names):
 
 @pytest.mark.parametrize("name", ["flap", *[pytest.param(n, marks=pytest.mark.slow) for n in
                                             ("rvm", "bls", "flap-sigma", "rvm-classifier", "smlr-binary", "smlr-3")]])
-def test_compare_lines_up_every_part(name):
-    (est, y, samplers, eps, labels), X = _case(name)
+def test_compare_lines_up_every_part(name, three_inputs):
+    (est, y, samplers, eps, labels), X = _case(name, three_inputs)
     backend = matplotlib.get_backend()
     cmp = sparsebayes.compare(est, X, y, samplers=samplers, surrogate_eps=eps, **TINY)
     assert matplotlib.get_backend() == backend
@@ -80,7 +73,7 @@ def test_compare_lines_up_every_part(name):
 
 
 @pytest.mark.slow
-def test_smlr_reference_class_is_zero_and_the_map_is_the_mode():
+def test_smlr_reference_class_is_zero_and_the_map_is_the_mode(three_inputs):
     """SMLR's twin is its own objective: no NUTS draw has a higher log posterior than the MAP, and the
     reference class's weights are exactly zero in every draw, as in ``coef_``."""
     from sparsebayes.models.multinomial import (
@@ -89,7 +82,7 @@ def test_smlr_reference_class_is_zero_and_the_map_is_the_mode():
     )
     from sparsebayes.models.priors import LaplacePrior
 
-    (est, y, samplers, _, _), X = _case("smlr-3")
+    (est, y, samplers, _, _), X = _case("smlr-3", three_inputs)
     cmp = sparsebayes.compare(est, X, y, samplers=samplers, **TINY)
     est = cmp.estimator
     beta = cmp.idata.posterior.beta
@@ -105,10 +98,10 @@ def test_smlr_reference_class_is_zero_and_the_map_is_the_mode():
     assert best <= at_map + 1e-8 * abs(at_map)
 
 
-def test_type2_gibbs_is_the_estimators_model():
+def test_type2_gibbs_is_the_estimators_model(three_inputs):
     """FLAP's Gibbs twin: σ² held at the fit's, λ at the fit's, the pointwise log likelihood
     N(y | b + Xw, σ²) at each draw (scipy), the intercept drawn with the weights."""
-    (est, y, _, _, _), X = _case("flap")
+    (est, y, _, _, _), X = _case("flap", three_inputs)
     est.fit(X, y)
     idata = est.sample_posterior(X, y, "gibbs", draws=50, chains=2, seed=3)
     assert "noise_var" not in idata.posterior and f"gamma={est.gamma_:.6g}" in idata.attrs["model"]
@@ -120,8 +113,8 @@ def test_type2_gibbs_is_the_estimators_model():
         est.sample_posterior(X, y, "hmc", draws=50, chains=2)
 
 
-def test_rvm_needs_the_labelled_surrogate_and_classifiers_have_no_gibbs():
-    X, y = _data()
+def test_rvm_needs_the_labelled_surrogate_and_classifiers_have_no_gibbs(three_inputs):
+    X, y = three_inputs
     rvm = RVMRegressor().fit(X, y)
     with pytest.raises(ValueError, match="no proper posterior.*surrogate_eps"):
         sparsebayes.compare(rvm, X, y, **TINY)
@@ -132,10 +125,10 @@ def test_rvm_needs_the_labelled_surrogate_and_classifiers_have_no_gibbs():
         smlr.sample_posterior(X, y > 1.0, "gibbs", draws=50, chains=2)
 
 
-def test_a_column_constant_under_the_intercept_is_left_out_with_weight_zero():
+def test_a_column_constant_under_the_intercept_is_left_out_with_weight_zero(three_inputs):
     """RVMRegressor(features="linear") keeps the map's bias column, centred away by the flat-prior
     intercept: the fit masks it (weight 0), and so does the twin, saying so in ``model``."""
-    X, y = _data()
+    X, y = three_inputs
     est = RVMRegressor(features="linear").fit(X, y)
     cmp = sparsebayes.compare(est, X, y, samplers=("gibbs",), surrogate_eps=1e-3, **TINY)
     beta = cmp.idata.posterior.beta
@@ -148,10 +141,10 @@ def test_a_column_constant_under_the_intercept_is_left_out_with_weight_zero():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["bls", "rvm"])
-def test_type2_twin_gibbs_agrees_with_nuts(name):
+def test_type2_twin_gibbs_agrees_with_nuts(name, three_inputs):
     """The Gibbs sweeps and NUTS sample one posterior: the weights' and σ²'s means agree within
     5 combined Monte Carlo standard errors."""
-    (est, y, _, eps, _), X = _case(name)
+    (est, y, _, eps, _), X = _case(name, three_inputs)
     est.fit(X, y)
     runs = {s: est.sample_posterior(X, y, s, draws=800, warmup=400, chains=2, seed=5, surrogate_eps=eps)
             for s in ("nuts", "gibbs")}

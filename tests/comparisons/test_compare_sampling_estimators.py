@@ -4,7 +4,6 @@ sampled, intercept included (flat under the Gaussian likelihood, N(0, 10²) othe
 posterior median, and every part of the comparison on the one layout (``beta`` on ``basis``)."""
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.stats
 import sparsebayes
@@ -18,14 +17,8 @@ FIT = dict(num_warmup=60, num_samples=60, num_chains=2, seed=0, rhat_max=np.inf)
 TINY = dict(num_warmup=60, num_samples=60, num_chains=2, seed=0, prior_draws=200)
 
 
-def _data(n=50, seed=0):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=COLUMNS)
-    return X, 1.0 + 2.0 * X["height"] - X["load"] + 0.5 * rng.normal(size=n)
-
-
-def _case(name):
-    X, y = _data()
+def _case(name, data):
+    X, y = data
     return {
         "gibbs-horseshoe": (GibbsRegressor(prior="horseshoe", **FIT), y),
         "nuts-student-t": (NutsRegressor(likelihood="student_t", **FIT), y),
@@ -42,8 +35,8 @@ def _forest_rows(parts, names):
 
 @pytest.mark.slow  # about 35 s each on 2 cores (a fit, NUTS and Gibbs each compiled)
 @pytest.mark.parametrize("name", ["gibbs-horseshoe", "nuts-student-t", "gibbs-logistic"])
-def test_compare_runs_and_lines_up(name):
-    (est, y), X = _case(name)
+def test_compare_runs_and_lines_up(name, three_inputs):
+    (est, y), X = _case(name, three_inputs)
     cmp = sparsebayes.compare(est, X, y, **TINY)
     fitted = cmp.estimator
     assert cmp.names == COLUMNS and set(cmp.samples) == {"nuts", "gibbs"}
@@ -65,11 +58,11 @@ def _log_joint(record, values):
 
 
 @pytest.mark.parametrize("name", ["gibbs-horseshoe", pytest.param("gibbs-logistic", marks=pytest.mark.slow)])
-def test_record_has_the_intercept_as_fitted(name):
+def test_record_has_the_intercept_as_fitted(name, three_inputs):
     """The record's joint density, moved in the intercept alone, changes by the likelihood's log
     density difference (scipy) plus, off the Gaussian, the N(0, 10²) prior's: the intercept is in the
     model, with the fit's prior; the weights are the basis's alone (no bias column in ``beta``)."""
-    (est, y), X = _case(name)
+    (est, y), X = _case(name, three_inputs)
     est.fit(X, y)
     record = est.posterior_model(X, y)
     assert record.names == COLUMNS and record.H.shape == (50, 3) and record.point_label.endswith("posterior-median")
@@ -89,10 +82,10 @@ def test_record_has_the_intercept_as_fitted(name):
     np.testing.assert_allclose(_log_joint(record, moved) - _log_joint(record, values), expected, rtol=1e-8, atol=1e-8)
 
 
-def test_sample_posterior_on_the_estimators_layout():
+def test_sample_posterior_on_the_estimators_layout(three_inputs):
     """``sample_posterior`` (Gibbs: the engine on the record's design) returns the weights under the
     names of ``to_inference_data``; ``SparseRegressor(method="gibbs")`` passes it through."""
-    (est, y), X = _case("gibbs-horseshoe")
+    (est, y), X = _case("gibbs-horseshoe", three_inputs)
     est.fit(X, y)
     idata = est.sample_posterior(X, y, "gibbs", draws=60, chains=2, seed=1)  # the fit's shapes: its compiled sweep
     assert same_layout(est.to_inference_data().posterior, idata.posterior, "beta")
@@ -102,9 +95,9 @@ def test_sample_posterior_on_the_estimators_layout():
 
 
 @pytest.mark.slow  # about 25 s on 2 cores (a NUTS program compiled)
-def test_nuts_per_weight_sites_are_on_basis():
+def test_nuts_per_weight_sites_are_on_basis(three_inputs):
     """The horseshoe's per-weight scales ``lam_local`` share ``beta``'s dim ``basis`` (and coords)."""
-    (_, y), X = _case("gibbs-horseshoe")
+    (_, y), X = _case("gibbs-horseshoe", three_inputs)
     est = NutsRegressor(prior="horseshoe", **{**FIT, "num_warmup": 30, "num_samples": 30}).fit(X, y)
     post = est.to_inference_data().posterior
     assert post["lam_local"].dims == ("chain", "draw", "basis")
@@ -112,10 +105,10 @@ def test_nuts_per_weight_sites_are_on_basis():
 
 
 @pytest.mark.slow
-def test_nuts_on_the_gibbs_regressors_model_agrees_with_its_draws():
+def test_nuts_on_the_gibbs_regressors_model_agrees_with_its_draws(three_inputs):
     """The posterior means by NUTS on the record of a GibbsRegressor's model equal the estimator's own
     Gibbs draws' within 4 MCSE (both chains' MCSE combined), weights, intercept and σ²."""
-    (_, y), X = _case("gibbs-horseshoe")
+    (_, y), X = _case("gibbs-horseshoe", three_inputs)
     est = GibbsRegressor(prior="horseshoe", num_warmup=500, num_samples=2000, num_chains=2, seed=0).fit(X, y)
     cmp = sparsebayes.compare(est, X, y, samplers=("nuts",), num_warmup=500, num_samples=1000, num_chains=2, seed=1,
                               prior_draws=200)
@@ -127,7 +120,7 @@ def test_nuts_on_the_gibbs_regressors_model_agrees_with_its_draws():
         assert np.all(gap <= bound), (var, gap, bound)
 
 
-def test_held_out_plug_in_density_has_the_intercept():
+def test_held_out_plug_in_density_has_the_intercept(three_inputs):
     """The point's held-out plug-in density (``compare``'s predictive table) is the Gaussian at
     ``b̂₀ + h(x)ᵀβ̂`` with the posterior medians (scipy), the intercept included."""
     from types import SimpleNamespace
@@ -135,7 +128,7 @@ def test_held_out_plug_in_density_has_the_intercept():
     from sparsebayes.comparisons.compare_predictive import plug_in_density
     from sparsebayes.inference.posterior.twin_posterior import point_estimate_dataset
 
-    (est, y), X = _case("gibbs-horseshoe")
+    (est, y), X = _case("gibbs-horseshoe", three_inputs)
     est.fit(X[:40], y[:40])
     point = point_estimate_dataset(est, COLUMNS)
     cmp = SimpleNamespace(estimator=est, X_test=X[40:], y_test=y[40:], idata=SimpleNamespace(point_estimate=point))
@@ -144,13 +137,13 @@ def test_held_out_plug_in_density_has_the_intercept():
     np.testing.assert_allclose(np.asarray(lik.log_lik(y[40:].to_numpy(), eta, params)), expected, rtol=1e-10)
 
 
-def test_held_out_predictions_of_the_draws_have_the_intercept():
+def test_held_out_predictions_of_the_draws_have_the_intercept(three_inputs):
     """The samplers' held-out ``predictions`` (log density and mean per draw) of the record are the
     Gaussian at ``b₀ + h(x)ᵀβ`` of each draw (scipy), the intercept included, with ``h(x)`` the inputs
     centred at the training rows' mean (the basis the draws are on: ``b₀`` is the value there)."""
     from sparsebayes.inference.posterior.twin_predictive import predictions, site_draws
 
-    (est, y), X = _case("gibbs-horseshoe")
+    (est, y), X = _case("gibbs-horseshoe", three_inputs)
     est.fit(X[:40], y[:40])
     record = est.posterior_model(X[40:], y[40:])
     post = est.to_inference_data().posterior.isel(draw=slice(0, 5))
