@@ -4,7 +4,11 @@
 * :class:`SparseProbitClassifier`: probit with latent ``z`` (002 Secs. 2–3); ``k > 2`` classes
   by one-vs-all (002 Sec. 4.2), the class probabilities normalized (our addition).
 
-Both are thin shells over :func:`sparsebayes.inference.engines.em.fit_em`.
+Both are :class:`~sparsebayes.inference.estimators.sparse_estimators.SparseRegressor` and
+:class:`~sparsebayes.inference.estimators.sparse_estimators.SparseClassifier` with ``method="em"`` fixed
+and EM's settings as parameters, as scikit-learn's ``Lasso`` is ``ElasticNet`` with ``l1_ratio=1``:
+they fit by the EM fitting core (:func:`sparsebayes.inference.estimators.em_fit.fit_em_model`) and
+answer by :mod:`sparsebayes.inference.estimators.em_fitted`.
 
 The bias, the origin and the units of ``x``: Figueiredo penalizes the bias weight like the
 others, so with features of the raw ``x`` the fit depends on where the origin of ``x`` lies (a
@@ -31,72 +35,15 @@ raw terms (``intercept_`` the value at ``x = 0``, as in scikit-learn).
 """
 from __future__ import annotations
 
-import warnings
+from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, ProbitLikelihood
 
-import numpy as np
-from scipy.special import log_ndtr
-from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
-from sparsebayes.models.features import transform_validated
-from sparsebayes.models.likelihoods import (BernoulliLogisticLikelihood, GaussianLikelihood, ProbitLikelihood,
-                                            make_likelihood, require_likelihood)
-from sparsebayes.models.priors import hierarchy_name
-
-from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, atomic_fit, basis_names
-from sparsebayes.inference._validation import (
-    check_number,
-    validate_classification_data,
-    validate_predict_data,
-    validate_regression_data,
-)
-from sparsebayes.inference.estimators.adaptive_base import _AdaptiveSparseBase, _conditioned_on
-from sparsebayes.inference.engines.em import EMDesign
-from sparsebayes.inference.engines.em_covariance import conditional_covariance, laplace_covariance
-from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
-from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
-
+from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier, SparseRegressor
 
 #: The classifiers' links and their likelihoods (:class:`SparseProbitClassifier`'s ``link``).
 LINKS = {"probit": ProbitLikelihood, "logistic": BernoulliLogisticLikelihood}
 
 
-def _regression_likelihood(likelihood):
-    """The regressor's likelihood object (by name or as given) with EM's pieces, else a ``ValueError``
-    naming it (a label likelihood points to the classifier)."""
-    lik = make_likelihood(likelihood)
-    if getattr(lik, "support", "real") in ("binary", "categorical"):
-        raise ValueError(f"likelihood={likelihood!r} models labels: use SparseProbitClassifier(link=...) for "
-                         "classification; the regressor takes real or count likelihoods (gaussian, student_t, "
-                         "poisson, negative_binomial)")
-    return require_likelihood(lik, "em")
-
-
-def _check_targets(lik, y):
-    """Counts for a likelihood of counts (``support = "counts"``: Poisson, negative binomial), else a
-    ``ValueError`` naming the likelihood and a bad value."""
-    if getattr(lik, "support", "real") == "counts":
-        bad = (y < 0) | (y != np.round(y))
-        if np.any(bad):
-            raise ValueError(f"likelihood {lik.name!r} models counts (nonnegative integers); y has "
-                             f"{int(np.sum(bad))} other values, e.g. {y[bad][0]!r}")
-
-
-def _likelihood_prediction(lik, params, eta, H_active, cov, return_std):
-    """The mean ``E[y | η]`` at ``η = Hβ̂`` and, with ``return_std``, ``√(Var[y | η] + μ'(η)² hᵀΣh)``
-    (the delta method through the likelihood's mean)."""
-    import jax
-    import jax.numpy as jnp
-
-    eta = jnp.asarray(eta)
-    mean = np.asarray(lik.mean(eta, params))
-    if not return_std:
-        return mean
-    slope = np.asarray(jax.vmap(jax.grad(lambda e: lik.mean(e, params)))(eta))
-    spread = np.einsum("ij,jk,ik->i", H_active, cov, H_active)
-    return mean, np.sqrt(np.asarray(lik.variance(eta, params)) + slope**2 * spread)
-
-
-class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamplingMixin):
+class AdaptiveSparseRegressor(SparseRegressor):
     """Sparse regression by EM under a Laplace or Jeffreys hyperprior (Figueiredo 2003, Sec. 3).
 
     Parameters
@@ -211,12 +158,9 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
     def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, likelihood="gaussian", features="linear",
                  kernel_width="scale", bias=True, standardize=True, noise_var=None, tol=1e-3, max_iter=1000,
                  low_rank=True):
-        self.prior = prior
-        self.likelihood = likelihood
+        super().__init__(prior=prior, likelihood=likelihood, method="em", features=features, kernel_width=kernel_width)
         self.gamma = gamma
         self.gamma_prior = gamma_prior
-        self.features = features
-        self.kernel_width = kernel_width
         self.bias = bias
         self.standardize = standardize
         self.noise_var = noise_var
@@ -224,147 +168,8 @@ class AdaptiveSparseRegressor(RegressorMixin, _AdaptiveSparseBase, PosteriorSamp
         self.max_iter = max_iter
         self.low_rank = low_rank
 
-    @atomic_fit
-    def fit(self, X, y):
-        """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
-        (Figueiredo 2003, Sec. 3, eqs. 12–16); returns ``self``."""
-        prior = self._check_params()
-        lik = _regression_likelihood(self.likelihood)
-        if self.noise_var is not None:
-            if lik.param_name is None:
-                raise ValueError(f"noise_var={self.noise_var!r} was given, but likelihood={self.likelihood!r} has no "
-                                 "parameter of its own to fix; leave noise_var=None")
-            check_number("noise_var (None: estimated)", self.noise_var, 0.0, strict=True)
-        X, y = validate_regression_data(self, X, y)
-        _check_targets(lik, y)
-        fm, H, factor = self._design(X, prior)
-        gaussian = isinstance(lik, GaussianLikelihood)
-        res = self._em(H, factor, y, prior, lik, y_init=y if gaussian else None, noise_var=self.noise_var, fm=fm)
-        self.likelihood_ = lik
-        self.likelihood_param_ = None if lik.param_name is None else res.noise_var
-        if not gaussian:
-            return self._set_weighted_fit(res, H, factor, y, fm)
-        if self.noise_var is None and res.noise_var <= res.noise_floor:
-            warnings.warn(
-                f"the estimated noise variance fell to its floor ({res.noise_var:.3g}): the fit interpolates "
-                f"the training data with {np.count_nonzero(res.beta)} basis functions for {y.size} points, where "
-                "the flat prior on sigma^2 has no maximum (Figueiredo 2003, eq. 6); set noise_var, or use fewer basis "
-                "functions than points", UserWarning, stacklevel=2)
-        self.feature_map_ = fm
-        self.beta_ = res.beta
-        coef, intercept = self._split_bias(res.beta)
-        self.coef_, self.intercept_ = coef[0], float(intercept[0])
-        self._set_support()
-        self.noise_var_ = res.noise_var
-        self.n_iter_ = res.n_iter
-        self.objective_ = res.objective
-        self._set_fitted_prior([res.prior])
-        active = np.flatnonzero(res.beta)
-        H_active = H[:, active] if factor is None else factor.design[:, active]  # HᵀH = H̃ᵀH̃
-        self.sigma_ = conditional_covariance(H_active.T @ H_active, res.scale[active], res.noise_var)
-        return self
 
-    def _set_weighted_fit(self, res, H, factor, y, fm):
-        """The fitted attributes of a likelihood with working weights: as the Gaussian fit's, with
-        ``sigma_`` the Laplace approximation at the fit (the likelihood's curvature, or Fisher
-        information) given the final E-step's variances."""
-        self.feature_map_ = fm
-        self.beta_ = res.beta
-        coef, intercept = self._split_bias(res.beta)
-        self.coef_, self.intercept_ = coef[0], float(intercept[0])
-        self._set_support()
-        self.noise_var_ = None
-        self.n_iter_ = res.n_iter
-        self.objective_ = res.objective
-        self._set_fitted_prior([res.prior])
-        active = np.flatnonzero(res.beta)
-        H_active = H[:, active] if factor is None else factor.basis @ factor.design[:, active]
-        self.sigma_ = laplace_covariance(H_active, y, res.beta[active], res.scale[active], self.likelihood_,
-                                         self.likelihood_param_)
-        return self
-
-    def predict(self, X, return_std=False):
-        """``h(x)ᵀβ̂`` (with another likelihood its mean there: ``e^{h(x)ᵀβ̂}`` for counts) and, with
-        ``return_std``, ``√(σ̂² + h_A(x)ᵀΣ h_A(x))`` with ``Σ = sigma_``, the conditional covariance at
-        the final E-step (:meth:`gaussian_conditional`; it holds τ̂ fixed, so it understates the
-        posterior spread); with another likelihood ``√(Var[y | η̂] + μ'(η̂)² h_A(x)ᵀΣ h_A(x))``."""
-        check_is_fitted(self)
-        X = validate_predict_data(self, X)
-        H = transform_validated(self.feature_map_, X)
-        mean = H @ self.beta_
-        lik = getattr(self, "likelihood_", None)
-        if lik is not None and not isinstance(lik, GaussianLikelihood):
-            return _likelihood_prediction(lik, self.likelihood_param_, mean, H[:, self.beta_ != 0], self.sigma_,
-                                          return_std)
-        if not return_std:
-            return mean
-        return mean, predictive_sd(H[:, self.beta_ != 0], self.sigma_, self.noise_var_)
-
-    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
-        """This fit's model as a record (:mod:`sparsebayes.inference.posterior.posterior_model`): the fitted
-        hierarchy (with its hyperprior where EM estimated a shared hyperparameter), the likelihood and
-        the design ``feature_map_.transform(X)``; the likelihood's own parameter fixed at ``noise_var``
-        where it was given, else sampled under the prior the likelihood declares (σ² flat, 000 eq. 6).
-        ``X = None``: the record without data (its samplers)."""
-        from sparsebayes.models.priors import make_prior
-
-        from sparsebayes.inference.posterior.posterior_model import design, regression_targets, sparse_posterior_model
-        lik = getattr(self, "likelihood_", None)
-        lik = _regression_likelihood(self.likelihood) if lik is None else lik
-        prior = make_prior(self.prior, self.gamma, self.gamma_prior)
-        if X is None:
-            return sparse_posterior_model(prior, lik, params=self.noise_var, surrogate_eps=surrogate_eps)
-        H, names = design(self, X)
-        return sparse_posterior_model(prior, lik, H, regression_targets(y, H.shape[0], lik), names=names,
-                                      params=self.noise_var, surrogate_eps=surrogate_eps)
-
-    def gaussian_conditional(self):
-        """Mean and covariance of ``β_A | y, τ̂, σ̂²`` on the active set ``A`` at the final E-step.
-
-        ``Σ = σ² U(σ² I + U HᵀH U)⁻¹U`` (:func:`~sparsebayes.inference.engines.em.conditional_covariance`,
-        kept as ``sigma_``) and the mean is the EM fixed point (000 Sec. 3). For the Laplace prior
-        with γ and σ² fixed it is the Gaussian conditional of the hierarchy at ``E[τ⁻¹ | β̂]``; for
-        Jeffreys the conditional given the plug-in ``τ̂ = β̂²``. Returns ``(active, mean, cov)``,
-        ``active`` indexing ``beta_`` (the bias column included).
-        """
-        check_is_fitted(self)
-        active = np.flatnonzero(self.beta_)
-        return active, self.beta_[active], self.sigma_
-
-    def to_inference_data(self, *, draws=0, seed=0):
-        """ArviZ ``InferenceData`` of the fit.
-
-        By default the ``posterior`` group holds the point estimate (one chain, one draw).
-        With ``draws > 0`` it holds draws of the Gaussian conditional at the final
-        E-step (:meth:`gaussian_conditional`; zeros off the active set): for the Laplace prior the
-        hierarchy's conditional at ``E[τ⁻¹ | β̂]``, for Jeffreys the conditional given the plug-in
-        ``τ̂ = β̂²`` (``attrs["conditional_on"]`` says which). Weights are ``beta_``'s, on
-        ``feature_map_``'s columns (the module says why: for linear and quadratic features, terms of
-        the standardized inputs).
-        """
-        check_is_fitted(self)
-        names = basis_names(self, self.feature_map_, self.beta_.size)
-        coords, dims = {"basis": names}, {"beta": ["basis"]}
-        lik = getattr(self, "likelihood_", GaussianLikelihood())
-        gaussian = isinstance(lik, GaussianLikelihood)
-        param_name = lik.param_name
-        if draws:
-            active, _, cov = self.gaussian_conditional()
-            beta = gaussian_draws(self.beta_, cov, n_draws=draws, seed=seed, active=active)
-            given = _conditioned_on(self.prior)
-            if param_name is not None:
-                given += f", {param_name} = {self.likelihood_param_:.6g}"
-            return draws_idata({"beta": beta}, method="em-gaussian-conditional" if gaussian else
-                               f"em-{lik.name}-laplace", coords=coords, dims=dims,
-                               attrs={"prior": hierarchy_name(self.prior), "conditional_on": given})
-        estimated = getattr(self.prior_, "estimated_sites", dict)()  # γ or τ where EM estimated it: the twin's names
-        own = {} if param_name is None else {param_name: self.likelihood_param_}
-        return point_estimate_idata({"beta": self.beta_, **own, **estimated},
-                                    method=f"em-{hierarchy_name(self.prior)}" if gaussian else
-                                    f"em-{lik.name}-{hierarchy_name(self.prior)}", coords=coords, dims=dims)
-
-
-class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveSparseBase, PosteriorSamplingMixin):
+class SparseProbitClassifier(SparseClassifier):
     """Sparse probit classifier by EM under a Laplace or Jeffreys hyperprior (002; 000 Sec. 4).
 
     ``P(y = 1 | x) = Φ(βᵀh(x))``; for ``k > 2`` classes, ``k`` one-vs-all classifiers (002
@@ -423,99 +228,11 @@ class SparseProbitClassifier(ClassifierMixin, OneVsAllLinkClassifier, _AdaptiveS
 
     def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, link="probit", features="linear",
                  kernel_width="scale", bias=True, standardize=True, tol=1e-3, max_iter=1000, low_rank=True):
-        self.prior = prior
-        self.link = link
+        super().__init__(prior=prior, link=link, method="em", features=features, kernel_width=kernel_width)
         self.gamma = gamma
         self.gamma_prior = gamma_prior
-        self.features = features
-        self.kernel_width = kernel_width
         self.bias = bias
         self.standardize = standardize
         self.tol = tol
         self.max_iter = max_iter
         self.low_rank = low_rank
-
-    @atomic_fit
-    def fit(self, X, y):
-        """Fit the sparse probit MAP by EM over the latent targets (Figueiredo 2003, Sec. 4): one
-        classifier for two classes, one per class (one-vs-all) beyond; returns ``self``."""
-        prior = self._check_params()
-        if not isinstance(self.link, str) or self.link not in LINKS:
-            raise ValueError(f"link must be one of {sorted(LINKS)}, got {self.link!r}")
-        lik = LINKS[self.link]()
-        X, y_enc = validate_classification_data(self, X, y)
-        fm, H, factor = self._design(X, prior)
-        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
-        design = EMDesign(H, y_enc.size, factor)  # HᵀH and the ridge factor, shared by the classifiers
-        betas, iters, objs, covs, priors = [], [], [], [], []
-        for c, t in enumerate(targets):
-            t = t.astype(np.float64)
-            which = "" if len(targets) == 1 else f" of class {self.classes_[c]} (one-vs-all)"
-            # 002 Step 2 starts from ridge on "the labels as data"; its labels are {0, 1}, but that start
-            # did worse on every table here (Pima 76 vs 69 errors, Ripley 0.104 vs 0.103, glass 33.6 vs
-            # 32.2 %; measured 2026-11-22), so the start uses the symmetric ±1 coding.
-            res = self._em(design, None, t, self._classifier_prior(prior, c, len(targets)), lik,
-                           y_init=2.0 * t - 1.0, fm=fm, which=which)
-            betas.append(res.beta)
-            iters.append(res.n_iter)
-            objs.append(res.objective)
-            priors.append(res.prior)
-            active = np.flatnonzero(res.beta)
-            H_active = H[:, active] if factor is None else factor.basis @ factor.design[:, active]
-            covs.append(laplace_covariance(H_active, t, res.beta[active], res.scale[active], lik))
-        self.feature_map_ = fm
-        self.beta_ = np.array(betas)
-        self.coef_, self.intercept_ = self._split_bias(self.beta_)
-        self._set_support()
-        self.n_iter_ = iters[0] if len(iters) == 1 else np.array(iters)
-        self.objective_ = objs[0] if len(objs) == 1 else np.array(objs)
-        self.laplace_cov_ = covs
-        self.likelihood_ = lik
-        self._set_fitted_prior(priors)
-        return self
-
-    def _log_link(self, eta):
-        """``log Φ(η)`` (002 eq. 1), or ``log σ(η)`` with ``link="logistic"``, finite far in the tails."""
-        if getattr(self, "link", "probit") == "logistic":
-            return -np.logaddexp(0.0, -eta)
-        return log_ndtr(eta)
-
-    def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
-        """This fit's model as a record (:mod:`sparsebayes.inference.posterior.posterior_model`): the fitted
-        hierarchy, the link's likelihood (probit, 002 eq. 2, or logistic) and the design
-        ``feature_map_.transform(X)``, the labels coded 0/1 (1 for ``classes_[1]``); two classes only
-        (one-vs-all fits are separate models). ``X = None``: the record without data (its samplers)."""
-        from sparsebayes.models.priors import make_prior
-
-        from sparsebayes.inference.posterior.posterior_model import binary_targets, design, sparse_posterior_model
-        if getattr(self, "likelihood_", None) is None and (not isinstance(self.link, str) or self.link not in LINKS):
-            raise ValueError(f"link must be one of {sorted(LINKS)}, got {self.link!r}")
-        lik = getattr(self, "likelihood_", None)
-        lik = LINKS[self.link]() if lik is None else lik
-        prior = make_prior(self.prior, self.gamma, self.gamma_prior)
-        if X is None:
-            return sparse_posterior_model(prior, lik, surrogate_eps=surrogate_eps)
-        H, names = design(self, X)
-        return sparse_posterior_model(prior, lik, H, binary_targets(self, y, H.shape[0], self.link), names=names,
-                                      surrogate_eps=surrogate_eps)
-
-    def to_inference_data(self, *, draws=0, seed=0):
-        """ArviZ ``InferenceData``: the MAP weights per classifier (one chain, one draw), or with
-        ``draws > 0`` draws of each classifier's Laplace approximation ``N(β̂_A, laplace_cov_[c])``
-        given the final E-step's variances (:func:`~sparsebayes.inference.engines.em.laplace_covariance`;
-        zeros off the active set; ``attrs["conditional_on"]`` says which variances), on ``feature_map_``'s
-        columns as ``beta_``."""
-        check_is_fitted(self)
-        names = basis_names(self, self.feature_map_, self.beta_.shape[1])
-        cls = [str(c) for c in (self.classes_[1:] if len(self.classes_) == 2 else self.classes_)]
-        coords, dims = {"classifier": cls, "basis": names}, {"beta": ["classifier", "basis"]}
-        if draws:
-            beta = np.stack([gaussian_draws(b, cov, n_draws=draws, seed=None if seed is None else [seed, c],
-                                           active=np.flatnonzero(b))
-                             for c, (b, cov) in enumerate(zip(self.beta_, self.laplace_cov_))], axis=2)
-            given = _conditioned_on(self.prior)
-            return draws_idata({"beta": beta}, method=f"em-{self.link}-{hierarchy_name(self.prior)}-laplace", coords=coords, dims=dims,
-                               attrs={"prior": hierarchy_name(self.prior), "conditional_on": given})
-        estimated = getattr(self.prior_, "estimated_sites", dict)() if len(self.classes_) == 2 else {}  # the twin's names
-        return point_estimate_idata({"beta": self.beta_, **estimated}, method=f"em-{self.link}-{hierarchy_name(self.prior)}",
-                                    coords=coords, dims=dims)

@@ -250,10 +250,12 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         posterior median on the record's basis: ``beta_``, the intercept draws' median (the value at the
         training mean for a centred basis; ``coef_`` and ``intercept_`` are the same function in the
         data's units) and the likelihood's parameter (``likelihood_param_``), labelled
-        ``<sampler>-posterior-median``. Two classes only (one-vs-all
-        fits are separate models). ``X = None``: the record without data (its samplers)."""
-        from sparsebayes.inference.estimators.nuts_estimators import WithIntercept, intercept_model_for, intercept_prior_model, intercept_scale
-        from sparsebayes.inference.posterior.posterior_model import binary_targets, design, regression_targets, sparse_posterior_model
+        ``<sampler>-posterior-median``. Beyond two classes the fit is ``K`` independent binary posteriors
+        (one-vs-all), and so is the record
+        (:func:`~sparsebayes.inference.posterior.twin_one_vs_all.one_vs_all_model`): class ``k``'s part is this
+        record for the targets ``[y = classes_[k]]``, the point ``beta_`` on ``(basis, classifier)`` and the
+        intercepts' medians on ``classifier``. ``X = None``: the record without data (its samplers)."""
+        from sparsebayes.inference.posterior.posterior_model import binary_targets, design, regression_targets
 
         check_is_fitted(self, "idata_")
         lik, prior = self.likelihood_, self.prior_
@@ -272,14 +274,37 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
             if name and not classifier and self.likelihood_param_ is not None:
                 point[name] = float(self.likelihood_param_)
         point_label = f"{self._sampler_label.lower()}-posterior-median"
-        scale = intercept_scale(lik)
-        label = None
+        if classifier and len(self.classes_) > 2:
+            from sparsebayes.inference.posterior.twin_one_vs_all import one_vs_all_model
+            point = {"beta": np.asarray(self.beta_, dtype=np.float64).T}
+            if self.fit_intercept:
+                point["intercept"] = np.median(self.intercept_draws_, axis=1)
+            H, names = design(self, X) if X is not None else (None, None)
+            return one_vs_all_model(self, None if X is None else H.shape[0], y,
+                                    lambda t: self._binary_record(prior, lik, eps, H, names, t, None),
+                                    names=names, point=point, point_label=f"{point_label}-one-vs-all",
+                                    point_dims={"intercept": ["classifier"]})
         if X is None:
-            record = sparse_posterior_model(prior, lik, surrogate_eps=eps, point=point)
+            record = self._binary_record(prior, lik, eps, None, None, None, point)
         else:
             H, names = design(self, X)
             target = (binary_targets(self, y, H.shape[0], type(self).__name__) if classifier
                       else regression_targets(y, H.shape[0], lik))
+            record = self._binary_record(prior, lik, eps, H, names, target, point)
+        record.point_label = point_label
+        return record
+
+    def _binary_record(self, prior, lik, eps, H, names, target, point):
+        """The record of one model this fit sampled (:meth:`posterior_model`): on design ``H`` with targets
+        ``target`` (``H = None``: without data)."""
+        from sparsebayes.inference.estimators.nuts_estimators import WithIntercept, intercept_model_for, intercept_prior_model, intercept_scale
+        from sparsebayes.inference.posterior.posterior_model import sparse_posterior_model
+
+        scale = intercept_scale(lik)
+        label = None
+        if H is None:
+            record = sparse_posterior_model(prior, lik, surrogate_eps=eps, point=point)
+        else:
             record = sparse_posterior_model(prior, lik, H, target, names=names, surrogate_eps=eps, point=point)
             if self.fit_intercept:
                 label = record.label + ("; intercept flat" if scale is None else f"; intercept N(0, {scale:g}²)")
@@ -291,7 +316,6 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
                 record.kwargs = {**record.kwargs, "intercept_scale": scale}
                 record.label = label
         record.gibbs = _engine_sampler(self)
-        record.point_label = point_label
         return record
 
     def _engine_prior(self):

@@ -163,7 +163,14 @@ def ess(idata, var_names=None, method="bulk"):
 
 def bfmi(idata):
     """The Bayesian fraction of missing information per chain (Betancourt 2016) from
-    ``sample_stats["energy"]``, as a 1-D array."""
+    ``sample_stats["energy"]``, as a 1-D array. Energies with a dim besides ``chain`` and ``draw`` (the
+    ``K`` runs of a one-vs-all posterior, :mod:`~sparsebayes.inference.posterior.twin_one_vs_all`) give one
+    value per chain of each run, each ArviZ's ``bfmi`` of that run's energies."""
+    energy = dataset(idata, "sample_stats")["energy"]
+    extra = [d for d in energy.dims if d not in ("chain", "draw")]
+    if extra:
+        runs = energy.stack(_run=extra).transpose("_run", "chain", "draw").values
+        return np.concatenate([bfmi(from_dict({"sample_stats": {"energy": run}})) for run in runs])
     out = _az().bfmi(idata)
     if is_datatree_api():
         out = _as_dataset(out)["energy"]

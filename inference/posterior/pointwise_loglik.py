@@ -58,13 +58,24 @@ def pointwise_log_likelihood(t, draws, kwargs=None, *, block=BLOCK):
 def log_likelihood_dataset(posterior, t, kwargs=None, *, thin=1, block=BLOCK):
     """The ``log_likelihood`` group of the draws ``posterior`` (an ``xarray.Dataset`` with ``chain``
     and ``draw`` dims, in the model's site layout) as an ``xarray.Dataset``: ``y`` on
-    ``(chain, draw, obs)``; with ``thin`` every ``thin``-th draw of each chain."""
+    ``(chain, draw, obs)``; with ``thin`` every ``thin``-th draw of each chain. A one-vs-all record
+    (:mod:`sparsebayes.inference.posterior.twin_one_vs_all`) is scored by the sum of its parts'
+    ``log p(t_ik | β_k)``: ``posterior`` and ``kwargs`` are then one per class (or the stacked draws)."""
     from sparsebayes.inference.posterior.arviz_compat import group_from_dict
     if int(thin) != thin or thin < 1:
         raise ValueError(f"thin must be a positive integer, got {thin!r}")
-    post = posterior.isel(draw=slice(None, None, int(thin))) if thin > 1 else posterior
+    if getattr(t, "parts", None) is not None:  # one-vs-all: the sum of its K binary parts' (twin_one_vs_all)
+        from sparsebayes.inference.posterior.twin_one_vs_all import one_vs_all_log_likelihood
+        def score(record, kw, draws):
+            draws = draws.isel(draw=slice(None, None, int(thin))) if thin > 1 else draws
+            return pointwise_log_likelihood(record, site_draws(draws), kw, block=block)
+        first = posterior[0] if isinstance(posterior, (list, tuple)) else posterior
+        post = first.isel(draw=slice(None, None, int(thin))) if thin > 1 else first
+        values = one_vs_all_log_likelihood(t, kwargs, posterior, score)
+    else:
+        post = posterior.isel(draw=slice(None, None, int(thin))) if thin > 1 else posterior
+        values = pointwise_log_likelihood(t, site_draws(post), kwargs, block=block)
     lead = (post.sizes["chain"], post.sizes["draw"])
-    values = pointwise_log_likelihood(t, site_draws(post), kwargs, block=block)
     return group_from_dict(GROUP, {VARIABLE: values.reshape(*lead, values.shape[-1])}, dims={VARIABLE: [DIM]},
                            coords={"draw": np.asarray(post["draw"].values)})
 
@@ -93,13 +104,15 @@ def drop_log_likelihood(idata):
 _DEFERRED = {}
 
 
-def defer_log_likelihood(idata, t, kwargs=None):
+def defer_log_likelihood(idata, t, kwargs=None, *, posterior=None):
     """Register ``idata`` (no ``log_likelihood`` group; its ``posterior`` still in the model's site
     layout, as the sampler returned it) so that :func:`ensure_log_likelihood` can compute its group
-    later from the record ``t`` and the model's keyword arguments ``kwargs``. Returns ``idata``."""
+    later from the record ``t`` and the model's keyword arguments ``kwargs``. ``posterior``: the draws
+    in the model's site layout where ``idata``'s are not (a one-vs-all record's: one ``Dataset`` per
+    class, with ``kwargs`` one per class). Returns ``idata``."""
     from sparsebayes.inference.posterior.arviz_compat import dataset
     key = id(idata)
-    _DEFERRED[key] = (t, kwargs, dataset(idata, "posterior"))
+    _DEFERRED[key] = (t, kwargs, dataset(idata, "posterior") if posterior is None else posterior)
     weakref.finalize(idata, _DEFERRED.pop, key, None)
     return idata
 

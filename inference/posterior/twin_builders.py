@@ -79,11 +79,30 @@ def bayesian_lasso_model(est, X=None, y=None, surrogate_eps=None, train=None):
 
 
 def bernoulli_rvm_model(est, X=None, y=None, surrogate_eps=None, train=None):
-    """The fitted two-class Bernoulli RVM's model on ``(X, y)`` (:func:`_rvm_classifier`). ``X = None``:
-    the data-free record (no Gibbs sampler: the logistic twin here has none)."""
+    """The fitted Bernoulli RVM's model on ``(X, y)`` (:func:`_rvm_classifier`); beyond two classes its
+    ``K`` one-vs-all models (Tipping 2001 fits one per class), each class's the two-class model of the
+    ``k``-vs-rest targets (:func:`~sparsebayes.inference.posterior.twin_one_vs_all.one_vs_all_model`), the
+    point the raw-term weights of ``beta_`` on ``(basis, classifier)``. ``X = None``: the data-free record
+    (no Gibbs sampler: the logistic twin here has none)."""
+    if len(getattr(est, "classes_", ())) > 2:
+        from sparsebayes.inference.posterior.twin_one_vs_all import one_vs_all_model
+        point = {"beta": raw_weights(est.feature_map_, est.beta_).T}
+        if X is None:
+            return one_vs_all_model(est, None, None, lambda t: SimpleNamespace(gibbs=None), names=None, point=point,
+                                    point_label="rvm-bernoulli-typeii-one-vs-all")
+        X = validate_predict_data(est, X)
+        H, names = _rvm_design(est, X)
+        return one_vs_all_model(est, H.shape[0], y, lambda t: _rvm_classifier(est, H, names, t, surrogate_eps),
+                                names=names, point=point, point_label="rvm-bernoulli-typeii-one-vs-all")
     if X is None:
         return SimpleNamespace(gibbs=None)
-    t = _rvm_classifier(est, validate_predict_data(est, X), y, surrogate_eps)
+    X = validate_predict_data(est, X)
+    H, names = _rvm_design(est, X)
+    if len(est.classes_) != 2:
+        raise ValueError(f"the Bernoulli RVM's posterior is sampled for two classes or more; this classifier has "
+                         f"{len(est.classes_)}")
+    t = _rvm_classifier(est, H, names, (_labels(est, y, H.shape[0]) == est.classes_[1]).astype(np.float64),
+                        surrogate_eps)
     t.y_offset = 0.0
     return t
 
@@ -117,9 +136,9 @@ def _bayesian_lasso(est, X, y, surrogate_eps, centre=None):
 
 
 def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar):
-    """Park–Casella Gibbs (:func:`~sparsebayes.inference.engines.gibbs.run_gibbs`) on the dims of the NUTS twin."""
+    """Park–Casella Gibbs (:func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs`) on the dims of the NUTS twin."""
     from sparsebayes.inference.posterior.arviz_compat import dataset, has_group, rename_dims, set_group
-    from sparsebayes.inference.engines.gibbs import run_gibbs
+    from sparsebayes.inference.estimators.bayesian_lasso_estimator import run_gibbs
     idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                       progress_bar=progress_bar, coords={"basis": t.names}, **t.kwargs)
     rename_dims(idata, {d: "obs" for g in ("observed_data", "log_likelihood") if has_group(idata, g)
@@ -254,18 +273,20 @@ def _typeii_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progr
     return idata
 
 
-def _rvm_classifier(est, X, y, surrogate_eps):
-    if len(est.classes_) != 2:
-        raise ValueError(f"the Bernoulli RVM's posterior is sampled for two classes; this classifier has "
-                         f"{len(est.classes_)} (one-vs-all)")
-    eps, label = _surrogate(surrogate_eps, "rvm-bernoulli")
+def _rvm_design(est, X):
+    """The Bernoulli RVM's design on validated ``X`` (its fitted feature map) and the basis names."""
     from sparsebayes.models.features import transform_validated
     H = np.asarray(transform_validated(est.feature_map_, X), dtype=np.float64)
-    y = _labels(est, y, H.shape[0])
-    names = basis_names(est, est.feature_map_, H.shape[1])
+    return H, basis_names(est, est.feature_map_, H.shape[1])
+
+
+def _rvm_classifier(est, H, names, targets, surrogate_eps):
+    """The two-class Bernoulli RVM's twin on design ``H`` with 0/1 ``targets``: the ARD prior on its
+    labelled proper surrogate, the weights reported as the raw terms' (:func:`~._base.raw_weights`)."""
+    eps, label = _surrogate(surrogate_eps, "rvm-bernoulli")
     kwargs = dict(hierarchy="gamma-precision", surrogate_eps=eps, likelihood="bernoulli", intercept=False)
-    return SimpleNamespace(model=typeii_twin_model, H=H, y=(y == est.classes_[1]).astype(np.float64), kwargs=kwargs,
-                           names=names, label=label, gibbs=None,
+    return SimpleNamespace(model=typeii_twin_model, H=H, y=np.asarray(targets, dtype=np.float64), kwargs=kwargs,
+                           names=names, label=label, gibbs=None, y_offset=0.0,
                            **_layout(names, to_weights=lambda b: raw_weights(est.feature_map_, b)))
 
 

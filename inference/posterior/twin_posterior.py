@@ -81,9 +81,10 @@ def twin(est, X, y, *, surrogate_eps=None, train=None):
     hook = _hook(est)
     check_is_fitted(est)
     t = hook(X, y, surrogate_eps=surrogate_eps, train=train)
-    defaults = dict(y_offset=0.0, centre=None, gibbs=None, nuts_kwargs={}, prior=None, likelihood=None, point=None,
-                    **layout(t.names))
-    t.__dict__.update({k: v for k, v in defaults.items() if k not in t.__dict__})
+    for record in (t, *(getattr(t, "parts", None) or ())):  # a one-vs-all record's binary parts alike
+        defaults = dict(y_offset=0.0, centre=None, gibbs=None, nuts_kwargs={}, prior=None, likelihood=None, point=None,
+                        **layout(record.names))
+        record.__dict__.update({k: v for k, v in defaults.items() if k not in record.__dict__})
     return t
 
 
@@ -136,45 +137,65 @@ def sample_posterior(est, X, y, sampler="nuts", *, num_warmup=1000, num_samples=
     t = twin(est, X, y, surrogate_eps=surrogate_eps)
     t_test = None if X_test is None else twin(est, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
     check_count("seed", seed, 0)
+    settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                    progress_bar=bool(progress_bar), target_accept_prob=target_accept_prob)
+    name = type(est).__name__
+    if getattr(t, "parts", None) is not None:  # one-vs-all: K independent binary posteriors, stacked
+        from sparsebayes.inference.posterior.twin_one_vs_all import sample_one_vs_all
+
+        def draw_part(part, part_seed):
+            idata, kwargs = _draw(part, sampler, name, seed=part_seed, log_likelihood=log_likelihood, **settings)
+            if log_likelihood:
+                _log_likelihood_group(idata, part, kwargs, True)
+            return idata, kwargs
+        idata = sample_one_vs_all(t, t_test, draw_part, seed=seed, log_likelihood=log_likelihood)
+    else:
+        idata, kwargs = _draw(t, sampler, name, seed=seed, log_likelihood=log_likelihood, **settings)
+        _log_likelihood_group(idata, t, kwargs, log_likelihood)
+        _add_posterior_predictive(idata, t, kwargs, seed)
+        if t_test is not None:
+            from sparsebayes.inference.posterior.twin_predictive import add_predictions
+            add_predictions(idata, t_test, kwargs, n_classes=len(est.classes_) if hasattr(est, "classes_") else None,
+                            seed=seed + 2)
+        idata = _to_weight_layout(idata, t)
+    idata.attrs.update(model=t.label, estimator=name, sampler=sampler)
+    idata.posterior.attrs.update(model=t.label)
+    return idata
+
+
+def _draw(t, sampler, estimator_name, *, num_warmup, num_samples, num_chains, seed, progress_bar, target_accept_prob,
+          log_likelihood):
+    """The draws of record ``t``'s model by ``sampler`` in the model's site layout, and the model's keyword
+    arguments they were drawn with: ``(idata, kwargs)``. ``ValueError`` for a sampler the model has not."""
     coords = {"basis": t.names, **t.site_coords}
     kwargs = t.kwargs
     if sampler == "nuts" and _collapsible(t):
         # the hierarchy's scales by NUTS with β integrated out, β from its Gaussian conditional
         idata = collapsed_nuts.run(_collapsed_view(t), num_warmup=num_warmup, num_samples=num_samples,
-                                   num_chains=num_chains, seed=seed, coords=coords, progress_bar=bool(progress_bar),
+                                   num_chains=num_chains, seed=seed, coords=coords, progress_bar=progress_bar,
                                    target_accept_prob=target_accept_prob)
     elif sampler == "nuts":
         kwargs = {**t.kwargs, **t.nuts_kwargs}
         dims = {**{s: ["basis"] for s in basis_sites(t, kwargs)}, "y": ["obs"], **t.site_dims}
         dims = {k: v for k, v in dims.items() if k in _sites(t.model, t.H, t.y, kwargs)}
         idata = run_nuts(t.model, t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                         seed=seed, progress_bar=bool(progress_bar), coords=coords, dims=dims, rhat_max=None,
+                         seed=seed, progress_bar=progress_bar, coords=coords, dims=dims, rhat_max=None,
                          target_accept_prob=target_accept_prob, log_likelihood=log_likelihood, **kwargs)
     elif sampler == "gibbs" and t.gibbs is not None:
         idata = t.gibbs(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
-                        coords=coords, progress_bar=bool(progress_bar))
+                        coords=coords, progress_bar=progress_bar)
     elif sampler == "gibbs":
         if isinstance(t.likelihood, GaussianLikelihood) and t.prior is not None:
             require(t.prior, "gibbs")  # names the hierarchy when it has no conditionals
             if t.params is not None:
                 raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes "
                                  "noise_var: use sampler='nuts'")
-        raise ValueError(f"sampler 'gibbs' needs Gibbs conditionals; the model of {type(est).__name__} "
+        raise ValueError(f"sampler 'gibbs' needs Gibbs conditionals; the model of {estimator_name} "
                          f"({t.label}) has none here: use sampler='nuts'")
     else:
         allowed = "'nuts' or 'gibbs'" if t.gibbs is not None else "'nuts'"
-        raise ValueError(f"sampler must be {allowed} for "
-                         f"{type(est).__name__}, got {sampler!r}")
-    _log_likelihood_group(idata, t, kwargs, log_likelihood)
-    _add_posterior_predictive(idata, t, kwargs, seed)
-    if t_test is not None:
-        from sparsebayes.inference.posterior.twin_predictive import add_predictions
-        add_predictions(idata, t_test, kwargs, n_classes=len(est.classes_) if hasattr(est, "classes_") else None,
-                        seed=seed + 2)
-    idata = _to_weight_layout(idata, t)
-    idata.attrs.update(model=t.label, estimator=type(est).__name__, sampler=sampler)
-    idata.posterior.attrs.update(model=t.label)
-    return idata
+        raise ValueError(f"sampler must be {allowed} for {estimator_name}, got {sampler!r}")
+    return idata, kwargs
 
 
 def _log_likelihood_group(idata, t, kwargs, wanted):
@@ -253,13 +274,22 @@ def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, n
     """Draws ``(num_draws, p)`` of the weights from the prior of ``est``'s model (``Predictive`` with no
     data), flattened in the point estimate's layout. ``noise_var`` is held at the given value (and a
     flat-prior intercept at 0): the adaptive models' β prior does not depend on it; the Bayesian
-    Lasso's and BLS's do (``β_j``'s prior scale is ``σ/λ``), so pass the posterior median."""
-    from numpyro.infer import Predictive
+    Lasso's and BLS's do (``β_j``'s prior scale is ``σ/λ``), so pass the posterior median. A one-vs-all
+    model's ``K`` weight vectors are independent draws of the one prior they share."""
     check_count("num_draws (of the prior)", num_draws, 1)
     t = twin(est, X, y, surrogate_eps=surrogate_eps)
+    if getattr(t, "parts", None) is not None:  # one-vs-all: the K parts' priors are independent, each the first's
+        parts = [_prior_weight_draws(t.parts[0], num_draws, seed + k, noise_var) for k in range(len(t.parts))]
+        return np.stack(parts, axis=-1).reshape(num_draws, -1)  # (basis, classifier), the names' order
+    return _prior_weight_draws(t, num_draws, seed, noise_var).reshape(num_draws, -1)
+
+
+def _prior_weight_draws(t, num_draws, seed, noise_var):
+    """:func:`prior_beta_draws` of the model record ``t``: ``(num_draws, ...)`` in its weights' layout."""
+    from numpyro.infer import Predictive
     if t.kwargs.get("hierarchy") == "flat":  # no draws from a flat prior: its mass near any point is 0 (|β| = ∞)
         draws = np.full((num_draws, t.H.shape[1]), np.inf)
-        return np.asarray(t.to_weights(draws) if t.to_weights else draws).reshape(num_draws, -1)
+        return np.asarray(t.to_weights(draws) if t.to_weights else draws)
     sites = _sites(t.model, t.H, t.y, t.kwargs)
     held = {}
     if t.likelihood is not None:  # the likelihood's own parameter, where the model samples it
@@ -274,7 +304,7 @@ def prior_beta_draws(est, X, y, *, num_draws=4000, seed=0, surrogate_eps=None, n
     predictive = Predictive(model, posterior_samples=held or None, num_samples=None if held else num_draws,
                             return_sites=[t.weight_site])
     draws = np.asarray(predictive(jax.random.PRNGKey(seed), t.H, **t.kwargs)[t.weight_site], dtype=np.float64)
-    return np.asarray(t.to_weights(draws) if t.to_weights else draws).reshape(num_draws, -1)
+    return np.asarray(t.to_weights(draws) if t.to_weights else draws)
 
 
 def point_estimate_dataset(est, names, dims=("basis",), coords=None):
@@ -305,7 +335,8 @@ def point_estimate_dataset(est, names, dims=("basis",), coords=None):
     shape = tuple(len(coords[d]) for d in dims)
     if data["beta"].shape != shape:
         raise ValueError(f"the point estimate has {data['beta'].shape} weights, the model {shape}")
+    other = dict(getattr(record, "point_dims", None) or {})  # a one-vs-all point's per-class scalars
     ds = group_from_dict("posterior", {k: np.asarray(v, dtype=np.float64)[None, None, ...] for k, v in data.items()},
-                         coords=coords, dims={"beta": list(dims)})
+                         coords=coords, dims={**{k: v for k, v in other.items() if k in data}, "beta": list(dims)})
     ds.attrs = {"point_estimate": 1, "inference": method}
     return ds
