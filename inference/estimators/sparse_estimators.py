@@ -51,10 +51,18 @@ Lasso for Gaussian regression, "laplace" otherwise: :data:`DEFAULT_PRIOR_NOT_GAU
 :data:`REGRESSION_ENGINES` and :data:`CLASSIFICATION_ENGINES` are this table, the engine estimator
 of each pair.
 
-The engine-specific estimators (:class:`AdaptiveSparseRegressor`, :class:`RVMRegressor`, …) are
-what these compose: ``fit`` builds the one the ``(method, prior)`` pair names, with ``features``,
-``kernel_width`` and the engine's own ``options``, fits it (``estimator_``), and copies its fitted
-attributes, so ``coef_``, ``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
+Under ``method="em"`` the estimator fits the model itself: it checks the parameters, builds the basis
+and calls the fitting core (:func:`~sparsebayes.inference.estimators.em_fit.fit_em_model`, once, or once
+per class one-vs-all), and names the fitted model's record in its attributes (``coef_``,
+``intercept_``, ``n_iter_``, ``objective_``, ``active_``, ``prior_``, ``likelihood_``, the approximation
+``sigma_`` or ``laplace_cov_``); EM's settings other than the model (``gamma``, ``gamma_prior``,
+``bias``, ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``, :data:`EM_OPTIONS`) go in
+``options``. Figueiredo's estimators, :class:`AdaptiveSparseRegressor` and
+:class:`SparseProbitClassifier`, are these two with ``method="em"`` fixed and those settings as
+parameters. The other methods compose the engine estimators (:class:`RVMRegressor`, …): ``fit``
+builds the one the ``(method, prior)`` pair names, with ``features``, ``kernel_width`` and the
+engine's own ``options``, fits it (``estimator_``), and copies its fitted attributes, so ``coef_``,
+``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
 that no engine can fit is a ``ValueError`` naming the hierarchy and the missing piece; a likelihood
 that the pair's engine cannot fit, one naming the likelihood, the missing piece
 (:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) and the methods that fit it. The
@@ -86,12 +94,19 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES, make_likelihood, require_likelihood
+from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, GaussianLikelihood, make_likelihood,
+                                            require_likelihood)
 from sparsebayes.models.map_priors import PENALTY_OF
-from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, require
+from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
+
+from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
+from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
+from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
+from sparsebayes.inference.estimators.em_fitted import EMClassifierMethods, EMRegressorMethods
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -104,8 +119,6 @@ DEFAULT_PRIOR_NOT_GAUSSIAN = {"gibbs": "laplace", "nuts": "laplace"}
 METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound": "map", "gibbs": "gibbs",
            "nuts": "nuts"}
 
-#: The key of an engine table's row that takes every hierarchy with the engine's E-step (EM's, :func:`_em_parameters`).
-ANY = "any hierarchy with an EM E-step"
 #: The key of the Gibbs rows that take every hierarchy with Gibbs conditionals, and EM's Laplace
 #: hierarchy (:func:`sparsebayes.inference.estimators.gibbs_estimators.gibbs_hierarchy`).
 ANY_GIBBS = "any hierarchy with Gibbs conditionals, and 'laplace'"
@@ -113,14 +126,15 @@ ANY_GIBBS = "any hierarchy with Gibbs conditionals, and 'laplace'"
 #: (:func:`sparsebayes.models.model.beta_statement`).
 ANY_NUTS = "any hierarchy with a NumPyro statement"
 #: The rows' keys that stand for every hierarchy the row's engine checks itself (a name of its own comes first).
-WILDCARDS = (ANY, ANY_GIBBS, ANY_NUTS)
+WILDCARDS = (ANY_GIBBS, ANY_NUTS)
 
 _BAYESIAN_LASSO = ("bayesian_lasso_estimator", "BayesianLassoRegressor")
 
 #: The engine estimator of each (method, hierarchy) pair for regression: method -> {hierarchy name:
-#: (module of ``sparsebayes.inference``, class)}. :func:`_engine_of` and the refusals read it.
+#: (module of ``sparsebayes.inference``, class)}. :func:`_engine_of` and the refusals read it. Under
+#: ``"em"`` the estimators fit the model themselves (:func:`~.em_fit.fit_em_model`), any hierarchy
+#: with an EM E-step.
 REGRESSION_ENGINES = {
-    "em": {ANY: ("adaptive", "AdaptiveSparseRegressor")},
     "type2": {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
               "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
               "scaled_laplace": ("typeii_estimators", "BLSRegressor")},
@@ -130,12 +144,13 @@ REGRESSION_ENGINES = {
 
 #: (method, hierarchy, likelihood) -> engine estimator, where a likelihood other than the Gaussian has an
 #: engine estimator of its own for the pair (the Poisson RVM: type-II ARD under the Poisson likelihood).
-LIKELIHOOD_ENGINES = {("type2", "ard", "poisson"): ("poisson_rvm", "PoissonRVMRegressor")}
+LIKELIHOOD_ENGINES = {("type2", h, lik): ("poisson_rvm", "PoissonRVMRegressor")
+                      for h in ("ard", "laplace", "laplace_variance", "scaled_laplace")
+                      for lik in ("poisson", "negative_binomial")}
 
 #: The same for classification; under "map" SMLR fits each hierarchy of :data:`PENALTY_OF` (its ``penalty``).
 CLASSIFICATION_ENGINES = {
-    "em": {ANY: ("adaptive", "SparseProbitClassifier")},
-    "type2": {"ard": ("rvm_classifier", "RVMClassifier")},
+    "type2": {h: ("rvm_classifier", "RVMClassifier") for h in ("ard", "laplace", "laplace_variance", "scaled_laplace")},
     "map": {name: ("smlr", "SMLRClassifier") for name in PENALTY_OF},
     "gibbs": {ANY_GIBBS: ("gibbs_estimators", "GibbsClassifier")},
     "nuts": {ANY_NUTS: ("nuts_estimators", "NutsClassifier")},
@@ -161,27 +176,13 @@ def _lazy(module, name):
     return getattr(importlib.import_module(f"sparsebayes.inference.estimators.{module}"), name)
 
 
-def _em_parameters(prior, cls, method):
-    """The EM estimators' ``prior``: a name of the registry or a hierarchy object with the EM
-    E-step (checked here, so the error names the hierarchy before anything is built), or a list of
-    such objects, one per one-vs-all classifier (a multiclass fit's ``prior_``, which refits it)."""
-    if isinstance(prior, list):
-        for p in prior:
-            require(p, "em")
-    elif not isinstance(prior, str):
-        require(prior, "em")
-    elif prior not in HIERARCHIES:
-        raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
-    return {"prior": prior}
-
-
 def _engine_of(table, task, method, prior):
     """(class, keyword arguments) of the engine estimator that ``table`` (:data:`REGRESSION_ENGINES`,
     :data:`CLASSIFICATION_ENGINES`) names for ``(method, prior)``; the keyword arguments are what
     ``prior`` sets (:data:`_PARAMETERS`). A pair the table lacks is a ``ValueError`` listing what
     the method fits."""
     if method not in table:
-        *others, last = [repr(m) for m in table]
+        *others, last = [repr(m) for m in ("em", *table)]
         raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
     row = table[method]
     key = hierarchy_name(prior)
@@ -198,11 +199,7 @@ def _engine_of(table, task, method, prior):
 def _regression_engine(method, prior, likelihood="gaussian"):
     """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`,
     :data:`LIKELIHOOD_ENGINES`) under ``likelihood`` (a registered name or a likelihood object)."""
-    lik = make_likelihood(likelihood)
-    if getattr(lik, "support", "real") in ("binary", "categorical"):
-        raise ValueError(f"likelihood {lik.name!r} models labels: use SparseClassifier(link=...) for classification; "
-                         "SparseRegressor takes the likelihoods of real or count targets "
-                         f"({_regression_likelihoods()})")
+    lik = _regression_likelihood(likelihood)
     special = LIKELIHOOD_ENGINES.get((method, hierarchy_name(prior), lik.name))
     if special is not None:
         cls = _lazy(*special)
@@ -282,6 +279,8 @@ def _hierarchy_parameters(prior, cls, method):
     (module docstring), each field's own or the one :data:`_RENAMED` or ``cls._hierarchy_fields``
     names; ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
     ``ValueError`` names it: the fit would silently drop it."""
+    if "prior" in cls().get_params():  # an engine estimator that takes the hierarchy whole (the type-II Laplace path)
+        return {"prior": prior}
     if not is_hierarchy(prior):
         return {}
     if isinstance(prior, LaplacePrior):
@@ -349,12 +348,43 @@ def _require_statement(prior):
 
 
 #: How each method's engine estimator takes the prior: ``(prior, class, method) -> keyword arguments``.
-_PARAMETERS = {"em": _em_parameters, "type2": _hierarchy_parameters, "gibbs": _sampler_parameters,
+_PARAMETERS = {"type2": _hierarchy_parameters, "gibbs": _sampler_parameters,
                "nuts": _sampler_parameters, "map": _penalty_parameters}
 
 
+#: EM's settings besides the model (:class:`~.em_fit.EMOptions`, with the Laplace hierarchy's ``gamma`` and
+#: ``gamma_prior`` that a name takes, :func:`~sparsebayes.models.priors.make_prior`) and their defaults:
+#: ``options`` under ``method="em"``, the parameters of :class:`AdaptiveSparseRegressor` (the classifiers'
+#: without ``noise_var``).
+EM_OPTIONS = {"gamma": 1.0, "gamma_prior": None,
+              **{f.name: f.default for f in dataclasses.fields(EMOptions) if f.name not in ("features", "kernel_width")}}
+
+
+def _is_prior_list(prior):
+    """A list of hierarchies, one per one-vs-all classifier (a multiclass fit's ``prior_``), not one
+    hierarchy object (some are NamedTuples, so tuples themselves)."""
+    return isinstance(prior, (list, tuple)) and not is_hierarchy(prior)
+
+
+def _classifier_prior(prior, c, n_classifiers):
+    """The hierarchy of one-vs-all classifier ``c`` of ``n_classifiers``: ``prior`` itself, or its
+    ``c``-th entry when it is a list (``ValueError`` unless the list has one per classifier)."""
+    if not isinstance(prior, list):
+        return prior
+    if len(prior) != n_classifiers:
+        raise ValueError(f"prior holds {len(prior)} hierarchies but the data have {n_classifiers} one-vs-all "
+                         f"classifier(s): a list prior (a multiclass fit's prior_) refits data with as many classes")
+    return prior[c]
+
+
 class _ComposedEstimator(BaseEstimator):
-    """Fit the engine estimator named by ``(method, prior)``; expose its fitted attributes."""
+    """Fit the model named by ``(method, prior)``: by EM's fitting core under ``method="em"``, else
+    by the engine estimator the tables name, whose fitted attributes it exposes (``estimator_``)."""
+
+    #: The paper estimator whose parameters the EM settings are (named when ``options`` has others).
+    _em_paper = None
+    #: The EM settings (:data:`EM_OPTIONS`) this estimator takes.
+    _em_settings = tuple(EM_OPTIONS)
 
     def _engine_for(self, method, prior):  # the subclasses': (class, kwargs) of the engine estimator
         raise NotImplementedError
@@ -362,13 +392,16 @@ class _ComposedEstimator(BaseEstimator):
     def _default_prior(self, method):
         return DEFAULT_PRIOR[method]
 
-    def _engine(self):
+    def _method(self):
+        """The method's canonical name (:data:`METHODS`), or a ``ValueError`` listing them."""
         if not isinstance(self.method, str) or self.method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
-        method = METHODS[self.method]
+        return METHODS[self.method]
+
+    def _engine(self):
+        method = self._method()
         prior = self._default_prior(method) if self.prior is None else self.prior
-        listed = isinstance(prior, list) and bool(prior) and all(is_hierarchy(p) for p in prior)
-        if not (isinstance(prior, str) or is_hierarchy(prior) or (listed and method == "em")):
+        if not (isinstance(prior, str) or is_hierarchy(prior)):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
                              f"multiclass fit's prior_, a list of them), got {prior!r}")
         options = {} if self.options is None else self.options
@@ -392,8 +425,101 @@ class _ComposedEstimator(BaseEstimator):
                              f"features={self.features!r} is not available to it; use features='linear'")
         return cls(**kw, **options)
 
+    # --- method="em": the fitting core, the settings, the attribute names ------------------------
+
+    def _em_values(self):
+        """The EM settings (:data:`EM_OPTIONS`) the parameters give: the estimator's own (a paper
+        subclass's), else ``options``, checked against the ones this estimator takes."""
+        params = self.get_params(deep=False)
+        values = {name: params.get(name, default) for name, default in EM_OPTIONS.items() if name in self._em_settings}
+        options = params.get("options")
+        if options is None:
+            return values
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict of EM's settings, got {type(options).__name__}")
+        fixed = set(options) & (set(params) | {"prior", "likelihood", "link", "method"})
+        unknown = sorted(set(options) - set(self._em_settings) - fixed)
+        if unknown:
+            raise ValueError(f"options {unknown} are not parameters of the EM fit (method={self.method!r}, "
+                             f"prior={hierarchy_name(self.prior or self._default_prior('em'))!r}, {self._em_paper}'s "
+                             f"settings); it takes {sorted(self._em_settings)}")
+        if fixed:
+            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (or are {type(self).__name__}'s "
+                             "own parameters); remove them from options")
+        return {**values, **options}
+
+    def _em_options(self):
+        """The :class:`~.em_fit.EMOptions` of an EM fit (unchecked: :meth:`~.em_fit.EMOptions.check`)."""
+        values = self._em_values()
+        fields = {f.name for f in dataclasses.fields(EMOptions)}
+        return EMOptions(features=self.features, kernel_width=self.kernel_width,
+                         **{k: v for k, v in values.items() if k in fields})
+
+    def _em_prior(self):
+        """The checked hierarchy object of an EM fit (:func:`~sparsebayes.models.priors.make_prior` of
+        ``prior`` with ``gamma`` and ``gamma_prior``; a hierarchy with the EM E-step), or a list of them,
+        one per one-vs-all classifier, for a classifier's list ``prior`` (a multiclass fit's ``prior_``)."""
+        values = self._em_values()
+        prior = self._default_prior("em") if self.prior is None else self.prior
+        gamma, gamma_prior = values["gamma"], values["gamma_prior"]
+        if not _is_prior_list(prior):
+            return require(make_prior(prior, gamma, gamma_prior), "em")
+        if not isinstance(self, ClassifierMixin):
+            raise ValueError(f"{type(self).__name__} fits one hierarchy: prior must be a name or a hierarchy object, "
+                             f"not a list ({prior!r}); a list, one per one-vs-all classifier, is the prior_ of "
+                             "a multiclass SparseProbitClassifier")
+        if not prior or not all(is_hierarchy(p) for p in prior) or len({hierarchy_name(p) for p in prior}) != 1:
+            raise ValueError(f"a list prior must hold hierarchy objects of one kind, one per one-vs-all classifier "
+                             f"(a multiclass fit's prior_), got {prior!r}")
+        return [require(make_prior(p, gamma, gamma_prior), "em") for p in prior]
+
+    def _em_likelihood(self):  # the subclasses': the checked likelihood object of an EM fit
+        raise NotImplementedError
+
+    def _em_setup(self):
+        """``(options, prior, likelihood)`` of an EM fit, each checked: a ``ValueError`` names what is wrong."""
+        options = self._em_options().check()
+        prior = self._em_prior()
+        likelihood = self._em_likelihood()
+        if options.noise_var is not None and likelihood.param_name is None:
+            raise ValueError(f"noise_var={options.noise_var!r} was given, but likelihood={self.likelihood!r} has no "
+                             "parameter of its own to fix; leave noise_var=None")
+        return options, prior, likelihood
+
+    def _name_em_fit(self, basis, beta):
+        """The attributes every EM fit has: ``feature_map_``, ``design_rank_``, ``beta_`` (one row per
+        one-vs-all classifier for a classifier), the raw-term ``coef_`` and ``intercept_``, the kept
+        basis (``active_``, ``relevance_indices_``, ``n_active_``: nonzero in any classifier, the bias
+        excluded; with quadratic features the terms of the centred inputs, the model's basis)."""
+        self.feature_map_ = basis.feature_map
+        self.design_rank_ = basis.rank
+        self.beta_ = beta
+        coef, intercept = split_bias(basis.feature_map, beta)
+        if beta.ndim == 1:
+            coef, intercept = coef[0], float(intercept[0])
+        self.coef_, self.intercept_ = coef, intercept
+        kept = np.atleast_2d(beta)[:, int(has_bias_column(basis.feature_map)):]
+        self.active_ = np.any(kept != 0, axis=0)
+        self.relevance_indices_ = np.flatnonzero(self.active_)
+        self.n_active_ = int(self.relevance_indices_.size)
+
+    def _name_em_prior(self, fits):
+        """``prior_`` (and, for a hierarchy with a γ, ``gamma_`` and ``lam_ = √γ``, the l1 weight) from
+        the fitted hierarchy of each fit (one for a regression or two classes)."""
+        priors = [fit.prior for fit in fits]
+        self.prior_ = priors[0] if len(priors) == 1 else priors
+        if all(hasattr(p, "gamma") for p in priors):
+            gammas = [float(p.gamma) for p in priors]
+            self.gamma_ = gammas[0] if len(gammas) == 1 else np.array(gammas)
+            self.lam_ = np.sqrt(self.gamma_)
+
+    # --- every method ----------------------------------------------------------------------------
+
     def fit(self, X, y):
-        """Fit the engine estimator (``estimator_``) and copy its fitted attributes onto ``self``."""
+        """Fit the model (``method="em"``: the fitting core; otherwise the engine estimator,
+        ``estimator_``, whose fitted attributes are copied onto ``self``); returns ``self``."""
+        if self._method() == "em":
+            return self._fit_em(X, y)
         for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, key)
         estimator = self._engine().fit(X, y)
@@ -405,26 +531,44 @@ class _ComposedEstimator(BaseEstimator):
         self.estimator_ = estimator
         return self
 
-    def predict(self, X):
-        """The engine estimator's prediction (the mean for regression, the class for classification)."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(X)
+    def _fitted_engine(self):
+        """The engine estimator of a fit by a method other than EM (``estimator_``); ``None`` after an EM fit."""
+        check_is_fitted(self)
+        return getattr(self, "estimator_", None)
+
+    def predict(self, X, **kwargs):
+        """The prediction (the mean for regression, the class for classification): EM's, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().predict(X, **kwargs) if engine is None else engine.predict(X, **kwargs)
 
     def to_inference_data(self, *args, **kwargs):
-        """The engine estimator's point estimate as ArviZ ``InferenceData`` (its ``to_inference_data``)."""
-        check_is_fitted(self, "estimator_")
-        if not hasattr(self.estimator_, "to_inference_data"):
-            raise ValueError(f"{type(self.estimator_).__name__} has no to_inference_data")
-        return self.estimator_.to_inference_data(*args, **kwargs)
+        """The fit as ArviZ ``InferenceData``: EM's, or the engine estimator's ``to_inference_data``."""
+        engine = self._fitted_engine()
+        if engine is None:
+            return super().to_inference_data(*args, **kwargs)
+        if not hasattr(engine, "to_inference_data"):
+            raise ValueError(f"{type(engine).__name__} has no to_inference_data")
+        return engine.to_inference_data(*args, **kwargs)
+
+    def posterior_model(self, X=None, y=None, **kwargs):
+        """The record of this fit's model (:mod:`sparsebayes.inference.posterior.posterior_model`): EM's, or
+        the engine estimator's (unfitted: the one ``fit`` would build)."""
+        engine = getattr(self, "estimator_", None)
+        if engine is None and self._method() == "em":
+            return super().posterior_model(X, y, **kwargs)
+        return (self._engine() if engine is None else engine).posterior_model(X, y, **kwargs)
 
     def sample_posterior(self, X, y, sampler="nuts", **kwargs):
-        """Draws of the posterior of this fit's model: the engine estimator's ``sample_posterior``
-        (:class:`~sparsebayes.inference.posterior.posterior_sampling.PosteriorSamplingMixin`)."""
-        check_is_fitted(self, "estimator_")
-        if not hasattr(self.estimator_, "sample_posterior"):
-            raise ValueError(f"{type(self.estimator_).__name__} (method={self.method!r}) is fitted by posterior draws: "
+        """Draws of the posterior of this fit's model
+        (:class:`~sparsebayes.inference.posterior.posterior_sampling.PosteriorSamplingMixin`): EM's
+        model, or the engine estimator's ``sample_posterior``."""
+        engine = self._fitted_engine()
+        if engine is None:
+            return super().sample_posterior(X, y, sampler, **kwargs)
+        if not hasattr(engine, "sample_posterior"):
+            raise ValueError(f"{type(engine).__name__} (method={self.method!r}) is fitted by posterior draws: "
                              "to_inference_data() returns them")
-        return self.estimator_.sample_posterior(X, y, sampler, **kwargs)
+        return engine.sample_posterior(X, y, sampler, **kwargs)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -432,7 +576,7 @@ class _ComposedEstimator(BaseEstimator):
         return tags
 
 
-class SparseRegressor(RegressorMixin, _ComposedEstimator):
+class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods):
     """Sparse Bayesian regression: one estimator for every (hierarchy, engine) pair.
 
     Parameters
@@ -459,18 +603,23 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
     kernel_width : float or "scale", default="scale"
         Width of ``features="kernel"``.
     options : dict or None, default=None
-        Further parameters of the engine estimator (e.g. ``{"max_iter": 500}``); a name it does
-        not take is a ``ValueError`` listing the ones it does.
+        Under ``method="em"`` EM's settings (:data:`EM_OPTIONS`: ``gamma``, ``gamma_prior``, ``bias``,
+        ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``, as
+        :class:`AdaptiveSparseRegressor` documents them); otherwise further parameters of the engine
+        estimator (e.g. ``{"max_iter": 500}``). A name that is neither is a ``ValueError`` listing them.
 
     Attributes
     ----------
+    coef_, intercept_, n_iter_, objective_, active_, ... :
+        Under ``method="em"`` those :class:`AdaptiveSparseRegressor` documents (EM's fitted model,
+        :func:`~.em_fit.fit_em_model`); otherwise the engine estimator's fitted attributes, copied.
     estimator_ : estimator
-        The fitted engine estimator (e.g. :class:`AdaptiveSparseRegressor` for ``method="em"``).
-    coef_, intercept_, n_iter_, ... :
-        The engine estimator's fitted attributes, copied.
+        The fitted engine estimator (methods other than ``"em"``).
     prior_, likelihood_ :
         The hierarchy and the likelihood objects fitted: ``prior=prior_, likelihood=likelihood_`` refits.
     """
+
+    _em_paper = "AdaptiveSparseRegressor"
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
@@ -484,13 +633,38 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator):
     def _engine_for(self, method, prior):
         return _regression_engine(method, prior, self.likelihood)
 
+    def _em_likelihood(self):
+        """The likelihood object with EM's pieces (by name or as given), else a ``ValueError`` naming it
+        (a likelihood of labels points to the classifier)."""
+        return require_likelihood(_regression_likelihood(self.likelihood), "em")
+
+    @atomic_fit
+    def _fit_em(self, X, y):
+        """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
+        (Figueiredo 2003, Sec. 3, eqs. 12–16): :func:`~.em_fit.fit_em_model`, its record named here."""
+        _clear_fitted(self)
+        options, prior, lik = self._em_setup()
+        X, y = validate_regression_data(self, X, y)
+        check_targets(lik, y)
+        basis = em_basis(X, prior, options, owner=self)
+        fit = fit_em_model(basis, y, prior, lik, options, owner=self)
+        self._name_em_fit(basis, fit.beta)
+        self.likelihood_ = lik
+        self.likelihood_param_ = fit.likelihood_param
+        self.noise_var_ = fit.likelihood_param if isinstance(lik, GaussianLikelihood) else None
+        self.n_iter_ = fit.n_iter
+        self.objective_ = fit.objective
+        self._name_em_prior([fit])
+        self.sigma_ = fit.covariance
+        return self
+
     def _default_prior(self, method):
         if method in DEFAULT_PRIOR_NOT_GAUSSIAN and make_likelihood(self.likelihood).name != "gaussian":
             return DEFAULT_PRIOR_NOT_GAUSSIAN[method]
         return DEFAULT_PRIOR[method]
 
 
-class SparseClassifier(ClassifierMixin, _ComposedEstimator):
+class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods):
     """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
 
     The likelihood is ``link``'s, by default the engine's own: probit under ``"em"`` (Figueiredo
@@ -512,16 +686,23 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
     method : {"em", "type2", "map", "gibbs", "nuts"}, default="em"
         ``"bound"`` is a synonym of ``"map"``, ``"typeii"`` of ``"type2"``; the samplers' ``prior=None``
         is ``"laplace"``.
-    features, kernel_width, options :
+    features, kernel_width :
         As :class:`SparseRegressor`.
+    options : dict or None, default=None
+        As :class:`SparseRegressor`; EM's settings are :class:`SparseProbitClassifier`'s (no ``noise_var``:
+        the latent noise is N(0, 1)).
 
     Attributes
     ----------
+    classes_, coef_, intercept_, n_iter_, objective_, laplace_cov_, ... :
+        Under ``method="em"`` those :class:`SparseProbitClassifier` documents (one EM fit per class
+        beyond two, one-vs-all); otherwise the engine estimator's fitted attributes, copied.
     estimator_ : estimator
-        The fitted engine estimator.
-    classes_, coef_, intercept_, n_iter_, ... :
-        The engine estimator's fitted attributes, copied.
+        The fitted engine estimator (methods other than ``"em"``).
     """
+
+    _em_paper = "SparseProbitClassifier"
+    _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
         self.prior = prior
@@ -537,20 +718,78 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator):
     def _default_prior(self, method):
         return DEFAULT_PRIOR_NOT_GAUSSIAN.get(method, DEFAULT_PRIOR[method])
 
+    def _em_likelihood(self):
+        """The link's likelihood (``None``: EM's probit), or a ``ValueError`` naming the links EM fits."""
+        link = "probit" if self.link is None else self.link
+        lik = make_likelihood(LINK_LIKELIHOODS[link]) if isinstance(link, str) and link in LINK_LIKELIHOODS else (
+            None if isinstance(link, str) else make_likelihood(link))
+        if lik is None or lik.name not in LINK_LIKELIHOODS.values():
+            raise ValueError(f"link must be one of {sorted(LINK_LIKELIHOODS)}, None (EM's probit) or a fitted "
+                             f"likelihood_, got {self.link!r}")
+        return lik
+
+    @atomic_fit
+    def _fit_em(self, X, y):
+        """Fit the sparse probit (or logistic) MAP by EM over the latent targets (Figueiredo 2003, Sec. 4):
+        one model for two classes, one per class (one-vs-all, 002 Sec. 4.2) beyond, each
+        :func:`~.em_fit.fit_em_model` on one shared design; their records named here."""
+        _clear_fitted(self)
+        options, prior, lik = self._em_setup()
+        X, y_enc = validate_classification_data(self, X, y)
+        basis = em_basis(X, prior, options, owner=self)
+        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
+        shared = basis.share(y_enc.size)  # HᵀH and the ridge factor, shared by the classifiers
+        fits = [fit_em_model(shared, t.astype(np.float64), _classifier_prior(prior, c, len(targets)), lik, options,
+                             owner=self, which="" if len(targets) == 1 else
+                             f" of class {self.classes_[c]} (one-vs-all)") for c, t in enumerate(targets)]
+        self._name_em_fit(basis, np.array([fit.beta for fit in fits]))
+        iters, objs = [fit.n_iter for fit in fits], [fit.objective for fit in fits]
+        self.n_iter_ = iters[0] if len(iters) == 1 else np.array(iters)
+        self.objective_ = objs[0] if len(objs) == 1 else np.array(objs)
+        self.laplace_cov_ = [fit.covariance for fit in fits]
+        self.likelihood_ = lik
+        self._name_em_prior(fits)
+        return self
+
     def predict_proba(self, X):
-        """Class probabilities of the engine estimator, columns in ``classes_`` order."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict_proba(X)
+        """Class probabilities, columns in ``classes_`` order: EM's one-vs-all ones, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().predict_proba(X) if engine is None else engine.predict_proba(X)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`: EM's, taken in log space, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().predict_log_proba(X) if engine is None else engine.predict_log_proba(X)
 
     def decision_function(self, X):
-        """The engine estimator's linear predictor(s)."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.decision_function(X)
+        """The linear predictor(s): EM's ``βᵀh(x)`` per classifier, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().decision_function(X) if engine is None else engine.decision_function(X)
+
+
+def _clear_fitted(estimator):
+    """Remove every fitted attribute of an earlier fit, so that none (``gamma_``, ``lam_`` of a Laplace
+    fit after ``set_params(prior="jeffreys")``, an engine estimator's) outlives the fit that set it."""
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
+        delattr(estimator, name)
+
+
+def _regression_likelihood(likelihood):
+    """The likelihood object of a regression (by name or as given); a ``ValueError`` for a likelihood of labels."""
+    lik = make_likelihood(likelihood)
+    if getattr(lik, "support", "real") in ("binary", "categorical"):
+        raise ValueError(f"likelihood {lik.name!r} models labels: use SparseClassifier(link=...) for classification; "
+                         "SparseRegressor takes the likelihoods of real or count targets "
+                         f"({_regression_likelihoods()})")
+    return lik
 
 
 def engine_estimator(estimator):
     """The engine estimator behind a generic one (fitted: ``estimator_``; unfitted: the one ``fit``
-    would build); any other estimator is returned as it is. :func:`sparsebayes.compare` uses it."""
+    would build); an EM fit, which has none, and any other estimator are returned as they are.
+    :func:`sparsebayes.compare` uses it."""
     if not isinstance(estimator, _ComposedEstimator):
         return estimator
-    return estimator.estimator_ if hasattr(estimator, "estimator_") else estimator._engine()
+    if hasattr(estimator, "estimator_"):
+        return estimator.estimator_
+    return estimator if estimator._method() == "em" else estimator._engine()
