@@ -23,6 +23,10 @@ hierarchy object has
 * ``typeii_log_hyperprior(sum_var, lam, noise_var, n_active)``: the prior terms of the objective
   (004 eq. 13: ``A log(λ/2) − λ Σ τ_i / 2 + log p(λ) + log p(σ²)``); normalising constants of
   improper hyperpriors (a zero shape or rate) are dropped;
+* ``typeii_log_variance_prior(sum_var, lam, noise_var, n_active)``: the same terms without
+  ``log p(σ²)``, what the hierarchy adds to the Laplace evidence of a likelihood with no noise
+  variance (:mod:`sparsebayes.inference.engines.typeii_laplace`, where ``σ² = 1``: BLS's
+  ``v_i = τ_i`` and its ``κ = λ/2``, FLAP's);
 * two static flags, ``lambda_update`` (how a move is scored, below) and ``noise_update``:
   ``"eq18"`` (BLS: σ² by 004 eq. 18 with τ held fixed, its exact maximiser),
   ``"variances-fixed"`` (σ² with the prior variances held fixed, Tipping & Faul's update: RVM,
@@ -204,6 +208,10 @@ class ARDPrior(_TypeIIBase):
         """``log p(σ²)`` (004 eq. 9 with ``c, d``); the flat variance hyperprior adds nothing."""
         return _log_noise_prior(noise_var, self.c, self.d)
 
+    def typeii_log_variance_prior(self, sum_var, lam, noise_var, n_active):
+        """0: the flat hyperprior on each ``α_i`` adds no term to ``L``."""
+        return jnp.zeros_like(noise_var)
+
 
 @dataclasses.dataclass(frozen=True)
 class _ExponentialVariances(_TypeIIBase):
@@ -231,10 +239,16 @@ class _ExponentialVariances(_TypeIIBase):
         al.'s update on ``γ_i``)."""
         return _exponential_lambda(self._sum_exponential(sum_var, noise_var), n_active, self.a, self.b)
 
+    def typeii_log_variance_prior(self, sum_var, lam, noise_var, n_active):
+        """``A log(λ/2) − λΣτ_i/2 + log p(λ)`` (004 eq. 13, the prior terms of the variances and of λ,
+        without ``log p(σ²)``): what the hierarchy adds to ``L`` under a likelihood with no noise
+        variance (the Laplace path, :mod:`sparsebayes.inference.engines.typeii_laplace`, ``σ² = 1``)."""
+        return _exponential_terms(self._sum_exponential(sum_var, noise_var), lam, n_active, self.a, self.b)
+
     def typeii_log_hyperprior(self, sum_var, lam, noise_var, n_active):
         """``A log(λ/2) − λΣτ_i/2 + log p(λ)`` (004 eq. 13, the prior terms), plus ``log p(σ²)``
         unless σ² is fixed (``noise_update="fixed"``: FLAP, whose σ² is not a parameter of ``L``)."""
-        terms = _exponential_terms(self._sum_exponential(sum_var, noise_var), lam, n_active, self.a, self.b)
+        terms = self.typeii_log_variance_prior(sum_var, lam, noise_var, n_active)
         if self.noise_update == "fixed":
             return terms
         return terms + _log_noise_prior(noise_var, self.c, self.d)
@@ -303,3 +317,28 @@ class LaplaceVariancePrior(_ExponentialVariances):
     def _sum_exponential(self, sum_var, noise_var):
         """``Σ γ_i = Σ v_i``: the exponential prior is on the variances themselves."""
         return sum_var
+
+
+#: The type-II hierarchies by the names the estimators take (``"laplace"`` is FLAP's
+#: :class:`LaplaceVariancePrior` under type-II, as in :data:`sparsebayes.inference.estimators.sparse_estimators.REGRESSION_ENGINES`).
+TYPEII_NAMES = {"ard": ARDPrior, "laplace": LaplaceVariancePrior, "laplace_variance": LaplaceVariancePrior,
+                "scaled_laplace": ScaledLaplacePrior}
+
+
+def typeii_hierarchy(prior):
+    """The type-II hierarchy object ``prior`` names (:data:`TYPEII_NAMES`, at its defaults) or is; a
+    ``ValueError`` naming the problem for any other value (EM's :class:`LaplacePrior`, whose γ is fixed
+    or under a proper hyperprior, is not FLAP's hierarchy: the module docstring says why)."""
+    if isinstance(prior, str):
+        if prior not in TYPEII_NAMES:
+            raise ValueError(f"prior must be one of {sorted(TYPEII_NAMES)} or a type-II hierarchy object "
+                             f"(ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior), got {prior!r}")
+        return TYPEII_NAMES[prior]()
+    if isinstance(prior, LaplacePrior):
+        raise ValueError("type-II estimates the rate λ of the Laplace hierarchy (FLAP): LaplacePrior is EM's object, "
+                         "with a fixed gamma or a proper gamma_prior; give LaplaceVariancePrior(a=..., b=...) or the "
+                         "name 'laplace'")
+    if not isinstance(prior, _TypeIIBase):
+        raise ValueError(f"prior must be one of {sorted(TYPEII_NAMES)} or a type-II hierarchy object (ARDPrior, "
+                         f"LaplaceVariancePrior, ScaledLaplacePrior), got {type(prior).__name__}")
+    return prior

@@ -55,15 +55,27 @@ import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference.engines._compile import quick_twin
 from sparsebayes.inference.engines._active import active_first
 from sparsebayes.inference.engines._shapes import bucket, pad_to
-from sparsebayes.inference.engines.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, variance_moves
-from sparsebayes.models.likelihoods import require_likelihood
+from sparsebayes.inference.engines.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, hierarchy_moves
+from sparsebayes.models.likelihoods import masked_sum, require_likelihood
+from sparsebayes.models.priors import require
+from sparsebayes.models.typeii_hierarchies import ARDPrior
+
+#: The hierarchy of a fit that names none: the RVM's ARD (flat hyperprior on every ``α_i``, no term in ``L``).
+ARD = ARDPrior()
+
+#: ``σ²`` of the hierarchies' type-II pieces on this path: the likelihoods here have no noise variance,
+#: so BLS's ``v_i = σ²τ_i`` is ``τ_i`` and its ``κ = λ/(2σ²)`` is FLAP's ``λ/2``.
+UNIT_NOISE = 1.0
 
 
 class State(NamedTuple):
     """Prior variances ``var`` over the M candidates (0 = not in the model), the slots of the
     active ones (``basis_of_slot``, ``-1`` free), the mode ``w`` over the slots, ``L`` (``objective``)
     and ``chol``, the Cholesky factor of ``Σ⁻¹ = Φ_AᵀBΦ_A + V_A⁻¹`` at the mode over the slots
-    (identity rows where free; set by :func:`_settle`)."""
+    (identity rows where free; set by :func:`_settle`); ``lam`` the hierarchy's rate λ (0 for ARD)
+    and ``params`` the likelihood's own parameter (the negative binomial's dispersion ``r``; a
+    placeholder 1 for a likelihood without one). A state built without ``lam`` or ``params`` reads
+    them as 0 and 1."""
 
     var: jax.Array
     basis_of_slot: jax.Array
@@ -75,6 +87,33 @@ class State(NamedTuple):
     last_gain: jax.Array
     stalled: jax.Array
     chol: jax.Array = None
+    lam: jax.Array = None
+    params: jax.Array = None
+
+
+def _lam(state):
+    """The state's λ (0 where it has none)."""
+    return 0.0 if state.lam is None else state.lam
+
+
+def _own(state):
+    """The likelihood's parameter held by the state (the placeholder 1 where it has none)."""
+    return 1.0 if state.params is None else state.params
+
+
+def _log_lik_sum(likelihood, t, eta, params, n_obs):
+    """``Σ log p(t_n | η_n, params)`` over every row (``n_obs`` None: padded rows add a constant that
+    :func:`_finish` removes) or over the first ``n_obs`` rows (a likelihood with its own parameter,
+    whose padded rows' constant moves with it)."""
+    terms = likelihood.log_lik(t, eta, params)
+    return jnp.sum(terms) if n_obs is None else masked_sum(terms, n_obs)
+
+
+def _hyperprior_terms(prior, var, lam):
+    """What the hierarchy adds to ``L`` at the prior variances ``var`` (over the candidates) and ``λ``:
+    ``typeii_log_variance_prior`` with ``σ² = 1`` (0 for ARD; for FLAP and BLS ``A log(λ/2) − λΣv_i/2 +
+    log p(λ)``, 004 eq. 13)."""
+    return prior.typeii_log_variance_prior(jnp.sum(var), lam, UNIT_NOISE, jnp.sum(var > 0))
 
 
 def _slots(Phi, state):
@@ -84,9 +123,9 @@ def _slots(Phi, state):
     return active, jnp.where(active[None, :], Phi[:, idx], 0.0), jnp.where(active, state.var[idx], 1.0)
 
 
-def _log_joint(likelihood, w, Phi_A, t, inv_var):
+def _log_joint(likelihood, w, Phi_A, t, inv_var, params=1.0, n_obs=None):
     """``Σ log p(t | w) − ½ Σ w²/v``, the log posterior up to a constant."""
-    return jnp.sum(likelihood.log_lik(t, Phi_A @ w)) - 0.5 * jnp.sum(inv_var * w * w)
+    return _log_lik_sum(likelihood, t, Phi_A @ w, params, n_obs) - 0.5 * jnp.sum(inv_var * w * w)
 
 
 def _precision_factor(Phi_A, b, active, v_slot):
@@ -97,9 +136,12 @@ def _precision_factor(Phi_A, b, active, v_slot):
     return jnp.linalg.cholesky(P)
 
 
-def posterior_mode(likelihood, Phi_A, t, active, v_slot, w0, *, max_newton=50, gtol=1e-8):
+def posterior_mode(likelihood, Phi_A, t, active, v_slot, w0, *, params=1.0, n_obs=None, max_newton=50, gtol=1e-8):
     """Mode of the slot weights by Newton's method with step halving (free slots stay 0): the
-    gradient ``Φ_Aᵀ(t − μ(η)) − V_A⁻¹w`` and the Hessian ``−(Φ_AᵀBΦ_A + V_A⁻¹)``.
+    gradient ``Φ_Aᵀ g(η) − V_A⁻¹w`` with ``g`` the likelihood's ``score`` (``t − μ(η)`` for a
+    canonical link) and the Hessian ``−(Φ_AᵀBΦ_A + V_A⁻¹)``, ``B`` its ``curvature`` (the Fisher
+    information where the likelihood is not log-concave: Fisher scoring, still an ascent with the
+    step halving). ``params`` is the likelihood's own parameter, ``n_obs`` the rows that are data.
 
     Returns ``(w, L)``: the mode and the Cholesky factor of ``Σ⁻¹`` there.
     """
@@ -108,12 +150,12 @@ def posterior_mode(likelihood, Phi_A, t, active, v_slot, w0, *, max_newton=50, g
     def newton(carry):
         w, it, _ = carry
         eta = Phi_A @ w
-        g = jnp.where(active, (t - likelihood.mean(eta)) @ Phi_A - inv_var * w, 0.0)
-        L = _precision_factor(Phi_A, likelihood.curvature(t, eta), active, v_slot)
+        g = jnp.where(active, likelihood.score(t, eta, params) @ Phi_A - inv_var * w, 0.0)
+        L = _precision_factor(Phi_A, likelihood.curvature(t, eta, params), active, v_slot)
         step = jnp.where(active, cho_solve((L, True), g), 0.0)
-        f0 = _log_joint(likelihood, w, Phi_A, t, inv_var)
+        f0 = _log_joint(likelihood, w, Phi_A, t, inv_var, params, n_obs)
         scale, _ = jax.lax.while_loop(
-            lambda c: (_log_joint(likelihood, w + c[0] * step, Phi_A, t, inv_var) < f0) & (c[1] < 30),
+            lambda c: (_log_joint(likelihood, w + c[0] * step, Phi_A, t, inv_var, params, n_obs) < f0) & (c[1] < 30),
             lambda c: (c[0] * 0.5, c[1] + 1), (jnp.asarray(1.0), 0))
         return w + scale * step, it + 1, jnp.max(jnp.abs(scale * step))
 
@@ -122,15 +164,15 @@ def posterior_mode(likelihood, Phi_A, t, active, v_slot, w0, *, max_newton=50, g
         return (it < max_newton) & (change > gtol * jnp.maximum(1.0, jnp.max(jnp.abs(w))))
 
     w, _, _ = jax.lax.while_loop(keep_going, newton, (jnp.where(active, w0, 0.0), 0, jnp.asarray(jnp.inf)))
-    return w, _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ w), active, v_slot)
+    return w, _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ w, params), active, v_slot)
 
 
-def _evidence(likelihood, Phi_A, t, active, v_slot, w, L):
+def _evidence(likelihood, Phi_A, t, active, v_slot, w, L, params=1.0, n_obs=None):
     """Laplace approximation of the log marginal likelihood (module docstring)."""
     inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
     log_var = jnp.sum(jnp.where(active, jnp.log(v_slot), 0.0))
     logdet_Sigma = -2.0 * jnp.sum(jnp.log(jnp.diag(L)))
-    return _log_joint(likelihood, w, Phi_A, t, inv_var) - 0.5 * log_var + 0.5 * logdet_Sigma
+    return _log_joint(likelihood, w, Phi_A, t, inv_var, params, n_obs) - 0.5 * log_var + 0.5 * logdet_Sigma
 
 
 #: A step's work (:func:`sparsity_quality`, the Newton iterations of :func:`_settle`) runs on the
@@ -196,7 +238,7 @@ def sparsity_quality(likelihood, Phi, t, state, L):
     the ``K × M`` work on the active slots alone (:func:`_on_active_slots`)."""
     _, Phi_A, _ = _slots(Phi, state)
     eta = Phi_A @ state.w
-    b = likelihood.curvature(t, eta)
+    b = likelihood.curvature(t, eta, _own(state))
 
     def explained(idx):  # φ_mᵀBΦ_A Σ Φ_AᵀBφ_m (idx None: every slot)
         cols, L_idx = (Phi_A, L) if idx is None else (Phi_A[:, idx], L[jnp.ix_(idx, idx)])
@@ -205,40 +247,63 @@ def sparsity_quality(likelihood, Phi, t, state, L):
         return jnp.sum(V * V, axis=0)
 
     S = b @ (Phi * Phi) - _on_active_slots(state.basis_of_slot, explained, Phi.shape)
-    Q = (t - likelihood.mean(eta)) @ Phi
+    Q = likelihood.score(t, eta, _own(state)) @ Phi
     denom = 1.0 - state.var * S
     return S, Q, S / denom, Q / denom
 
 
-def _settle(likelihood, Phi, t, state, one_active=False):
-    """Move ``w`` to the mode for ``state.var`` and recompute ``L``, both on the active slots
-    alone (:func:`_on_active_slots`, with ``one_active`` for a state with one basis function in);
-    returns the state (its ``chol`` set) and that factor."""
+def _settle(likelihood, Phi, t, state, one_active=False, *, prior=ARD, n_obs=None):
+    """Move ``w`` to the mode for ``state.var`` (and the likelihood's parameter ``state.params``) and
+    recompute ``L``, the Laplace evidence plus the hierarchy's terms at ``state.lam``
+    (:func:`_hyperprior_terms`), both on the active slots alone (:func:`_on_active_slots`, with
+    ``one_active`` for a state with one basis function in); returns the state (its ``chol`` set)
+    and that factor."""
     active, Phi_A, v_slot = _slots(Phi, state)
     K = active.shape[0]
+    params = _own(state)
 
     def settle(idx):  # idx None: every slot, in order
         if idx is None:
-            w, L = posterior_mode(likelihood, Phi_A, t, active, v_slot, jnp.asarray(state.w))
-            return w, L, _evidence(likelihood, Phi_A, t, active, v_slot, w, L)
+            w, L = posterior_mode(likelihood, Phi_A, t, active, v_slot, jnp.asarray(state.w), params=params,
+                                  n_obs=n_obs)
+            return w, L, _evidence(likelihood, Phi_A, t, active, v_slot, w, L, params, n_obs)
         cols, act, var = Phi_A[:, idx], active[idx], v_slot[idx]
-        w, L = posterior_mode(likelihood, cols, t, act, var, jnp.asarray(state.w)[idx])
+        w, L = posterior_mode(likelihood, cols, t, act, var, jnp.asarray(state.w)[idx], params=params, n_obs=n_obs)
         return (jnp.zeros(K).at[idx].set(w), jnp.eye(K).at[jnp.ix_(idx, idx)].set(L),
-                _evidence(likelihood, cols, t, act, var, w, L))
+                _evidence(likelihood, cols, t, act, var, w, L, params, n_obs))
 
     w, L, objective = _on_active_slots(state.basis_of_slot, settle, Phi.shape, one_active=one_active)
+    objective = objective + _hyperprior_terms(prior, state.var, _lam(state))
     return state._replace(w=w, objective=objective, chol=L), L
 
 
-def init(likelihood, Phi, t, basis_mask, capacity):
+def init(likelihood, Phi, t, basis_mask, capacity, *, prior=None, params=None, n_obs=None):
     """One basis in: the column best aligned with the likelihood's ``init_target`` (for the
     Bernoulli likelihood the logit of the smoothed labels; Tipping & Faul 2003, Sec. 4), its
-    weight the least-squares coefficient on that target, settled at its mode."""
-    start = _unsettled_start(likelihood, Phi, t, basis_mask, capacity)
-    return _settle(likelihood, Phi, t, start, one_active=True)[0]
+    weight the least-squares coefficient on that target, settled at its mode; λ the hierarchy's
+    update for it (0 under a flat hyperprior), the likelihood's parameter ``params`` (``None``: its
+    ``init_params``)."""
+    prior = ARD if prior is None else prior
+    start = _unsettled_start(likelihood, Phi, t, basis_mask, capacity, prior=prior,
+                             params=_start_params(likelihood, t, params))
+    return _settle(likelihood, Phi, t, start, one_active=True, prior=prior, n_obs=n_obs)[0]
 
 
-def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None):
+def has_own_parameter(likelihood):
+    """Whether the likelihood has a parameter of its own (``param_name``: the negative binomial's
+    dispersion), which the fit estimates between moves (:func:`param_step`)."""
+    return getattr(likelihood, "param_name", None) is not None
+
+
+def _start_params(likelihood, t, params):
+    """The likelihood's parameter a fit starts from: ``params``, else its ``init_params(t)`` (the
+    placeholder 1 for a likelihood without one), as a float64."""
+    if params is None:
+        params = likelihood.init_params(np.asarray(t, np.float64)) if has_own_parameter(likelihood) else 1.0
+    return np.float64(params)
+
+
+def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None, *, prior=ARD, params=1.0):
     """:func:`init`'s state before :func:`_settle` (``w`` the least-squares weight), in ``capacity``
     slots, the first ``n_open`` of them open (all by default; the others :data:`CLOSED`)."""
     z = likelihood.init_target(t)
@@ -247,21 +312,58 @@ def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None):
     score = jnp.where(basis_mask & (col_sq > 0), proj**2 / jnp.maximum(col_sq, 1e-300), -jnp.inf)
     m = jnp.argmax(score)
     w_m = proj[m] / col_sq[m]
+    var = jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6))
     state = State(
-        var=jnp.zeros(Phi.shape[1]).at[m].set(jnp.maximum(w_m * w_m, 1e-6)),
+        var=var,
         basis_of_slot=jnp.where(jnp.arange(capacity) < (capacity if n_open is None else n_open), -1, CLOSED)
         .astype(jnp.int32).at[0].set(m.astype(jnp.int32)),
         w=jnp.zeros(capacity).at[0].set(w_m),
         objective=jnp.zeros(()), n_iter=jnp.asarray(0), converged=jnp.asarray(False),
         capacity_hit=jnp.asarray(False), last_gain=jnp.asarray(jnp.inf), stalled=jnp.asarray(False),
-        chol=jnp.eye(capacity))
+        chol=jnp.eye(capacity), lam=jnp.asarray(prior.typeii_update_lambda(jnp.sum(var), UNIT_NOISE, 1), jnp.float64),
+        params=jnp.asarray(params, jnp.float64))
     return state
 
 
-def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, settle_only=None):
-    """One add / re-estimate / delete of largest predicted gain (:mod:`.typeii_moves`), then the
-    new mode and ``L``; returns the new :class:`State` and the step's
-    :class:`~sparsebayes.inference.engines.typeii_moves.Info`.
+def param_step(state, likelihood, Phi, t, *, prior=ARD, n_obs=None, halvings=4):
+    """The likelihood's own parameter (``state.params``) moved towards its update at the mode, as a
+    step of the type-II ascent of ``L`` over it: the likelihood's ``update_params`` at ``η* = Φw*``
+    (the maximiser of ``Σ log p(t | η*, ·)``, a conditional maximization that ignores how ``w*`` and
+    ``log|Σ|`` move with the parameter) is the proposal; the mode is settled there and ``L``
+    recomputed, and the step is halved in the log of the parameter (a positive scale: the
+    dispersion, a variance) up to ``halvings`` times until ``L`` does not fall. A step that
+    lowers ``L`` every time is not taken, so an accepted step never lowers ``L``.
+
+    Returns the state (settled at the parameter taken) and the relative change of the parameter."""
+    _, Phi_A, _ = _slots(Phi, state)
+    old = _own(state)
+    proposal = likelihood.update_params(t, Phi_A @ state.w, old, n_obs)
+    log_step = jnp.log(proposal) - jnp.log(old)
+
+    def trial(carry):
+        k, _ = carry
+        tried = state._replace(params=old * jnp.exp(log_step * 0.5 ** k))
+        return k + 1, _settle(likelihood, Phi, t, tried, prior=prior, n_obs=n_obs)[0]
+
+    def worse(carry):
+        k, tried = carry
+        return (k == 0) | ((tried.objective < state.objective) & (k <= halvings))
+
+    _, tried = jax.lax.while_loop(worse, trial, (0, state._replace(objective=jnp.asarray(-jnp.inf))))
+    taken = tried.objective >= state.objective
+    new = jax.tree.map(lambda a, b: jnp.where(taken, a, b), tried, state)
+    return new, jnp.abs(new.params - old) / old
+
+
+def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, settle_only=None, prior=ARD,
+         n_obs=None, estimate_params=False, param_tol=1e-6):
+    """One add / re-estimate / delete of largest predicted gain under the hierarchy ``prior``
+    (:func:`.typeii_moves.hierarchy_moves`: its ``κ``, optimum and gain at the state's λ, or with λ
+    re-maximised), then λ by the hierarchy's update, the new mode and ``L``, and, with
+    ``estimate_params``, a :func:`param_step` of the likelihood's own parameter; returns the new
+    :class:`State` and the step's :class:`~sparsebayes.inference.engines.typeii_moves.Info`. The
+    step has converged when it took no move (and the parameter changed by at most ``param_tol``,
+    relative).
 
     When the best move is an add with no free slot, the step takes the best move that fits and
     sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
@@ -271,7 +373,7 @@ def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, s
     var = state.var
     active = var > 0
     _, _, s, q = sparsity_quality(likelihood, Phi, t, state, state.chol)
-    proposal, gain = variance_moves(s, q, var, jnp.zeros(()))
+    proposal, gain = hierarchy_moves(s, q, var, _lam(state), UNIT_NOISE, prior)
     full = ~jnp.any(state.basis_of_slot == -1)
     chosen = best_move(proposal, *gate_moves(proposal, gain, active, basis_mask, full), var, tol)
     m, move, hit = chosen.m, chosen.kind < 2, capacity_hit(chosen, tol)
@@ -286,9 +388,17 @@ def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, s
         entry = jnp.where(move & (new_var > 0), m, -1).astype(jnp.int32)
         basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
         w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
-        moved, _ = _settle(likelihood, Phi, t,
-                           state._replace(var=var.at[m].set(new_var), basis_of_slot=basis_of_slot, w=w))
-        moved = moved._replace(n_iter=state.n_iter + 1, converged=~move, last_gain=chosen.gain,
+        var_new = var.at[m].set(new_var)
+        lam = jnp.asarray(prior.typeii_update_lambda(jnp.sum(var_new), UNIT_NOISE, jnp.sum(var_new > 0)), jnp.float64)
+        moved, _ = _settle(likelihood, Phi, t, state._replace(var=var_new, basis_of_slot=basis_of_slot, w=w, lam=lam),
+                           prior=prior, n_obs=n_obs)
+        converged = ~move
+        if estimate_params:
+            stepped, change = param_step(moved, likelihood, Phi, t, prior=prior, n_obs=n_obs)
+            if settle_only is not None:
+                stepped = jax.tree.map(lambda a, b: jnp.where(settle_only, a, b), moved, stepped)
+            moved, converged = stepped, converged & (change <= param_tol)
+        moved = moved._replace(n_iter=state.n_iter + 1, converged=converged, last_gain=chosen.gain,
                                capacity_hit=state.capacity_hit | hit)
         if settle_only is None:
             return moved
@@ -302,19 +412,25 @@ def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, s
     return new, Info.of(chosen, new.objective, hit)
 
 
-@partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
-def _start_and_run(likelihood, Phi, t, basis_mask, *, capacity, max_iter, tol, patience, pause_when_full,
-                   n_open=None):
+#: The static options of the run programs (:func:`_start_and_run`, :func:`_run`).
+_RUN_STATIC = ("pause_when_full", "estimate_params")
+
+
+@partial(jax.jit, static_argnames=("capacity",) + _RUN_STATIC)
+def _start_and_run(likelihood, Phi, t, basis_mask, prior=ARD, params=1.0, n_obs=None, *, capacity, max_iter, tol,
+                   patience, pause_when_full, n_open=None, estimate_params=False, param_tol=1e-6):
     """:func:`_run` from the start, in ``capacity`` slots of which ``n_open`` are open (all by
     default; one compiled program for a fit that never outgrows them)."""
-    state = _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open)
+    state = _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open, prior=prior, params=params)
     # since = −1: the loop's first iteration settles the start (step's settle_only), and counts no step
-    return _run(likelihood, Phi, t, basis_mask, (state, state, jnp.asarray(-1)), max_iter=max_iter, tol=tol,
-                patience=patience, pause_when_full=pause_when_full)
+    return _run(likelihood, Phi, t, basis_mask, (state, state, jnp.asarray(-1)), prior, n_obs, max_iter=max_iter,
+                tol=tol, patience=patience, pause_when_full=pause_when_full, estimate_params=estimate_params,
+                param_tol=param_tol)
 
 
-@partial(jax.jit, static_argnames=("pause_when_full",))
-def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, pause_when_full):
+@partial(jax.jit, static_argnames=_RUN_STATIC)
+def _run(likelihood, Phi, t, basis_mask, carry, prior=ARD, n_obs=None, *, max_iter, tol, patience, pause_when_full,
+         estimate_params=False, param_tol=1e-6):
     """Steps from ``carry`` (state, the best state so far, steps since it) until converged,
     ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
     no free slot and no :data:`CLOSED` one to open (the carry is then returned as it was). The jit
@@ -325,7 +441,8 @@ def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, paus
         state, best, since = carry
         start = since < 0
         state, _ = step(state, likelihood, Phi, t, basis_mask, tol=tol, pause_when_full=pause_when_full,
-                        settle_only=start)
+                        settle_only=start, prior=prior, n_obs=n_obs, estimate_params=estimate_params,
+                        param_tol=param_tol)
         better = (state.objective > best.objective) | start
         best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
         since = jnp.where(better, 0, since + 1)
@@ -346,8 +463,8 @@ def _run(likelihood, Phi, t, basis_mask, carry, *, max_iter, tol, patience, paus
     return jax.lax.while_loop(cond, body, carry)
 
 
-_start_and_run_quick = quick_twin(_start_and_run, static_argnames=("capacity", "pause_when_full"))
-_run_quick = quick_twin(_run, static_argnames=("pause_when_full",))
+_start_and_run_quick = quick_twin(_start_and_run, static_argnames=("capacity",) + _RUN_STATIC)
+_run_quick = quick_twin(_run, static_argnames=_RUN_STATIC)
 
 
 def _programs(shape, capacity):
@@ -396,11 +513,16 @@ def _padded_design(Phi):
     return pad_to(Phi, tuple(bucket(k, per_octave=4) for k in Phi.shape))
 
 
-def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, patience=100):
+def fit(Phi, t, basis_mask, *, likelihood, prior=None, params=None, estimate_params=True, max_iter=1000, tol=1e-6,
+        capacity=8, patience=100, param_tol=1e-6):
     """Run the sequential engine for ``likelihood`` (an object of
-    :mod:`sparsebayes.models.likelihoods` with ``log_lik``, ``mean``, ``curvature`` and
-    ``init_target``) until no move gains more than ``tol`` (or it stalls, see the module
-    docstring). The active set starts in ``capacity`` slots, doubled without restarting whenever
+    :mod:`sparsebayes.models.likelihoods` with ``log_lik``, ``score``, ``curvature`` and
+    ``init_target``) under the type-II hierarchy ``prior`` (``None``: ARD, the RVM; or
+    :class:`~sparsebayes.models.typeii_hierarchies.LaplaceVariancePrior`,
+    :class:`~sparsebayes.models.typeii_hierarchies.ScaledLaplacePrior`, checked once) until no move
+    gains more than ``tol`` and the likelihood's own parameter (where it has one, started at
+    ``params`` or its ``init_params``) changed by at most ``param_tol`` (or it stalls, see the
+    module docstring); ``estimate_params=False`` holds the parameter at ``params``. The active set starts in ``capacity`` slots, doubled without restarting whenever
     the best move is an add that finds none free (:func:`.typeii_moves.grow_slots`): a step costs
     more the more slots there are. Bases of at most ``4 · capacity`` functions take one width, all
     of them (fewer compiled programs). The data are padded to few shapes (:func:`_padded`); the
@@ -414,9 +536,15 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
     not twice (a first fit's time is mostly compiling). Where the step runs on all its slots
     (:func:`_widths`: small ``Φ``), the twice as many slots are all open from the start instead."""
     require_likelihood(likelihood, "laplace")
+    prior = check_prior(prior)
     n, n_basis = np.shape(Phi)
+    own = has_own_parameter(likelihood)
+    params = _start_params(likelihood, t, params)
+    # a likelihood with its own parameter sums over the data rows alone (the padded rows' constant moves with it)
+    n_obs = jax.device_put(np.int32(n)) if own else None
     Phi, t, basis_mask = _padded(Phi, t, basis_mask)
-    kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience))
+    kw = dict(max_iter=int(max_iter), tol=tol, patience=int(patience), estimate_params=bool(own and estimate_params),
+              param_tol=float(param_tol))
     # a start in a width of ACTIVE_WIDTHS that would grow: the first program holds twice the slots,
     # the second half closed, and opens them itself (one program of the step, not two)
     halves = capacity in ACTIVE_WIDTHS and Phi.shape[1] > 4 * capacity
@@ -424,26 +552,43 @@ def fit(Phi, t, basis_mask, *, likelihood, max_iter=1000, tol=1e-6, capacity=8, 
     if opened:  # the step runs on all slots at this size (_widths): closed slots would save nothing
         capacity, halves = 2 * capacity, False
     carry = grow_slots(
-        lambda c, pause: _programs(Phi.shape, c)[0](likelihood, Phi, t, basis_mask, capacity=c,
+        lambda c, pause: _programs(Phi.shape, c)[0](likelihood, Phi, t, basis_mask, prior, params, n_obs, capacity=c,
                                                     n_open=c // 2 if halves else c, pause_when_full=pause, **kw),
-        lambda carry, pause: _programs(Phi.shape, carry[0].w.shape[0])[1](likelihood, Phi, t, basis_mask, carry,
-                                                                          pause_when_full=pause, **kw), _widen,
+        lambda carry, pause: _programs(Phi.shape, carry[0].w.shape[0])[1](likelihood, Phi, t, basis_mask, carry, prior,
+                                                                          n_obs, pause_when_full=pause, **kw), _widen,
         2 * capacity if halves else capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit,
         whole_below=2 if halves or opened else 4)
-    out = _finish(likelihood, *jax.device_get(carry), Phi.shape[0] - n, int(patience))
+    out = _finish(likelihood, *jax.device_get(carry), Phi.shape[0] - n if n_obs is None else 0, int(patience))
     return out._replace(var=out.var[:n_basis])
 
 
-@partial(jax.jit, static_argnames=("n_steps",))
-def trace(state, likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6):
+def check_prior(prior):
+    """The hierarchy of a fit: ARD for ``None``, else ``prior`` after checking it has the type-II pieces
+    this path asks (``ValueError`` naming the hierarchy and what it lacks)."""
+    if prior is None:
+        return ARD
+    require(prior, "type2")
+    if not hasattr(prior, "typeii_log_variance_prior"):
+        raise ValueError(f"{type(prior).__name__} has no typeii_log_variance_prior: the type-II Laplace path adds the "
+                         "hierarchy's terms without a noise variance to the evidence")
+    return prior
+
+
+@partial(jax.jit, static_argnames=("n_steps", "estimate_params"))
+def trace(state, likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6, prior=None, estimate_params=None,
+          param_tol=1e-6):
     """``n_steps`` of :func:`step` from ``state`` (``lax.scan``; a fit that has converged stays, with
-    ``kind`` none and gain 0); returns the last state and every step's
+    ``kind`` none and gain 0) under ``prior`` (``None``: ARD), with the likelihood's own parameter
+    estimated where it has one (``estimate_params=None``); returns the last state and every step's
     :class:`~sparsebayes.inference.engines.typeii_moves.Info`. On the data as given (no padding), for tests
     and diagnostics; start from :func:`init` with a slot for every candidate."""
+    prior = ARD if prior is None else prior
+    estimate = has_own_parameter(likelihood) if estimate_params is None else estimate_params
 
     def body(st, _):
         return jax.lax.cond(st.converged, lambda s: (s, Info.none(s.objective)),
-                            lambda s: step(s, likelihood, Phi, t, basis_mask, tol=tol), st)
+                            lambda s: step(s, likelihood, Phi, t, basis_mask, tol=tol, prior=prior,
+                                           estimate_params=estimate, param_tol=param_tol), st)
 
     return jax.lax.scan(body, state, None, length=n_steps)
 
@@ -492,7 +637,7 @@ def coefficients(state, n_basis):
 def _laplace_covariance(likelihood, Phi, t, state):
     """``Σ`` over all slots (identity rows where free)."""
     active, Phi_A, v_slot = _slots(Phi, state)
-    L = _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ state.w), active, v_slot)
+    L = _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ state.w, _own(state)), active, v_slot)
     return cho_solve((L, True), jnp.eye(active.shape[0]))
 
 

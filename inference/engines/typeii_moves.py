@@ -9,7 +9,7 @@ the posterior mode for the others (:mod:`.typeii_laplace`, Tipping 2001, Sec. 4;
 2003, Sec. 5) — and everything after them is this module: the proposals and gains
 (:func:`variance_moves`, :func:`profiled_moves`), which of them are allowed (:func:`gate_moves`:
 the last basis is never deleted, an add needs a free slot), the choice (:func:`best_move`),
-the recognition of a cycle of moves (:func:`note_cycle`) and the growth of the slots that hold
+the hierarchy's choice between them (:func:`hierarchy_moves`), the recognition of a cycle of moves (:func:`note_cycle`) and the growth of the slots that hold
 the active set (:func:`grow_slots`).
 """
 from __future__ import annotations
@@ -106,6 +106,18 @@ def profiled_moves(var, lam, noise_var, prior, s, q, n_fixed_point):
     # re-estimate, so that a one-basis model kept its starting variance
     delete_better = active & (g_zero > gain) & (n_active > 1)
     return jnp.where(delete_better, 0.0, proposal), jnp.where(delete_better, g_zero, gain)
+
+
+def hierarchy_moves(s, q, var, lam, noise_var, prior, n_fixed_point=8):
+    """Each candidate's proposed variance and its gain under the hierarchy ``prior`` (its ``κ``,
+    optimum, gain and, when ``prior.profile_lambda``, the hyperprior terms with λ re-maximised):
+    :func:`profiled_moves` for the profiled hierarchies, else :func:`variance_moves` at the
+    current λ (004 Algorithm 1; ARD's ``κ = 0``). The Laplace path's selection
+    (:mod:`.typeii_laplace`, ``noise_var = 1``); the Gaussian path makes the same choice in
+    :func:`.typeii.candidate_gains`."""
+    if prior.profile_lambda:
+        return profiled_moves(var, lam, noise_var, prior, s, q, n_fixed_point)
+    return variance_moves(s, q, var, prior.typeii_penalty(lam, noise_var))
 
 
 def gate_moves(proposal, gain, active, eligible, full):

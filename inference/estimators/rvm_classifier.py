@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
-from sparsebayes.models.typeii_hierarchies import ARDPrior
+from sparsebayes.models.typeii_hierarchies import ARDPrior, typeii_hierarchy
 
 from sparsebayes.inference.engines import typeii_laplace
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights
@@ -62,6 +62,11 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
 
     Parameters
     ----------
+    prior : str or type-II hierarchy object, default="ard"
+        The hierarchy on the weights (as :class:`~sparsebayes.inference.PoissonRVMRegressor`'s): ARD
+        (the RVM), ``"laplace"`` / ``LaplaceVariancePrior`` (FLAP's), ``"scaled_laplace"`` /
+        ``ScaledLaplacePrior`` (BLS's, ``σ² = 1``); ``SparseClassifier(method="type2", prior=...)``
+        builds this estimator. The posterior twin (``compare``) is ARD's only.
     features : {"kernel", "linear", "quadratic"} or transformer
         The basis ``h(x)``, as for :class:`SparseProbitClassifier` (default: Gaussian kernels
         ``exp(−‖x − x'‖²/(2h²))`` on the training points, with a bias). ``"linear"`` and
@@ -92,7 +97,8 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
     ``beta_``, :func:`~._base.raw_weights`, not the weights on ``feature_map_``'s columns).
     """
 
-    def __init__(self, *, features="kernel", kernel_width="scale", bias=True, max_iter=1000, tol=1e-6):
+    def __init__(self, *, prior="ard", features="kernel", kernel_width="scale", bias=True, max_iter=1000, tol=1e-6):
+        self.prior = prior
         self.features = features
         self.kernel_width = kernel_width
         self.bias = bias
@@ -106,6 +112,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
         check_flags(self)
         check_max_iter(self.max_iter)
         check_number("tol", self.tol, 0.0)
+        hierarchy = typeii_hierarchy(self.prior)
         X, y_enc = validate_classification_data(self, X, y)
         # standardize linear / quadratic inputs: the bias absorbs the offset, and the flat hyperprior
         # on each α makes the model scale-free, so the engine's absolute floors meet unit columns
@@ -114,9 +121,13 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
         targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
         targets = [t.astype(np.float64) for t in targets]
         mask = np.any(Phi != 0, axis=0)
-        states = [typeii_laplace.fit(Phi, t, mask, likelihood=LIKELIHOOD, max_iter=int(self.max_iter), tol=self.tol)
-                  for t in targets]
+        states = [typeii_laplace.fit(Phi, t, mask, likelihood=LIKELIHOOD, prior=hierarchy, max_iter=int(self.max_iter),
+                                     tol=self.tol) for t in targets]
         self._set_fitted(Phi, targets, states)
+        self.prior_ = hierarchy
+        if hierarchy.has_rate:  # per classifier: the fitted rate λ on the variances and its square root
+            self.gamma_ = np.array([float(s.lam) for s in states])
+            self.lam_ = np.sqrt(self.gamma_)
         self._warn(Phi, states)
         return self
 
@@ -207,6 +218,9 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
     def posterior_model(self, X=None, y=None, *, surrogate_eps=None, train=None):
         """This fit's model as a record (:func:`sparsebayes.inference.posterior.twin_builders.bernoulli_rvm_model`)."""
         from sparsebayes.inference.posterior.twin_builders import bernoulli_rvm_model
+        if hasattr(self, "prior_") and not isinstance(self.prior_, ARDPrior):  # TODO: the Laplace prior's twin
+            raise ValueError(f"RVMClassifier's posterior twin is written for the ARD prior; this fit's is "
+                             f"{type(self.prior_).__name__}")
         return bernoulli_rvm_model(self, X, y, surrogate_eps, train)
 
     def __sklearn_tags__(self):
