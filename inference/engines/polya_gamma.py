@@ -31,6 +31,14 @@ The samplers:
   cumulant below ``h / (20 π⁶ terms⁵)`` (``10⁻¹² h``): far below what any Monte Carlo check
   can see. ``method="gamma"`` draws the whole of ``PG(b, c)`` that way (a cost of ``terms``
   Gamma variates whatever ``b``, for large ``b`` where the exact sum loops ``b`` times).
+* ``b`` above :data:`MAX_EXACT_SHAPE`: the series for the whole of ``b`` under either method. The
+  exact samplers we know cost ``O(b)`` at large ``b`` (Windle, Polson & Scott 2014 give exact ones
+  for ``b`` up to a few, and only a saddle-point and a normal approximation above), so the exact
+  sum would loop ``b`` times (and ``int32`` saturates at ``2³¹``: a loop that does not end in
+  practice). The series' error is relatively smallest there: its tail's third cumulant,
+  ``< b/(20 π⁶ terms⁵)``, against ``(Var ω)^{3/2} = (b/24)^{3/2}`` at ``c = 0`` is a skewness error
+  below ``10⁻¹²`` at ``b = 2²⁰``, falling as ``b^{-1/2}``. The negative binomial's Gibbs move
+  bounds its dispersion far below it, so only counts above a million reach it there.
 
 Everything is jit-able and vmap-able: each variate is one lane with its own key, its loops are
 ``lax.while_loop`` (a batch runs until its last lane has accepted), its shapes fixed.
@@ -53,6 +61,9 @@ TRUNC = 0.64
 PG_METHODS = ("devroye", "gamma")
 #: Gamma terms drawn exactly by the series method before the moment-matched tail
 DEFAULT_TERMS = 32
+#: the largest shape ``b`` whose whole part :func:`polya_gamma`'s Devroye method sums exactly
+#: (``2²⁰ ≈ 10⁶`` variates, a lane's loop); above it the lane takes the series (module docstring)
+MAX_EXACT_SHAPE = 2 ** 20
 
 _PI2 = math.pi ** 2
 
@@ -235,7 +246,8 @@ def polya_gamma(key, b, c, *, method="devroye", terms=DEFAULT_TERMS):
     variance below ``3·10⁻⁸ b`` at ``terms = 32``). ``method="gamma"``: the series for the whole
     of ``b`` (cost ``terms`` Gamma variates per element, whatever ``b``).
     ``b > 0`` and finite ``c`` (checked when they are concrete, a ``ValueError`` otherwise; traced
-    ones out of range give NaN in their elements). The exact sum loops ``⌊b⌋`` times in a lane.
+    ones out of range give NaN in their elements). The exact sum loops ``⌊b⌋`` times in a lane; an
+    element with ``b`` above :data:`MAX_EXACT_SHAPE` takes the series whatever ``method``.
     Each element draws from its own key (``jax.random.split(key, size)``), so the result does not
     depend on how the elements are batched by the caller's ``vmap``. jit-able; ``method`` and
     ``terms`` are static.
@@ -264,9 +276,10 @@ def polya_gamma(key, b, c, *, method="devroye", terms=DEFAULT_TERMS):
     series = jax.vmap(lambda k, bb, cc: _pg_series(k, bb, cc, int(terms)))
     if method == "gamma":
         return jnp.where(bad, jnp.nan, series(k_frac, bf, cf)).reshape(shape)
-    whole = jnp.floor(bf)
-    frac = bf - whole
+    huge = bf > MAX_EXACT_SHAPE  # the series for the whole of b (a sum of b Devroye variates would not end)
+    whole = jnp.where(huge, 0.0, jnp.floor(bf))
+    frac = jnp.where(huge, bf, bf - whole)
     out = jax.vmap(_pg_integer_lane)(k_int, whole.astype(jnp.int32), cf)
-    # the series only where some b is fractional (a batch-level branch: all-integer b draws no Gamma)
+    # the series only where some b is fractional or huge (a batch-level branch: all-integer b draws no Gamma)
     out = out + lax.cond(jnp.any(frac > 0), series, lambda k, bb, cc: jnp.zeros_like(bb), k_frac, frac, cf)
     return jnp.where(bad, jnp.nan, out).reshape(shape)

@@ -19,6 +19,8 @@ _LOG_R_RANGE = (np.log(1e-6), np.log(1e8))
 DISPERSION_PRIOR = (1.0, 0.1)
 #: Bisection steps of the dispersion's update (the interval shrinks by ``2⁻⁶⁰``).
 _BISECTIONS = 60
+#: The largest start :meth:`NegativeBinomialLikelihood.init_params` gives (its docstring says why).
+START_MAX = 100.0
 
 
 class NegativeBinomialLogLink(dist.Distribution):
@@ -116,10 +118,20 @@ class NegativeBinomialLikelihood(NamedTuple):
         return 0.5 * (t - params) / w + log_r, w
 
     def init_params(self, t):
-        """``r`` from the moments, ``mean²/(var − mean)`` (1e8, the Poisson limit, when not over-dispersed)."""
+        """A start of ``r``: the moments' ``mean²/(var − mean)`` in ``[10⁻³, START_MAX]``, and
+        :data:`START_MAX` (100) when the counts are not over-dispersed.
+
+        The cap is where a start need go no further: at ``r = 100`` the negative binomial's variance
+        ``μ + μ²/r`` is within 1 % of the Poisson's for means up to 1, and the dispersion prior of the
+        sampled models (:data:`DISPERSION_PRIOR`, Gamma(1, 0.1), mean 10) puts ``e^{-10}`` of its mass
+        above it. It keeps the Gibbs engine's first sweeps short: its Pólya-Gamma draw
+        ``PG(y + r, ·)`` sums ``y + r`` Devroye variates a row (a start at the Poisson limit, 10⁸,
+        stalled it). EM loses nothing by it: its dispersion update (:meth:`update_params`) searches
+        the whole of ``[10⁻⁶, 10⁸]`` from its first iteration, and so goes to the Poisson limit in one
+        step where the likelihood rises all the way there."""
         t = np.asarray(t, dtype=np.float64)
         m, v = float(np.mean(t)), float(np.var(t))
-        return float(np.clip(m * m / (v - m), 1e-3, 1e8)) if v > m > 0 else 1e8
+        return float(np.clip(m * m / (v - m), 1e-3, START_MAX)) if v > m > 0 else START_MAX
 
     def _dispersion_score(self, t, mu, r, mask):
         """``∂/∂r Σ log p = Σ [ψ(t + r) − ψ(r) + log(r/(r + μ)) + (μ − t)/(r + μ)]`` (digamma ψ)."""
@@ -172,9 +184,10 @@ class NegativeBinomialLikelihood(NamedTuple):
         return negative_binomial_augment(key, t, eta, params)
 
     def gibbs_param_step(self, key, t, eta, params, omega=None):
-        """The dispersion's Metropolis-within-Gibbs move given ``η`` (``ω`` unused: ``r`` is drawn from
-        its conditional with ``ω`` integrated out, and ``ω`` is drawn afresh next sweep), under a
-        Gamma(1, 0.1) prior: :func:`sparsebayes.inference.engines.gibbs_augment.negative_binomial_concentration_step`."""
+        """The dispersion's move given ``η`` (``ω`` unused: ``r`` moves under its conditional with ``ω``
+        integrated out, and ``ω`` is drawn afresh next sweep), under the Gamma(1, 0.1) prior
+        (:data:`DISPERSION_PRIOR`) bounded at ``r ≤ 10³`` (prior mass ``e^{-100}`` above): a slice
+        update of ``log r``, :func:`sparsebayes.inference.engines.gibbs_augment.negative_binomial_concentration_step`."""
         from sparsebayes.inference.engines.gibbs_augment import negative_binomial_concentration_step
 
         shape, rate = DISPERSION_PRIOR
