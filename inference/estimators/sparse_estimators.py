@@ -1,0 +1,795 @@
+"""Generic sparse estimators: a hierarchy (``prior=``), a likelihood, an engine (``method=``), a feature map.
+
+``SparseRegressor`` and ``SparseClassifier`` are the two estimators a user needs to know: the
+model is the prior (a hierarchy object such as ``HorseshoePrior(tau=0.1)``, or its registry
+name), the likelihood (``likelihood=`` for regression, Gaussian by default, any registered
+likelihood of real or count targets: ``"student_t"``, ``"poisson"``, ``"negative_binomial"``;
+``link=`` for classification, ``"probit"`` or ``"logistic"``, by default the engine's own: probit
+under EM and Gibbs and NUTS, logistic under type-II, multinomial logistic under MAP), and the basis
+``features``. ``method`` picks the engine that computes the estimate of that model:
+
+=========  ====================================  ==============================================
+method     what it computes                      hierarchies (``prior=``) × likelihoods
+=========  ====================================  ==============================================
+"em"       the posterior mode by Figueiredo's    any with an EM E-step: "laplace", "jeffreys",
+           EM (2003, Sec. 3), per-row weights    "horseshoe", or a registered object; any
+           for a likelihood other than the       likelihood with EM working weights (Gaussian,
+           Gaussian                              Student-t, Poisson, negative binomial; probit,
+                                                 logistic)
+"type2"    type-II maximum likelihood of the     "ard" or ``ARDPrior`` (Tipping's RVM, flat
+           prior variances (Tipping & Faul       hyperprior on α_i = 1/v_i), "laplace" or
+           2003)                                 ``LaplaceVariancePrior`` (FLAP, Babacan et al.
+                                                 2010), "scaled_laplace" or
+                                                 ``ScaledLaplacePrior`` (BLS, Helgøy & Li):
+                                                 Gaussian; "ard" with the Poisson likelihood (the
+                                                 Poisson RVM); "ard" with the logistic link
+"map"      the MAP by bound optimization          "laplace" (l1), "gaussian" (l2), "flat" (ML):
+           (Krishnapuram et al. 2005)             SMLR (classification only, multinomial logistic)
+"gibbs"    posterior draws by Gibbs sampling;    "scaled_laplace" or ``ScaledLaplacePrior``: Park
+           ``coef_`` the posterior median        & Casella's Bayesian Lasso (Gaussian regression,
+                                                 :class:`BayesianLassoRegressor`); any hierarchy
+                                                 with Gibbs conditionals ("horseshoe") and
+                                                 "laplace" (``LaplacePrior``, γ fixed or
+                                                 estimated) under any likelihood with a conjugate
+                                                 augmentation: Gaussian, Student-t, negative
+                                                 binomial; probit, logistic
+                                                 (:mod:`.gibbs_estimators`)
+"nuts"     posterior draws by NumPyro's NUTS;    "scaled_laplace" (the Bayesian Lasso, Gaussian);
+           ``coef_`` the posterior median        any hierarchy with a NumPyro statement
+                                                 ("laplace", "horseshoe", "gaussian", "jeffreys"
+                                                 with ``options={"surrogate_eps": ε}``) under any
+                                                 likelihood with an observation statement, the
+                                                 Poisson included (:mod:`.nuts_estimators`, the
+                                                 model of :mod:`sparsebayes.models.model`)
+=========  ====================================  ==============================================
+
+Under "gibbs" and "nuts" with a hierarchy other than the Bayesian Lasso's, both samplers draw one
+posterior (the intercept flat under the Gaussian, ``N(0, 10²)`` otherwise), so their draws compare
+directly. With ``prior=None`` each method takes its :data:`DEFAULT_PRIOR` (the samplers' the Bayesian
+Lasso for Gaussian regression, "laplace" otherwise: :data:`DEFAULT_PRIOR_NOT_GAUSSIAN`).
+
+:data:`REGRESSION_ENGINES` and :data:`CLASSIFICATION_ENGINES` are this table, the engine estimator
+of each pair.
+
+Under ``method="em"`` the estimator fits the model itself: it checks the parameters, builds the basis
+and calls the fitting core (:func:`~sparsebayes.inference.estimators.em_fit.fit_em_model`, once, or once
+per class one-vs-all), and names the fitted model's record in its attributes (``coef_``,
+``intercept_``, ``n_iter_``, ``objective_``, ``active_``, ``prior_``, ``likelihood_``, the approximation
+``sigma_`` or ``laplace_cov_``); EM's settings other than the model (``gamma``, ``gamma_prior``,
+``bias``, ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``, :data:`EM_OPTIONS`) go in
+``options``. Figueiredo's estimators, :class:`AdaptiveSparseRegressor` and
+:class:`SparseProbitClassifier`, are these two with ``method="em"`` fixed and those settings as
+parameters. The other methods compose the engine estimators (:class:`RVMRegressor`, …): ``fit``
+builds the one the ``(method, prior)`` pair names, with ``features``, ``kernel_width`` and the
+engine's own ``options``, fits it (``estimator_``), and copies its fitted attributes, so ``coef_``,
+``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
+that no engine can fit is a ``ValueError`` naming the hierarchy and the missing piece; a likelihood
+that the pair's engine cannot fit, one naming the likelihood, the missing piece
+(:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) and the methods that fit it. The
+fitted ``likelihood_`` (the object) beside ``prior_``: ``prior=est.prior_, likelihood=est.likelihood_``
+(``link=est.likelihood_`` for a classifier) with ``est``'s method refits ``est``'s model.
+
+A type-II hierarchy object (:mod:`sparsebayes.models.typeii_hierarchies`) is its engine estimator's
+parameters in one piece: type-II estimates λ and σ², and the object's fields are what it does not
+estimate, the hyperprior constants ``a, b, c, d`` (``λ ~ Gamma(a, b)``, 004 eq. 8; ``p(σ²)`` of
+004 eq. 9) and the flags ``lambda_update``, ``noise_update``. They become the parameters of the same
+names (FLAP's ``noise_update="variances-fixed"`` is ``estimate_noise=True``, FLAPσ), so
+``prior=ScaledLaplacePrior(a=1.0, b=0.1)`` fits what ``BLSRegressor(a=1.0, b=0.1)`` fits, and the
+fitted ``prior_`` of a type-II estimator refits its model. A field that the engine estimator has no
+parameter for (the RVM's ``lambda_update``, the classifier's noise prior) must keep its default.
+EM's :class:`~sparsebayes.models.priors.LaplacePrior` fixes γ (or puts EM's proper hyperprior on it)
+and is refused under type-II: the Laplace hierarchy of FLAP is ``LaplaceVariancePrior``.
+
+The same holds for the other engines. Under "gibbs" and "nuts" a ``ScaledLaplacePrior`` is Park &
+Casella's hierarchy (``τ_j² ~ Exp(λ²/2)`` is ``τ_i ~ Exp(λ/2)`` with the object's λ their λ²), so its
+``a, b`` are :class:`BayesianLassoRegressor`'s ``lam2_shape, lam2_rate`` (``λ² ~ Gamma(r, δ)``) and
+``c, d`` its noise prior; its flags must keep their defaults, and the name "scaled_laplace" takes the
+estimator's defaults (Park & Casella's r = 1, δ = 1.78; the object's are type-II's flat a = b = 0).
+Under "map" a ``LaplacePrior`` (without ``gamma_prior``), ``GaussianPrior`` or ``FlatPrior`` is SMLR's
+penalty at its λ (:mod:`sparsebayes.models.map_priors`). Every EM, type-II, MAP and sampling estimator
+has a fitted ``prior_``, the object of its model: ``prior=est.prior_`` with ``est``'s method,
+features and other options refits ``est``'s model.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, GaussianLikelihood, make_likelihood,
+                                            require_likelihood)
+from sparsebayes.models.map_priors import PENALTY_OF
+from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
+
+from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
+from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
+from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
+from sparsebayes.inference.estimators.em_fitted import EMClassifierMethods, EMRegressorMethods
+
+#: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
+DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
+
+#: where the default differs: the samplers' under a likelihood other than the Gaussian (the Bayesian
+#: Lasso's σ-scaled hierarchy is the Gaussian's) and for classification, EM's Laplace hierarchy
+DEFAULT_PRIOR_NOT_GAUSSIAN = {"gibbs": "laplace", "nuts": "laplace"}
+
+#: the methods a user may name, and the synonyms accepted for them
+METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound": "map", "gibbs": "gibbs",
+           "nuts": "nuts"}
+
+#: The key of the Gibbs rows that take every hierarchy with Gibbs conditionals, and EM's Laplace
+#: hierarchy (:func:`sparsebayes.inference.estimators.gibbs_estimators.gibbs_hierarchy`).
+ANY_GIBBS = "any hierarchy with Gibbs conditionals, and 'laplace'"
+#: The key of the NUTS rows that take every hierarchy with a NumPyro statement
+#: (:func:`sparsebayes.models.model.beta_statement`).
+ANY_NUTS = "any hierarchy with a NumPyro statement"
+#: The rows' keys that stand for every hierarchy the row's engine checks itself (a name of its own comes first).
+WILDCARDS = (ANY_GIBBS, ANY_NUTS)
+
+_BAYESIAN_LASSO = ("bayesian_lasso_estimator", "BayesianLassoRegressor")
+
+#: The engine estimator of each (method, hierarchy) pair for regression: method -> {hierarchy name:
+#: (module of ``sparsebayes.inference``, class)}. :func:`_engine_of` and the refusals read it. Under
+#: ``"em"`` the estimators fit the model themselves (:func:`~.em_fit.fit_em_model`), any hierarchy
+#: with an EM E-step.
+REGRESSION_ENGINES = {
+    "type2": {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
+              "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
+              "scaled_laplace": ("typeii_estimators", "BLSRegressor")},
+    "gibbs": {"scaled_laplace": _BAYESIAN_LASSO, ANY_GIBBS: ("gibbs_estimators", "GibbsRegressor")},
+    "nuts": {"scaled_laplace": _BAYESIAN_LASSO, ANY_NUTS: ("nuts_estimators", "NutsRegressor")},
+}
+
+#: (method, hierarchy, likelihood) -> engine estimator, where a likelihood other than the Gaussian has an
+#: engine estimator of its own for the pair (the Poisson RVM: type-II ARD under the Poisson likelihood).
+LIKELIHOOD_ENGINES = {("type2", h, lik): ("poisson_rvm", "PoissonRVMRegressor")
+                      for h in ("ard", "laplace", "laplace_variance", "scaled_laplace")
+                      for lik in ("poisson", "negative_binomial")}
+
+#: The same for classification; under "map" SMLR fits each hierarchy of :data:`PENALTY_OF` (its ``penalty``).
+CLASSIFICATION_ENGINES = {
+    "type2": {h: ("rvm_classifier", "RVMClassifier") for h in ("ard", "laplace", "laplace_variance", "scaled_laplace")},
+    "map": {name: ("smlr", "SMLRClassifier") for name in PENALTY_OF},
+    "gibbs": {ANY_GIBBS: ("gibbs_estimators", "GibbsClassifier")},
+    "nuts": {ANY_NUTS: ("nuts_estimators", "NutsClassifier")},
+}
+
+#: The likelihood an engine estimator without a ``likelihood`` (or ``link``) parameter fits; those not
+#: listed fit the Gaussian. The others take the likelihood as a parameter.
+FIXED_LIKELIHOOD = {"PoissonRVMRegressor": "poisson", "RVMClassifier": "bernoulli_logistic",
+                    "SMLRClassifier": "multinomial"}
+
+#: The capability (:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) each method's engine
+#: asks of a likelihood it takes as a parameter.
+LIKELIHOOD_ENGINE = {"em": "em", "gibbs": "gibbs", "nuts": "nuts"}
+
+#: The classifiers' links: the likelihood each names (``link=``; a likelihood object of the class is its own).
+LINK_LIKELIHOODS = {"probit": "probit", "logistic": "bernoulli_logistic"}
+
+
+def _lazy(module, name):
+    """The estimator class ``name`` of ``sparsebayes.inference.estimators.<module>`` (imported on use)."""
+    import importlib
+
+    return getattr(importlib.import_module(f"sparsebayes.inference.estimators.{module}"), name)
+
+
+def _engine_of(table, task, method, prior):
+    """(class, keyword arguments) of the engine estimator that ``table`` (:data:`REGRESSION_ENGINES`,
+    :data:`CLASSIFICATION_ENGINES`) names for ``(method, prior)``; the keyword arguments are what
+    ``prior`` sets (:data:`_PARAMETERS`). A pair the table lacks is a ``ValueError`` listing what
+    the method fits."""
+    if method not in table:
+        *others, last = [repr(m) for m in ("em", *table)]
+        raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
+    row = table[method]
+    key = hierarchy_name(prior)
+    if key not in row:
+        key = next((k for k in WILDCARDS if k in row), key)
+    if key not in row:
+        label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
+        fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in row.items())
+        raise ValueError(f"prior {label} has no {method!r} engine; method={method!r} fits the priors {fits}")
+    cls = _lazy(*row[key])
+    return cls, _PARAMETERS[method](prior, cls, method)
+
+
+def _regression_engine(method, prior, likelihood="gaussian"):
+    """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`,
+    :data:`LIKELIHOOD_ENGINES`) under ``likelihood`` (a registered name or a likelihood object)."""
+    lik = _regression_likelihood(likelihood)
+    special = LIKELIHOOD_ENGINES.get((method, hierarchy_name(prior), lik.name))
+    if special is not None:
+        cls = _lazy(*special)
+        kw = _PARAMETERS[method](prior, cls, method)
+    else:
+        cls, kw = _engine_of(REGRESSION_ENGINES, "regression", method, prior)
+    _take_likelihood(cls, kw, "likelihood", likelihood, lik, method, prior)
+    return cls, kw
+
+
+def _classification_engine(method, prior, link=None):
+    """(class, keyword arguments) of the engine estimator for classification (:data:`CLASSIFICATION_ENGINES`)
+    with ``link`` (``None``: the engine's own; ``"probit"``, ``"logistic"`` or a fitted ``likelihood_``)."""
+    cls, kw = _engine_of(CLASSIFICATION_ENGINES, "classification", method, prior)
+    if link is None:
+        return cls, kw
+    if isinstance(link, str):
+        if link not in LINK_LIKELIHOODS:
+            raise ValueError(f"link must be None, one of {sorted(LINK_LIKELIHOODS)} or a fitted likelihood_, "
+                             f"got {link!r}")
+        lik = make_likelihood(LINK_LIKELIHOODS[link])
+    else:
+        lik = make_likelihood(link)
+    name = {v: k for k, v in LINK_LIKELIHOODS.items()}.get(lik.name)
+    if FIXED_LIKELIHOOD.get(cls.__name__) == "multinomial" and lik.name in ("multinomial", "bernoulli_logistic"):
+        return cls, kw  # SMLR's multinomial logistic: the logistic link for two classes
+    _take_likelihood(cls, kw, "link", name if name is not None else link, lik, method, prior)
+    return cls, kw
+
+
+def _regression_likelihoods():
+    from sparsebayes.models.likelihoods import LIKELIHOODS
+
+    return ", ".join(n for n, c in sorted(LIKELIHOODS.items()) if getattr(c, "support", "real") in ("real", "counts"))
+
+
+def _take_likelihood(cls, kw, param, value, lik, method, prior):
+    """Put the likelihood ``value`` (``lik`` its object) into ``kw`` as ``cls``'s parameter ``param``, after
+    checking that ``method``'s engine has what it needs of it (:data:`LIKELIHOOD_ENGINE`); an engine
+    estimator that fixes its likelihood (:data:`FIXED_LIKELIHOOD`, the Gaussian for the others) takes it
+    only when it is that one. ``ValueError`` naming the likelihood and the missing piece otherwise."""
+    if param in cls().get_params():
+        if method == "gibbs":
+            from sparsebayes.inference.engines.hierarchy_gibbs import require_gibbs_likelihood
+            require_gibbs_likelihood(lik)
+        elif method in LIKELIHOOD_ENGINE:
+            require_likelihood(lik, LIKELIHOOD_ENGINE[method])
+        kw[param] = value
+        return
+    fixed = FIXED_LIKELIHOOD.get(cls.__name__, "gaussian")
+    if lik.name != fixed:
+        able = [m for m, piece in LIKELIHOOD_ENGINE.items()
+                if not [k for k in LIKELIHOOD_CAPABILITIES[piece] if not hasattr(lik, k)]]
+        raise ValueError(f"{cls.__name__} (method={method!r}, prior={hierarchy_name(prior)!r}) fits the {fixed!r} "
+                         f"likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
+                         f"{', '.join(f'method={m!r}' for m in able) or 'no engine estimator yet'}")
+
+
+def _check_hierarchy_class(prior, cls, method):
+    """The hierarchy class the engine estimator ``cls`` fits (its ``_hierarchy``, else the registry's
+    class of ``prior``'s name); ``ValueError`` when the object ``prior`` is not one (another class that
+    calls itself by that name would be fitted as if it were)."""
+    hierarchy = getattr(cls, "_hierarchy", None) or HIERARCHIES[hierarchy_name(prior)]
+    if not isinstance(prior, hierarchy):
+        raise ValueError(f"{cls.__name__} (method={method!r}) fits {hierarchy.__name__}, not {type(prior).__name__}")
+    return hierarchy
+
+
+#: (engine estimator, hierarchy field) -> (its parameter, the value from the field's), where the two
+#: differ and the estimator does not say so itself (an estimator's ``_hierarchy_fields``, field ->
+#: parameter, names its own: the Bayesian Lasso's ``a, b`` are ``lam2_shape, lam2_rate``)
+_RENAMED = {("FLAPRegressor", "noise_update"): ("estimate_noise", lambda flag: flag == "variances-fixed")}
+
+
+def _hierarchy_parameters(prior, cls, method):
+    """The parameters of the engine estimator ``cls`` that a ``hierarchy`` object ``prior`` sets
+    (module docstring), each field's own or the one :data:`_RENAMED` or ``cls._hierarchy_fields``
+    names; ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
+    ``ValueError`` names it: the fit would silently drop it."""
+    if "prior" in cls().get_params():  # an engine estimator that takes the hierarchy whole (the type-II Laplace path)
+        return {"prior": prior}
+    if not is_hierarchy(prior):
+        return {}
+    if isinstance(prior, LaplacePrior):
+        raise ValueError("method='type2' estimates the hyperparameters of the Laplace hierarchy (its rate λ, "
+                         "FLAP): LaplacePrior is EM's object, with a fixed gamma or a proper gamma_prior; give "
+                         "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
+    _check_hierarchy_class(prior, cls, method)
+    params = cls().get_params()
+    own = getattr(cls, "_hierarchy_fields", {})
+    kw, unmatched = {}, []
+    for field in dataclasses.fields(prior):
+        value = getattr(prior, field.name)
+        value = value if isinstance(value, str) else float(value)
+        param, convert = _RENAMED.get((cls.__name__, field.name), (own.get(field.name, field.name), None))
+        if param in params:
+            kw[param] = value if convert is None else convert(value)
+        elif value != field.default:
+            unmatched.append(f"{field.name}={value!r}")
+    if unmatched:
+        raise ValueError(f"{cls.__name__} has no parameter for {type(prior).__name__}'s {', '.join(unmatched)}: "
+                         f"method={method!r} would fit the default; leave {'them' if len(unmatched) > 1 else 'it'} "
+                         "at the default")
+    return kw
+
+
+def _sampler_parameters(prior, cls, method):
+    """The Bayesian Lasso's: the sampler ``method`` names, and the hyperprior constants of a
+    ``ScaledLaplacePrior`` object (:func:`_hierarchy_parameters`; the estimator's defaults for the name).
+    An engine estimator of one sampler (no ``sampler`` parameter) takes the hierarchy as it is, after
+    its engine's check (:func:`~sparsebayes.inference.estimators.gibbs_estimators.gibbs_hierarchy`), so the error
+    names the hierarchy before anything is built."""
+    if "sampler" not in cls().get_params():
+        if method == "gibbs":
+            from sparsebayes.inference.estimators.gibbs_estimators import gibbs_hierarchy
+            gibbs_hierarchy(prior)
+        else:
+            _require_statement(prior)
+        return {"prior": prior}
+    return {"sampler": method, **_hierarchy_parameters(prior, cls, method)}
+
+
+def _penalty_parameters(prior, cls, method):
+    """SMLR's ``penalty`` for ``prior`` (:data:`PENALTY_OF`) and, for an object, its ``lam``: the Laplace
+    marginal's l1 weight or the Gaussian prior's precision (a name keeps the estimator's ``lam``)."""
+    kw = {"penalty": PENALTY_OF[hierarchy_name(prior)]}
+    if not is_hierarchy(prior):
+        return kw
+    _check_hierarchy_class(prior, cls, method)
+    if getattr(prior, "gamma_prior", None) is not None:
+        raise ValueError("method='map' (SMLR) fits a fixed lam: a LaplacePrior with gamma_prior (γ estimated) "
+                         "needs method='em', or give LaplacePrior(gamma) without gamma_prior")
+    if kw["penalty"] is not None:  # an absolute λ: options may not make it relative to λ_max again
+        kw.update(lam=float(prior.lam), lam_relative=False)
+    return kw
+
+
+def _require_statement(prior):
+    """``ValueError`` naming the hierarchy unless it has a NumPyro statement (``"nuts"`` capability, or
+    the papers' model arguments ``nuts_twin``: the Laplace and Jeffreys hierarchies)."""
+    obj = HIERARCHIES[prior]() if isinstance(prior, str) and prior in HIERARCHIES else prior
+    if isinstance(obj, str):
+        raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
+    if not hasattr(obj, "nuts_twin"):
+        require(obj, "nuts")
+
+
+#: How each method's engine estimator takes the prior: ``(prior, class, method) -> keyword arguments``.
+_PARAMETERS = {"type2": _hierarchy_parameters, "gibbs": _sampler_parameters,
+               "nuts": _sampler_parameters, "map": _penalty_parameters}
+
+
+#: EM's settings besides the model (:class:`~.em_fit.EMOptions`, with the Laplace hierarchy's ``gamma`` and
+#: ``gamma_prior`` that a name takes, :func:`~sparsebayes.models.priors.make_prior`) and their defaults:
+#: ``options`` under ``method="em"``, the parameters of :class:`AdaptiveSparseRegressor` (the classifiers'
+#: without ``noise_var``).
+EM_OPTIONS = {"gamma": 1.0, "gamma_prior": None,
+              **{f.name: f.default for f in dataclasses.fields(EMOptions) if f.name not in ("features", "kernel_width")}}
+
+
+def _is_prior_list(prior):
+    """A list of hierarchies, one per one-vs-all classifier (a multiclass fit's ``prior_``), not one
+    hierarchy object (some are NamedTuples, so tuples themselves)."""
+    return isinstance(prior, (list, tuple)) and not is_hierarchy(prior)
+
+
+def _classifier_prior(prior, c, n_classifiers):
+    """The hierarchy of one-vs-all classifier ``c`` of ``n_classifiers``: ``prior`` itself, or its
+    ``c``-th entry when it is a list (``ValueError`` unless the list has one per classifier)."""
+    if not isinstance(prior, list):
+        return prior
+    if len(prior) != n_classifiers:
+        raise ValueError(f"prior holds {len(prior)} hierarchies but the data have {n_classifiers} one-vs-all "
+                         f"classifier(s): a list prior (a multiclass fit's prior_) refits data with as many classes")
+    return prior[c]
+
+
+class _ComposedEstimator(BaseEstimator):
+    """Fit the model named by ``(method, prior)``: by EM's fitting core under ``method="em"``, else
+    by the engine estimator the tables name, whose fitted attributes it exposes (``estimator_``)."""
+
+    #: The paper estimator whose parameters the EM settings are (named when ``options`` has others).
+    _em_paper = None
+    #: The EM settings (:data:`EM_OPTIONS`) this estimator takes.
+    _em_settings = tuple(EM_OPTIONS)
+
+    def _engine_for(self, method, prior):  # the subclasses': (class, kwargs) of the engine estimator
+        raise NotImplementedError
+
+    def _default_prior(self, method):
+        return DEFAULT_PRIOR[method]
+
+    def _method(self):
+        """The method's canonical name (:data:`METHODS`), or a ``ValueError`` listing them."""
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
+        return METHODS[self.method]
+
+    def _engine(self):
+        method = self._method()
+        prior = self._default_prior(method) if self.prior is None else self.prior
+        if not (isinstance(prior, str) or is_hierarchy(prior)):
+            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
+                             f"multiclass fit's prior_, a list of them), got {prior!r}")
+        options = {} if self.options is None else self.options
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
+        cls, kw = self._engine_for(method, prior)
+        params = cls().get_params()
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            raise ValueError(f"options {unknown} are not parameters of {cls.__name__} (method={self.method!r}, "
+                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
+        fixed = sorted(set(options) & set(kw))
+        if fixed:
+            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
+                             "parameters); remove them from options")
+        for key in ("features", "kernel_width"):
+            if key in params:
+                kw[key] = getattr(self, key)
+        if "features" not in params and self.features not in (None, "linear"):
+            raise ValueError(f"{cls.__name__} (method={self.method!r}) takes the inputs as they are: "
+                             f"features={self.features!r} is not available to it; use features='linear'")
+        return cls(**kw, **options)
+
+    # --- method="em": the fitting core, the settings, the attribute names ------------------------
+
+    def _em_values(self):
+        """The EM settings (:data:`EM_OPTIONS`) the parameters give: the estimator's own (a paper
+        subclass's), else ``options``, checked against the ones this estimator takes."""
+        params = self.get_params(deep=False)
+        values = {name: params.get(name, default) for name, default in EM_OPTIONS.items() if name in self._em_settings}
+        options = params.get("options")
+        if options is None:
+            return values
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict of EM's settings, got {type(options).__name__}")
+        fixed = set(options) & (set(params) | {"prior", "likelihood", "link", "method"})
+        unknown = sorted(set(options) - set(self._em_settings) - fixed)
+        if unknown:
+            raise ValueError(f"options {unknown} are not parameters of the EM fit (method={self.method!r}, "
+                             f"prior={hierarchy_name(self.prior or self._default_prior('em'))!r}, {self._em_paper}'s "
+                             f"settings); it takes {sorted(self._em_settings)}")
+        if fixed:
+            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (or are {type(self).__name__}'s "
+                             "own parameters); remove them from options")
+        return {**values, **options}
+
+    def _em_options(self):
+        """The :class:`~.em_fit.EMOptions` of an EM fit (unchecked: :meth:`~.em_fit.EMOptions.check`)."""
+        values = self._em_values()
+        fields = {f.name for f in dataclasses.fields(EMOptions)}
+        return EMOptions(features=self.features, kernel_width=self.kernel_width,
+                         **{k: v for k, v in values.items() if k in fields})
+
+    def _em_prior(self):
+        """The checked hierarchy object of an EM fit (:func:`~sparsebayes.models.priors.make_prior` of
+        ``prior`` with ``gamma`` and ``gamma_prior``; a hierarchy with the EM E-step), or a list of them,
+        one per one-vs-all classifier, for a classifier's list ``prior`` (a multiclass fit's ``prior_``)."""
+        values = self._em_values()
+        prior = self._default_prior("em") if self.prior is None else self.prior
+        gamma, gamma_prior = values["gamma"], values["gamma_prior"]
+        if not _is_prior_list(prior):
+            return require(make_prior(prior, gamma, gamma_prior), "em")
+        if not isinstance(self, ClassifierMixin):
+            raise ValueError(f"{type(self).__name__} fits one hierarchy: prior must be a name or a hierarchy object, "
+                             f"not a list ({prior!r}); a list, one per one-vs-all classifier, is the prior_ of "
+                             "a multiclass SparseProbitClassifier")
+        if not prior or not all(is_hierarchy(p) for p in prior) or len({hierarchy_name(p) for p in prior}) != 1:
+            raise ValueError(f"a list prior must hold hierarchy objects of one kind, one per one-vs-all classifier "
+                             f"(a multiclass fit's prior_), got {prior!r}")
+        return [require(make_prior(p, gamma, gamma_prior), "em") for p in prior]
+
+    def _em_likelihood(self):  # the subclasses': the checked likelihood object of an EM fit
+        raise NotImplementedError
+
+    def _em_setup(self):
+        """``(options, prior, likelihood)`` of an EM fit, each checked: a ``ValueError`` names what is wrong."""
+        options = self._em_options().check()
+        prior = self._em_prior()
+        likelihood = self._em_likelihood()
+        if options.noise_var is not None and likelihood.param_name is None:
+            raise ValueError(f"noise_var={options.noise_var!r} was given, but likelihood={self.likelihood!r} has no "
+                             "parameter of its own to fix; leave noise_var=None")
+        return options, prior, likelihood
+
+    def _name_em_fit(self, basis, beta):
+        """The attributes every EM fit has: ``feature_map_``, ``design_rank_``, ``beta_`` (one row per
+        one-vs-all classifier for a classifier), the raw-term ``coef_`` and ``intercept_``, the kept
+        basis (``active_``, ``relevance_indices_``, ``n_active_``: nonzero in any classifier, the bias
+        excluded; with quadratic features the terms of the centred inputs, the model's basis)."""
+        self.feature_map_ = basis.feature_map
+        self.design_rank_ = basis.rank
+        self.beta_ = beta
+        coef, intercept = split_bias(basis.feature_map, beta)
+        if beta.ndim == 1:
+            coef, intercept = coef[0], float(intercept[0])
+        self.coef_, self.intercept_ = coef, intercept
+        kept = np.atleast_2d(beta)[:, int(has_bias_column(basis.feature_map)):]
+        self.active_ = np.any(kept != 0, axis=0)
+        self.relevance_indices_ = np.flatnonzero(self.active_)
+        self.n_active_ = int(self.relevance_indices_.size)
+
+    def _name_em_prior(self, fits):
+        """``prior_`` (and, for a hierarchy with a γ, ``gamma_`` and ``lam_ = √γ``, the l1 weight) from
+        the fitted hierarchy of each fit (one for a regression or two classes)."""
+        priors = [fit.prior for fit in fits]
+        self.prior_ = priors[0] if len(priors) == 1 else priors
+        if all(hasattr(p, "gamma") for p in priors):
+            gammas = [float(p.gamma) for p in priors]
+            self.gamma_ = gammas[0] if len(gammas) == 1 else np.array(gammas)
+            self.lam_ = np.sqrt(self.gamma_)
+
+    # --- every method ----------------------------------------------------------------------------
+
+    def fit(self, X, y):
+        """Fit the model (``method="em"``: the fitting core; otherwise the engine estimator,
+        ``estimator_``, whose fitted attributes are copied onto ``self``); returns ``self``."""
+        if self._method() == "em":
+            return self._fit_em(X, y)
+        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, key)
+        estimator = self._engine().fit(X, y)
+        for key, value in vars(estimator).items():
+            if key.endswith("_") and not key.startswith("_"):
+                setattr(self, key, value)
+        if not hasattr(self, "likelihood_"):  # an engine estimator of one likelihood
+            self.likelihood_ = make_likelihood(FIXED_LIKELIHOOD.get(type(estimator).__name__, "gaussian"))
+        self.estimator_ = estimator
+        return self
+
+    def _fitted_engine(self):
+        """The engine estimator of a fit by a method other than EM (``estimator_``); ``None`` after an EM fit."""
+        check_is_fitted(self)
+        return getattr(self, "estimator_", None)
+
+    def predict(self, X, **kwargs):
+        """The prediction (the mean for regression, the class for classification): EM's, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().predict(X, **kwargs) if engine is None else engine.predict(X, **kwargs)
+
+    def to_inference_data(self, *args, **kwargs):
+        """The fit as ArviZ ``InferenceData``: EM's, or the engine estimator's ``to_inference_data``."""
+        engine = self._fitted_engine()
+        if engine is None:
+            return super().to_inference_data(*args, **kwargs)
+        if not hasattr(engine, "to_inference_data"):
+            raise ValueError(f"{type(engine).__name__} has no to_inference_data")
+        return engine.to_inference_data(*args, **kwargs)
+
+    def posterior_model(self, X=None, y=None, **kwargs):
+        """The record of this fit's model (:mod:`sparsebayes.inference.posterior.posterior_model`): EM's, or
+        the engine estimator's (unfitted: the one ``fit`` would build)."""
+        engine = getattr(self, "estimator_", None)
+        if engine is None and self._method() == "em":
+            return super().posterior_model(X, y, **kwargs)
+        return (self._engine() if engine is None else engine).posterior_model(X, y, **kwargs)
+
+    def sample_posterior(self, X, y, sampler="nuts", **kwargs):
+        """Draws of the posterior of this fit's model
+        (:class:`~sparsebayes.inference.posterior.posterior_sampling.PosteriorSamplingMixin`): EM's
+        model, or the engine estimator's ``sample_posterior``."""
+        engine = self._fitted_engine()
+        if engine is None:
+            return super().sample_posterior(X, y, sampler, **kwargs)
+        if not hasattr(engine, "sample_posterior"):
+            raise ValueError(f"{type(engine).__name__} (method={self.method!r}) is fitted by posterior draws: "
+                             "to_inference_data() returns them")
+        return engine.sample_posterior(X, y, sampler, **kwargs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods):
+    """Sparse Bayesian regression: one estimator for every (hierarchy, engine) pair.
+
+    Parameters
+    ----------
+    prior : None, str or hierarchy object, default=None
+        The hierarchy on the weights (the module's table lists what each ``method`` fits;
+        ``None`` takes the method's :data:`DEFAULT_PRIOR`: Jeffreys for EM, whose estimate does
+        not depend on the units of ``y`` or ``X``):
+        ``"laplace"``, ``"jeffreys"``, ``"horseshoe"``, ``"ard"``, ``"scaled_laplace"``, or an
+        object such as ``HorseshoePrior(tau=0.1)`` or ``LaplacePrior(gamma=2.0)`` (EM), or
+        ``ScaledLaplacePrior(a=1.0, b=0.1)`` (type-II, or the samplers' Bayesian Lasso: its fields
+        are the engine estimator's parameters, module docstring). A fitted estimator's ``prior_``
+        refits its model.
+    likelihood : str or likelihood object, default="gaussian"
+        The observation model: a registered likelihood of real or count targets (``"gaussian"``,
+        ``"student_t"``, ``"poisson"``, ``"negative_binomial"``) or an object such as
+        ``StudentTLikelihood(df=3.0)``, passed to the engine estimator (module table); a fitted
+        ``likelihood_``.
+    method : {"em", "type2", "gibbs", "nuts"}, default="em"
+        The engine: EM posterior mode, type-II maximum likelihood, or posterior draws by a
+        sampler, ``coef_`` their median (``"typeii"`` is a synonym of ``"type2"``).
+    features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
+        The basis ``h(x)``, passed to the engine estimator (samplers take the inputs as they are).
+    kernel_width : float or "scale", default="scale"
+        Width of ``features="kernel"``.
+    options : dict or None, default=None
+        Under ``method="em"`` EM's settings (:data:`EM_OPTIONS`: ``gamma``, ``gamma_prior``, ``bias``,
+        ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``, as
+        :class:`AdaptiveSparseRegressor` documents them); otherwise further parameters of the engine
+        estimator (e.g. ``{"max_iter": 500}``). A name that is neither is a ``ValueError`` listing them.
+
+    Attributes
+    ----------
+    coef_, intercept_, n_iter_, objective_, active_, ... :
+        Under ``method="em"`` those :class:`AdaptiveSparseRegressor` documents (EM's fitted model,
+        :func:`~.em_fit.fit_em_model`); otherwise the engine estimator's fitted attributes, copied.
+    estimator_ : estimator
+        The fitted engine estimator (methods other than ``"em"``).
+    prior_, likelihood_ :
+        The hierarchy and the likelihood objects fitted: ``prior=prior_, likelihood=likelihood_`` refits.
+    """
+
+    _em_paper = "AdaptiveSparseRegressor"
+
+    def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
+                 options=None):
+        self.prior = prior
+        self.likelihood = likelihood
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
+
+    def _engine_for(self, method, prior):
+        return _regression_engine(method, prior, self.likelihood)
+
+    def _em_likelihood(self):
+        """The likelihood object with EM's pieces (by name or as given), else a ``ValueError`` naming it
+        (a likelihood of labels points to the classifier)."""
+        return require_likelihood(_regression_likelihood(self.likelihood), "em")
+
+    @atomic_fit
+    def _fit_em(self, X, y):
+        """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
+        (Figueiredo 2003, Sec. 3, eqs. 12–16): :func:`~.em_fit.fit_em_model`, its record named here."""
+        _clear_fitted(self)
+        options, prior, lik = self._em_setup()
+        X, y = validate_regression_data(self, X, y)
+        check_targets(lik, y)
+        basis = em_basis(X, prior, options, owner=self)
+        fit = fit_em_model(basis, y, prior, lik, options, owner=self)
+        self._name_em_fit(basis, fit.beta)
+        self.likelihood_ = lik
+        self.likelihood_param_ = fit.likelihood_param
+        self.noise_var_ = fit.likelihood_param if isinstance(lik, GaussianLikelihood) else None
+        self.n_iter_ = fit.n_iter
+        self.objective_ = fit.objective
+        self._name_em_prior([fit])
+        self.sigma_ = fit.covariance
+        return self
+
+    def _default_prior(self, method):
+        if method in DEFAULT_PRIOR_NOT_GAUSSIAN and make_likelihood(self.likelihood).name != "gaussian":
+            return DEFAULT_PRIOR_NOT_GAUSSIAN[method]
+        return DEFAULT_PRIOR[method]
+
+
+class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods):
+    """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
+
+    The likelihood is ``link``'s, by default the engine's own: probit under ``"em"`` (Figueiredo
+    2003, Sec. 4, one classifier per class beyond two), ``"gibbs"`` and ``"nuts"``, Bernoulli-logistic
+    under ``"type2"`` (Tipping's RVM), multinomial logistic under ``"map"`` (SMLR, Krishnapuram et
+    al. 2005).
+
+    Parameters
+    ----------
+    prior : None, str or hierarchy object, default=None
+        ``None``: the method's :data:`DEFAULT_PRIOR`; ``"laplace"``, ``"jeffreys"``, ``"horseshoe"`` (EM); ``"ard"`` or
+        ``ARDPrior()`` (type-II; its noise-prior fields must keep their defaults); ``"laplace"``,
+        ``"gaussian"`` or ``"flat"`` (MAP, the l1 / l2 penalty or none); or an object (EM; a
+        ``LaplacePrior`` or ``GaussianPrior`` under MAP gives SMLR its ``lam``, so that an SMLR
+        fit's ``prior_`` refits it).
+    link : None, {"probit", "logistic"} or likelihood object, default=None
+        ``P(y = 1 | x) = F(βᵀh(x))``: the probit ``Φ`` or the logistic ``σ`` (EM, Gibbs, NUTS; type-II
+        and MAP fit the logistic only); ``None``: the engine's own; a fitted ``likelihood_`` refits.
+    method : {"em", "type2", "map", "gibbs", "nuts"}, default="em"
+        ``"bound"`` is a synonym of ``"map"``, ``"typeii"`` of ``"type2"``; the samplers' ``prior=None``
+        is ``"laplace"``.
+    features, kernel_width :
+        As :class:`SparseRegressor`.
+    options : dict or None, default=None
+        As :class:`SparseRegressor`; EM's settings are :class:`SparseProbitClassifier`'s (no ``noise_var``:
+        the latent noise is N(0, 1)).
+
+    Attributes
+    ----------
+    classes_, coef_, intercept_, n_iter_, objective_, laplace_cov_, ... :
+        Under ``method="em"`` those :class:`SparseProbitClassifier` documents (one EM fit per class
+        beyond two, one-vs-all); otherwise the engine estimator's fitted attributes, copied.
+    estimator_ : estimator
+        The fitted engine estimator (methods other than ``"em"``).
+    """
+
+    _em_paper = "SparseProbitClassifier"
+    _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
+
+    def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
+        self.prior = prior
+        self.link = link
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
+
+    def _engine_for(self, method, prior):
+        return _classification_engine(method, prior, self.link)
+
+    def _default_prior(self, method):
+        return DEFAULT_PRIOR_NOT_GAUSSIAN.get(method, DEFAULT_PRIOR[method])
+
+    def _em_likelihood(self):
+        """The link's likelihood (``None``: EM's probit), or a ``ValueError`` naming the links EM fits."""
+        link = "probit" if self.link is None else self.link
+        lik = make_likelihood(LINK_LIKELIHOODS[link]) if isinstance(link, str) and link in LINK_LIKELIHOODS else (
+            None if isinstance(link, str) else make_likelihood(link))
+        if lik is None or lik.name not in LINK_LIKELIHOODS.values():
+            raise ValueError(f"link must be one of {sorted(LINK_LIKELIHOODS)}, None (EM's probit) or a fitted "
+                             f"likelihood_, got {self.link!r}")
+        return lik
+
+    @atomic_fit
+    def _fit_em(self, X, y):
+        """Fit the sparse probit (or logistic) MAP by EM over the latent targets (Figueiredo 2003, Sec. 4):
+        one model for two classes, one per class (one-vs-all, 002 Sec. 4.2) beyond, each
+        :func:`~.em_fit.fit_em_model` on one shared design; their records named here."""
+        _clear_fitted(self)
+        options, prior, lik = self._em_setup()
+        X, y_enc = validate_classification_data(self, X, y)
+        basis = em_basis(X, prior, options, owner=self)
+        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
+        shared = basis.share(y_enc.size)  # HᵀH and the ridge factor, shared by the classifiers
+        fits = [fit_em_model(shared, t.astype(np.float64), _classifier_prior(prior, c, len(targets)), lik, options,
+                             owner=self, which="" if len(targets) == 1 else
+                             f" of class {self.classes_[c]} (one-vs-all)") for c, t in enumerate(targets)]
+        self._name_em_fit(basis, np.array([fit.beta for fit in fits]))
+        iters, objs = [fit.n_iter for fit in fits], [fit.objective for fit in fits]
+        self.n_iter_ = iters[0] if len(iters) == 1 else np.array(iters)
+        self.objective_ = objs[0] if len(objs) == 1 else np.array(objs)
+        self.laplace_cov_ = [fit.covariance for fit in fits]
+        self.likelihood_ = lik
+        self._name_em_prior(fits)
+        return self
+
+    def predict_proba(self, X):
+        """Class probabilities, columns in ``classes_`` order: EM's one-vs-all ones, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().predict_proba(X) if engine is None else engine.predict_proba(X)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`: EM's, taken in log space, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().predict_log_proba(X) if engine is None else engine.predict_log_proba(X)
+
+    def decision_function(self, X):
+        """The linear predictor(s): EM's ``βᵀh(x)`` per classifier, or the engine estimator's."""
+        engine = self._fitted_engine()
+        return super().decision_function(X) if engine is None else engine.decision_function(X)
+
+
+def _clear_fitted(estimator):
+    """Remove every fitted attribute of an earlier fit, so that none (``gamma_``, ``lam_`` of a Laplace
+    fit after ``set_params(prior="jeffreys")``, an engine estimator's) outlives the fit that set it."""
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
+        delattr(estimator, name)
+
+
+def _regression_likelihood(likelihood):
+    """The likelihood object of a regression (by name or as given); a ``ValueError`` for a likelihood of labels."""
+    lik = make_likelihood(likelihood)
+    if getattr(lik, "support", "real") in ("binary", "categorical"):
+        raise ValueError(f"likelihood {lik.name!r} models labels: use SparseClassifier(link=...) for classification; "
+                         "SparseRegressor takes the likelihoods of real or count targets "
+                         f"({_regression_likelihoods()})")
+    return lik
+
+
+def engine_estimator(estimator):
+    """The engine estimator behind a generic one (fitted: ``estimator_``; unfitted: the one ``fit``
+    would build); an EM fit, which has none, and any other estimator are returned as they are.
+    :func:`sparsebayes.compare` uses it."""
+    if not isinstance(estimator, _ComposedEstimator):
+        return estimator
+    if hasattr(estimator, "estimator_"):
+        return estimator.estimator_
+    return estimator if estimator._method() == "em" else estimator._engine()
