@@ -35,7 +35,9 @@ sampler's posterior predictive (log score, RMSE or error rate); ``plot()`` a for
 """
 from __future__ import annotations
 
+import re
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,9 +61,13 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     ----------
     estimator : an estimator that describes its model (``posterior_model``)
         AdaptiveSparseRegressor (any likelihood it fits: Gaussian, Student-t, Poisson, negative
-        binomial, ...), SparseProbitClassifier (two classes; probit or logistic link),
+        binomial, ...), SparseProbitClassifier (probit or logistic link),
         PoissonRVMRegressor, BayesianLassoRegressor, RVMRegressor, BLSRegressor, FLAPRegressor,
-        RVMClassifier (two classes) or SMLRClassifier. With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVMs only
+        RVMClassifier, SMLRClassifier / SMLRCV, the Gibbs and NUTS estimators, or a ``SparseRegressor`` /
+        ``SparseClassifier`` of any of them. A one-vs-all classifier (more than two classes) is ``K``
+        independent binary posteriors, its weights on ``(basis, classifier)``
+        (:mod:`sparsebayes.inference.posterior.twin_one_vs_all`: what its LOO measures, why it has no
+        projection selection); SMLR's are on ``(basis, class)``. With a prior that has a proper posterior: Laplace or horseshoe; Jeffreys and the RVMs only
         with ``surrogate_eps`` (their posteriors are improper: the draws are then of the labelled
         surrogate ``1/τ_i ~ Gamma(ε, ε)``). BLS and FLAP are sampled at their fitted λ (the Bayesian
         Lasso's Laplace prior, scaled by σ for BLS), SMLR at its λ (:mod:`sparsebayes.inference.posterior.twin_builders`);
@@ -150,11 +156,12 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     except NotFittedError:
         say(f"fitting {type(estimator).__name__}")
         estimator = clone(estimator).fit(X, y)
-    t = twin(estimator, X, y, surrogate_eps=surrogate_eps)  # checks prior and data before any sampling
+    t, said = _said_once(lambda: twin(estimator, X, y, surrogate_eps=surrogate_eps))  # checks prior and data first
     samplers = default_samplers(estimator, t) if auto else tuple(samplers)
     if X_test is not None:
         try:  # and the held-out rows (labels among the fitted classes, finite targets)
-            twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
+            with said():
+                twin(estimator, X_test, y_test, surrogate_eps=surrogate_eps, train=t)
         except ValueError as err:
             raise ValueError(f"X_test / y_test: {err}") from err
     from sparsebayes.inference.engines.progress import show_progress
@@ -165,7 +172,8 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     for s in samplers:
         say(f"sampling the posterior by {_SAMPLER_WORDS.get(s, s)} ({num_chains} chains × {num_warmup} warm-up + "
             f"{num_samples} draws)")
-        samples[s] = sample_posterior(estimator, X, y, s, **settings)
+        with said():
+            samples[s] = sample_posterior(estimator, X, y, s, **settings)
     point = point_estimate_dataset(estimator, t.names, t.weight_dims, t.weight_coords)
     idata = set_group(copy(samples[samplers[0]]), POINT_GROUP, point)
     from .approximation_check import point_estimate_groups
@@ -175,11 +183,36 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         for group in groups(samples[s]):
             set_group(idata, sampler_group(group, s), dataset(samples[s], group))
     noise = np.median(idata.posterior["noise_var"].values) if "noise_var" in idata.posterior else 1.0
-    prior = prior_beta_draws(estimator, X, y, num_draws=prior_draws, seed=seed, surrogate_eps=surrogate_eps,
-                             noise_var=noise)
+    with said():
+        prior = prior_beta_draws(estimator, X, y, num_draws=prior_draws, seed=seed, surrogate_eps=surrogate_eps,
+                                 noise_var=noise)
     return Comparison(estimator=estimator, idata=idata, samples=samples, names=_flat_names(t), design=t.H,
                       prior_beta=prior, az=az, weight_dims=tuple(t.weight_dims), X_test=X_test,
                       y_test=None if y_test is None else np.asarray(y_test), surrogate_eps=surrogate_eps)
+
+
+def _said_once(build):
+    """``build()`` (the twin of the training rows) and a context manager for the steps that build the twin
+    again (the held-out rows', each sampler's, the prior draws'): the warnings of ``build`` (the type-II
+    flat limit's ``DegenerateFitWarning``) are issued here, under the caller's filters, and not again
+    inside the context manager, so that ``compare`` says each once."""
+    said = []
+    try:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            t = build()
+    finally:
+        for w in said:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+    @contextmanager
+    def quiet():
+        with warnings.catch_warnings():
+            for w in said:
+                warnings.filterwarnings("ignore", re.escape(str(w.message)), w.category)
+            yield
+
+    return t, quiet
 
 
 def sampler_group(group, sampler):
@@ -350,7 +383,8 @@ class Comparison:
         (which of the two), ``elpd_loo``, ``se``, ``p_loo``, ``pareto_k_max``, ``n_bad_k``,
         ``khat_approximation`` (the approximation's ``k̂`` of ``p/q``; NaN for a sampler), ``passed``
         (``k̂ < 0.7`` for all rows, and for ``p/q``) and ``line``; ``attrs["notes"]`` says why a part
-        has no row."""
+        has no row, and for a one-vs-all posterior what its elpd is of (the sum of its ``K`` binary
+        log-likelihoods per row, :data:`~sparsebayes.inference.posterior.twin_one_vs_all.LOO_NOTE`)."""
         import pandas as pd
 
         from .approximation_check import approximation_loo, loo_row
@@ -363,6 +397,9 @@ class Comparison:
                 rows[s] = loo_row(idata, f"{_SAMPLER_WORDS.get(s, s)} draws")
             except (TypeError, ValueError, KeyError) as err:
                 notes.append(f"{s}: no PSIS-LOO ({err})")
+        from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM, LOO_NOTE
+        if CLASS_DIM in self.weight_dims and rows:  # what the one-vs-all elpd is of
+            notes.append(LOO_NOTE)
         y = np.asarray(self.idata.observed_data["y"].values).reshape(-1)
         try:
             rows["approximation"] = approximation_loo(self.estimator, self.design, y, num_draws=num_draws, seed=seed)

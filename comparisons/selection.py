@@ -469,6 +469,9 @@ def reference_from_comparison(cmp, sampler):
     out; an ``intercept`` site becomes a column of ones; the Bernoulli RVM's draws (raw-term weights
     ``Aβ``) act on ``H A⁻¹``. Returns ``(reference, point)``, ``point`` the point estimate on the same
     columns (the intercept's point is 1: it is always in)."""
+    from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM, SELECTION_REFUSAL
+    if CLASS_DIM in cmp.weight_dims:  # K independent binary posteriors (twin_one_vs_all)
+        raise ValueError(SELECTION_REFUSAL)
     family = family_of(cmp.estimator)
     beta, point = cmp._beta(sampler), np.asarray(cmp.point, dtype=np.float64)
     if len(cmp.weight_dims) != 1:

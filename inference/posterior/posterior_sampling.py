@@ -7,7 +7,9 @@ estimator reports, on the fitted design and hierarchy (the "twin",
 name, dims and coords of the estimator's own :meth:`to_inference_data`: ``beta`` on ``basis`` for
 the EM estimators (with the ``classifier`` dim of the binary probit classifier), ``beta`` on
 ``feature`` for the Bayesian Lasso. ``az.plot_forest([est.to_inference_data(), draws])`` then gives
-one row per weight.
+one row per weight. A one-vs-all classifier's (more than two classes) are ``K`` independent binary
+posteriors (:mod:`sparsebayes.inference.posterior.twin_one_vs_all`), its weights on ``(classifier, basis)``
+as its point estimate's; SMLR's on ``(basis, class)``.
 """
 from __future__ import annotations
 
@@ -75,7 +77,23 @@ class PosteriorSamplingMixin:
         idata = sample_posterior(self, X, y, sampler, num_warmup=draws if warmup is None else warmup,
                                  num_samples=draws, num_chains=chains, seed=seed, progress_bar=progress_bar,
                                  surrogate_eps=surrogate_eps, target_accept_prob=target_accept_prob)
+        from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM
+        if CLASS_DIM in idata.posterior["beta"].dims:  # one-vs-all: the one-vs-all point's (classifier, basis)
+            return weights_first_by(idata, CLASS_DIM)
         return align_to_point_estimate(self, idata)
+
+
+def weights_first_by(idata, dim, name="beta"):
+    """``idata`` with its weights ``name`` on ``(chain, draw, dim, ...)`` in every group that has them: the
+    layout of a one-vs-all point estimate's ``beta`` (``classifier`` before ``basis``)."""
+    from sparsebayes.inference.posterior.arviz_compat import dataset, groups, set_group
+    for group in groups(idata):
+        ds = dataset(idata, group)
+        if name in ds and dim in ds[name].dims:
+            lead = [d for d in _SAMPLE_DIMS if d in ds[name].dims]
+            set_group(idata, group, ds.assign({name: ds[name].transpose(*lead, dim, ...)}))
+    idata.attrs["weights"] = name
+    return idata
 
 
 def point_weight_layout(est):

@@ -48,6 +48,16 @@ import numpy as np
 
 #: The dim the one-vs-all parts are stacked on: the dim of the one-vs-all point estimate's ``beta``.
 CLASS_DIM = "classifier"
+#: What PSIS-LOO of a one-vs-all posterior measures (module docstring), for reports beside its numbers.
+LOO_NOTE = ("one-vs-all: the log-likelihood of a row is the sum of its K binary terms log p([y_i = k] | β_k), the "
+            "likelihood of the K independent models that were fitted, so elpd_loo scores the left-out row's K class "
+            "indicators, not log P(y_i) of the normalized one-vs-all probabilities; it is not comparable with a "
+            "multinomial model's (SMLR's) elpd")
+#: Why projection selection refuses a one-vs-all posterior.
+SELECTION_REFUSAL = ("projection selection projects one model's predictive distribution; a one-vs-all posterior is K "
+                     "independent binary models whose normalized class probabilities are no model's predictive "
+                     "distribution: select inputs per class on each k-vs-rest binary problem (a two-class fit of "
+                     "y == k) instead")
 
 
 def class_seed(seed, k):
