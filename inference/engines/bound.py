@@ -47,9 +47,12 @@ Four solvers share the state:
 
 The problem, state and shared pieces are in :mod:`sparsebayes.inference.engines.bound_problem`, the
 surrogate-cd and Newton steps in :mod:`sparsebayes.inference.engines.bound_surrogate`.
-``run`` is the jit boundary (``lax.while_loop`` on the relative change of ``W``);
-``trace`` runs a fixed number of steps under ``lax.scan`` and returns every step's
-:class:`Info`.  Both take ``coef0`` for warm starts.
+The engine keeps the contract of :mod:`sparsebayes.inference.engines.driver`: :func:`init`
+``(problem, prior, coef0) -> State`` (with the block solver's ridge start), a pure :func:`step`
+``(state, problem, prior, *, solver, ...) -> (State, Info)`` (the solver's iteration), and
+``run``, the jit boundary (the driver's ``lax.while_loop`` on the relative change of ``W``, all the
+engine estimates), and ``trace``, a fixed number of steps (the driver's ``lax.scan``) returning
+every step's :class:`Info`.  Both take ``coef0`` for warm starts.
 """
 from __future__ import annotations
 
@@ -61,6 +64,7 @@ import numpy as np
 from jax import lax
 
 import sparsebayes  # noqa: F401  (float64)
+from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines._compile import quick_twin
 from sparsebayes.inference.engines.bound_problem import (  # noqa: F401  (the engine's API, re-exported)
     LIKELIHOOD,
@@ -74,7 +78,6 @@ from sparsebayes.inference.engines.bound_problem import (  # noqa: F401  (the en
     check_prior,
     gradient,
     info,
-    init,
     is_small,
     make_problem,
     optimality_residual,
@@ -82,6 +85,7 @@ from sparsebayes.inference.engines.bound_problem import (  # noqa: F401  (the en
     predictors,
     rel_change,
     ridge_start,
+    start_state,
 )
 from sparsebayes.inference.engines.bound_surrogate import loglik_hessian, newton_step, surrogate_cd_step  # noqa: F401
 
@@ -219,27 +223,33 @@ def _step_fn(solver, options):
                    **{k: v for k, v in options if k in ("growth", "zero_visit_decay", "full_sweep_every")})
 
 
-def _start(problem, prior, solver, coef0, seed):
+def step(state, problem, prior, *, solver="componentwise", tol=0.0, **options):
+    """One iteration of ``solver`` (:data:`SOLVERS`; the module docstring) from ``state``: returns the new
+    :class:`State` and its :class:`Info`. ``tol`` only tells the component-wise solver whether its next
+    sweep must visit every weight; ``options`` as :func:`run` takes them."""
+    return _step_fn(solver, tuple(sorted(options.items())))(state, problem, prior, tol=tol)
+
+
+def init(problem, prior, coef0=None, *, seed=0, solver="componentwise"):
+    """The :class:`State` at ``coef0`` (``d × (m−1)``; default zeros) for ``solver``: the SMLR block
+    solver's zeros take one ridge step's values (eq. 10 from zero), since eq. 13 never moves a zero
+    weight. ``seed`` seeds the component-wise visitation of zero weights."""
     if solver == "block" and prior.bound_sparse:
-        # eq. 13 keeps a zero weight at zero for good: zeros of the start take the ridge step's value
         ridge = ridge_start(problem, prior.bound_ridge_precision)
         coef0 = ridge if coef0 is None else jnp.where(coef0 == 0, ridge, coef0)
-    return init(problem, prior, coef0, seed=seed)
+    return start_state(problem, prior, coef0, seed=seed)
 
 
 def _converged(state, tol):
+    """The stopping rule: the relative change of ``W`` below ``tol``, on a step that visited every weight."""
     return (state.rel_change < tol) & state.last_full
 
 
 @partial(jax.jit, static_argnames=("solver", "options"))
 def _run(problem, prior, coef0, tol, seed, max_iter, *, solver, options):
-    step = _step_fn(solver, options)
-    state = _start(problem, prior, solver, coef0, seed)
-    state = lax.while_loop(
-        lambda s: (s.n_iter < max_iter) & ~_converged(s, tol),
-        lambda s: step(s, problem, prior, tol=tol)[0],
-        state,
-    )
+    state = init(problem, prior, coef0, seed=seed, solver=solver)
+    state = driver.run(partial(_step_fn(solver, options), tol=tol), state, problem, prior, tol=tol, max_iter=max_iter,
+                       converged=_converged)
     return state, info(state, problem, prior, converged=_converged(state, tol))
 
 
@@ -289,10 +299,9 @@ def run(problem, prior, *, solver="componentwise", coef0=None, tol=1e-6, max_ite
 
 @partial(jax.jit, static_argnames=("solver", "n_steps", "options"))
 def _trace(problem, prior, coef0, seed, *, solver, n_steps, options):
-    step = _step_fn(solver, options)
-    state = _start(problem, prior, solver, coef0, seed)
+    state = init(problem, prior, coef0, seed=seed, solver=solver)
     first = info(state, problem, prior, converged=jnp.asarray(False))
-    state, infos = lax.scan(lambda s, _: step(s, problem, prior, tol=0.0), state, None, length=n_steps)
+    state, infos = driver.trace(partial(_step_fn(solver, options), tol=0.0), state, problem, prior, n_steps=n_steps)
     stacked = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, infos)
     return state, stacked
 

@@ -162,8 +162,9 @@ def rel_change(new, old, floor):
     return jnp.max(jnp.abs(new - old)) / scale
 
 
-def init(problem, prior, coef0=None, *, seed=0):
-    """Initial :class:`State`; ``coef0`` (``d × (m−1)``) warm-starts, default zeros."""
+def start_state(problem, prior, coef0=None, *, seed=0):
+    """The :class:`State` at ``coef0`` (``d × (m−1)``; default zeros) as it is (the engine's ``init``,
+    :func:`sparsebayes.inference.engines.bound.init`, adds the block solver's ridge start)."""
     d, k = problem.X.shape[1], problem.Y1.shape[1]
     coef = jnp.zeros((d, k)) if coef0 is None else jnp.asarray(coef0, dtype=jnp.float64)
     eta, log_norm, objective = predictors(coef, problem, prior)

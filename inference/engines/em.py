@@ -11,12 +11,14 @@ the precomputed ``HᵀH`` (:func:`m_step`). The likelihood's own parameter (σ²
 dispersion) travels in ``noise_var`` and is updated after the weights, at their new values, by its
 ``update_params`` (AECM: an E-step of its own).
 
-The engine has the contract of every engine here: :class:`EMState` and :class:`EMInfo`,
-:func:`init`, a pure :func:`step` ``(state, data, likelihood, controls) -> (state, info)``,
-:func:`run` (the jit boundary: a ``lax.while_loop`` on the tolerance) and :func:`trace` (a
-``lax.scan`` keeping every step's :class:`EMInfo`). The hierarchy travels in the state
-(``state.prior``), so hyperparameters it shares across weights (the Laplace γ, the horseshoe's
-global scale) can be estimated inside the loop.
+The engine keeps the contract of :mod:`sparsebayes.inference.engines.driver`: :class:`EMState` and
+:class:`EMInfo`, :func:`init` ``(data, model, beta, noise_var) -> state``, a pure :func:`step`
+``(state, data, model, *, controls, ...) -> (state, info)`` with ``model`` an :class:`EMModel`
+``(prior, likelihood)``, and :func:`run` (the jit boundary: the driver's ``lax.while_loop`` on the
+tolerance) and :func:`trace` (the driver's ``lax.scan`` keeping every step's :class:`EMInfo`). The
+hierarchy travels in the state (``state.prior``, from ``model.prior`` at :func:`init`), so
+hyperparameters it shares across weights (the Laplace γ, the horseshoe's global scale) can be
+estimated inside the loop.
 
 One EM iteration (:func:`step`):
 
@@ -76,6 +78,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.linalg import cho_factor, cho_solve
 
+from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines._active import active_first
 from sparsebayes.inference.engines._shapes import bucket, pad_to
 from sparsebayes.inference.engines.em_covariance import conditional_covariance, laplace_covariance, solve_floor
@@ -84,7 +87,7 @@ from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.likelihoods.registry import row_mask
 from sparsebayes.models.priors import neg_log_hyperprior, update_shared
 
-__all__ = ["EMControls", "EMData", "EMDesign", "EMInfo", "EMResult", "EMState", "RidgeStart", "conditional_covariance",
+__all__ = ["EMControls", "EMData", "EMDesign", "EMInfo", "EMModel", "EMResult", "EMState", "RidgeStart", "conditional_covariance",
            "fit_em", "init", "laplace_covariance", "log_posterior", "run", "step", "trace"]
 
 #: Widths at or below this never compact (recompiling costs more than it saves).
@@ -141,6 +144,16 @@ def compress(data, v):
     """The targets as the M-step's design sees them: ``v``, or ``Qᵀv`` for a factored design
     (then ``Hᵀv = H̃ᵀQᵀv``)."""
     return v if data.basis is None else v @ data.basis
+
+
+class EMModel(NamedTuple):
+    """The model EM fits, in the engine's model slot (:mod:`~sparsebayes.inference.engines.driver`): the
+    hierarchy ``prior`` (a prior object with the EM capability, at its starting values: :func:`init`
+    puts it in the state, where its estimated shared hyperparameters move, and :func:`step` reads it
+    from there) and the ``likelihood`` (with EM working responses and weights)."""
+
+    prior: NamedTuple
+    likelihood: object
 
 
 class EMState(NamedTuple):
@@ -333,15 +346,20 @@ def _as(x, dtype):
     return x.astype(dtype) if isinstance(x, jax.Array) else np.asarray(x, dtype=dtype)
 
 
-def init(beta, noise_var, prior, n_iter=0):
-    """The :class:`EMState` at the weights ``beta`` (the ridge start, :class:`RidgeStart`, in
-    :func:`fit_em`), σ² ``noise_var`` and the hierarchy ``prior``, after ``n_iter`` iterations.
+def init(data, model, beta, noise_var, n_iter=0):
+    """The :class:`EMState` on ``data`` (:class:`EMData`) at the weights ``beta`` (the ridge start,
+    :class:`RidgeStart`, in :func:`fit_em`), σ² ``noise_var`` and the hierarchy ``model.prior``
+    (:class:`EMModel`), after ``n_iter`` iterations.
 
     Every float (the hierarchy's parameters included) is float64, so that a state fed back to
-    :func:`run` matches the types its loop carries.
+    :func:`run` matches the types its loop carries. ``ValueError`` when ``beta`` has not one weight
+    per column of ``data.H``.
     """
+    if np.ndim(beta) != 1 or np.shape(beta)[0] != np.shape(data.H)[1]:
+        raise ValueError(f"beta must hold one weight per column of the design ({np.shape(data.H)[1]}), got shape "
+                         f"{np.shape(beta)}")
     return EMState(_as(beta, np.float64), _as(noise_var, np.float64), _as(n_iter, np.int64), np.float64(np.inf),
-                   jax.tree.map(lambda x: _as(x, np.float64), prior), np.float64(-np.inf), np.float64(np.inf))
+                   jax.tree.map(lambda x: _as(x, np.float64), model.prior), np.float64(-np.inf), np.float64(np.inf))
 
 
 def _info(state, data, likelihood):
@@ -351,8 +369,9 @@ def _info(state, data, likelihood):
                   jnp.sum(state.beta != 0), state.noise_var, prior, prior.em_scale(state.beta))
 
 
-def step(state, data, likelihood, controls, *, estimate_noise, guard=False):
-    """One EM iteration: E-step (latent targets, variances), σ² update, M-steps, pruning.
+def step(state, data, model, *, controls, estimate_noise, guard=False):
+    """One EM iteration: E-step (latent targets, variances), σ² update, M-steps, pruning, for
+    ``model.likelihood`` (:class:`EMModel`) and the hierarchy in ``state.prior``.
 
     The E-step is taken at ``(β⁽ᵗ⁾, θ⁽ᵗ⁾)``, ``θ`` the hierarchy's shared hyperparameters; then
     conditional M-steps in turn, σ², β given σ², θ given β⁽ᵗ⁺¹⁾ (``state.prior.update_shared``, at the
@@ -362,7 +381,7 @@ def step(state, data, likelihood, controls, *, estimate_noise, guard=False):
     Returns the new state and its :class:`EMInfo`; :func:`run` discards the info inside its loop,
     and the objective it holds is then never computed (the compiler drops unused values).
     """
-    beta, prior = state.beta, state.prior
+    beta, prior, likelihood = state.beta, state.prior, model.likelihood
     eta = linear_predictor(data, beta)
     u = prior.em_scale(beta)  # E[1/τ_i | β_i] = 1/u_i²
     weighted = not getattr(likelihood, "constant_weight", True)
@@ -435,26 +454,24 @@ def joint_change(rel_beta, prior, new_prior, objective, new_objective):
 
 
 @partial(jax.jit, static_argnames=("estimate_noise", "guard"))
-def run(state, data, likelihood, controls, *, estimate_noise, guard=False):
-    """Iterate :func:`step` until ``rel_change < controls.tol``, ``controls.max_iter`` iterations, or at
-    most ``controls.shrink_below`` nonzero weights; returns the final state and its :class:`EMInfo`.
-    ``guard``: the M-step's guarded solve (:func:`m_step`)."""
-
-    def cond(s):
-        return (s.rel_change >= controls.tol) & (s.n_iter < controls.max_iter) & (
-            jnp.sum(s.beta != 0) > controls.shrink_below)
-
-    final = lax.while_loop(cond, lambda s: step(s, data, likelihood, controls, estimate_noise=estimate_noise,
-                                                guard=guard)[0], state)
-    return final, _info(final, data, likelihood)
+def run(state, data, model, controls, *, estimate_noise, guard=False):
+    """:func:`step` (settings ``controls``, ``estimate_noise``, ``guard``: the M-step's guarded solve,
+    :func:`m_step`) through :func:`~sparsebayes.inference.engines.driver.run` until ``rel_change <
+    controls.tol``, ``controls.max_iter`` iterations, or at most ``controls.shrink_below`` nonzero
+    weights; returns the final state and its :class:`EMInfo`."""
+    final = driver.run(partial(step, controls=controls, estimate_noise=estimate_noise, guard=guard), state, data,
+                       model, tol=controls.tol, max_iter=controls.max_iter,
+                       halt=lambda s: ~(jnp.sum(s.beta != 0) > controls.shrink_below))
+    return final, _info(final, data, model.likelihood)
 
 
 @partial(jax.jit, static_argnames=("n_steps", "estimate_noise"))
-def trace(state, data, likelihood, controls, *, n_steps, estimate_noise):
-    """``n_steps`` iterations on the full basis with the :class:`EMInfo` of each (``lax.scan``);
-    ``controls.tol``, ``max_iter`` and ``shrink_below`` do not stop it."""
-    return lax.scan(lambda s, _: step(s, data, likelihood, controls, estimate_noise=estimate_noise), state, None,
-                    length=n_steps)
+def trace(state, data, model, controls, *, n_steps, estimate_noise):
+    """``n_steps`` iterations on the full basis with the :class:`EMInfo` of each
+    (:func:`~sparsebayes.inference.engines.driver.trace`); ``controls.tol``, ``max_iter`` and
+    ``shrink_below`` do not stop it."""
+    return driver.trace(partial(step, controls=controls, estimate_noise=estimate_noise), state, data, model,
+                        n_steps=n_steps)
 
 
 def _width(k, p):
@@ -535,6 +552,7 @@ def run_slices(H, gram_full, basis, y_padded, design_rows, n_obs, col_norm, n_we
     with ``beta`` and ``scale`` on ``H``'s columns and the hierarchy as the loop returns it."""
     n, p = H.shape
     padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
+    model = EMModel(prior, likelihood)  # one model for every slice: the hierarchy's estimates travel in the state
     tol, max_iter = float(controls.tol), float(controls.max_iter)
     converged, obj = False, -np.inf
     scale = np.zeros(p)
@@ -554,8 +572,8 @@ def run_slices(H, gram_full, basis, y_padded, design_rows, n_obs, col_norm, n_we
         data = EMData(Hb, y_padded, G, basis, np.float64(n_obs), pad_to(col_norm[active], (width,)),
                       np.float64(n_weights))
         for guard in (False, True):  # a slice whose M-step broke down (a non-finite weight) again, guarded
-            state, info = run(init(bb, s2, prior, n_iter), data, likelihood, controls, estimate_noise=estimate_noise,
-                              guard=guard)
+            state, info = run(init(data, model._replace(prior=prior), bb, s2, n_iter), data, model, controls,
+                              estimate_noise=estimate_noise, guard=guard)
             # one transfer of what the host reads (each array fetched is a wait on the device)
             # (not the joint rule's objective and step change, which a slice restarts from anyway)
             state, info_scale, obj = jax.device_get((state._replace(objective=None, step_change=None), info.scale,

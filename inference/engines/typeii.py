@@ -42,10 +42,12 @@ with σ², and its prior term ``−λΣv_i/(2σ²)`` is part of ``L`` but not of
 can fall at a σ² step. The fit stops when no move
 gains more than ``tol`` and σ² changed by less than ``noise_tol`` (relative).
 
-The contract of every engine: :class:`State`, :func:`init`, a pure :func:`step` returning the new
-state and the step's :class:`Info` (the move taken, its basis and variance, its gain, ``L`` after it),
-:func:`run` the jit boundary (``lax.while_loop`` to convergence), :func:`trace` a fixed number of steps
-keeping each :class:`Info` (``lax.scan``); :func:`fit` is :func:`init` and :func:`run` in one program.
+The contract of :mod:`sparsebayes.inference.engines.driver`: :class:`State`, :func:`init`
+``(data, prior, noise_var, capacity)``, a pure :func:`step` ``(state, data, prior, *, settings)``
+returning the new state and the step's :class:`Info` (the move taken, its basis and variance, its
+gain, ``L`` after it), :func:`run` the jit boundary (the driver's ``lax.while_loop`` to convergence,
+:func:`stopped`), :func:`trace` a fixed number of steps keeping each :class:`Info` (the driver's
+``lax.scan``); :func:`fit` is :func:`init` and :func:`run` in one program.
 The Laplace path (:mod:`.typeii_laplace`) has the same shape and the same :class:`Info`.
 
 Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free), with the
@@ -72,6 +74,7 @@ from sparsebayes.models.priors import require
 from sparsebayes.models.typeii_hierarchies import optimal_variance
 
 from sparsebayes.inference._backend import on_accelerator
+from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines.typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
 from sparsebayes.inference.engines.typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view, basis_column  # noqa: F401
 from sparsebayes.inference.engines.typeii_moves import (  # noqa: F401  (public here: the engine's names)
@@ -452,26 +455,24 @@ def step(state, data, prior, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_m
     return new, Info.of(move, new.objective, paused)
 
 
-def _running(state, max_iter):
-    return ~state.converged & ~state.cycled & (state.n_iter < max_iter)
+def stopped(state, tol=None):
+    """The engine's stopping rule (:func:`~sparsebayes.inference.engines.driver.run`'s ``converged``):
+    its step has found no move gaining more than its ``tol`` with σ² changed by less than its
+    ``noise_tol`` (``state.converged``), or a cycle of moves (``state.cycled``). The tolerances are
+    the step's, so ``tol`` is not read here."""
+    return state.converged | state.cycled
 
 
 @partial(jax.jit, static_argnames=("pause_when_full",))
 def run(state, data, prior, *, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
         pause_when_full=False):
-    """The jit boundary: :func:`step` from ``state`` (``lax.while_loop``) until converged, cycled or
-    ``max_iter``; with ``pause_when_full``, also stop (``capacity_hit`` set, nothing else changed)
-    when the best move is an add with no free slot. Returns the final :class:`State`."""
-
-    def cond(st):
-        go = _running(st, max_iter)
-        return go & ~st.capacity_hit if pause_when_full else go
-
-    def body(st):
-        return step(st, data, prior, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max,
-                    pause_when_full=pause_when_full)[0]
-
-    return jax.lax.while_loop(cond, body, state)
+    """The jit boundary: :func:`step` from ``state`` (:func:`~sparsebayes.inference.engines.driver.run`)
+    until converged, cycled or ``max_iter``; with ``pause_when_full``, also stop (``capacity_hit`` set,
+    nothing else changed) when the best move is an add with no free slot. Returns the final :class:`State`."""
+    one = partial(step, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max,
+                  pause_when_full=pause_when_full)
+    return driver.run(one, state, data, prior, tol=tol, max_iter=max_iter, converged=stopped,
+                      halt=(lambda st: st.capacity_hit) if pause_when_full else None)
 
 
 @partial(jax.jit, static_argnames=("capacity", "pause_when_full"))
@@ -552,18 +553,13 @@ def fit_growing(data, prior, noise_var, *, limit, start=16, **kw):
 
 @partial(jax.jit, static_argnames=("n_steps",))
 def trace(state, data, prior, *, n_steps, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3):
-    """:func:`step` ``n_steps`` times from ``state`` (``lax.scan``; a fit that has stopped stays,
-    with ``kind`` none and gain 0); returns the final state and every step's :class:`Info`."""
-
-    def body(st, _):
-        return jax.lax.cond(
-            _running(st, jnp.iinfo(jnp.int32).max),
-            lambda s: step(s, data, prior, tol=tol, noise_tol=noise_tol, noise_every=noise_every,
-                           align_max=align_max),
-            lambda s: (s, Info.none(s.objective)), st)
-
+    """:func:`step` ``n_steps`` times from ``state`` (:func:`~sparsebayes.inference.engines.driver.trace`;
+    a fit that has stopped stays, with ``kind`` none and gain 0); returns the final state and every
+    step's :class:`Info`."""
     check_prior(prior)
-    return jax.lax.scan(body, state, None, length=n_steps)
+    one = partial(step, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max)
+    return driver.trace(one, state, data, prior, n_steps=n_steps, converged=stopped,
+                        rest=lambda st: Info.none(st.objective))
 
 
 def coefficients(state, n_basis):

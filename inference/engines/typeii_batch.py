@@ -26,6 +26,7 @@ from sparsebayes.inference.engines.typeii import (
     note_cycle,
     run,
     spd_inverse_sweep,
+    stopped,
     widen,
 )
 
@@ -98,7 +99,7 @@ def _fit_queue(data, prior, noise_var, *, lanes, capacity, max_iter, tol, noise_
         return jax.lax.cond(jnp.any(mask), lambda s: _where_batch(mask, update(s), s), lambda s: s, st)
 
     def running(st):
-        return ~st.converged & ~st.cycled & (st.n_iter < max_iter)
+        return ~stopped(st) & (st.n_iter < max_iter)
 
     def advance(lane_data, st, live):
         move = choose(lane_data, st)

@@ -144,7 +144,8 @@ def check_em_objective_monotone(prior, n_steps=60):
     data = _em_data(H, y)
     beta0 = np.linalg.solve(H.T @ H + 1e-6 * np.eye(H.shape[1]), H.T @ y)
     controls = em.EMControls(prune_tol=1e-8, noise_floor=1e-12)
-    _, info = em.trace(em.init(beta0, np.var(y), prior), data, GaussianLikelihood(), controls,
+    model = em.EMModel(prior, GaussianLikelihood())
+    _, info = em.trace(em.init(data, model, beta0, np.var(y)), data, model, controls,
                        n_steps=n_steps, estimate_noise=True)
     obj, n_active = np.asarray(info.objective), np.asarray(info.n_active)
     assert np.all(np.isfinite(obj)), f"{prior}: non-finite EM objective {obj}"

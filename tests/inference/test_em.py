@@ -55,7 +55,8 @@ def test_log_posterior_never_decreases(kind, prior):
     data = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X))
     s2 = jnp.asarray(float(np.var(y)) if kind == "regression" else 1.0)
     # estimate_noise: σ² by 000 eq. 12 for regression; the probit likelihood's update is its fixed unit variance
-    _, info = em.trace(em.init(beta0, s2, prior), data, lik, EMControls(prune_tol=1e-8, noise_floor=1e-12),
+    model = em.EMModel(prior, lik)
+    _, info = em.trace(em.init(data, model, beta0, s2), data, model, EMControls(prune_tol=1e-8, noise_floor=1e-12),
                        n_steps=60, estimate_noise=True)
     start = float(log_posterior(beta0, s2, data, prior, lik))  # the ridge start's, so step 1 is checked too
     obj = np.r_[start, np.asarray(info.objective)]
@@ -169,7 +170,8 @@ def test_pruned_weights_stay_zero_and_active_set_compaction_matches_full_run():
     s2 = jnp.asarray(float(np.var(y)))
     controls = EMControls(prune_tol=1e-8, noise_floor=1e-10 * float(np.mean(y**2)),
                           prune_floor=1e-8 * float(np.max(np.abs(b0))))
-    final, info = em.trace(em.init(b0, s2, JeffreysPrior()), data, GaussianLikelihood(), controls,
+    model = em.EMModel(JeffreysPrior(), GaussianLikelihood())
+    final, info = em.trace(em.init(data, model, b0, s2), data, model, controls,
                            n_steps=res.n_iter, estimate_noise=True)
     np.testing.assert_allclose(res.beta, np.asarray(final.beta), rtol=1e-6, atol=1e-9)
     assert np.all(np.diff(np.asarray(info.n_active)) <= 0)  # once zero, always zero

@@ -89,8 +89,9 @@ def _objective_path(prior, kind, n_steps=80):
     beta0 = RidgeStart(X)(y0)
     s2 = float(np.var(y)) if kind == "regression" else 1.0
     data = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X))
-    state = em.init(beta0, s2, prior)
-    _, info = em.trace(state, data, lik, EMControls(prune_tol=1e-8, noise_floor=1e-12), n_steps=n_steps,
+    model = em.EMModel(prior, lik)
+    state = em.init(data, model, beta0, s2)
+    _, info = em.trace(state, data, model, EMControls(prune_tol=1e-8, noise_floor=1e-12), n_steps=n_steps,
                        estimate_noise=True)
     start = float(log_posterior(jnp.asarray(beta0), s2, data, prior, lik))
     return np.r_[start, np.asarray(info.objective)], np.r_[prior.gamma, np.asarray(info.prior.gamma)]
@@ -139,8 +140,9 @@ def test_fit_em_counts_the_model_weights_not_the_padded_columns_in_the_gamma_ste
     res = fit_em(X, y, prior, GaussianLikelihood(), beta0=b0, tol=1e-10, max_iter=2000)
     assert res.converged and em.bucket(p, per_octave=em.PAD_PER_OCTAVE) > p
     controls = EMControls(prune_tol=1e-8, noise_floor=1e-10 * float(np.mean(y**2)), prune_floor=1e-8 * float(np.max(np.abs(b0))))
-    final, _ = em.trace(em.init(b0, np.var(y), prior), EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X)),
-                        GaussianLikelihood(), controls, n_steps=res.n_iter, estimate_noise=True)
+    data, model = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X)), em.EMModel(prior, GaussianLikelihood())
+    final, _ = em.trace(em.init(data, model, b0, np.var(y)), data, model, controls, n_steps=res.n_iter,
+                        estimate_noise=True)
     np.testing.assert_allclose(res.beta, np.asarray(final.beta), rtol=1e-7, atol=1e-10)
     assert res.prior.gamma == pytest.approx(float(final.prior.gamma), rel=1e-9)
     g = res.prior.gamma
@@ -274,8 +276,9 @@ def test_em_objective_with_the_horseshoe_tau_estimated_never_decreases_on_a_fixe
     prior = HorseshoePrior(tau0, 1.0)
     beta0 = RidgeStart(X)(y)
     data = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X))
-    _, info = em.trace(em.init(beta0, np.var(y), prior), data, lik, EMControls(prune_tol=1e-8, noise_floor=1e-12),
-                       n_steps=80, estimate_noise=True)
+    model = em.EMModel(prior, lik)
+    _, info = em.trace(em.init(data, model, beta0, np.var(y)), data, model,
+                       EMControls(prune_tol=1e-8, noise_floor=1e-12), n_steps=80, estimate_noise=True)
     obj = np.r_[float(log_posterior(jnp.asarray(beta0), float(np.var(y)), data, prior, lik)), np.asarray(info.objective)]
     n_active = np.r_[X.shape[1], np.asarray(info.n_active)]
     same = n_active[1:] == n_active[:-1]
@@ -307,8 +310,8 @@ def test_the_engine_contract_vmaps_over_a_grid_of_hyperprior_settings():
     controls = EMControls(tol=1e-9, max_iter=500, prune_tol=1e-8, noise_floor=1e-12)
 
     def fit(rate):
-        state, info = em.run(em.init(jnp.asarray(beta0), s2, LaplacePrior(1.0, (1.0, rate))), data, lik, controls,
-                             estimate_noise=True)
+        model = em.EMModel(LaplacePrior(1.0, (1.0, rate)), lik)
+        state, info = em.run(em.init(data, model, jnp.asarray(beta0), s2), data, model, controls, estimate_noise=True)
         return state.prior.gamma, info.objective
 
     rates = jnp.asarray([1e-3, 0.1, 10.0])

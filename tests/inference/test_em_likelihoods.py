@@ -106,7 +106,8 @@ def test_student_t_em_objective_never_decreases_with_its_scale_estimated():
     H = np.c_[np.ones(y.size), X]
     lik = StudentTLikelihood()
     data = EMData(jnp.asarray(H), jnp.asarray(y), jnp.asarray(H.T @ H))
-    _, info = em.trace(em.init(RidgeStart(H)(y), lik.init_params(y), LaplacePrior(1.0)), data, lik,
+    model = em.EMModel(LaplacePrior(1.0), lik)
+    _, info = em.trace(em.init(data, model, RidgeStart(H)(y), lik.init_params(y)), data, model,
                        EMControls(prune_tol=1e-8), n_steps=60, estimate_noise=True)
     obj = np.asarray(info.objective)
     assert np.all(np.isfinite(obj))

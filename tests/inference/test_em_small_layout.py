@@ -23,8 +23,9 @@ def test_em_small_the_loop_copies_no_square_into_column_major():
     y = (rng.random(n) < 0.5).astype(float)
     data = em.EMData(H, y, H.T @ H, None, np.float64(n), np.sqrt(np.einsum("ij,ij->j", H, H)), np.float64(width))
     controls = em.EMControls(*(np.float64(c) for c in (1e-3, 100, -1, 1e-8, 0.0, 0.0)))
-    state = em.init(0.1 * rng.normal(size=width), 1.0, JeffreysPrior())
-    hlo = em.run.lower(state, data, ProbitLikelihood(), controls, estimate_noise=False).compile().as_text()
+    model = em.EMModel(JeffreysPrior(), ProbitLikelihood())
+    state = em.init(data, model, 0.1 * rng.normal(size=width), 1.0)
+    hlo = em.run.lower(state, data, model, controls, estimate_noise=False).compile().as_text()
     entry = hlo[hlo.index("ENTRY"):]
     copies = re.findall(rf"%\S*copy\S* = f64\[{width},{width}\]\S*", entry)
     assert copies == [], copies
