@@ -124,10 +124,12 @@ class LaplacePrior(NamedTuple):
     # ``scaled`` (β_i | σ², τ_i ~ N(0, σ²τ_i)) with γ = λ² under gamma_prior = (r, δ) it is Park &
     # Casella's Bayesian Lasso; unscaled, EM's hierarchy (002 eqs. 9–10).
     def gibbs_init(self, p, dtype=jnp.float64):
-        """Auxiliary state: the mixing variances ``tau`` at ones; with ``gamma_prior``, also ``gamma`` at ``γ``."""
-        aux = {"tau": jnp.ones(p, dtype)}
+        """Auxiliary state: the mixing variances ``tau`` at ones; with ``gamma_prior``, also ``gamma`` at ``γ``
+        (NumPy arrays: a start builds no JAX program; a traced ``γ`` stays a JAX array)."""
+        aux = {"tau": np.ones(p, dtype)}
         if self.gamma_prior is not None:
-            aux["gamma"] = jnp.asarray(self.gamma, dtype)
+            aux["gamma"] = jnp.asarray(self.gamma, dtype) if isinstance(self.gamma, jax.core.Tracer) else \
+                np.asarray(self.gamma, dtype)
         return aux
 
     def gibbs_prior_variance(self, aux):
@@ -154,6 +156,34 @@ class LaplacePrior(NamedTuple):
         a, b = self.gamma_prior
         new_gamma = jax.random.gamma(k_gamma, a + beta.shape[0], dtype=beta.dtype) / (b + 0.5 * jnp.sum(tau))
         return {"tau": tau, "gamma": new_gamma}
+
+    def gibbs_variates(self, p):
+        """The standard variates :meth:`gibbs_update_from` reads each sweep
+        (:class:`~sparsebayes.inference.engines.gibbs_variates.VariateSpec`): a ``χ²₁`` and a ``U(0, 1)``
+        per weight for Michael, Schucany & Haas's inverse-Gaussian draw of ``1/τ_i``, and with
+        ``gamma_prior = (a, b)`` one standard ``Gamma(a + p)`` for γ (its conditional's shape, a
+        constant: Park & Casella 2008, Sec. 2, ``λ² | τ ~ Gamma(p + r, Σ τ_i/2 + δ)``)."""
+        from sparsebayes.inference.engines.gibbs_variates import VariateSpec
+
+        fields = {"tau_chi2": VariateSpec("chi2", p), "tau_uniform": VariateSpec("uniform", p)}
+        if self.gamma_prior is not None:
+            fields["gamma"] = VariateSpec("gamma", None, float(self.gamma_prior[0]) + p)
+        return fields
+
+    def gibbs_update_from(self, variates, beta, aux):
+        """:meth:`gibbs_update` as a transform of the sweep's standard variates (:meth:`gibbs_variates`,
+        drawn ahead on the host or the device): ``1/τ_i = IG(√(γ/β_i²), γ)`` from ``tau_chi2`` and
+        ``tau_uniform`` (Michael, Schucany & Haas 1976), then, with ``gamma_prior = (a, b)``,
+        ``γ = G / (b + Σ τ_i/2)`` with ``G ~ Gamma(a + p)`` the ``gamma`` variate. The same conditionals,
+        and the same floor of ``β_i²`` at 10⁻³⁰⁰, as :meth:`gibbs_update`."""
+        from sparsebayes.inference.engines.gibbs_variates import inverse_gaussian_from
+
+        b2 = jnp.maximum(beta**2, 1e-300)
+        gamma = self.gamma if self.gamma_prior is None else aux["gamma"]
+        tau = 1.0 / inverse_gaussian_from(jnp.sqrt(gamma / b2), gamma, variates["tau_chi2"], variates["tau_uniform"])
+        if self.gamma_prior is None:
+            return {"tau": tau}
+        return {"tau": tau, "gamma": variates["gamma"] / (self.gamma_prior[1] + 0.5 * jnp.sum(tau))}
 
     def gibbs_twin_sites(self, beta, aux):
         """The sites of :meth:`sample_beta` at Gibbs draws (leading axes: chain, draw; NumPy): ``tau`` and,

@@ -23,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 from sklearn.model_selection import KFold
 
-from sparsebayes.inference.engines.gibbs import Hyper, posterior_mean_batch
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, posterior_mean_batch
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.inference.estimators.typeii_many import fit_many
 from sparsebayes.models.features import GaussianKernelFeatures

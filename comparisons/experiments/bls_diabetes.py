@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
-from sparsebayes.inference.engines.gibbs import Hyper, posterior_mean_batch
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, posterior_mean_batch
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor
 
 from ..datasets import diabetes

@@ -20,6 +20,9 @@ logistic's Pólya-Gamma variates (Polson, Scott & Windle 2013: ``ω`` the variat
   with ``Φ = Ω^{1/2}X/σ``, ``α = Ω^{1/2}z/σ`` and ``D = diag(v)``: ``u ~ N(0, D)``, ``δ ~ N(0, I_n)``,
   ``v' = Φu + δ``, solve ``(ΦDΦᵀ + I_n) w = α − v'``, return ``u + DΦᵀw``; ``O(n²p)`` flops and
   nothing ``p × p`` (arrays of ``n·p`` and ``n²``), for ``p > n``;
+* :func:`rue_draw_bordered`: the Gaussian case from the bordered Gram matrix ``[[XᵀX, Xᵀy], [yᵀX, κ]]``
+  (:func:`bordered_gram`, computed once): one Cholesky factor gives both ``L`` and ``L⁻¹Xᵀy``, so a draw
+  takes one triangular solve, written out at small ``p`` (:func:`back_substitution`);
 * :func:`rue_draw_from_stats`: the Gaussian case (``ω = 1``) from sufficient statistics
   (:func:`gaussian_stats`: ``XᵀX`` and ``Xᵀy``, computed once), ``O(p³)`` per draw whatever ``n``,
   with :func:`stats_rss` for ``‖y − Xβ‖²`` in ``O(p²)``;
@@ -307,6 +310,52 @@ def rue_draw_from_stats(normal, stats, prior_var, noise_var):
     ``b = Xᵀy/σ²``, :func:`rue_from_precision`; ``O(p³)``, independent of ``n``."""
     precision = stats.gram / noise_var + jnp.diag(1.0 / prior_var)
     return rue_from_precision(normal, precision, stats.Xty / noise_var)
+
+
+def bordered_gram(X, y):
+    """``[[XᵀX, Xᵀy], [yᵀX, 1 + 2‖y‖²]]``, ``(p + 1) × (p + 1)``: the matrix whose Cholesky factor
+    :func:`rue_draw_bordered` takes once ``diag(σ²/v, 0)`` is added.
+
+    The corner is any number that keeps the matrix positive definite: its Schur complement
+    ``1 + 2‖y‖² − yᵀX A⁻¹Xᵀy`` is at least ``1 + ‖y‖²``, as ``X A⁻¹Xᵀ ⪯ I``. It changes nothing
+    else of the factor."""
+    Xty = X.T @ y
+    return jnp.block([[X.T @ X, Xty[:, None]], [Xty[None, :], (1.0 + 2.0 * (y @ y))[None, None]]])
+
+
+#: Up to this many coefficients, :func:`back_substitution` is written out, one scalar step per
+#: coefficient, and XLA fuses it; above, LAPACK's triangular solve.
+UNROLL_MAX = 16
+
+
+def back_substitution(L, b):
+    """``x`` with ``Lᵀx = b`` for lower-triangular ``L``: written out for ``p ≤ UNROLL_MAX``, else
+    ``lax.linalg.triangular_solve``. At small ``p`` the fused scalar steps are faster than a
+    LAPACK call; the lead shrinks as ``p`` grows and is gone a little above ``UNROLL_MAX``, while
+    the written-out form takes longer to compile."""
+    p = L.shape[-1]
+    if p > UNROLL_MAX:
+        return jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True, transpose_a=True)[:, 0]
+    x = [None] * p
+    for i in reversed(range(p)):
+        rest = b[i] - L[i + 1:, i] @ jnp.stack(x[i + 1:]) if i < p - 1 else b[i]
+        x[i] = rest / L[i, i]
+    return jnp.stack(x)
+
+
+def rue_draw_bordered(normal, bordered, relative_precision, noise_var):
+    """:func:`rue_draw` for ``ω = 1`` (Gaussian regression, ``p ≤ n``) from the bordered Gram matrix
+    (:func:`bordered_gram`) in one Cholesky factor and one triangular solve.
+
+    With ``A = XᵀX/σ² + diag(1/v) = (XᵀX + diag(σ²/v))/σ²`` (``relative_precision`` is ``σ²/v``;
+    ``1/τ`` under σ²-scaled prior variances ``v = σ²τ``, Park & Casella 2008, Sec. 2) and
+    ``XᵀX + diag(σ²/v) = LLᵀ``: ``β = A⁻¹Xᵀy/σ² + L⁻ᵀσε = L⁻ᵀ(L⁻¹Xᵀy + σε)``, ``ε = normal``. The factor
+    of ``[[LLᵀ, Xᵀy], [yᵀX, κ]]`` is ``[[L, 0], [(L⁻¹Xᵀy)ᵀ, ·]]``, so its last row is ``L⁻¹Xᵀy``: one
+    triangular solve instead of two. The factor comes from ``lax.linalg.cholesky`` without
+    symmetrizing (the matrix is symmetric as built), the solve from :func:`back_substitution`."""
+    p = relative_precision.shape[-1]
+    factor = jax.lax.linalg.cholesky(bordered + jnp.diag(jnp.append(relative_precision, 0.0)), symmetrize_input=False)
+    return back_substitution(factor[:p, :p], factor[p, :p] + jnp.sqrt(noise_var) * normal)
 
 
 def log_marginal_from_gram(gram, rhs, prior_var, noise_var):

@@ -32,10 +32,12 @@ conjugate augmentation and stays with NUTS.
 The engine contract (DESIGN, inference/): :class:`State`, :class:`Info`, :func:`init`, the pure
 :func:`step` and :func:`run_sweeps`, the jit boundary (``lax.scan`` over sweeps, chains by
 ``vmap``); :func:`run` checks the data and drives it, in about 20 compiled calls with a progress
-bar. The Bayesian Lasso of Park & Casella (with its own variate streams and the Bhattacharya et
-al. p > n draw) stays in :mod:`sparsebayes.inference.engines.gibbs`; this engine is the one a new hierarchy
-plugs into, by the methods ``gibbs_init``, ``gibbs_prior_variance`` and ``gibbs_update``
-(:data:`sparsebayes.models.priors.CAPABILITIES`), and optionally ``gibbs_global_step(key, aux,
+bar. A hierarchy that declares its standard variates (``gibbs_variates``, ``gibbs_update_from``: the
+Laplace prior, and with it Park & Casella's Bayesian Lasso,
+:mod:`sparsebayes.inference.estimators.bayesian_lasso_estimator`) can instead sweep from variates drawn
+ahead (:func:`run` with ``variates=``, :func:`step_from`): NumPy's generators on a CPU, no sampler in the
+compiled sweep. This engine is the one a new hierarchy plugs into, by the methods ``gibbs_init``,
+``gibbs_prior_variance`` and ``gibbs_update`` (:data:`sparsebayes.models.priors.CAPABILITIES`), and optionally ``gibbs_global_step(key, aux,
 log_marginal)``: a move of the hierarchy's global scale given the data with β integrated out
 (``log_marginal(v)``, :func:`~.gibbs_beta.log_marginal`), made before β is drawn, so that the pair is
 drawn as a block (Johndrow, Orenstein & Bhattacharya 2020; the horseshoe's
@@ -220,7 +222,7 @@ def run_sweeps(state, keys, data, prior, noise=FLAT, *, scaled=False, fixed_nois
 
 def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, fit_intercept=True,
         noise_prior=FLAT, noise_var=None, scaled=False, progress_bar=None, beta_draw="auto", likelihood=None,
-        likelihood_param=None, intercept_scale=INTERCEPT_SCALE):
+        likelihood_param=None, intercept_scale=INTERCEPT_SCALE, variates=None):
     """Draws of ``(β, σ², aux)`` (:class:`State`) and the sweeps' :class:`Info`, each with leading
     axes ``(chain, draw)``.
 
@@ -239,7 +241,21 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     for ``p > n``) or ``"rue"``, ``"bhattacharya"`` forced (:func:`gibbs_data`), or ``"cg"`` / a
     :class:`~.gibbs_beta.CG` (its tolerance and iterations): the prior-preconditioned conjugate
     gradient draw of Nishimura & Suchard (2023) from ``X`` at any shape, warm-started at each chain's β.
+
+    ``variates``: ``None`` (default) draws every random number from JAX keys inside the sweeps (a
+    sweep's key split from ``seed``); ``"auto"``, ``"numpy"`` or ``"device"`` reads them pre-drawn
+    (:func:`run_with_variates`, :func:`step_from`) for a hierarchy that declares its standard variates
+    (the Laplace prior: Park & Casella's Bayesian Lasso), with over-dispersed starts, and no Gamma
+    sampler compiled into the sweep. The two give different draws of the same posterior.
     """
+    if variates is not None:
+        if likelihood is not None and make_likelihood(likelihood).name != "gaussian":
+            raise ValueError("variates applies to the Gaussian likelihood; the augmented sweeps draw from keys")
+        if noise_var is not None:
+            raise ValueError("variates needs σ² drawn, not held (noise_var=None)")
+        return run_with_variates(X, y, prior, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                                 seed=seed, fit_intercept=fit_intercept, noise_prior=noise_prior, scaled=scaled,
+                                 progress_bar=progress_bar, beta_draw=beta_draw, variates=variates)[:2]
     if likelihood is not None and make_likelihood(likelihood).name != "gaussian":
         if noise_prior != FLAT or noise_var is not None or scaled:
             raise ValueError("noise_prior, noise_var and scaled apply to the Gaussian likelihood only; the "
@@ -517,3 +533,279 @@ def augmented_inference_data(states, infos, X, y, likelihood, prior=None, *, fit
     return from_dict(groups,
                      coords=coords,
                      dims={**{k: ["basis"] for k, v in post.items() if np.ndim(v) == 3}, "y": ["obs"]})
+
+
+# --- Sweeps from pre-drawn standard variates ------------------------------------------------------
+
+
+class VariateData(NamedTuple):
+    """What a sweep from pre-drawn variates (:func:`step_from`) reads of centred ``(X, y)``, possibly
+    padded with zero rows (which change no draw: they add nothing to ``XᵀX``, ``Xᵀy`` or the residual,
+    and their Bhattacharya rows decouple): ``X`` and ``y``; the bordered Gram matrix on Rue's path
+    (:func:`~.gibbs_beta.bordered_gram`; ``None`` on Bhattacharya's, where it would be the one ``p × p``
+    array); ``X = QR`` (reduced) with ``Qᵀy`` and ``‖y − QQᵀy‖²``, so that
+    ``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` costs ``min(n, p)·p``, a sum of two non-negative terms;
+    and the degrees of freedom ``m``."""
+    X: jax.Array
+    y: jax.Array
+    bordered: jax.Array | None
+    R: jax.Array
+    Qty: jax.Array
+    rss_perp: jax.Array
+    dof: jax.Array
+
+
+def variate_data(X, y, dof, use_rue):
+    """The :class:`VariateData` of ``(X, y)``, set up once per run (inside its first program)."""
+    Q, R = jnp.linalg.qr(X)
+    Qty = Q.T @ y
+    return VariateData(X, y, gibbs_beta.bordered_gram(X, y) if use_rue else None, R, Qty,
+                       jnp.sum((y - Q @ Qty) ** 2), dof)
+
+
+def residual_sum_of_squares(data, beta):
+    """``‖y − Xβ‖²`` through the QR factor of :class:`VariateData`: ``‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²``."""
+    return data.rss_perp + jnp.sum((data.Qty - data.R @ beta) ** 2)
+
+
+def step_from(state, variates, data, prior, noise=FLAT, *, scaled=False):
+    """:func:`step` with every random number read from ``variates`` (one sweep's
+    :class:`~.gibbs_variates.SweepVariates`), pure; returns ``(state, info)``.
+
+    The same three conditionals (module docstring): β by Rue's draw from the bordered Gram matrix
+    (:func:`~.gibbs_beta.rue_draw_bordered`, ``p ≤ n``) or Bhattacharya's (``p > n``), from the
+    variates' normals; ``σ² = rate / G`` with ``G`` the standard ``Gamma(m/2 + c [+ p/2])`` variate;
+    the hierarchy's auxiliary variables by ``prior.gibbs_update_from(variates.aux, β, aux)``, the
+    transform of the standard variates it declared (``gibbs_variates``). No random number is drawn
+    inside the compiled sweep, so a run compiles no Gamma sampler and the variates come from the
+    faster generator where the engine runs (:mod:`.gibbs_variates`)."""
+    tiny = jnp.finfo(state.beta.dtype).tiny
+    hierarchy_var = jnp.maximum(prior.gibbs_prior_variance(state.aux), tiny)
+    v = jnp.maximum(state.noise_var * hierarchy_var if scaled else hierarchy_var, tiny)
+    if data.bordered is not None:  # σ²/v: 1/τ when scaled, and so free of σ² there
+        relative = 1.0 / hierarchy_var if scaled else state.noise_var / v
+        beta = gibbs_beta.rue_draw_bordered(variates.beta_normal, data.bordered, relative, state.noise_var)
+    else:
+        beta = gibbs_beta.bhattacharya_draw(variates.beta_normal, variates.row_normal, data.X, data.y, None, v,
+                                            state.noise_var)
+    rss = residual_sum_of_squares(data, beta)
+    rate = 0.5 * rss + noise.d
+    if scaled:
+        rate = rate + 0.5 * jnp.sum(beta**2 / hierarchy_var)
+    noise_var = rate / variates.noise_gamma
+    aux = prior.gibbs_update_from(variates.aux, beta / jnp.sqrt(noise_var) if scaled else beta, state.aux)
+    log_lik = -0.5 * data.dof * jnp.log(2 * jnp.pi * noise_var) - 0.5 * rss / noise_var
+    return guarded(State(beta, noise_var, aux), state, Info(log_lik, jnp.log(jnp.min(v))))
+
+
+@partial(jax.jit, static_argnames=("scaled", "use_rue"))
+def run_from_variates(state, variates, X, y, dof, prior, noise=FLAT, *, scaled=False, use_rue=True):
+    """The jit boundary of :func:`step_from`: :func:`variate_data` of ``(X, y)`` and the sweeps of
+    ``variates`` (sweep-major) for every chain of ``state`` (``vmap`` inside the ``scan``) in one
+    program, so that a first fit compiles one program; returns ``(last state, every sweep's state and
+    Info (sweep, chain, …))``. Each call sets the data up again, ``O(np²)``, against the ``O(p³)`` of
+    each of its sweeps (a run is one call unless a progress bar or the variates' budget cuts it)."""
+    data = variate_data(X, y, dof, use_rue)
+    chains_step = jax.vmap(lambda s, u: step_from(s, u, data, prior, noise, scaled=scaled))
+
+    def body(s, u):
+        s, info = chains_step(s, u)
+        return s, (s, info)
+
+    last, (states, infos) = jax.lax.scan(body, state, variates)
+    return last, states, infos
+
+
+def can_take_variates(prior, noise_var=None, beta_draw="auto"):
+    """Whether :func:`run` can sweep ``prior`` from pre-drawn variates: the hierarchy declares them
+    (``gibbs_variates``, ``gibbs_update_from``) and has no ``gibbs_global_step`` (a slice move, whose
+    number of draws is not known ahead), σ² is drawn, not held, and β by a direct draw (not CG)."""
+    return (hasattr(prior, "gibbs_variates") and hasattr(prior, "gibbs_update_from")
+            and not hasattr(prior, "gibbs_global_step") and noise_var is None
+            and gibbs_beta.choose_method(1, 1, beta_draw) in ("auto", "rue", "bhattacharya"))
+
+
+#: Up to this many features :func:`dispersed_start` solves its ridge fit in the ``p × p`` (primal)
+#: form; above and for ``p > n``, in the ``n × n`` (dual) form, the same fit without a ``p × p`` array.
+PRIMAL_START_MAX = 1024
+
+
+def ridge_start(X, y):
+    """The ridge fit ``(XᵀX + εI)⁻¹Xᵀy = Xᵀ(XXᵀ + εI)⁻¹y``, ``ε = 10⁻³ tr(XᵀX)/p + 10⁻¹²``: by the
+    first (primal) form when ``p ≤ n`` or ``p ≤`` :data:`PRIMAL_START_MAX`, else by the second
+    (dual, ``n × n``: no ``p × p`` array at large ``p``). At small ``p`` the primal form is kept
+    whatever ``n``, so the starts, and with them the draws at a seed, do not depend on the form."""
+    n, p = X.shape
+    if p <= max(n, PRIMAL_START_MAX):
+        G = X.T @ X
+        return np.linalg.solve(G + np.eye(p) * (1e-3 * np.trace(G) / p + 1e-12), X.T @ y)
+    eps = 1e-3 * np.sum(X * X) / p + 1e-12
+    return X.T @ np.linalg.solve(X @ X.T + eps * np.eye(n), y)
+
+
+def dispersed_start(X, y, prior, num_chains, rng):
+    """Over-dispersed starts around a ridge fit (:func:`ridge_start`), different per chain (``rng`` a
+    NumPy Generator): ``β = β_ridge ∘ (1 + 0.1 z)``, σ² the ridge residual's variance (floored), the
+    hierarchy's own start for its auxiliary variables. Chains that start apart make R-hat meaningful."""
+    p = X.shape[1]
+    ridge = ridge_start(X, y)
+    s2 = max(np.var(y - X @ ridge), 1e-6 * np.var(y) + 1e-12)
+    beta = ridge[None, :] * (1.0 + 0.1 * rng.standard_normal((num_chains, p)))
+    aux = jax.tree_util.tree_map(lambda a: np.broadcast_to(np.asarray(a), (num_chains, *np.shape(a))).copy(),
+                                 prior.gibbs_init(p))
+    return State(beta, np.full(num_chains, s2), aux)
+
+
+def _variate_chunk(total, per_sweep, show, budget):
+    """Sweeps per call: all of them, or about a twentieth with a progress bar, and at most as many as
+    keep one call's variates within ``budget`` numbers."""
+    return max(1, min(bar_chunk(total, show), budget // max(per_sweep, 1)))
+
+
+def _variate_setup(X, y, prior, noise_prior, scaled, fit_intercept, beta_draw):
+    """The centred, padded data of a variate run and its plan's sizes: ``(Xp, yp, dof, n, rows,
+    use_rue, noise_shape)``. Zero rows pad ``n`` up to a shared size (:func:`~._shapes.bucket`), so a
+    new ``n`` mostly reuses the compiled sweeps."""
+    from sparsebayes.inference.engines._shapes import bucket, pad_to
+
+    if fit_intercept:
+        X, y = X - X.mean(axis=-2, keepdims=True), y - y.mean(axis=-1, keepdims=True)
+    n, p = X.shape[-2:]
+    dof = n - (1 if fit_intercept else 0)
+    use_rue = gibbs_beta.choose_method(n, p, beta_draw) == "rue"
+    rows = bucket(n, per_octave=4)
+    Xp, yp = pad_to(X, (*X.shape[:-2], rows, p)), pad_to(y, (*y.shape[:-1], rows))
+    noise_shape = 0.5 * dof + float(noise_prior.c) + (0.5 * p if scaled else 0.0)
+    return Xp, yp, dof, n, rows, use_rue, noise_shape
+
+
+def run_with_variates(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, fit_intercept=True,
+                      noise_prior=FLAT, scaled=False, progress_bar=None, beta_draw="auto", variates="auto"):
+    """:func:`run` from pre-drawn variates (:func:`step_from`; ``variates`` ``"auto"``, ``"numpy"`` or
+    ``"device"``: where they are drawn, :func:`~.gibbs_variates.choose_variates`), for a hierarchy that
+    declares them (:func:`can_take_variates`; a ``ValueError`` otherwise). Returns ``(states, infos,
+    attrs)``: the draws and the sweeps' :class:`Info`, each ``(chain, draw, …)``, and ``attrs`` with
+    ``sampling_seconds`` (warm-up and sampling, the compile excluded), ``refused_sweeps`` (after the
+    warm-up: :func:`guarded`) and ``variates`` (the source used).
+
+    Chains start over-dispersed (:func:`dispersed_start`). The variates come from one stream per field
+    (:func:`~.gibbs_variates.variate_streams`), drawn sweep-major, so the draws are the same however
+    the sweeps are cut into calls (a progress bar cuts them into about 20); the arrays of a call are
+    bounded (16 MiB of host variates), which cuts long runs of wide problems too."""
+    import time
+
+    from sparsebayes.inference.engines import gibbs_variates as gv
+    from sparsebayes.inference.engines.progress import chunk_lengths
+
+    require(prior, "gibbs")
+    if not can_take_variates(prior, None, beta_draw):
+        raise ValueError(f"{type(prior).__name__} declares no standard variates (gibbs_variates and gibbs_update_from), "
+                         "or draws a global scale by a slice move, or beta_draw is CG: run it with variates=None "
+                         "(random keys inside the sweeps)")
+    gv.choose_variates(variates)
+    check_sampler_counts(num_warmup, num_samples, num_chains)
+    check_count("seed", seed, 0)
+    for name, value in zip(("c", "d"), noise_prior):
+        check_number(name, value, -1.0 if name == "c" else 0.0)
+    X, y = check_data(X, y, min_samples=2)  # n = 2 with an intercept: σ²'s shape is checked (variate_plan)
+    X = np.ascontiguousarray(X)
+    Xp, yp, dof, n, rows, use_rue, noise_shape = _variate_setup(X, y, prior, noise_prior, scaled, fit_intercept,
+                                                                beta_draw)
+    p = X.shape[1]
+    plan = gv.variate_plan(prior, n, 0 if use_rue else rows, p, noise_shape)
+    streams = gv.variate_streams(seed, len(plan.aux))
+    state = dispersed_start(Xp[:n], yp[:n], prior, num_chains, streams[0])
+    noise = NoisePrior(*(np.float64(v) for v in noise_prior))
+    total = num_warmup + num_samples
+    show = show_progress(progress_bar)
+    source = gv.VariateSource(variates, seed, streams, num_chains, plan)
+    lengths = chunk_lengths(total, _variate_chunk(total, source.per_sweep(), show, source.budget))
+    one = gv.draw_variates(gv.variate_streams(0, len(plan.aux)), 1, num_chains, plan)  # for the shapes
+    dof_arg = np.float64(dof)
+    compiled = {m: run_from_variates.lower(state, jax.tree_util.tree_map(
+        lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one), Xp, yp, dof_arg, prior, noise,
+        scaled=bool(scaled), use_rue=use_rue).compile() for m in set(lengths)}  # outside the timing
+    source.compile(lengths)
+    chunks = []
+    t0 = time.perf_counter()
+    with progress(total, "gibbs", show) as bar:
+        for m in lengths:
+            state, states, infos = compiled[m](state, source.next(m), Xp, yp, dof_arg, prior, noise)
+            chunks.append((states, infos))
+            if show:
+                jax.block_until_ready(state)  # the bar shows sweeps done, not sweeps queued
+            bar.update(m)
+    jax.block_until_ready(chunks)
+    seconds = time.perf_counter() - t0
+    states, infos = jax.tree_util.tree_map(
+        lambda *a: np.swapaxes(np.concatenate([np.asarray(x) for x in a])[num_warmup:], 0, 1), *chunks)
+    attrs = {"sampling_seconds": seconds, "refused_sweeps": int(np.count_nonzero(infos.refused)),
+             "variates": source.source}
+    return states, infos, attrs
+
+
+@partial(jax.jit, static_argnames=("scaled", "use_rue"))
+def _sum_batch_draws(variates, state, sums, Xs, ys, dof, first_kept, prior, noise, scaled, use_rue):
+    """The sweeps of ``variates`` (sweep-major) for every data set of a batch (``vmap`` inside the
+    ``scan``; one chain each), adding up the β draws of sweeps ``first_kept`` on: ``(last state, sums,
+    refused sweeps per data set)``."""
+    data = jax.vmap(lambda X, y: variate_data(X, y, dof, use_rue))(Xs, ys)
+    sets_step = jax.vmap(lambda s, u, d: step_from(s, u, d, prior, noise, scaled=scaled))
+
+    def body(carry, inp):
+        state, sums = carry
+        u, i = inp
+        new, info = sets_step(state, u, data)
+        return (new, sums + jnp.where(i >= first_kept, new.beta, 0.0)), info.refused
+
+    sweeps = variates.noise_gamma.shape[0]
+    (state, sums), bad = jax.lax.scan(body, (state, sums), (variates, jnp.arange(sweeps)))
+    return state, sums, jnp.sum(bad, axis=0)
+
+
+def posterior_mean_batch(Xs, ys, prior, num_warmup, num_samples, *, seed=0, noise_prior=FLAT, scaled=False,
+                         fit_intercept=True, variates="auto"):
+    """Posterior mean of β for a batch of data sets ``Xs`` (B, n, p), ``ys`` (B, n) under the hierarchy
+    ``prior`` (one that declares its variates: :func:`can_take_variates`), one chain each, ``vmap``
+    over data sets, sweeps from pre-drawn variates (:func:`step_from`; ``variates`` as for
+    :func:`run_with_variates`). ``fit_intercept`` centres each data set (``m = n − 1``).
+
+    Only running sums are kept, so thousands of draws over a 100-data-set table fit in memory: the
+    sweeps run in calls of at most 16 MiB of host variates. Returns the means (B, p) and, per data
+    set, the number of refused sweeps (:func:`guarded`). Inputs are checked (``ValueError`` naming
+    the problem): a 3-D ``Xs`` with at least 2 rows per set, ``ys`` of matching shape, finite."""
+    from sparsebayes.inference._validation import as_numeric_array, check_finite
+    from sparsebayes.inference.engines import gibbs_variates as gv
+    from sparsebayes.inference.engines.progress import chunk_lengths
+
+    require(prior, "gibbs")
+    if not can_take_variates(prior):
+        raise ValueError(f"{type(prior).__name__} declares no standard variates (gibbs_variates and gibbs_update_from)")
+    check_sampler_counts(num_warmup, num_samples, 1)
+    check_count("seed", seed, 0)
+    gv.choose_variates(variates)
+    Xs, ys = as_numeric_array(Xs, "Xs"), as_numeric_array(ys, "ys")
+    if Xs.ndim != 3 or min(Xs.shape) < 1 or Xs.shape[1] < 2:
+        raise ValueError(f"Xs must be a 3-D array (data sets × samples × features) with at least 2 samples, "
+                         f"got shape {Xs.shape}")
+    if ys.shape != Xs.shape[:2]:
+        raise ValueError(f"ys must have shape {Xs.shape[:2]} (data sets × samples) to match Xs, got {ys.shape}")
+    check_finite(Xs, "Xs")
+    check_finite(ys, "ys")
+    B, n, p = Xs.shape
+    Xp, yp, dof, n, rows, use_rue, noise_shape = _variate_setup(Xs, ys, prior, noise_prior, scaled, fit_intercept,
+                                                                "auto")
+    plan = gv.variate_plan(prior, n, 0 if use_rue else rows, p, noise_shape)
+    streams = gv.variate_streams(seed, len(plan.aux))
+    starts = [dispersed_start(X[:n], y[:n], prior, 1, streams[0]) for X, y in zip(Xp, yp)]
+    state = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *starts)
+    noise = NoisePrior(*(np.float64(v) for v in noise_prior))
+    sums, refused, done = np.zeros((B, p)), np.zeros(B, np.int64), 0
+    total = num_warmup + num_samples
+    source = gv.VariateSource(variates, seed, streams, B, plan)
+    for m in chunk_lengths(total, _variate_chunk(total, source.per_sweep(), False, source.budget)):
+        state, sums, bad = _sum_batch_draws(source.next(m), state, sums, Xp, yp, np.float64(dof), num_warmup - done,
+                                            prior, noise, bool(scaled), use_rue)
+        refused += np.asarray(bad)
+        done += m
+    return np.asarray(sums) / num_samples, refused

@@ -1,8 +1,8 @@
 """The Gibbs engines' progress bar: a ``lax.scan`` cut into a few compiled calls, a tqdm bar
 advanced between them.
 
-Every Gibbs driver (:func:`sparsebayes.inference.engines.gibbs.run_gibbs`,
-:func:`sparsebayes.inference.engines.hierarchy_gibbs.run` and the type-II twins through it) keeps its
+Every Gibbs driver (:func:`sparsebayes.inference.engines.hierarchy_gibbs.run`, and the Bayesian
+Lasso and the type-II twins through it) keeps its
 sweeps inside jit and advances the bar once per call, never once per draw. The calls take their
 random numbers from streams drawn sweep-major, so the draws are the same however the sweeps are
 cut.

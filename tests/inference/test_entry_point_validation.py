@@ -11,7 +11,7 @@ from numpyro import handlers
 
 from sparsebayes.inference import BayesianLassoRegressor, run_nuts
 from sparsebayes.inference._warnings import DegenerateFitWarning
-from sparsebayes.inference.engines.gibbs import Hyper, posterior_mean_batch, run_gibbs
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, posterior_mean_batch, run_gibbs
 from sparsebayes.models.bayesian_lasso import bayesian_lasso, bls_model
 
 FAST = dict(num_warmup=20, num_samples=20, num_chains=2)

@@ -8,24 +8,13 @@ from scipy import stats
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.engines.progress import chunk_lengths as _chunk_lengths
-from sparsebayes.inference.engines.gibbs import (
-    Hyper,
-    beta_bhattacharya,
-    beta_cholesky,
-    bordered_gram,
-    draw_lam2,
-    draw_noise_var,
-    draw_tau2,
-    sweep,
-    step,
-    draw_variates,
-    inverse_gaussian_from,
-    run_gibbs,
-    State,
-    UNROLL_MAX,
-    sweep_data,
-    variate_streams,
-)
+from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines.gibbs_beta import UNROLL_MAX, bhattacharya_draw, bordered_gram, rue_draw_bordered
+from sparsebayes.inference.engines.gibbs_variates import (draw_variates, inverse_gaussian_from, michael_root,
+                                                          variate_plan, variate_streams)
+from sparsebayes.inference.engines.hierarchy_gibbs import State, step_from, variate_data
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, bayesian_lasso_prior, run_gibbs
+from sparsebayes.models.priors import LaplacePrior
 
 
 @pytest.mark.parametrize("mean,shape", [(1.0, 1.0), (0.3, 5.0), (50.0, 0.2), (1e4, 2.0)])
@@ -43,8 +32,6 @@ def test_michael_root_is_accurate_where_the_subtracting_form_cancels(mean, shape
     """The smaller root against 60-digit arithmetic: within 1e-15 relative everywhere, where
     ``μ − 2μ²w/(μw + √·)`` was off by 2e-10 at μ = 1e10, by 100 % at μ = 1e16, by 8e-8 at λ = 1e-9."""
     from decimal import Decimal, getcontext
-
-    from sparsebayes.inference.engines.gibbs import michael_root
 
     getcontext().prec = 60
     M, L, W = Decimal(mean), Decimal(shape), Decimal(w)
@@ -70,9 +57,9 @@ def test_beta_conditional_matches_closed_form(method):
     rng = np.random.default_rng(0)
     z, delta = rng.standard_normal((40000, 2)), rng.standard_normal((40000, 12))
     if method == "cholesky":
-        b = jax.vmap(lambda zi: beta_cholesky(zi, bordered_gram(X, y), 1 / tau2, s2))(z)
+        b = jax.vmap(lambda zi: rue_draw_bordered(zi, bordered_gram(X, y), 1 / tau2, s2))(z)
     else:
-        b = jax.vmap(lambda zi, di: beta_bhattacharya(zi, di, X, y, tau2, s2))(z, delta)
+        b = jax.vmap(lambda zi, di: bhattacharya_draw(zi, di, X, y, None, s2 * tau2, s2))(z, delta)
     b = np.asarray(b)
     se = np.sqrt(np.diag(cov) / len(b))
     assert np.all(np.abs(b.mean(0) - mean) < 5 * se)
@@ -81,7 +68,7 @@ def test_beta_conditional_matches_closed_form(method):
 
 @pytest.mark.parametrize("p", [1, 5, UNROLL_MAX, UNROLL_MAX + 5])
 def test_the_cholesky_draw_is_the_mean_plus_the_scaled_inverse_factor(p):
-    """``beta_cholesky`` (one factor of the bordered Gram matrix, one back substitution, written
+    """``rue_draw_bordered`` (one factor of the bordered Gram matrix, one back substitution, written
     out up to ``UNROLL_MAX`` and by LAPACK above) equals ``A⁻¹Xᵀy + σL⁻ᵀz`` from SciPy's
     factor and solves, to 1e-12 relative, on a design whose columns differ in scale by 1e4."""
     from scipy.linalg import cho_solve as scipy_cho_solve
@@ -94,26 +81,41 @@ def test_the_cholesky_draw_is_the_mean_plus_the_scaled_inverse_factor(p):
     A = X.T @ X + np.diag(1 / tau2)
     L = cholesky(A, lower=True)
     want = scipy_cho_solve((L, True), X.T @ y) + np.sqrt(s2) * solve_triangular(L.T, z, lower=False)
-    got = np.asarray(beta_cholesky(z, bordered_gram(X, y), 1 / tau2, s2))
+    got = np.asarray(rue_draw_bordered(z, bordered_gram(X, y), 1 / tau2, s2))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
 
 
-def test_scalar_conditionals_match_closed_forms():
-    X, y = _two_parameter_problem()
-    hyper = Hyper(1.0, 1.78, 0.0, 0.0)
-    beta, tau2, s2, lam2 = np.array([1.2, -0.3]), np.array([0.5, 1.5]), 0.9, 2.0
-    resid = y - X @ beta
+def _pc_sweep_inputs(X, y, seed, sweeps, hyper=Hyper(1.0, 1.78, 0.0, 0.0), use_rue=True):
+    """The Bayesian Lasso's hierarchy, noise prior and data as the engine runs them, and ``sweeps``
+    sweeps' NumPy variates of one chain (sweep-major)."""
     n, p = X.shape
+    prior = bayesian_lasso_prior(hyper)
+    plan = variate_plan(prior, n, 0 if use_rue else n, p, (n - 1) / 2 + p / 2 + hyper.c)
+    v = jax.tree.map(lambda a: a[:, 0], draw_variates(variate_streams(seed, len(plan.aux)), sweeps, 1, plan))
+    return prior, hierarchy_gibbs.NoisePrior(hyper.c, hyper.d), variate_data(X, y, np.float64(n - 1), use_rue), v
+
+
+def test_scalar_conditionals_match_closed_forms():
+    """Park & Casella's conditionals (Sec. 2) from the engine's sweep against SciPy's laws: from one
+    state, σ² | β ~ InvGamma((n − 1)/2 + p/2, ‖y − Xβ‖²/2 + Σβ²/(2τ²)) at each sweep's own β;
+    1/τ_j² | β, σ², λ² ~ IG(√(λ²σ²/β_j²), λ²); λ² | τ² ~ Gamma(p + r, Σ τ_j²/2 + δ)."""
+    X, y = _two_parameter_problem()
+    n, p = X.shape
+    prior, noise, data, v = _pc_sweep_inputs(X, y, 3, 20000)
+    tau2, s2, lam2 = np.array([0.5, 1.5]), 0.9, 2.0
+    state = State(np.array([1.2, -0.3]), np.float64(s2), {"tau": tau2, "gamma": np.float64(lam2)})
+    new, info = jax.vmap(lambda u: step_from(state, u, data, prior, noise, scaled=True))(v)
+    assert not np.any(np.asarray(info.refused))
+    beta, sv = np.asarray(new.beta), np.asarray(new.noise_var)
+    rate = 0.5 * np.sum((y - beta @ X.T) ** 2, axis=1) + 0.5 * np.sum(beta**2 / tau2, axis=1)
     shape = (n - 1) / 2 + p / 2
-    v = jax.tree.map(lambda a: a[:, 0], draw_variates(variate_streams(3), 20000, 1, n, n, p, hyper, True))
-    sv = np.asarray(jax.vmap(lambda gv: draw_noise_var(gv, resid @ resid, beta, tau2, hyper))(v.noise_gamma))
-    rate = resid @ resid / 2 + np.sum(beta**2 / tau2) / 2
-    assert stats.kstest(sv, stats.invgamma(shape, scale=rate).cdf).pvalue > 1e-3
-    lv = np.asarray(jax.vmap(lambda gv: draw_lam2(gv, tau2, hyper))(v.lam2_gamma))
-    assert stats.kstest(lv, stats.gamma(p + 1.0, scale=1 / (tau2.sum() / 2 + 1.78)).cdf).pvalue > 1e-3
-    tv = np.asarray(jax.vmap(lambda c, u: draw_tau2(c, u, beta, s2, lam2))(v.ig_chi2, v.ig_uniform))
-    mu0 = np.sqrt(lam2 * s2 / beta[0] ** 2)
-    assert stats.kstest(1 / tv[:, 0], stats.invgauss(mu0 / lam2, scale=lam2).cdf).pvalue > 1e-3
+    assert stats.kstest(rate / sv, stats.gamma(shape).cdf).pvalue > 1e-3  # σ² = rate/G, G ~ Gamma(shape)
+    tv = np.asarray(new.aux["tau"])
+    mu0 = np.sqrt(lam2 * sv / beta[:, 0] ** 2)  # each sweep's own β and (new) σ²
+    u = stats.invgauss(mu0 / lam2, scale=lam2).cdf(1 / tv[:, 0])  # the probability integral transform
+    assert stats.kstest(u, stats.uniform.cdf).pvalue > 1e-3
+    g = np.asarray(new.aux["gamma"]) * (1.78 + 0.5 * tv.sum(1))
+    assert stats.kstest(g, stats.gamma(p + 1.0).cdf).pvalue > 1e-3
 
 
 def test_gibbs_returns_chains_and_recovers_signal():
@@ -159,7 +161,7 @@ def test_padding_rows_changes_no_draw(monkeypatch, n, p, variates):
     the exact shape instead (``bucket`` the identity), the chains are the same draws (no variate is
     drawn for a padding row; only the rounding of sums over more zero terms differs), for both
     variate sources (the device's draws each row's δ from a key of its own)."""
-    from sparsebayes.inference.engines import gibbs
+    from sparsebayes.inference.engines import _shapes
 
     rng = np.random.default_rng(n)
     X = rng.normal(size=(n, p))
@@ -168,7 +170,7 @@ def test_padding_rows_changes_no_draw(monkeypatch, n, p, variates):
     y -= y.mean()
     kw = dict(num_warmup=50, num_samples=100, num_chains=2, seed=3, variates=variates)
     padded = run_gibbs(X, y, **kw)
-    monkeypatch.setattr(gibbs, "bucket", lambda k, **_: k)
+    monkeypatch.setattr(_shapes, "bucket", lambda k, **_: k)
     exact = run_gibbs(X, y, **kw)
     for name in ("beta", "noise_var", "tau2", "lam2"):
         want = exact.posterior[name].values
@@ -279,27 +281,25 @@ def test_gibbs_and_nuts_agree_on_diabetes():
         assert np.all(np.abs(np.quantile(bg, q, axis=0) - np.quantile(bn, q, axis=0)) < 0.15 * sd)
 
 
-@pytest.mark.parametrize("use_cholesky", [True, False])
-def test_a_sweep_that_leaves_float64_is_refused(use_cholesky):
+@pytest.mark.parametrize("use_rue", [True, False])
+def test_a_sweep_that_leaves_float64_is_refused(use_rue):
+    """The engine's guard on the sweep from pre-drawn variates: a finite state sweeps as the unguarded
+    algebra does; an infinite σ² makes β non-finite on both β paths, and the chain stays where it was."""
     rng = np.random.default_rng(0)
-    n, p = (30, 5) if use_cholesky else (10, 20)
+    n, p = (30, 5) if use_rue else (10, 20)
     X = rng.normal(size=(n, p))
+    X -= X.mean(0)
     y = X[:, 0] + 0.1 * rng.normal(size=n)
-    data = sweep_data(X, y)
-    hyper = Hyper(0.1, 0.1, 0.0, 0.0)
-    v = jax.tree.map(lambda a: a[0, 0], draw_variates(variate_streams(3), 1, 1, n, n, p, hyper, use_cholesky))
-    good = State(np.zeros(p) + 0.1, np.float64(0.5), np.ones(p), np.float64(1.0))
-    new, info = step(good, v, data, hyper, use_cholesky)
-    plain = sweep(good, v, data, hyper, use_cholesky)
-    assert not bool(info.refused)
-    np.testing.assert_array_equal(np.asarray(new.beta), np.asarray(plain.beta))
-    # σ² = 0 and a zero τ²: the plain sweep leaves float64, the guarded one stays put
-    bad = good._replace(noise_var=np.float64(0.0), tau2=np.r_[0.0, np.ones(p - 1)])
-    plain = sweep(bad, v, data, hyper, use_cholesky)
-    assert not all(np.all(np.isfinite(np.asarray(leaf))) for leaf in plain)
-    new, info = step(bad, v, data, hyper, use_cholesky)
+    y -= y.mean()
+    prior, noise, data, v = _pc_sweep_inputs(X, y, 3, 1, Hyper(0.1, 0.1, 0.0, 0.0), use_rue)
+    v = jax.tree.map(lambda a: a[0], v)
+    good = State(np.zeros(p) + 0.1, np.float64(0.5), {"tau": np.ones(p), "gamma": np.float64(1.0)})
+    new, info = step_from(good, v, data, prior, noise, scaled=True)
+    assert not bool(info.refused) and np.all(np.isfinite(np.asarray(new.beta)))
+    bad = good._replace(noise_var=np.float64(np.inf))
+    new, info = step_from(bad, v, data, prior, noise, scaled=True)
     assert bool(info.refused)
-    for a, b in zip(new, bad):
+    for a, b in zip(jax.tree.leaves(new), jax.tree.leaves(bad)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
@@ -326,13 +326,13 @@ def test_the_lambda2_prior_reaches_the_sampler_as_shape_and_rate(shape, rate):
 @pytest.mark.parametrize("n, p, rows", [(30, 4, 30), (30, 4, 40), (8, 12, 8), (8, 12, 12)])
 def test_the_residual_through_the_qr_factor_is_the_direct_one(n, p, rows):
     """``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` for n ≥ p and p > n, with zero padding rows."""
-    from sparsebayes.inference.engines.gibbs import residual_sum_of_squares
+    from sparsebayes.inference.engines.hierarchy_gibbs import residual_sum_of_squares
 
     rng = np.random.default_rng(n + p + rows)
     X = np.zeros((rows, p))
     y = np.zeros(rows)
     X[:n], y[:n] = rng.normal(size=(n, p)), 100.0 * rng.normal(size=n)
-    data = sweep_data(X, y)
+    data = variate_data(X, y, np.float64(n - 1), n >= p)
     for scale in (1e-3, 1.0, 1e3):
         beta = scale * rng.normal(size=p)
         direct = np.sum((y - X @ beta) ** 2)
@@ -344,7 +344,7 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     """:func:`posterior_mean_batch` runs its sweeps in calls of ``block`` and counts draws from
     the warm-up's end, which can fall inside a call: its means must match :func:`run_gibbs`'s
     (another driver of the same sweep) within 5 Monte Carlo SEs."""
-    from sparsebayes.inference.engines.gibbs import posterior_mean_batch
+    from sparsebayes.inference.estimators.bayesian_lasso_estimator import posterior_mean_batch
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 3))
@@ -354,9 +354,7 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     ref = run_gibbs(X, y, num_warmup=500, num_samples=4000, num_chains=4, seed=0)
     mean = ref.posterior["beta"].mean(("chain", "draw")).values
     mcse = az.mcse(ref, var_names=["beta"])["beta"].values
-    from sparsebayes.inference.engines import gibbs
-
-    monkeypatch.setattr(gibbs, "_chunk_size", lambda *a: block)
+    monkeypatch.setattr(hierarchy_gibbs, "_variate_chunk", lambda *a: block)
     means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), Hyper(), 1000, 1000, seed=1)
     assert not np.any(np.asarray(refused))
     # four independent chains of 1000 draws each: their average's SE is about that of ref's 16000
@@ -405,14 +403,13 @@ def test_a_zero_lam2_rate_is_refused_for_its_improper_posterior():
 def test_the_wide_path_sets_up_nothing_p_by_p():
     """p > n: the sweep data hold the design, its QR factor and vectors (no bordered Gram matrix),
     and the ridge start in its n × n form is the p × p form's fit (an independent solve)."""
-    from sparsebayes.inference.engines import gibbs
-
+    gibbs = hierarchy_gibbs
     rng = np.random.default_rng(8)
     X, y = rng.normal(size=(6, 40)), rng.normal(size=6)
-    data = sweep_data(X, y, use_cholesky=False)
+    data = variate_data(X, y, np.float64(5), use_rue=False)
     assert data.bordered is None
     assert max(np.size(leaf) for leaf in jax.tree.leaves(data)) <= 6 * 40
-    assert sweep_data(X[:, :5], y).bordered.shape == (6, 6)
+    assert variate_data(X[:, :5], y, np.float64(5), use_rue=True).bordered.shape == (6, 6)
     G = X.T @ X
     want = np.linalg.solve(G + np.eye(40) * (1e-3 * np.trace(G) / 40 + 1e-12), X.T @ y)
     Xw = np.tile(X, (1, 30))  # p = 1,200 > PRIMAL_START_MAX: the dual form

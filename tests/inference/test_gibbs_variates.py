@@ -1,6 +1,9 @@
-"""Where the Gibbs sampler draws its random numbers (:mod:`sparsebayes.inference.engines.gibbs_variates`):
+"""Where the Gibbs engine draws its random numbers (:mod:`sparsebayes.inference.engines.gibbs_variates`):
 the device's generator has the distributions of NumPy's, its draws do not depend on how the
-sweeps are cut, and ``"auto"`` takes it on an accelerator (the backend stubbed)."""
+sweeps are cut, and ``"auto"`` takes it on an accelerator (the backend stubbed); a hierarchy's
+declared variates are checked, and its sweeps from them sample the posterior its key-drawn sweeps do."""
+from typing import NamedTuple
+
 import jax
 import numpy as np
 import pytest
@@ -8,9 +11,16 @@ from scipy import stats
 
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.engines import gibbs_variates
-from sparsebayes.inference.engines.gibbs import Hyper, run_gibbs
-from sparsebayes.inference.engines.gibbs_variates import (choose_variates, device_key, device_variates, draw_variates,
-                                                  gamma_shapes, variate_streams)
+from sparsebayes.inference.engines.gibbs_variates import (VariateSpec, choose_variates, device_key, device_variates,
+                                                          draw_variates, variate_plan, variate_streams)
+from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, bayesian_lasso_prior, run_gibbs
+
+#: σ²'s Gamma shape of the plans below ((n − 1)/2 + p/2 + c at n = 7, p = 4, c = 0.5)
+NOISE_SHAPE = 3.0 + 2.0 + 0.5
+
+
+def _plan(n_obs=7, rows=10, p=4):
+    return variate_plan(bayesian_lasso_prior(Hyper(1.0, 1.78, 0.5, 0.0)), n_obs, rows, p, NOISE_SHAPE)
 
 
 @pytest.mark.parametrize("backend, want", [("cpu", "numpy"), ("gpu", "device"), ("cuda", "device"), ("tpu", "device")])
@@ -28,38 +38,38 @@ def test_an_unknown_source_is_named():
         run_gibbs(X, y, num_warmup=5, num_samples=5, variates="host")
 
 
-def _device(first, sweeps, batch=3, n_obs=7, rows=10, p=4, use_cholesky=False, seed=5):
-    shapes = np.asarray(gamma_shapes(n_obs, p, Hyper(1.0, 1.78, 0.5, 0.0)))
-    return device_variates(device_key(seed), first, sweeps, batch, n_obs, rows, p, shapes, use_cholesky)
+def _device(first, sweeps, batch=3, n_obs=7, rows=10, p=4, seed=5):
+    plan = _plan(n_obs, rows, p)
+    return device_variates(device_key(seed), first, sweeps, batch, n_obs, plan.layout(), np.asarray(plan.gamma_shapes()))
 
 
 def test_device_draws_do_not_depend_on_how_the_sweeps_are_cut():
     whole = _device(0, 6)
     parts = [_device(0, 2), _device(2, 2), _device(4, 2)]
-    for name, arr in whole._asdict().items():
-        cut = np.concatenate([np.asarray(getattr(part, name)) for part in parts])
-        np.testing.assert_array_equal(cut, np.asarray(arr), err_msg=name)
+    for arr, *cuts in zip(jax.tree.leaves(whole), *(jax.tree.leaves(part) for part in parts)):
+        np.testing.assert_array_equal(np.concatenate([np.asarray(c) for c in cuts]), np.asarray(arr))
     assert not np.array_equal(np.asarray(_device(0, 2, seed=6).beta_normal), np.asarray(whole.beta_normal[:2]))
 
 
 def test_device_draws_follow_the_distributions_of_the_numpy_ones():
     """Kolmogorov–Smirnov of each field against its law (both sources), the padding rows of δ
-    zero, and the two Gamma shapes in their order (σ²'s, then λ²'s)."""
-    n_obs, rows, p, hyper = 7, 10, 4, Hyper(1.0, 1.78, 0.5, 0.0)
-    shapes = gamma_shapes(n_obs, p, hyper)
+    zero, and the two Gamma shapes where they belong (σ²'s, and the Laplace prior's ``a + p`` for γ)."""
+    n_obs, rows, p = 7, 10, 4
+    shapes = [NOISE_SHAPE, 1.0 + p]
     dev = _device(0, 4000, batch=2, n_obs=n_obs, rows=rows, p=p)
-    host = draw_variates(variate_streams(1), 4000, 2, n_obs, rows, p, hyper, False)
+    host = draw_variates(variate_streams(1, 3), 4000, 2, _plan(n_obs, rows, p))
     for source in (dev, host):
         v = jax.tree.map(np.asarray, source)
         assert v.beta_normal.shape == (4000, 2, p) and v.row_normal.shape == (4000, 2, rows)
         assert np.all(v.row_normal[..., n_obs:] == 0.0)
         laws = {"beta_normal": (v.beta_normal, stats.norm.cdf), "row_normal": (v.row_normal[..., :n_obs], stats.norm.cdf),
-                "ig_chi2": (v.ig_chi2, stats.chi2(1).cdf), "ig_uniform": (v.ig_uniform, stats.uniform.cdf),
+                "tau_chi2": (v.aux["tau_chi2"], stats.chi2(1).cdf), "tau_uniform": (v.aux["tau_uniform"], stats.uniform.cdf),
                 "noise_gamma": (v.noise_gamma, stats.gamma(shapes[0]).cdf),
-                "lam2_gamma": (v.lam2_gamma, stats.gamma(shapes[1]).cdf)}
+                "gamma": (v.aux["gamma"], stats.gamma(shapes[1]).cdf)}
+        assert v.aux["tau_chi2"].shape == (4000, 2, p) and v.aux["gamma"].shape == (4000, 2)
         for name, (x, cdf) in laws.items():
             assert stats.kstest(x.ravel()[:20000], cdf).pvalue > 1e-4, name
-        assert abs(v.noise_gamma.mean() - shapes[0]) < 0.1 and abs(v.lam2_gamma.mean() - shapes[1]) < 0.1
+        assert abs(v.noise_gamma.mean() - shapes[0]) < 0.1 and abs(v.aux["gamma"].mean() - shapes[1]) < 0.1
 
 
 def test_device_variates_sample_the_same_posterior_as_numpys():
@@ -84,11 +94,11 @@ def test_device_variates_sample_the_same_posterior_as_numpys():
 
 
 def test_the_batch_driver_draws_where_run_gibbs_does(monkeypatch):
-    """:func:`~sparsebayes.inference.engines.gibbs.posterior_mean_batch` (the BLS tables' Bayesian Lasso)
+    """:func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.posterior_mean_batch` (the BLS tables' Bayesian Lasso)
     takes its variates from the source :func:`run_gibbs` would: ``"auto"`` is NumPy's on a CPU
     and the device's on an accelerator (the backend stubbed: the same numbers as ``"device"``),
     and the two sources' means agree within Monte Carlo error."""
-    from sparsebayes.inference.engines.gibbs import posterior_mean_batch
+    from sparsebayes.inference.estimators.bayesian_lasso_estimator import posterior_mean_batch
 
     rng = np.random.default_rng(3)
     Xs = rng.normal(size=(3, 30, 4))
@@ -105,3 +115,53 @@ def test_the_batch_driver_draws_where_run_gibbs_does(monkeypatch):
     np.testing.assert_allclose(dev, host, atol=0.035)
     with pytest.raises(ValueError, match="variates must be one of"):
         run("gpu")
+
+
+class _Declares(NamedTuple):
+    """A Laplace prior whose declaration is replaced (the checks of :func:`variate_plan`)."""
+    fields: dict
+
+    def gibbs_variates(self, p):
+        return self.fields
+
+
+@pytest.mark.parametrize("fields, match", [({"u": VariateSpec("beta", 3)}, "kind 'beta'"),
+                                           ({"g": VariateSpec("gamma", None, 0.0)}, "Gamma of shape 0.0"),
+                                           ({"u": VariateSpec("uniform", -1)}, "size -1")])
+def test_a_declaration_the_sources_cannot_draw_is_named(fields, match):
+    with pytest.raises(ValueError, match=match):
+        variate_plan(_Declares(fields), 7, 0, 4, 2.0)
+    with pytest.raises(ValueError, match="improper"):
+        variate_plan(bayesian_lasso_prior(Hyper()), 7, 0, 4, 0.0)
+
+
+@pytest.mark.parametrize("gamma_prior", [None, (2.0, 1.0)], ids=["gamma-fixed", "gamma-estimated"])
+def test_sweeps_from_variates_sample_the_posterior_of_the_key_drawn_sweeps(gamma_prior):
+    """The hierarchy engine's two sources of randomness on the unscaled Laplace hierarchy (EM's, 002
+    eqs. 9–10) with σ² drawn under the flat prior: the sweeps from pre-drawn NumPy variates
+    (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.step_from`) and the sweeps drawing from JAX
+    keys (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.step`, the oracle) agree on the means of
+    β, σ² and γ within 5 Monte Carlo SEs of their difference; and a hierarchy without a declaration
+    (the horseshoe) is told to use keys."""
+    import arviz as az
+
+    from sparsebayes.inference.engines import hierarchy_gibbs
+    from sparsebayes.models import HorseshoePrior
+    from sparsebayes.models.priors import LaplacePrior
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(40, 4))
+    y = X @ np.array([1.0, -0.5, 0.0, 0.1]) + 0.8 * rng.normal(size=40)
+    prior = LaplacePrior(3.0, gamma_prior=gamma_prior)
+    kw = dict(num_warmup=300, num_samples=3000, num_chains=4, seed=2, progress_bar=False)
+    keyed, _ = hierarchy_gibbs.run(X, y, prior, **kw)
+    pre, _ = hierarchy_gibbs.run(X, y, prior, variates="numpy", **kw)
+    names = ["beta", "noise_var"] + ([] if gamma_prior is None else ["gamma"])
+    for name in names:
+        a, b = (np.asarray(s.beta if name == "beta" else s.noise_var if name == "noise_var" else s.aux["gamma"])
+                for s in (keyed, pre))
+        se = [np.asarray(az.mcse(az.convert_to_dataset({name: d}))[name]) for d in (a, b)]
+        gap = np.abs(a.mean((0, 1)) - b.mean((0, 1)))
+        assert np.all(gap < 5 * np.hypot(*se)), (name, gap, np.hypot(*se))
+    with pytest.raises(ValueError, match="declares no standard variates"):
+        hierarchy_gibbs.run(X, y, HorseshoePrior(1.0), variates="numpy", **kw)
