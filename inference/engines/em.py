@@ -87,8 +87,8 @@ from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.likelihoods.registry import row_mask
 from sparsebayes.models.priors import neg_log_hyperprior, update_shared
 
-__all__ = ["EMControls", "EMData", "EMDesign", "EMInfo", "EMModel", "EMResult", "EMState", "RidgeStart", "conditional_covariance",
-           "fit_em", "init", "laplace_covariance", "log_posterior", "run", "step", "trace"]
+__all__ = ["EMControls", "EMData", "EMDesign", "EMInfo", "EMModel", "EMResult", "EMState", "RidgeStart",
+           "conditional_covariance", "fit_em", "init", "laplace_covariance", "log_posterior", "run", "step", "trace"]
 
 #: Widths at or below this never compact (recompiling costs more than it saves).
 SMALL_WIDTH = 64

@@ -169,9 +169,10 @@ def test_bound_run_is_its_hand_written_loop(solver):
     assert bound.is_small(X.shape, 2)  # bound.run's program is the quick one
     final, info = bound.run(problem, prior, solver=solver, tol=1e-8, max_iter=400)
     hand = _hand_loop(lambda s, p, m, tol, max_iter: bound.step(s, p, m, solver=solver, tol=tol),
-                      lambda p, m, tol, max_iter: lambda s: (s.n_iter < max_iter) & ~((s.rel_change < tol) & s.last_full),
-                      lambda p, m, *_: bound.init(p, m, solver=solver), (problem, prior, np.float64(1e-8), np.int64(400)),
-                      QUICK_COMPILE)
+                      lambda p, m, tol, max_iter: lambda s: (s.n_iter < max_iter)
+                      & ~((s.rel_change < tol) & s.last_full),
+                      lambda p, m, *_: bound.init(p, m, solver=solver),
+                      (problem, prior, np.float64(1e-8), np.int64(400)), QUICK_COMPILE)
     assert 3 < int(final.n_iter) < 400 and bool(info.converged)
     _assert_same(final, hand, ("coef", "objective", "n_iter", "rel_change"))
 
