@@ -31,7 +31,6 @@ import numpyro
 import numpyro.distributions as dist
 
 import sparsebayes  # noqa: F401  (float64)
-from sparsebayes.models.likelihoods import register_likelihood
 
 # ---------------------------------------------------------------------------------------
 # Likelihood: value, gradient (eq. 9), Hessian and Böhning's bound (eq. 8)
@@ -163,7 +162,6 @@ class BohningBound(NamedTuple):
         return self.gram_eigvecs @ R @ self.class_eigvecs.T
 
 
-@register_likelihood
 class MultinomialLogisticLikelihood(NamedTuple):
     """The multinomial logistic likelihood, last class the reference (003 eqs. 1–2), as one object:
     the pieces the bound-optimization engine asks of it (:data:`~sparsebayes.models.likelihoods.

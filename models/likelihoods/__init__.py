@@ -1,5 +1,10 @@
 """Likelihoods: one object per family, one module each, registered in :data:`LIKELIHOODS`.
 
+The built-ins are a table, :data:`~.registry.BUILT_IN` (module, class), read when the registry is
+first used: no module registers itself on import, and the registry imports none of the modules that
+define them (they import it), so any of them can be imported first. A user's own likelihood joins
+with :func:`register_likelihood`.
+
 The protocol
 ------------
 A likelihood is a (pytree) object with a registry ``name``; ``params`` is its own parameter (σ² of
@@ -60,6 +65,7 @@ from .negative_binomial import NegativeBinomialLikelihood
 from .poisson import _MAX_LOG_RATE, PoissonLikelihood  # noqa: F401
 from .probit import ProbitLikelihood, probit_mills_ratio, scaled_erfc
 from .registry import (
+    BUILT_IN,
     LIKELIHOOD_CAPABILITIES,
     LIKELIHOODS,
     make_likelihood,
@@ -69,15 +75,7 @@ from .registry import (
 )
 from .student_t import StudentTLikelihood
 
-__all__ = ["LIKELIHOODS", "LIKELIHOOD_CAPABILITIES", "BernoulliLogisticLikelihood", "GaussianLikelihood",
+__all__ = ["BUILT_IN", "LIKELIHOODS", "LIKELIHOOD_CAPABILITIES", "BernoulliLogisticLikelihood", "GaussianLikelihood",
            "NegativeBinomialLikelihood", "PoissonLikelihood", "ProbitLikelihood", "StudentTLikelihood",
            "make_likelihood", "masked_sum", "probit_mills_ratio", "register_likelihood", "require_likelihood",
            "scaled_erfc"]
-
-#: The built-in likelihoods, registered here (the multinomial one registers with its bound, below).
-BUILT_IN = (GaussianLikelihood, ProbitLikelihood, BernoulliLogisticLikelihood, PoissonLikelihood, StudentTLikelihood,
-            NegativeBinomialLikelihood)
-for _cls in BUILT_IN:
-    register_likelihood(_cls)
-
-from sparsebayes.models import multinomial as _multinomial  # noqa: E402,F401  (registers the multinomial likelihood)

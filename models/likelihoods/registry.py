@@ -9,10 +9,24 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from sparsebayes.models._registry import able, missing_pieces, registrar
+from sparsebayes.models._registry import Registry, able, missing_pieces, registrar
 
-#: The registered likelihoods by name (:func:`register_likelihood`).
-LIKELIHOODS = {}
+#: The built-in likelihoods, ``(module, class)``, registered in this order when :data:`LIKELIHOODS` is
+#: first read: this module imports none of the modules that define them (they import it for their
+#: shared pieces), and none of them registers itself on import.
+BUILT_IN = (
+    ("sparsebayes.models.likelihoods.gaussian", "GaussianLikelihood"),
+    ("sparsebayes.models.likelihoods.probit", "ProbitLikelihood"),
+    ("sparsebayes.models.likelihoods.logistic", "BernoulliLogisticLikelihood"),
+    ("sparsebayes.models.likelihoods.poisson", "PoissonLikelihood"),
+    ("sparsebayes.models.likelihoods.student_t", "StudentTLikelihood"),
+    ("sparsebayes.models.likelihoods.negative_binomial", "NegativeBinomialLikelihood"),
+    ("sparsebayes.models.multinomial", "MultinomialLogisticLikelihood"),
+)
+
+#: Every likelihood by name: the built-ins (:data:`BUILT_IN`) and those a user registers with
+#: :func:`register_likelihood`. The conformance suite (:mod:`sparsebayes.testing.likelihoods`) walks it.
+LIKELIHOODS = Registry("likelihood", BUILT_IN)
 
 #: What each engine asks of a likelihood: EM (:mod:`sparsebayes.inference.engines.em`) its working response
 #: and weights, the update of its own parameter and its objective; the type-II engine's Laplace path
