@@ -58,7 +58,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.features import fit_transform_validated, transform_validated
-from sparsebayes.models.likelihoods import make_likelihood
+from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, supports
 
 from sparsebayes.inference.engines import hierarchy_gibbs
@@ -186,7 +186,7 @@ def _draw(est, H, y, prior_gibbs, lik):
     (the Gaussian's with its intercept drawn given β, σ², and σ² as ``param``) and the sweeps' Info."""
     common = dict(num_warmup=est.num_warmup, num_samples=est.num_samples, num_chains=est.num_chains,
                   seed=est.seed, fit_intercept=est.fit_intercept, progress_bar=bool(est.progress_bar))
-    if lik.name != "gaussian":
+    if not conjugate_noise(lik):
         return hierarchy_gibbs.run(H, y, prior_gibbs, likelihood=lik, **common)
     states, infos = hierarchy_gibbs.run(H, y, prior_gibbs, noise_prior=hierarchy_gibbs.NoisePrior(est.c, est.d),
                                         **common)
@@ -259,7 +259,7 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
 
         check_is_fitted(self, "idata_")
         lik, prior = self.likelihood_, self.prior_
-        if lik.name == "gaussian" and (getattr(self, "c", -1.0), getattr(self, "d", 0.0)) != (-1.0, 0.0):
+        if conjugate_noise(lik) and (getattr(self, "c", -1.0), getattr(self, "d", 0.0)) != (-1.0, 0.0):
             raise ValueError("the posterior model puts the flat prior on σ² (000 eq. 6); this fit has c, d = "
                              f"{self.c}, {self.d}: refit with the defaults to compare it")
         eps = getattr(self, "surrogate_eps", None)
@@ -496,7 +496,7 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
 
     def _check_likelihood(self, lik):
         hierarchy_gibbs.require_gibbs_likelihood(lik)
-        if lik.name != "gaussian" and (self.c, self.d) != (-1.0, 0.0):
+        if not conjugate_noise(lik) and (self.c, self.d) != (-1.0, 0.0):
             raise ValueError(f"c, d are the Gaussian noise prior's; the {lik.name!r} likelihood's parameter has its "
                              "own prior: leave them at their defaults")
 
@@ -525,7 +525,7 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
         self.intercept_ = fit["raw_intercept"]
         has_param = getattr(lik, "param_name", None) is not None
         self.likelihood_param_ = float(np.median(self.param_draws_)) if has_param else None
-        self.noise_var_ = self.likelihood_param_ if lik.name == "gaussian" else None
+        self.noise_var_ = self.likelihood_param_ if conjugate_noise(lik) else None
         self.rhat_ = fit["rhat"]
         self.n_iter_ = int(self.num_samples)
         self.prior_, self.likelihood_ = prior, lik

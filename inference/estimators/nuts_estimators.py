@@ -13,8 +13,8 @@ The intercept is one more column of ones in the design whose weight has its own 
 (:class:`WithIntercept`, added to the basis inside the model, :func:`intercept_model_for`, so that
 the model record of a fit, ``posterior_model``, and ``compare`` run on the basis alone, with ``beta``
 on ``basis`` and the intercept a site of its own; per-weight sites such as ``lam_local`` on
-``basis`` too): flat under the Gaussian likelihood, ``N(0, 10²)`` otherwise, as the Gibbs engine has
-it (:data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE`), so that
+``basis`` too): flat under a likelihood that states so (``intercept_prior``: the Gaussian),
+``N(0, 10²)`` otherwise, as the Gibbs engine has it (:data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE`), so that
 :class:`~sparsebayes.inference.estimators.gibbs_estimators.GibbsRegressor` and :class:`NutsRegressor` with the
 same ``prior`` and ``likelihood`` sample one posterior. The basis is standardized as theirs (and the
 EM estimators') is, ``standardize=True``: linear and quadratic terms of inputs centred at their
@@ -32,7 +32,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
-from sparsebayes.models.likelihoods import require_likelihood
+from sparsebayes.models.likelihoods import flat_intercept, require_likelihood
 from sparsebayes.models.model import beta_statement, sparse_model, sparse_model_for
 from sparsebayes.models.priors import HIERARCHIES, nuts_settings
 
@@ -94,9 +94,10 @@ def intercept_prior_model(H, y=None, *, prior, likelihood=None, params=None, mar
 
 
 def intercept_scale(likelihood):
-    """The intercept's prior scale under ``likelihood``: ``None`` (flat) for the Gaussian, else
+    """The intercept's prior scale under ``likelihood``: ``None`` (flat) where the likelihood states a flat
+    intercept prior (:func:`~sparsebayes.models.likelihoods.flat_intercept`: the Gaussian), else
     :data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE` (the Gibbs engine's ``N(0, 10²)``)."""
-    return None if likelihood.name == "gaussian" else float(INTERCEPT_SCALE)
+    return None if flat_intercept(likelihood) else float(INTERCEPT_SCALE)
 
 
 def per_weight_sites(model, H, y, kwargs):

@@ -40,7 +40,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-from sparsebayes.models.likelihoods import GaussianLikelihood, LIKELIHOOD_CAPABILITIES
+from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES, conjugate_noise
 from sparsebayes.models.model import beta_statement, sparse_model_for, sparse_prior_model
 from sparsebayes.models.priors import supports
 from sparsebayes.models._registry import missing_pieces
@@ -71,7 +71,7 @@ def sparse_posterior_model(prior, likelihood, H=None, y=None, *, names=None, par
     if missing:
         raise ValueError(f"{type(likelihood).__name__} has no NumPyro observation statement ({', '.join(missing)}): "
                          "its posterior cannot be sampled")
-    gaussian = isinstance(likelihood, GaussianLikelihood)
+    gaussian = conjugate_noise(likelihood)
     if label is None:
         label = prior_label if gaussian else f"{prior_label}; {likelihood.name}"
         if params is not None and getattr(likelihood, "param_name", None) and not gaussian:
@@ -141,12 +141,12 @@ def gibbs_hierarchy(prior):
 
 
 def _gibbs_sampler(statement, likelihood, params):
-    """The Gibbs runner of the model (module docstring), or ``None``. The Gaussian likelihood keeps the
-    hierarchy's Gaussian sweep with σ² under its flat prior (the one sampler of that model here; a fixed
+    """The Gibbs runner of the model (module docstring), or ``None``. A likelihood with ``conjugate_noise`` (the
+    Gaussian) keeps the hierarchy's Gaussian sweep with σ² under its flat prior (the one sampler of that model here; a fixed
     σ² has none), for a hierarchy with conditionals of its own. A likelihood with a conjugate augmentation
     runs the augmented sweep for a hierarchy with Gibbs conditionals (:func:`gibbs_hierarchy`), unless
     its parameter is fixed where the sweep would draw it (``gibbs_param_step``)."""
-    if isinstance(likelihood, GaussianLikelihood):
+    if conjugate_noise(likelihood):
         return hierarchy_gibbs_sampler if supports(statement, "gibbs") and params is None else None
     if missing_pieces(likelihood, LIKELIHOOD_CAPABILITIES["gibbs"]) or gibbs_hierarchy(statement) is None:
         return None

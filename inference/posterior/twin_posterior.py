@@ -30,7 +30,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
-from sparsebayes.models.likelihoods import GaussianLikelihood
+from sparsebayes.models.likelihoods import conjugate_noise
 from sparsebayes.models.priors import require, supports
 
 from sparsebayes.inference.engines import collapsed_nuts
@@ -100,9 +100,9 @@ def basis_sites(t, kwargs):
 
 
 def _collapsible(t):
-    """Whether NUTS samples the twin with β integrated out: the Gaussian likelihood with a hierarchy of
+    """Whether NUTS samples the twin with β integrated out: a likelihood with ``conjugate_noise`` (the Gaussian) and a hierarchy of
     the ``"nuts-collapsed"`` capability (:mod:`sparsebayes.inference.engines.collapsed_nuts`)."""
-    return (isinstance(t.likelihood, GaussianLikelihood) and t.prior is not None
+    return (conjugate_noise(t.likelihood) and t.prior is not None
             and supports(t.prior, "nuts-collapsed") and t.H.shape[1] <= collapsed_nuts.MAX_WEIGHTS)
 
 
@@ -185,7 +185,7 @@ def _draw(t, sampler, estimator_name, *, num_warmup, num_samples, num_chains, se
         idata = t.gibbs(t, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                         coords=coords, progress_bar=progress_bar)
     elif sampler == "gibbs":
-        if isinstance(t.likelihood, GaussianLikelihood) and t.prior is not None:
+        if conjugate_noise(t.likelihood) and t.prior is not None:
             require(t.prior, "gibbs")  # names the hierarchy when it has no conditionals
             if t.params is not None:
                 raise ValueError("the Gibbs sampler puts the flat prior on σ² (000 eq. 6); this estimator fixes "

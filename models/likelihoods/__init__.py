@@ -45,6 +45,13 @@ without one, ``param_name = None``). Per observation, in the linear predictor ``
 ``support``
     What ``y`` is: ``"real"``, ``"counts"`` (nonnegative integers), ``"binary"`` (0/1) or
     ``"categorical"`` (one-hot rows); estimators check their targets by it.
+``conjugate_noise``, ``intercept_prior`` (optional)
+    What the samplers may use of the likelihood (:data:`~.registry.LIKELIHOOD_DECLARATIONS`, read with
+    :func:`conjugate_noise` and :func:`flat_intercept`): ``conjugate_noise = True`` states
+    ``y ~ N(η, σ²)`` with σ² flat, so the Gibbs engine runs its conjugate Gaussian sweep and NUTS may
+    integrate ``β`` out; ``intercept_prior`` is ``"flat"`` or ``"normal"`` (``N(0, 10²)``, the default).
+    The Gaussian states both (``True``, ``"flat"``); a user's Gaussian-like likelihood that states them
+    gets the same treatment, and no engine asks a likelihood's name or class.
 
 The type-II engine's Laplace path also asks ``init_target(y)`` (a finite stand-in for ``η``), and the
 bound engine the multinomial's ``log_normalizer`` and ``bohning_bound``
@@ -67,7 +74,10 @@ from .probit import ProbitLikelihood, probit_mills_ratio, scaled_erfc
 from .registry import (
     BUILT_IN,
     LIKELIHOOD_CAPABILITIES,
+    LIKELIHOOD_DECLARATIONS,
     LIKELIHOODS,
+    conjugate_noise,
+    flat_intercept,
     make_likelihood,
     masked_sum,
     register_likelihood,
@@ -75,7 +85,8 @@ from .registry import (
 )
 from .student_t import StudentTLikelihood
 
-__all__ = ["BUILT_IN", "LIKELIHOODS", "LIKELIHOOD_CAPABILITIES", "BernoulliLogisticLikelihood", "GaussianLikelihood",
+__all__ = ["BUILT_IN", "LIKELIHOODS", "LIKELIHOOD_CAPABILITIES", "LIKELIHOOD_DECLARATIONS", "conjugate_noise",
+           "flat_intercept", "BernoulliLogisticLikelihood", "GaussianLikelihood",
            "NegativeBinomialLikelihood", "PoissonLikelihood", "ProbitLikelihood", "StudentTLikelihood",
            "make_likelihood", "masked_sum", "probit_mills_ratio", "register_likelihood", "require_likelihood",
            "scaled_erfc"]

@@ -25,6 +25,11 @@ class GaussianLikelihood(NamedTuple):
     monotone_em = True
     #: ``curvature`` is ``−∂²/∂η² log p`` (log-concave).
     curvature_kind = "observed"
+    #: ``N(η, σ²)`` with σ² flat: the engines use its conjugate σ² sweep and integrate β out
+    #: (:data:`~sparsebayes.models.likelihoods.registry.LIKELIHOOD_DECLARATIONS`).
+    conjugate_noise = True
+    #: The intercept's prior in the samplers: flat (000 Sec. 3; proper posterior from the data alone).
+    intercept_prior = "flat"
 
     @property
     def label(self):
@@ -97,5 +102,6 @@ class GaussianLikelihood(NamedTuple):
 
     def gibbs_augment(self, key, y, eta, params=1.0):
         """Nothing to augment: ``(z = y, ω = 1/σ²)``. The Gibbs engine samples this likelihood by its
-        own Gaussian sweep (σ² conjugate, sufficient statistics), not through this method."""
+        own Gaussian sweep (σ² conjugate, sufficient statistics: :attr:`conjugate_noise`), not through
+        this method."""
         return jnp.asarray(y, dtype=jnp.float64), jnp.ones_like(eta) / params

@@ -43,6 +43,45 @@ LIKELIHOOD_CAPABILITIES = {
     "gibbs": ("gibbs_augment", "log_lik"),
 }
 
+#: What a likelihood may state of itself beyond its methods, and the value a likelihood that states
+#: nothing has (class attributes; read with :func:`conjugate_noise` and :func:`flat_intercept`):
+#:
+#: ``conjugate_noise``
+#:     ``True``: ``y ~ N(η, σ²)`` with ``params = σ²`` under the flat prior ``p(σ²) ∝ 1`` (000 eq. 6) its
+#:     ``sample_params`` states. The engines then use the Gaussian's conjugacy: the Gibbs engine's
+#:     Gaussian sweep (``β | σ²`` from sufficient statistics, ``σ² | β`` inverse gamma, the flat-prior
+#:     intercept integrated out; :mod:`sparsebayes.inference.engines.hierarchy_gibbs`) instead of an
+#:     augmentation, and NUTS with ``β`` integrated out (:mod:`sparsebayes.inference.engines.collapsed_nuts`).
+#: ``intercept_prior``
+#:     The prior a sampler puts on the intercept ``b₀``: ``"flat"`` (improper, where the likelihood alone
+#:     makes its posterior proper: the Gaussian) or ``"normal"``, ``b₀ ~ N(0, 10²)``
+#:     (:data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE`), wide on the scale of a
+#:     linear predictor. A likelihood with ``conjugate_noise`` has ``"flat"`` (its sweep integrates a
+#:     flat-prior intercept out).
+#:
+#: The conformance checks (:mod:`sparsebayes.testing.likelihoods`) hold a likelihood to what it states.
+LIKELIHOOD_DECLARATIONS = {"conjugate_noise": False, "intercept_prior": "normal"}
+
+#: The values ``intercept_prior`` may take.
+INTERCEPT_PRIORS = ("flat", "normal")
+
+
+def conjugate_noise(likelihood):
+    """Whether ``likelihood`` states ``conjugate_noise`` (:data:`LIKELIHOOD_DECLARATIONS`): it is the
+    Gaussian ``N(η, σ²)``, σ² flat, and the engines may use its conjugate σ² sweep."""
+    return bool(getattr(likelihood, "conjugate_noise", LIKELIHOOD_DECLARATIONS["conjugate_noise"]))
+
+
+def flat_intercept(likelihood):
+    """Whether ``likelihood`` states a flat intercept prior (``intercept_prior = "flat"``,
+    :data:`LIKELIHOOD_DECLARATIONS`); ``False`` for ``"normal"``, a ``ValueError`` naming the values
+    otherwise."""
+    prior = getattr(likelihood, "intercept_prior", LIKELIHOOD_DECLARATIONS["intercept_prior"])
+    if prior not in INTERCEPT_PRIORS:
+        raise ValueError(f"{type(likelihood).__name__}.intercept_prior must be one of {INTERCEPT_PRIORS}, got {prior!r}")
+    return prior == "flat"
+
+
 #: Add a likelihood class to :data:`LIKELIHOODS` under its ``name`` (a decorator).
 register_likelihood = registrar(LIKELIHOODS, "likelihood")
 

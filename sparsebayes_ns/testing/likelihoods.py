@@ -25,6 +25,13 @@ likelihood's own draws (``sample``) at random linear predictors ``η``. Each che
   (``numpyro.infer.util.log_density``) equals ``Σ log_lik``;
 * ``predictive_moments``: the predictive draws' mean and variance are ``mean`` and ``variance``
   (within five Monte Carlo standard errors);
+* ``declarations``: what the likelihood states of itself for the samplers
+  (:data:`~sparsebayes.models.likelihoods.registry.LIKELIHOOD_DECLARATIONS`) holds: an
+  ``intercept_prior`` among the known ones; a flat one only where its own log likelihood falls without
+  bound as the intercept moves either way (so the likelihood alone makes its posterior proper); and
+  ``conjugate_noise`` only for ``log_lik = log N(y | η, params)`` (scipy's normal density), a
+  parameter ``params`` under a flat prior (its ``sample_params`` site has the same density at every
+  value) and a flat intercept, which the Gaussian sweep that the claim selects assumes;
 * ``em_objective_monotone``: EM (:mod:`sparsebayes.inference.engines.em`) with the likelihood under a Laplace
   prior, its parameter estimated, never lowers its objective (by the surrogate's bound where
   ``monotone_em``, by the engine's step-halving otherwise).
@@ -34,15 +41,17 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.stats
 from numpyro.infer.util import log_density
 
+from sparsebayes.models.likelihoods import conjugate_noise, flat_intercept
 from sparsebayes.models.priors import LaplacePrior
 
 from sparsebayes.inference.engines import em
 
 __all__ = ["check_likelihood", "likelihood_checks", "example", "check_score_autodiff", "check_curvature",
            "check_working_tangent", "check_working_minorizes", "check_params_update_ascent", "check_neg_log_lik",
-           "check_observe_log_density", "check_predictive_moments", "check_em_objective_monotone"]
+           "check_observe_log_density", "check_predictive_moments", "check_declarations", "check_em_objective_monotone"]
 
 #: Rows of the checks' data, and predictive draws per row for the moments.
 N_ROWS = 24
@@ -175,6 +184,30 @@ def check_predictive_moments(lik):
         f"{type(lik).__name__}: predictive draws' variance {v_hat} vs variance() {var} (se {se_v})")
 
 
+def check_declarations(lik):
+    name = type(lik).__name__
+    flat = flat_intercept(lik)  # a ValueError naming the values for an unknown intercept_prior
+    y, eta, params = example(lik)
+    if flat:  # the intercept c alone: Σ log p(y | η + c) → −∞ as c → ±∞
+        at = lambda c: float(jnp.sum(lik.log_lik(y, eta + c, params)))  # noqa: E731
+        for sign in (-1.0, 1.0):
+            assert at(1e3 * sign) < at(1e2 * sign) < at(0.0) - 1.0, (
+                f"{name} states intercept_prior = 'flat', but its log likelihood does not fall without bound as "
+                f"the intercept moves {'down' if sign < 0 else 'up'}: a flat intercept prior can be improper")
+    if not conjugate_noise(lik):
+        return
+    assert getattr(lik, "param_name", None) is not None and flat, (
+        f"{name} states conjugate_noise: it needs its own parameter σ² (param_name) and intercept_prior = 'flat' "
+        "(the Gaussian sweep integrates a flat-prior intercept out)")
+    want = scipy.stats.norm.logpdf(np.asarray(y), np.asarray(eta), np.sqrt(params))
+    np.testing.assert_allclose(np.asarray(lik.log_lik(y, eta, params)), want, rtol=1e-10, atol=1e-12,
+                               err_msg=f"{name} states conjugate_noise, but its log_lik is not log N(y | η, params)")
+    densities = [float(log_density(lik.sample_params, (), {}, {lik.param_name: v})[0]) for v in (0.3, 1.0, 7.0)]
+    assert np.ptp(densities) == 0.0, (
+        f"{name} states conjugate_noise, but the prior of {lik.param_name} is not flat: log densities {densities} "
+        "at 0.3, 1, 7")
+
+
 def check_em_objective_monotone(lik):
     rng = np.random.default_rng(4)
     n, p = 40, 5
@@ -214,6 +247,8 @@ def likelihood_checks(lik):
         yield "observe_log_density", check_observe_log_density
     if has("sample", "mean", "variance"):
         yield "predictive_moments", check_predictive_moments
+    if has("log_lik", "sample"):
+        yield "declarations", check_declarations
     if has("em_working", "update_params", "neg_log_lik", "init_params", "sample"):
         yield "em_objective_monotone", check_em_objective_monotone
 

@@ -1,0 +1,84 @@
+"""What a likelihood states for the samplers (``conjugate_noise``, ``intercept_prior``:
+:data:`sparsebayes.models.likelihoods.registry.LIKELIHOOD_DECLARATIONS`): the engines read the
+statement, not the likelihood's name or class, so a user's own Gaussian gets the Gaussian's conjugate
+sweep and flat intercept; the conformance check holds a likelihood to what it states."""
+import numpy as np
+import pytest
+
+from sparsebayes.inference.likelihood_conformance import check_declarations, likelihood_checks
+from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, GaussianLikelihood,
+                                            StudentTLikelihood, conjugate_noise, flat_intercept)
+
+#: A Gaussian of the user's own: the Gaussian's pieces under another name, in a class of its own (not a
+#: GaussianLikelihood, not registered).
+MyGaussian = type("MyGaussian", (), {**{k: v for k, v in vars(GaussianLikelihood).items() if not k.startswith("_")},
+                                     "name": "my_gaussian"})
+
+
+def test_the_built_ins_state_what_the_engines_used_to_ask_by_name():
+    for name, cls in LIKELIHOODS.items():
+        assert conjugate_noise(cls()) == (name == "gaussian"), name
+        assert flat_intercept(cls()) == (name == "gaussian"), name
+    assert conjugate_noise(MyGaussian()) and flat_intercept(MyGaussian()) and not isinstance(MyGaussian(), GaussianLikelihood)
+
+
+def test_a_users_gaussian_gets_the_gaussian_sweep_and_flat_intercept():
+    """The Gibbs estimator runs the conjugate σ² sweep for the user's Gaussian: the same draws at a seed as
+    for the built-in Gaussian (an augmented sweep with an N(0, 10²) intercept would differ); NUTS's intercept
+    is flat; the model record's Gibbs sampler and NUTS's collapsed form are the Gaussian's."""
+    from types import SimpleNamespace
+
+    from sparsebayes.inference import GibbsRegressor
+    from sparsebayes.inference.estimators.nuts_estimators import intercept_scale
+    from sparsebayes.inference.posterior.posterior_model import _gibbs_sampler, hierarchy_gibbs_sampler
+    from sparsebayes.inference.posterior.twin_posterior import _collapsible
+    from sparsebayes.models.horseshoe import HorseshoePrior
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = 1.0 + X @ np.array([1.5, 0.0, -1.0]) + 0.5 * rng.normal(size=30)
+    fit = dict(prior="laplace", num_warmup=20, num_samples=20, num_chains=1, seed=3, rhat_max=np.inf)
+    ours = GibbsRegressor(likelihood=MyGaussian(), **fit).fit(X, y)
+    ref = GibbsRegressor(likelihood="gaussian", **fit).fit(X, y)
+    np.testing.assert_array_equal(ours.beta_draws_, ref.beta_draws_)
+    np.testing.assert_array_equal(ours.intercept_draws_, ref.intercept_draws_)
+    assert ours.noise_var_ == ref.noise_var_ is not None
+    assert intercept_scale(MyGaussian()) is None and intercept_scale(StudentTLikelihood()) == 10.0
+    assert _gibbs_sampler(HorseshoePrior(), MyGaussian(), None) is hierarchy_gibbs_sampler
+    assert _collapsible(SimpleNamespace(likelihood=MyGaussian(), prior=HorseshoePrior(), H=X))
+
+
+class _TClaimingConjugacy(StudentTLikelihood):
+    conjugate_noise = True  # the t is not N(η, s²)
+    intercept_prior = "flat"
+
+
+class _GaussianWithNormalIntercept(GaussianLikelihood):
+    intercept_prior = "normal"  # the conjugate sweep integrates a flat-prior intercept out
+
+
+class _AlwaysOne(BernoulliLogisticLikelihood):
+    intercept_prior = "flat"  # with every label 1, the likelihood never falls as the intercept rises
+
+    def sample(self, key, eta, params=None):
+        return np.ones(np.shape(eta))
+
+
+class _UnknownIntercept(GaussianLikelihood):
+    intercept_prior = "cauchy"
+
+
+@pytest.mark.parametrize("broken", [_TClaimingConjugacy(), _GaussianWithNormalIntercept(), _AlwaysOne()])
+def test_the_check_catches_a_false_statement(broken):
+    assert "declarations" in dict(likelihood_checks(broken))
+    with pytest.raises(AssertionError):
+        check_declarations(broken)
+
+
+def test_an_unknown_intercept_prior_is_named():
+    with pytest.raises(ValueError, match="intercept_prior must be one of .*'flat', 'normal'.*'cauchy'"):
+        check_declarations(_UnknownIntercept())
+
+
+def test_a_users_gaussian_passes_the_check():
+    check_declarations(MyGaussian())
