@@ -110,10 +110,9 @@ def one_vs_all_model(est, n, y, binary, *, names, point=None, point_label=None, 
 
 def _stack(datasets, classes):
     """The parts' ``xarray.Dataset`` stacked on :data:`CLASS_DIM`, ``chain`` and ``draw`` first."""
-    import pandas as pd
     import xarray as xr
-    ds = xr.concat(datasets, dim=pd.Index(classes, name=CLASS_DIM), coords="minimal", compat="override",
-                   combine_attrs="drop_conflicts")
+    ds = xr.concat(datasets, dim=CLASS_DIM, coords="minimal", compat="override", combine_attrs="drop_conflicts")
+    ds = ds.assign_coords({CLASS_DIM: np.asarray(classes, dtype=str)})  # the point estimate's coords, as numpy str
     lead = [d for d in ("chain", "draw") if d in ds.dims]
     return ds.transpose(*lead, ...)
 
