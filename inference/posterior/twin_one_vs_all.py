@@ -158,6 +158,7 @@ def sample_one_vs_all(t, t_test, draw_part, *, seed, log_likelihood=True):
             pointwise.append(np.asarray(dataset(idata, GROUP)[VARIABLE].values, dtype=np.float64))
         parts.append(_to_weight_layout(idata, part))
     post = _stack([dataset(p, "posterior") for p in parts], t.classes)
+    post = post.assign(beta=post["beta"].transpose("chain", "draw", *t.weight_dims))  # the record's layout
     lead = (post.sizes["chain"], post.sizes["draw"])
     out = {"posterior": post}
     if all("sample_stats" in groups(p) for p in parts):
