@@ -515,9 +515,11 @@ class _ComposedEstimator(BaseEstimator):
 
     # --- every method ----------------------------------------------------------------------------
 
+    @atomic_fit
     def fit(self, X, y):
         """Fit the model (``method="em"``: the fitting core; otherwise the engine estimator,
-        ``estimator_``, whose fitted attributes are copied onto ``self``); returns ``self``."""
+        ``estimator_``, whose fitted attributes are copied onto ``self``); returns ``self``. A failed
+        fit leaves nothing fitted, and the fit's warnings name the line that called it."""
         if self._method() == "em":
             return self._fit_em(X, y)
         for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
@@ -638,7 +640,6 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods):
         (a likelihood of labels points to the classifier)."""
         return require_likelihood(_regression_likelihood(self.likelihood), "em")
 
-    @atomic_fit
     def _fit_em(self, X, y):
         """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
         (Figueiredo 2003, Sec. 3, eqs. 12–16): :func:`~.em_fit.fit_em_model`, its record named here."""
@@ -728,7 +729,6 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods)
                              f"likelihood_, got {self.link!r}")
         return lik
 
-    @atomic_fit
     def _fit_em(self, X, y):
         """Fit the sparse probit (or logistic) MAP by EM over the latent targets (Figueiredo 2003, Sec. 4):
         one model for two classes, one per class (one-vs-all, 002 Sec. 4.2) beyond, each

@@ -160,7 +160,7 @@ def test_the_estimator_takes_the_working_set_at_large_n_p(monkeypatch):
     H, y, _, support = _known_support(n=300, p=40, seed=6)
     calls = []
     real = ws.fit_em_working_set
-    monkeypatch.setattr("sparsebayes.inference.estimators.adaptive_base.fit_em_working_set",
+    monkeypatch.setattr("sparsebayes.inference.estimators.em_fit.fit_em_working_set",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
     kw = dict(prior="laplace", gamma=400.0, tol=1e-12, max_iter=100_000)
     small = AdaptiveSparseRegressor(**kw).fit(H, y)

@@ -15,7 +15,6 @@ from sparsebayes.inference import (
     SparseRegressor,
 )
 from sparsebayes.inference.estimators.sparse_estimators import (
-    ANY,
     CLASSIFICATION_ENGINES,
     REGRESSION_ENGINES,
     WILDCARDS,
