@@ -325,20 +325,14 @@ def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None, *, p
     return state
 
 
-def param_step(state, likelihood, Phi, t, *, prior=ARD, n_obs=None, halvings=4):
-    """The likelihood's own parameter (``state.params``) moved towards its update at the mode, as a
-    step of the type-II ascent of ``L`` over it: the likelihood's ``update_params`` at ``η* = Φw*``
-    (the maximiser of ``Σ log p(t | η*, ·)``, a conditional maximization that ignores how ``w*`` and
-    ``log|Σ|`` move with the parameter) is the proposal; the mode is settled there and ``L``
-    recomputed, and the step is halved in the log of the parameter (a positive scale: the
-    dispersion, a variance) up to ``halvings`` times until ``L`` does not fall. A step that
-    lowers ``L`` every time is not taken, so an accepted step never lowers ``L``.
+#: The step in ``log`` of the likelihood's parameter of the central differences of ``L`` (:func:`param_step`).
+PARAM_DIFF_STEP = 1e-3
 
-    Returns the state (settled at the parameter taken) and the relative change of the parameter."""
-    _, Phi_A, _ = _slots(Phi, state)
+
+def _param_line_search(state, likelihood, Phi, t, log_step, *, prior, n_obs, halvings):
+    """The state settled at the parameter ``params · exp(log_step · 2⁻ᵏ)`` for the first ``k ≤ halvings``
+    whose ``L`` is not below ``state``'s, else ``state`` itself."""
     old = _own(state)
-    proposal = likelihood.update_params(t, Phi_A @ state.w, old, n_obs)
-    log_step = jnp.log(proposal) - jnp.log(old)
 
     def trial(carry):
         k, _ = carry
@@ -351,7 +345,39 @@ def param_step(state, likelihood, Phi, t, *, prior=ARD, n_obs=None, halvings=4):
 
     _, tried = jax.lax.while_loop(worse, trial, (0, state._replace(objective=jnp.asarray(-jnp.inf))))
     taken = tried.objective >= state.objective
-    new = jax.tree.map(lambda a, b: jnp.where(taken, a, b), tried, state)
+    return jax.tree.map(lambda a, b: jnp.where(taken, a, b), tried, state)
+
+
+def param_step(state, likelihood, Phi, t, *, prior=ARD, n_obs=None, halvings=4):
+    """The likelihood's own parameter (``state.params``: the negative binomial's dispersion, a positive
+    scale) moved up ``L``, the type-II objective, in two line searches on its log, each halving its step
+    up to ``halvings`` times until ``L`` (the mode settled at the new parameter) does not fall, and
+    taking no step where it falls every time; so no step lowers ``L``.
+
+    The first goes to the likelihood's ``update_params`` at ``η* = Φw*``, the maximiser of
+    ``Σ log p(t | η*, ·)``: a large step from a far start, but not the maximiser of ``L``, which also
+    has ``½ log|Σ|`` and the mode moving with the parameter (envelope theorem: ``dL/dr`` is
+    ``∂_r Σ log p + ½ d log|Σ|/dr``). The second is Newton's step on ``L`` in ``log r`` from central
+    differences at :data:`PARAM_DIFF_STEP` (a step of ``sign(dL) · ½`` where ``L`` is not concave
+    there; at most 1 in ``log r``), so that the parameter settles where ``dL/dr = 0``.
+
+    Returns the state (settled at the parameter taken) and the relative change of the parameter."""
+    _, Phi_A, _ = _slots(Phi, state)
+    old = _own(state)
+    proposal = likelihood.update_params(t, Phi_A @ state.w, old, n_obs)
+    search = partial(_param_line_search, likelihood=likelihood, Phi=Phi, t=t, prior=prior, n_obs=n_obs,
+                     halvings=halvings)
+    first = search(state, log_step=jnp.log(proposal) - jnp.log(old))
+    h = PARAM_DIFF_STEP
+
+    def objective_at(sign):
+        return _settle(likelihood, Phi, t, first._replace(params=first.params * jnp.exp(sign * h)), prior=prior,
+                       n_obs=n_obs)[0].objective
+
+    up, down = jax.lax.map(objective_at, jnp.array([1.0, -1.0]))
+    slope, curve = (up - down) / (2.0 * h), (up - 2.0 * first.objective + down) / (h * h)
+    newton = jnp.where(curve < 0, -slope / jnp.where(curve < 0, curve, -1.0), 0.5 * jnp.sign(slope))
+    new = search(first, log_step=jnp.clip(newton, -1.0, 1.0))
     return new, jnp.abs(new.params - old) / old
 
 
