@@ -386,7 +386,8 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
     ``(b₀, β) | z, ω, v ~ N(A⁻¹XᵀΩz, A⁻¹)``, ``A = XᵀΩX + diag(1/v)`` with ``v₀`` the intercept's
     prior variance (:func:`~.gibbs_beta.draw_beta`, unit noise variance: the likelihood's scale is in
     ``ω``); the hierarchy's conditionals given β; and the likelihood's own parameter θ by its
-    ``gibbs_param_step`` (given the new ``η`` and the sweep's ``ω``), where it has one."""
+    ``gibbs_param_step`` (given the new ``η`` and the sweep's ``ω``), where it has one. A likelihood's
+    ``gibbs_rescale`` (a parameter expansion: the probit's PX-DA) moves ``z`` given ``v`` before β's draw."""
     k_aug, k_beta, k_aux, k_param = jax.random.split(key, 4)
     dtype = state.beta.dtype
     eta = data.design @ jnp.concatenate([jnp.broadcast_to(state.intercept, data.lead_var.shape), state.beta])
@@ -398,6 +399,10 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
             data.design, z, omega, jnp.concatenate([data.lead_var, jnp.maximum(hv, jnp.finfo(dtype).tiny)]),
             jnp.ones((), dtype), beta_draw))
     v = jnp.maximum(prior.gibbs_prior_variance(aux), jnp.finfo(dtype).tiny)
+    rescale = getattr(likelihood, "gibbs_rescale", None)  # a parameter expansion of the latents given v (PX-DA)
+    if rescale is not None:
+        k_beta, k_px = jax.random.split(k_beta)
+        z = rescale(k_px, z, data.design, jnp.concatenate([data.lead_var, v]))
     coef = gibbs_beta.draw_beta(k_beta, data.design, z, omega, jnp.concatenate([data.lead_var, v]),
                                 jnp.ones((), dtype), beta_draw,
                                 init=jnp.concatenate([jnp.broadcast_to(state.intercept, data.lead_var.shape),
