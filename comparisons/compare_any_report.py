@@ -188,7 +188,8 @@ def write_report(out, cmp, table, diagnostics, figures, predictive=None):
     note = ("P(|β| < c) with c (column near_zero) each weight's region of practical equivalence (the verdict's "
             "rule, in the draws' units); intervals are 5 %–95 % posterior quantiles; weights are on the model's "
             "basis (the estimator's design columns: `feature_map_`'s where it has one, for linear features terms of "
-            "the standardized inputs; SMLR's `basis[class]`, the reference class's weights zero by definition). "
+            "the standardized inputs; SMLR's `basis[class]`, the reference class's weights zero by definition; a "
+            "one-vs-all classifier's `basis[class]`, class k's weights those of its own k-vs-rest binary model). "
             "The model line names any surrogate, or hyperparameter held at its fitted value.")
     ranks = [name for name in figures if name.startswith("rank-")]
     md = ["# sparsebayes comparison", ""] + [f"- **{k}**: {v}" for k, v in _header(cmp)] + [

@@ -32,6 +32,12 @@ likelihood declares. The record's fields (a ``types.SimpleNamespace``):
 ``keep``, ``centre``, ``y_offset``
     The layout fields of :mod:`sparsebayes.inference.posterior.twin_builders`.
 
+``parts``, ``classes``, ``point_dims`` (a one-vs-all classifier's record)
+    A classifier fitted one-vs-all beyond two classes is ``K`` independent binary models: its record
+    (:func:`~sparsebayes.inference.posterior.twin_one_vs_all.one_vs_all_model`) holds one binary record
+    per class (``parts``, class ``k``'s with the targets ``[y = classes[k]]``), the class labels, and the
+    dims of the point's per-class scalars; its weights are on ``(basis, classifier)``.
+
 With no data (``X = None``) an estimator gives the record without ``H`` and ``y``: what its model is
 and which samplers it has, for choosing samplers before any data is seen.
 """
