@@ -117,7 +117,60 @@ def run_nuts(
     size (a model's weights: ``features`` of :func:`~sparsebayes.models.bayesian_lasso.bayesian_lasso`).
     Bad data is a ``ValueError`` naming the problem (:func:`_check_design_and_targets`).
     """
-    from sparsebayes.inference.posterior.arviz_compat import from_numpyro
+    run = nuts_draws(model, *model_args, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                     seed=seed, target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth,
+                     dense_mass=dense_mass, progress_bar=progress_bar, coords=coords, dims=dims,
+                     chain_method=chain_method, init_params=init_params, log_likelihood=log_likelihood,
+                     stacklevel=3, **model_kwargs)
+    idata = run.inference_data()
+    _warn_on_rhat(idata, rhat_max)
+    return idata
+
+
+class NutsRun(NamedTuple):
+    """The draws of a NUTS run (:func:`nuts_draws`) before they become ``InferenceData``:
+    ``samples`` and ``extra`` (the :data:`SAMPLE_STATS`) as NumPy arrays (chain, draw, ...),
+    ``log_lik`` the pointwise log likelihood per observed site (chain, draw, ...) or ``None``, ``attrs``
+    the posterior's attributes (:func:`run_nuts`), and what ArviZ reads to build the groups.
+    :meth:`inference_data` gives :func:`run_nuts`'s ``InferenceData``; a caller that needs only the
+    draws (an estimator's fit) imports no ArviZ."""
+    samples: dict
+    extra: dict
+    log_lik: dict | None
+    attrs: dict
+    model: object
+    model_args: tuple
+    model_kwargs: dict
+    num_chains: int
+    num_samples: int
+    coords: dict | None
+    dims: dict | None
+    factor_sites: list
+
+    def inference_data(self):
+        """The run as ArviZ ``InferenceData`` (:func:`run_nuts`'s groups and ``posterior.attrs``)."""
+        from sparsebayes.inference.posterior.arviz_compat import dataset, from_numpyro, group_from_dict, has_group, set_group
+        draws = _Draws(self.model, self.model_args, self.model_kwargs, self.samples, self.extra, self.num_chains,
+                       self.num_samples)
+        idata = from_numpyro(draws, coords=self.coords, dims=self.dims)
+        if self.log_lik is not None and has_group(idata, "observed_data"):
+            obs = dataset(idata, "observed_data")
+            set_group(idata, "log_likelihood", group_from_dict(
+                "log_likelihood", self.log_lik, dims={k: list(obs[k].dims) for k in self.log_lik},
+                coords={d: obs[d].values for d in obs.dims}))
+        idata = _drop_factor_sites(idata, self.factor_sites)
+        idata.posterior.attrs["inference"] = "nuts"
+        idata.posterior.attrs.update(self.attrs)
+        return idata
+
+
+def nuts_draws(model, *model_args, num_warmup=1000, num_samples=1000, num_chains=4, seed=0, target_accept_prob=None,
+               max_tree_depth=None, dense_mass=None, progress_bar=True, coords=None, dims=None, chain_method=None,
+               init_params=None, log_likelihood=True, stacklevel=2, **model_kwargs):
+    """:func:`run_nuts`'s run (the same arguments, the same draws) as a :class:`NutsRun`: the draws as
+    NumPy arrays, without ArviZ (its import costs about as much as a small model's NUTS compile). It
+    warns of divergent transitions as :func:`run_nuts` does (``stacklevel`` as ``warnings.warn``'s, from
+    here); the R-hat check needs ArviZ and is :func:`run_nuts`'s."""
     check_sampler_counts(num_warmup, num_samples, num_chains)
     check_count("seed", seed, 0)
     features = feature_labels(model_args[0]) if model_args else None
@@ -142,8 +195,8 @@ def run_nuts(
     with compile_seconds() as compiling:
         t0 = time.perf_counter()
         if compiled:
-            config, values, state = _kept_warmup(counts, model_kwargs, jax.random.PRNGKey(seed), model_args,
-                                                 traced_kwargs, init_params)
+            config, values, state = _kept_warmup(counts, model_kwargs, prng_key(seed), model_args, traced_kwargs,
+                                                 init_params)
             compiled = config is not None
         if not compiled:
             config = _NutsConfig(*counts)
@@ -153,7 +206,7 @@ def run_nuts(
             samples, extra = _compiled_draws(state, model_args, traced_kwargs, values, config=config)
         else:
             mcmc = _mcmc(config, chain_method, progress_bar)
-            mcmc.warmup(jax.random.PRNGKey(seed), *model_args, init_params=init_params, extra_fields=SAMPLE_STATS,
+            mcmc.warmup(prng_key(seed), *model_args, init_params=init_params, extra_fields=SAMPLE_STATS,
                         **model_kwargs)
             jax.block_until_ready(mcmc.post_warmup_state)
             t1 = time.perf_counter()
@@ -161,21 +214,28 @@ def run_nuts(
             samples, extra = mcmc.get_samples(group_by_chain=True), mcmc.get_extra_fields(group_by_chain=True)
         samples, extra = jax.device_get(jax.block_until_ready((samples, extra)))
         t2 = time.perf_counter()
-    draws = _Draws(_replay_model(trace) or model, model_args, model_kwargs, samples, extra, num_chains, num_samples)
-    idata = from_numpyro(draws, coords=coords, dims=dims)
-    if log_likelihood:
-        _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs,
-                            values if compiled else None)
-    idata = _drop_factor_sites(idata, factor_sites(trace))
-    idata.posterior.attrs["inference"] = "nuts"
-    idata.posterior.attrs.update(sampling_seconds=t2 - t0, warmup_seconds=t1 - t0, draws_seconds=t2 - t1,
-                                 compile_seconds=min(compiling[0], t2 - t0))
-    n_div = int(np.asarray(idata.sample_stats["diverging"]).sum())
-    idata.posterior.attrs["n_divergences"] = n_div
-    idata.posterior.attrs.update(target_accept_prob=float(target_accept_prob), max_tree_depth=int(max_tree_depth),
-                                 dense_mass=int(dense_mass))
-    _warn_on_diagnostics(idata, n_div, rhat_max)
-    return idata
+    log_lik = None
+    if log_likelihood and any(site["is_observed"] for site in trace.values()):
+        log_lik = _pointwise_log_likelihood(samples, config, model_args, model_kwargs, traced_kwargs,
+                                            values if compiled else None)
+    n_div = int(np.asarray(extra["diverging"]).sum())
+    attrs = dict(sampling_seconds=t2 - t0, warmup_seconds=t1 - t0, draws_seconds=t2 - t1,
+                 compile_seconds=min(compiling[0], t2 - t0), n_divergences=n_div,
+                 target_accept_prob=float(target_accept_prob), max_tree_depth=int(max_tree_depth),
+                 dense_mass=int(dense_mass))
+    _warn_on_divergences(n_div, num_chains * num_samples, stacklevel)
+    return NutsRun(samples, extra, log_lik, attrs, _replay_model(trace) or model, model_args, model_kwargs, num_chains,
+                   num_samples, coords, dims, factor_sites(trace))
+
+
+def prng_key(seed):
+    """``jax.random.PRNGKey(seed)`` built in NumPy where JAX's keys are the default raw ``uint32[2]`` of
+    threefry2x32: ``[seed >> 32, seed & 0xFFFFFFFF]`` (JAX's ``threefry_seed``), the same bits without
+    the two small programs JAX compiles to make it in a fresh process. Other key types: JAX's own."""
+    if jax.config.jax_enable_custom_prng or jax.config.jax_default_prng_impl != "threefry2x32" or \
+            not 0 <= seed < 2**63:
+        return jax.random.PRNGKey(seed)
+    return np.array([(seed >> 32) & 0xFFFFFFFF, seed & 0xFFFFFFFF], dtype=np.uint32)
 
 
 #: NUTS's settings where neither the caller nor the model's hierarchy gives one (NumPyro's defaults).
@@ -418,22 +478,17 @@ def _cached_log_likelihood(flat_samples, model_args, traced_kwargs, values, conf
     return log_likelihood(config.model, flat_samples, *model_args, **_settings(config, values), **traced_kwargs)
 
 
-def _add_log_likelihood(idata, samples, config, model_args, model_kwargs, traced_kwargs, values):
-    """The ``log_likelihood`` group ``az.from_numpyro`` would add (dims those of ``observed_data``);
-    on the kept program when the run used them (``values``, the traced settings, not ``None``)."""
-    from sparsebayes.inference.posterior.arviz_compat import dataset, group_from_dict, has_group, set_group
-    if not has_group(idata, "observed_data"):
-        return
+def _pointwise_log_likelihood(samples, config, model_args, model_kwargs, traced_kwargs, values):
+    """The pointwise log likelihood of every draw per observed site, ``(chain, draw, ...)`` NumPy arrays,
+    as ``az.from_numpyro`` would compute it; on the kept program when the run used them (``values``,
+    the traced settings, not ``None``)."""
     flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in samples.items()}
     if values is not None:
         pointwise = _cached_log_likelihood(flat, model_args, traced_kwargs, values, config=config)
     else:
         pointwise = log_likelihood(config.model, flat, *model_args, **model_kwargs)
-    obs = dataset(idata, "observed_data")
     lead = (config.num_chains, config.num_samples)
-    ll = {k: np.asarray(v).reshape(*lead, *np.shape(v)[1:]) for k, v in pointwise.items()}
-    set_group(idata, "log_likelihood", group_from_dict("log_likelihood", ll, dims={k: list(obs[k].dims) for k in ll},
-                                                       coords={d: obs[d].values for d in obs.dims}))
+    return {k: np.asarray(v).reshape(*lead, *np.shape(v)[1:]) for k, v in pointwise.items()}
 
 
 class _Draws:
@@ -580,15 +635,18 @@ def _drop_factor_sites(idata, names):
     return idata
 
 
-def _warn_on_diagnostics(idata, n_div, rhat_max):
-    """Warn about divergent transitions and, with ``rhat_max`` and two or more chains, unmixed chains."""
-    from sparsebayes.inference.posterior.arviz_compat import rhat as split_rhat
-    post = idata.posterior
+def _warn_on_divergences(n_div, n_draws, stacklevel):
+    """A ``UserWarning`` about divergent transitions after warm-up, if any (``stacklevel`` for the caller)."""
     if n_div:
-        n_draws = post.sizes["chain"] * post.sizes["draw"]
         warnings.warn(f"NUTS: {n_div} divergent transitions after warm-up ({n_div / n_draws:.1%} of the draws): "
                       "the draws may be biased; raise target_accept_prob or sample a reparametrized model "
-                      "(e.g. marginal=True for the Laplace hierarchy)", UserWarning, stacklevel=3)
+                      "(e.g. marginal=True for the Laplace hierarchy)", UserWarning, stacklevel=stacklevel + 1)
+
+
+def _warn_on_rhat(idata, rhat_max):
+    """With ``rhat_max`` and two or more chains, a ``ConvergenceWarning`` about unmixed chains."""
+    from sparsebayes.inference.posterior.arviz_compat import rhat as split_rhat
+    post = idata.posterior
     if rhat_max is not None and post.sizes["chain"] > 1:
         rhat = np.concatenate([np.ravel(v.values) for v in split_rhat(idata).data_vars.values()])
         rhat = float(np.max(rhat[np.isfinite(rhat)], initial=1.0))  # a constant variable has no R-hat

@@ -357,7 +357,7 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         the medians on those columns (the model's point) and, in the data's units (:func:`raw_point`),
         ``coef`` and ``intercept`` of the medians, the means and the raw terms' equal-tailed intervals;
         ``active`` where the interval on the model's columns excludes zero; R-hat."""
-        from sparsebayes.inference.posterior.arviz_compat import rhat
+        from sparsebayes.inference.posterior.split_rhat import max_split_rhat  # ArviZ's rhat in NumPy: no ArviZ import
 
         coords = {"basis": basis_names(self, self.feature_map_, H.shape[1])}
         states, idata = self._sample(H, y, prior_gibbs, lik, coords)
@@ -381,7 +381,7 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         tail = 0.5 * (1.0 - self.credible_level)
         max_rhat = float("nan")
         if self.num_chains >= 2 and self.num_samples >= 4:
-            max_rhat = float(np.max(rhat(idata, var_names=["beta"])["beta"].values))
+            max_rhat = max_split_rhat(states.beta)
             if max_rhat > self.rhat_max:
                 warnings.warn(f"{self._sampler_label} chains have not mixed: max R-hat over beta {max_rhat:.3f} > "
                               f"{self.rhat_max}; increase num_warmup / num_samples", ConvergenceWarning, stacklevel=3)

@@ -126,7 +126,10 @@ class _NutsSampling:
         require_likelihood(lik, "nuts")
 
     def _sample(self, H, y, engine_prior, lik, coords):
-        from sparsebayes.inference.engines.nuts import run_nuts
+        """``(draws, idata)`` as the Gibbs estimators' hook has them; ``idata`` is the run
+        (:class:`~sparsebayes.inference.engines.nuts.NutsRun`), made ``InferenceData`` when ``idata_`` is
+        first read, so that a fit imports no ArviZ."""
+        from sparsebayes.inference.engines.nuts import nuts_draws
 
         statement, marginal, prior = engine_prior
         kwargs = dict(prior=statement, likelihood=lik, marginal=marginal)
@@ -138,27 +141,50 @@ class _NutsSampling:
         declared = nuts_settings(prior)
         target = self.target_accept_prob if self.target_accept_prob is not None else declared.get("target_accept_prob")
         dims = {**{s: ["basis"] for s in per_weight_sites(model, H, y, kwargs)}, "y": ["obs"]}
-        idata = run_nuts(model, H, y, num_warmup=self.num_warmup, num_samples=self.num_samples,
+        run = nuts_draws(model, H, y, num_warmup=self.num_warmup, num_samples=self.num_samples,
                          num_chains=self.num_chains, seed=self.seed, target_accept_prob=target,
                          max_tree_depth=declared.get("max_tree_depth"), progress_bar=bool(self.progress_bar),
-                         rhat_max=None, coords=coords, dims=dims, **kwargs)
-        post = idata.posterior
-        self._warn_if_stuck(idata, H)
+                         coords=coords, dims=dims, **kwargs)
+        post = run.samples
+        self._warn_if_stuck(_stuck(post, run.extra.get("accept_prob"), run.extra.get("adapt_state.step_size")), H)
         beta = np.asarray(post["beta"])
         intercept = np.asarray(post["intercept"]) if self.fit_intercept else np.zeros(beta.shape[:2])
         name = getattr(lik, "param_name", None)
         param = np.asarray(post[name]) if name else np.ones(beta.shape[:2])
-        return AugmentedState(beta, intercept, param, {}), idata
+        return AugmentedState(beta, intercept, param, {}), run
+
+    @property
+    def idata_(self):
+        """The draws as ``InferenceData`` (a list of them, one per one-vs-all classifier): built from the
+        fit's run on first read (:meth:`~sparsebayes.inference.engines.nuts.NutsRun.inference_data`)."""
+        try:
+            stored = self.__dict__["_idata_"]
+        except KeyError:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'idata_' (not fitted)") from None
+        built = _inference_data(stored)
+        self.__dict__["_idata_"] = built
+        return built
+
+    @idata_.setter
+    def idata_(self, value):
+        self.__dict__["_idata_"] = value
+
+    def __getstate__(self):
+        # the run holds the model function, made in this process: a pickle keeps the InferenceData
+        state = super().__getstate__()
+        if "_idata_" in state:
+            state["_idata_"] = _inference_data(state["_idata_"])
+        return state
 
 
-    def _warn_if_stuck(self, idata, H):
-        """A :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` when a chain did not move: some
+    def _warn_if_stuck(self, stuck, H):
+        """A :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` when a chain did not move (``stuck``,
+        :func:`_stuck`, not ``None``): some
         parameter's draws (any component of any posterior site) all equal in a chain, or a chain's mean
         acceptance below :data:`STUCK_ACCEPTANCE`. Under columns in very different units (the Laplace
         and horseshoe bases are centred, not scaled) warm-up can adapt the step size down to ~1e-18,
         where no leapfrog step changes a float64 value: the chain stays at its start and its draws
         describe nothing, whatever R-hat over one chain says."""
-        stuck = _stuck_chains(idata)
         if stuck is None:
             return
         sites, low_accept, step = stuck
@@ -179,29 +205,44 @@ STUCK_ACCEPTANCE = 0.01
 
 
 def _stuck_chains(idata):
-    """``(sites, low_acceptance, step_size)`` when some chain of ``idata`` did not move, else ``None``:
-    ``sites`` the posterior sites with a component whose draws all equal in some chain (each as
-    ``name[index]``, at most three listed), ``low_acceptance`` whether some chain's mean acceptance is
-    below :data:`STUCK_ACCEPTANCE`, ``step_size`` the smallest adapted step. Needs two draws or more."""
-    post = idata.posterior
-    if post.sizes.get("draw", 0) < 2:
+    """:func:`_stuck` of ``idata``'s posterior and sample stats (``acceptance_rate``, ``step_size``)."""
+    stats = getattr(idata, "sample_stats", None)
+    stat = lambda name: stats[name] if stats is not None and name in stats else None  # noqa: E731
+    return _stuck({name: var.values for name, var in idata.posterior.data_vars.items()}, stat("acceptance_rate"),
+                  stat("step_size"))
+
+
+def _stuck(posterior, accept, step_size):
+    """``(sites, low_acceptance, step_size)`` when some chain did not move, else ``None``: ``posterior``
+    the draws per site (chain, draw, ...), ``accept`` the acceptance per draw (chain, draw) and
+    ``step_size`` the adapted steps (either ``None`` where unknown). ``sites`` the sites with a
+    component whose draws all equal in some chain (each as ``name[index]``, at most three listed),
+    ``low_acceptance`` whether some chain's mean acceptance is below :data:`STUCK_ACCEPTANCE`,
+    ``step_size`` the smallest adapted step. Needs two draws or more."""
+    if not posterior or np.shape(next(iter(posterior.values())))[1] < 2:
         return None
     sites = []
-    for name, var in post.data_vars.items():
+    for name, var in posterior.items():
         a = np.asarray(var, dtype=np.float64)
         flat = a.reshape(a.shape[0], a.shape[1], -1)
         frozen = np.all(flat == flat[:, :1], axis=1)  # (chain, component)
         for j in np.flatnonzero(np.any(frozen, axis=0)):
             sites.append(name if flat.shape[2] == 1 else f"{name}[{j}]")
-    stats = getattr(idata, "sample_stats", None)
-    accept = np.asarray(stats["acceptance_rate"], dtype=np.float64) if stats is not None and \
-        "acceptance_rate" in stats else None
+    accept = None if accept is None else np.asarray(accept, dtype=np.float64)
     low = bool(accept is not None and np.any(np.nan_to_num(accept.mean(axis=1), nan=0.0) < STUCK_ACCEPTANCE))
     if not sites and not low:
         return None
-    step = float(np.min(stats["step_size"])) if stats is not None and "step_size" in stats else float("nan")
+    step = float(np.min(step_size)) if step_size is not None else float("nan")
     shown = sites[:3] + ([f"and {len(sites) - 3} more"] if len(sites) > 3 else [])
     return shown, low, step
+
+
+def _inference_data(stored):
+    """``stored`` (a fit's ``idata_``: a :class:`~sparsebayes.inference.engines.nuts.NutsRun`, ``InferenceData``
+    or a list of them) as ``InferenceData``."""
+    if isinstance(stored, list):
+        return [_inference_data(s) for s in stored]
+    return stored.inference_data() if hasattr(stored, "inference_data") else stored
 
 
 _DOC_NUTS = """
