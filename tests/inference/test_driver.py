@@ -217,36 +217,6 @@ def test_em_init_names_a_start_of_the_wrong_length():
         em.init(data, em.EMModel(LaplacePrior(1.0), GaussianLikelihood()), np.ones(3), 1.0)
 
 
-@pytest.mark.parametrize("solver", ["block", "componentwise"])
-def test_bound_run_takes_the_steps_of_its_own_loop(solver):
-    rng = np.random.default_rng(1)
-    X = np.c_[np.ones(60), rng.normal(size=(60, 3))]
-    y = rng.integers(0, 3, size=60)
-    prior = LaplacePrior.from_lam(2.0)
-    problem = bound.make_problem(X, y, 3, solver=solver, prior=prior)
-    final, info = bound.run(problem, prior, solver=solver, tol=1e-8, max_iter=400)
-    start = bound.init(problem, prior, solver=solver)
-    own = _own_loop(lambda s: bound.step(s, problem, prior, solver=solver, tol=1e-8), start,
-                    lambda s: (s.rel_change < 1e-8) & s.last_full, 400, QUICK_COMPILE)  # bound.run's, at this size
-    assert 3 < int(final.n_iter) == int(own.n_iter) < 400 and bool(info.converged)
-    np.testing.assert_allclose(np.asarray(final.coef), np.asarray(own.coef), rtol=1e-10, atol=1e-14)
-
-
-def test_typeii_run_takes_the_steps_of_its_own_loop():
-    rng = np.random.default_rng(2)
-    Phi = rng.normal(size=(30, 8))
-    y = Phi @ np.array([1.5, 0, 0, -2.0, 0, 0, 0, 0.7]) + 0.2 * rng.normal(size=30)
-    data = typeii.make_data(Phi, y)
-    prior = ScaledLaplacePrior()
-    start = typeii.init(data, prior, 0.1 * np.var(y), 8)
-    run = typeii.programs(Phi.shape, 8)[1]  # the small fit's program
-    final = run(start, data, prior, max_iter=200)
-    own = _own_loop(lambda s: typeii.step(s, data, prior), start, typeii.stopped, 200, typeii.SMALL_FIT_COMPILE)
-    assert 2 < int(final.n_iter) == int(own.n_iter) < 200 and bool(final.converged)
-    np.testing.assert_allclose(np.asarray(final.var), np.asarray(own.var), rtol=1e-10, atol=1e-14)
-    np.testing.assert_allclose(np.asarray(final.mu), np.asarray(own.mu), rtol=1e-10, atol=1e-14)
-
-
 # --- the contract: every module here with an init or a step conforms, or is listed as pending
 
 
