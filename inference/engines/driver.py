@@ -48,10 +48,10 @@ which refills lanes inside its loop and so is not one engine's loop.
 
 TODO (issue 39): the type-II Laplace path (:mod:`~sparsebayes.inference.engines.typeii_laplace`,
 ``init(likelihood, Phi, t, basis_mask, capacity)``, ``step(state, likelihood, Phi, t, basis_mask)``)
-and the Gibbs engines (:mod:`~sparsebayes.inference.engines.hierarchy_gibbs`,
-:mod:`~sparsebayes.inference.engines.gibbs`, whose steps also take a PRNG key) conform later; they
-are listed in :data:`PENDING`, and the contract's test checks every other module here that
-defines ``init`` or ``step``.
+and the Gibbs engine (:mod:`~sparsebayes.inference.engines.hierarchy_gibbs`, ``init(prior, data, ...)``,
+``step(state, key, data, prior, ...)``: a sampler's step also takes a PRNG key, and its ``trace`` is
+the chain) conform later; they are listed in :data:`PENDING`, and the contract's test checks every
+other module here that defines ``init`` or ``step``.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ __all__ = ["ENGINES", "PENDING", "rel_change_below", "run", "trace"]
 ENGINES = {"em": "model", "bound": "prior", "typeii": "prior"}
 
 #: Modules with an ``init`` or ``step`` of their own signature, to conform later (module docstring's TODO).
-PENDING = ("typeii_laplace", "hierarchy_gibbs", "gibbs")
+PENDING = ("typeii_laplace", "hierarchy_gibbs")
 
 
 def rel_change_below(state, tol):
