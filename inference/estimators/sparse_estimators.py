@@ -356,8 +356,8 @@ _PARAMETERS = {"type2": _hierarchy_parameters, "gibbs": _sampler_parameters,
 #: ``gamma_prior`` that a name takes, :func:`~sparsebayes.models.priors.make_prior`) and their defaults:
 #: ``options`` under ``method="em"``, the parameters of :class:`AdaptiveSparseRegressor` (the classifiers'
 #: without ``noise_var``).
-EM_OPTIONS = {"gamma": 1.0, "gamma_prior": None,
-              **{f.name: f.default for f in dataclasses.fields(EMOptions) if f.name not in ("features", "kernel_width")}}
+EM_OPTIONS = {"gamma": 1.0, "gamma_prior": None, **{f.name: f.default for f in dataclasses.fields(EMOptions)
+                                                    if f.name not in ("features", "kernel_width")}}
 
 
 def _is_prior_list(prior):

@@ -31,7 +31,7 @@ def test_the_core_is_the_lasso_map(sparse_regression):
     assert np.any(lasso.coef_ == 0) and np.any(lasso.coef_ != 0)
     np.testing.assert_array_equal(fit.beta != 0, lasso.coef_ != 0)
     np.testing.assert_allclose(fit.beta, lasso.coef_, atol=1e-6)
-    np.testing.assert_array_equal(fit.active, lasso.coef_ != 0)  # no bias column: every column is a basis function
+    np.testing.assert_array_equal(fit.active, lasso.coef_ != 0)  # no bias column: every column a basis function
     assert fit.converged and fit.likelihood_param == 1.0
     assert fit.covariance.shape == (np.count_nonzero(fit.beta),) * 2
 
@@ -60,7 +60,8 @@ def test_the_paper_estimators_are_the_generic_ones_with_method_em_fixed(sparse_r
     H, y = sparse_regression
     assert issubclass(AdaptiveSparseRegressor, SparseRegressor)
     assert issubclass(SparseProbitClassifier, SparseClassifier)
-    assert "method" not in AdaptiveSparseRegressor().get_params() and "options" not in SparseProbitClassifier().get_params()
+    assert "method" not in AdaptiveSparseRegressor().get_params()
+    assert "options" not in SparseProbitClassifier().get_params()
     paper = AdaptiveSparseRegressor(prior="laplace", gamma=4.0, noise_var=0.3).fit(H, y)
     generic = SparseRegressor(prior="laplace", options={"gamma": 4.0, "noise_var": 0.3}).fit(H, y)
     assert not hasattr(generic, "estimator_")
@@ -68,7 +69,8 @@ def test_the_paper_estimators_are_the_generic_ones_with_method_em_fixed(sparse_r
     for a, b in zip(generic.predict(H, return_std=True), paper.predict(H, return_std=True)):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(generic.gaussian_conditional()[2], paper.gaussian_conditional()[2])
-    np.testing.assert_array_equal(generic.to_inference_data().posterior["beta"], paper.to_inference_data().posterior["beta"])
+    np.testing.assert_array_equal(generic.to_inference_data().posterior["beta"],
+                                  paper.to_inference_data().posterior["beta"])
 
 
 @pytest.mark.parametrize("est, words", [
