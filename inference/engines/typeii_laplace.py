@@ -1,33 +1,45 @@
 """Sequential type-II maximum likelihood for a non-Gaussian likelihood, by the Laplace approximation
-at the posterior mode: the RVM classifier (Bernoulli-logistic) and the Poisson RVM (log link).
+at the posterior mode, under any type-II hierarchy: the RVM classifier (Bernoulli-logistic), the
+Poisson RVM (log link), and with the same code a Poisson FLAP, a Bernoulli BLS or an over-dispersed
+(negative-binomial) RVM.
 
-The model is ``t_n ~ p(t | η_n)``, ``η = Φw``, ``w_i ~ N(0, v_i)`` with the RVM's flat hyperprior
-on ``α_i = 1/v_i`` (Tipping 2001, Sec. 4; Tipping & Faul 2003, Sec. 5); the likelihood is an
-object (:class:`~sparsebayes.models.likelihoods.BernoulliLogisticLikelihood`,
-:class:`~sparsebayes.models.likelihoods.PoissonLikelihood`) giving ``log p(t | η)``, the mean
-``μ(η)`` and the curvature ``b(η) = −∂²/∂η² log p``. The marginal likelihood has no closed form;
-as in those papers it is replaced by its Laplace approximation at the posterior mode ``w*`` of
-the active weights,
+The model is ``t_n ~ p(t | η_n, θ)``, ``η = Φw``, ``w_i ~ N(0, v_i)``, the prior variances under a
+type-II hierarchy (:mod:`sparsebayes.models.typeii_hierarchies`: ARD, the RVM's flat hyperprior on
+``α_i = 1/v_i``, Tipping 2001, Sec. 4, Tipping & Faul 2003, Sec. 5; FLAP's ``v_i ~ Exp(λ/2)``,
+Babacan et al. 2010; BLS's ``v_i = σ²τ_i``, ``τ_i ~ Exp(λ/2)``, 004 eqs. 5–8, with ``σ² = 1``: these
+likelihoods have no noise variance, so BLS is FLAP's hierarchy with its own flags). The likelihood
+is an object of :mod:`sparsebayes.models.likelihoods` read through its protocol: ``log p(t | η, θ)``,
+its ``score`` ``g(η) = ∂/∂η log p`` and its ``curvature`` ``b(η)`` (``−∂²/∂η² log p``, or the Fisher
+information where the likelihood is not log-concave), and ``θ`` its own parameter (the negative
+binomial's dispersion ``r``; none for the Bernoulli and the Poisson). The marginal likelihood has no
+closed form; as in those papers it is replaced by its Laplace approximation at the posterior mode
+``w*`` of the active weights, and the objective adds the hierarchy's terms (004 eq. 13 without
+``log p(σ²)``: ``typeii_log_variance_prior``; 0 for ARD),
 
-    L(v) = Σ_n log p(t_n | w*) − ½ Σ_A w*_i² / v_i − ½ Σ_A log v_i + ½ log|Σ|,
+    L(v, λ, θ) = Σ_n log p(t_n | w*, θ) − ½ Σ_A w*_i² / v_i − ½ Σ_A log v_i + ½ log|Σ|
+                 + A log(λ/2) − λ Σ_A v_i / 2 + log p(λ),
     Σ = (Φ_Aᵀ B Φ_A + V_A⁻¹)⁻¹,  B = diag(b(η*)),  η* = Φ w*,
 
-which equals the Gaussian evidence of the linearized targets ``t̂ = Φw* + B⁻¹(t − μ(η*))`` with
-noise covariance ``B⁻¹`` up to terms that depend on ``v`` only through the mode ``w*``
-(``Σ log p(t_n | w*)`` there in place of ``½ log|B| − ½(t − μ)ᵀB⁻¹(t − μ)``); the fit
-evaluates the Laplace form. For that Gaussian problem (Tipping & Faul 2003, eqs. 22–23 with
-``B`` in place of ``σ⁻²I``)
+whose evidence part equals the Gaussian evidence of the linearized targets ``t̂ = Φw* + B⁻¹g(η*)``
+with noise covariance ``B⁻¹`` up to terms that depend on ``v`` only through the mode ``w*``
+(``Σ log p(t_n | w*)`` there in place of ``½ log|B| − ½ gᵀB⁻¹g``); the fit evaluates the Laplace
+form. For that Gaussian problem (Tipping & Faul 2003, eqs. 22–23 with ``B`` in place of ``σ⁻²I``)
 
-    S_m = φ_mᵀBφ_m − φ_mᵀBΦ_A Σ Φ_AᵀBφ_m,   Q_m = φ_mᵀ B t̂ − φ_mᵀBΦ_A Σ Φ_AᵀB t̂ = φ_mᵀ(t − μ),
+    S_m = φ_mᵀBφ_m − φ_mᵀBΦ_A Σ Φ_AᵀBφ_m,   Q_m = φ_mᵀ B t̂ − φ_mᵀBΦ_A Σ Φ_AᵀB t̂ = φ_mᵀ g(η*),
 
-the last form holding at the mode (``Φ_Aᵀ(t − μ) = V_A⁻¹ w*``). Each step takes the single
-add / re-estimate / delete of largest predicted gain, chosen as the Gaussian path chooses
-(:mod:`.typeii_moves` with ``κ = 0``, the RVM's ``α = s²/(q² − s)``), then moves ``w*`` to the
-new mode by Newton's method with step halving (the log posterior is concave for a canonical
-link) and evaluates ``L`` there.
+the last form holding at the mode (``Φ_Aᵀ g = V_A⁻¹ w*``; ``g = t − μ`` for a canonical link). Each
+step takes the single add / re-estimate / delete of largest predicted gain, chosen as the Gaussian
+path chooses (:func:`.typeii_moves.hierarchy_moves`: the hierarchy's ``κ``, per-basis optimum and
+gain at the current λ, or with λ re-maximised for a profiled hierarchy; ARD's ``κ = 0`` is the RVM's
+``α = s²/(q² − s)``), sets λ by the hierarchy's update (004 eq. 17), moves ``w*`` to the new mode by
+Newton's method with step halving and evaluates ``L`` there; then, for a likelihood with its own
+parameter, moves ``θ`` up ``L`` (:func:`param_step`: the likelihood's ``update_params`` at the mode,
+then a Newton step on ``L``, each taken only where ``L`` does not fall). The fit has converged when
+no move gains more than ``tol`` and ``θ`` has settled.
 
 The predicted gain is that of the linearized problem; once the mode moves, the Laplace
-evidence can fall instead. Usually the path recovers (rejecting such moves outright ended
+evidence can fall instead (the path claims no ascent for the moves, only for ``θ``'s steps).
+Usually the path recovers (rejecting such moves outright ended
 below ``fastrvm``'s evidence on Ripley), but near-separable classes can make it loop (add a
 kernel: +6 nats; delete it, predicted +2: −6 nats; repeat), where Tipping's SparseBayes
 (``fastrvm``) cycles until its iteration limit and returns the last state. Here the fit stops
