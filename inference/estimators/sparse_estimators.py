@@ -106,7 +106,7 @@ from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name,
 from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
 from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
-from sparsebayes.inference.estimators.em_fitted import EMClassifierMethods, EMRegressorMethods
+from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -166,7 +166,7 @@ FIXED_LIKELIHOOD = {"PoissonRVMRegressor": "poisson", "RVMClassifier": "bernoull
 LIKELIHOOD_ENGINE = {"em": "em", "gibbs": "gibbs", "nuts": "nuts"}
 
 #: The classifiers' links: the likelihood each names (``link=``; a likelihood object of the class is its own).
-LINK_LIKELIHOODS = {"probit": "probit", "logistic": "bernoulli_logistic"}
+LINK_LIKELIHOODS = {link: name for name, link in LINK_NAMES.items()}
 
 
 def _lazy(module, name):
@@ -223,7 +223,7 @@ def _classification_engine(method, prior, link=None):
         lik = make_likelihood(LINK_LIKELIHOODS[link])
     else:
         lik = make_likelihood(link)
-    name = {v: k for k, v in LINK_LIKELIHOODS.items()}.get(lik.name)
+    name = LINK_NAMES.get(lik.name)
     if FIXED_LIKELIHOOD.get(cls.__name__) == "multinomial" and lik.name in ("multinomial", "bernoulli_logistic"):
         return cls, kw  # SMLR's multinomial logistic: the logistic link for two classes
     _take_likelihood(cls, kw, "link", name if name is not None else link, lik, method, prior)
