@@ -295,6 +295,32 @@ class HorseshoePrior(NamedTuple):
         return {"lam2": lam2, "nu": nu, "tau2": tau2, "xi": xi}
 
 
+    def gibbs_variates(self, p):
+        """The standard variates :meth:`gibbs_update_from` reads each sweep
+        (:class:`~sparsebayes.inference.engines.gibbs_variates.VariateSpec`): an ``Exp(1) = Gamma(1)`` per
+        weight for each of ``λ²`` and ``ν``, and with ``tau_prior`` a ``Gamma((p + 1)/2)`` for ``τ²`` and a
+        ``Gamma(1)`` for ``ξ``: the inverse-gamma conditionals' shapes (Makalic & Schmidt 2016), constants."""
+        from sparsebayes.inference.engines.gibbs_variates import VariateSpec
+
+        fields = {"lam2_gamma": VariateSpec("gamma", p, 1.0), "nu_gamma": VariateSpec("gamma", p, 1.0)}
+        if self.tau_prior is not None:
+            fields.update(tau2_gamma=VariateSpec("gamma", None, 0.5 * (p + 1)), xi_gamma=VariateSpec("gamma", None, 1.0))
+        return fields
+
+    def gibbs_update_from(self, variates, beta, aux):
+        """:meth:`gibbs_update` as a transform of the sweep's standard variates (:meth:`gibbs_variates`):
+        each inverse-gamma draw ``IG(a, b)`` as ``b / G`` with ``G`` the declared ``Gamma(a)`` variate, in
+        the same order (``λ²``, ``ν``, then ``τ²`` and ``ξ``)."""
+        tau2 = self._gibbs_tau2(aux)
+        lam2 = (1.0 / aux["nu"] + beta**2 / (2.0 * tau2)) / variates["lam2_gamma"]
+        nu = (1.0 + 1.0 / lam2) / variates["nu_gamma"]
+        if self.tau_prior is None:
+            return {"lam2": lam2, "nu": nu}
+        tau2 = (1.0 / aux["xi"] + jnp.sum(beta**2 / (2.0 * lam2))) / variates["tau2_gamma"]
+        xi = (1.0 / self.tau_prior**2 + 1.0 / tau2) / variates["xi_gamma"]
+        return {"lam2": lam2, "nu": nu, "tau2": tau2, "xi": xi}
+
+
     def with_tau_update(self, update):
         """This hierarchy with the Gibbs update of τ named by ``update``: ``"makalic"`` (the default, this
         class: Makalic & Schmidt's inverse-gamma pair given β) or ``"blocked"`` (:class:`BlockedTauHorseshoe`:

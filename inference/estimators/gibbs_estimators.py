@@ -188,8 +188,9 @@ def _draw(est, H, y, prior_gibbs, lik):
                   seed=est.seed, fit_intercept=est.fit_intercept, progress_bar=bool(est.progress_bar))
     if not conjugate_noise(lik):
         return hierarchy_gibbs.run(H, y, prior_gibbs, likelihood=lik, **common)
+    variates = "auto" if hierarchy_gibbs.can_take_variates(prior_gibbs) else None  # pre-drawn where declared
     states, infos = hierarchy_gibbs.run(H, y, prior_gibbs, noise_prior=hierarchy_gibbs.NoisePrior(est.c, est.d),
-                                        **common)
+                                        variates=variates, **common)
     beta, noise = np.asarray(states.beta), np.asarray(states.noise_var)
     if est.fit_intercept:  # b₀ | β, σ² ~ N(ȳ − h̄ᵀβ, σ²/n): the flat-prior intercept the sweep integrated out
         z = np.random.default_rng([est.seed, 7]).standard_normal(noise.shape)

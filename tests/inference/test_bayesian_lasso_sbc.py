@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sparsebayes.inference.engines import hierarchy_gibbs
 from sparsebayes.inference.posterior import sbc
-from sparsebayes.models import LaplacePrior
+from sparsebayes.models import HorseshoePrior, LaplacePrior
 
 SBC = dict(num_replications=200, num_draws=99, thin=10, seed=0)
 
@@ -61,3 +61,23 @@ def test_the_calibration_check_rejects_a_wrong_lam2_conditional():
     assert right.failed() == [], right.summary()
     wrong = sbc.run(simulate, _engine_sampler(_WrongLam2Conditional(1.0, gamma_prior=(2.0, 2.0))), **SBC)
     assert "gamma" in wrong.failed(), wrong.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n, p", [(8, 16), (16, 8)], ids=["bhattacharya", "rue"])
+def test_the_horseshoe_from_variates_is_calibrated(n, p):
+    """The horseshoe with τ ~ C⁺(0, 1), σ² ~ IG(3, 2), unscaled, swept from NumPy variates
+    (:meth:`~sparsebayes.models.horseshoe.HorseshoePrior.gibbs_update_from`): every β, σ² and τ passes."""
+    prior = HorseshoePrior(0.5, tau_prior=1.0)
+
+    def sample(data, num_samples, seed):
+        X, y = data
+        states, _ = hierarchy_gibbs.run(X, y, prior, num_warmup=300, num_samples=num_samples, num_chains=1, seed=seed,
+                                        noise_prior=hierarchy_gibbs.NoisePrior(3.0, 2.0), progress_bar=False,
+                                        variates="numpy")
+        return {"beta": states.beta[0], "noise_var": states.noise_var[0], "tau_global": np.sqrt(states.aux["tau2"][0])}
+
+    res = sbc.run(sbc.hierarchy_simulator(prior, _design(n, p)), sample, num_replications=200, num_draws=49, thin=10,
+                  max_thin=80, seed=0)
+    assert res.failed() == [], res.summary()
+    assert res.low_ess <= 20
