@@ -52,7 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from sparsebayes.models._registry import missing_pieces
-from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES, make_likelihood
+from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES, conjugate_noise, make_likelihood
 from sparsebayes.models.priors import require
 
 from sparsebayes.inference.engines import gibbs_beta
@@ -249,14 +249,14 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
     sampler compiled into the sweep. The two give different draws of the same posterior.
     """
     if variates is not None:
-        if likelihood is not None and make_likelihood(likelihood).name != "gaussian":
+        if likelihood is not None and not conjugate_noise(make_likelihood(likelihood)):
             raise ValueError("variates applies to the Gaussian likelihood; the augmented sweeps draw from keys")
         if noise_var is not None:
             raise ValueError("variates needs σ² drawn, not held (noise_var=None)")
         return run_with_variates(X, y, prior, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                                  seed=seed, fit_intercept=fit_intercept, noise_prior=noise_prior, scaled=scaled,
                                  progress_bar=progress_bar, beta_draw=beta_draw, variates=variates)[:2]
-    if likelihood is not None and make_likelihood(likelihood).name != "gaussian":
+    if likelihood is not None and not conjugate_noise(make_likelihood(likelihood)):
         if noise_prior != FLAT or noise_var is not None or scaled:
             raise ValueError("noise_prior, noise_var and scaled apply to the Gaussian likelihood only; the "
                              f"{make_likelihood(likelihood).name!r} likelihood's own parameter has its own draw")

@@ -43,6 +43,11 @@ def test_a_users_gaussian_gets_the_gaussian_sweep_and_flat_intercept():
     np.testing.assert_array_equal(ours.beta_draws_, ref.beta_draws_)
     np.testing.assert_array_equal(ours.intercept_draws_, ref.intercept_draws_)
     assert ours.noise_var_ == ref.noise_var_ is not None
+    from sparsebayes.inference.engines import hierarchy_gibbs  # the engine itself routes by the statement too
+    prior_gibbs = ref._engine_prior()[1]
+    run = dict(num_warmup=20, num_samples=20, num_chains=1, seed=3, progress_bar=False)
+    np.testing.assert_array_equal(hierarchy_gibbs.run(X, y, prior_gibbs, likelihood=MyGaussian(), **run)[0].beta,
+                                  hierarchy_gibbs.run(X, y, prior_gibbs, **run)[0].beta)
     assert intercept_scale(MyGaussian()) is None and intercept_scale(StudentTLikelihood()) == 10.0
     assert _gibbs_sampler(HorseshoePrior(), MyGaussian(), None) is hierarchy_gibbs_sampler
     assert _collapsible(SimpleNamespace(likelihood=MyGaussian(), prior=HorseshoePrior(), H=X))
