@@ -61,8 +61,8 @@ def test_compare_multiclass(name):
     X, y = three_classes()
     X_test, y_test = three_classes(n=15, seed=1)
     est = make().fit(X, y)
-    draws = est.sample_posterior(X, y, draws=10, chains=1, surrogate_eps=eps)  # the estimator's own method
-    assert draws.posterior["beta"].sizes["draw"] == 10
+    draws = est.sample_posterior(X, y, draws=15, chains=1, surrogate_eps=eps)  # the estimator's own method
+    assert draws.posterior["beta"].sizes["draw"] == 15
     cmp = sparsebayes.compare(est, X, y, progress_bar=False, prior_draws=50, surrogate_eps=eps, X_test=X_test,
                               y_test=y_test, **SMALL)
     post, point = cmp.idata.posterior, cmp.idata.point_estimate

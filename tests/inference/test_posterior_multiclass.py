@@ -28,7 +28,7 @@ from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM, class_see
 from sparsebayes.inference.posterior.twin_posterior import sample_posterior
 
 CLASSES = np.array(["a", "b", "c"])
-SMALL = dict(num_warmup=20, num_samples=20, num_chains=1)
+SMALL = dict(num_warmup=15, num_samples=15, num_chains=1)  # one program shape for every run here
 
 
 def three_classes(n=45, seed=0):
@@ -102,7 +102,7 @@ def test_class_k_draws_are_the_binary_twins_of_k_vs_rest(data, fitted, name, sam
 def test_one_vs_all_layout_is_the_point_estimates(data, fitted, name):
     X, y = data
     est, eps = fitted(name), ONE_VS_ALL[name][1]
-    draws = est.sample_posterior(X, y, draws=10, chains=1, surrogate_eps=eps)
+    draws = est.sample_posterior(X, y, draws=15, chains=1, surrogate_eps=eps)
     assert same_layout(est.to_inference_data().posterior, draws.posterior, "beta")
     assert len(set(class_seed(0, k) for k in range(50))) == 50  # distinct seeds per class
 
@@ -111,8 +111,7 @@ def test_probit_one_vs_all_log_likelihood_and_predictions_against_scipy(data, fi
     X, y = data
     est = fitted("probit-em")
     X_test, y_test = three_classes(n=12, seed=1)
-    idata = sample_posterior(est, X, y, num_warmup=20, num_samples=20, num_chains=1, seed=1, X_test=X_test,
-                             y_test=y_test)
+    idata = sample_posterior(est, X, y, seed=1, X_test=X_test, y_test=y_test, **SMALL)
     beta = idata.posterior["beta"].transpose("chain", "draw", CLASS_DIM, "basis").values[0]  # (S, K, p)
     H, H_test = est.feature_map_.transform(X), est.feature_map_.transform(X_test)
     eta = np.einsum("skp,np->snk", beta, H)
@@ -131,14 +130,14 @@ def test_probit_one_vs_all_log_likelihood_and_predictions_against_scipy(data, fi
     np.testing.assert_allclose(normalized_log_probabilities(log_f), est.predict_log_proba(X_test), rtol=1e-10)
     # the posterior predictive: class codes
     rep = idata.posterior_predictive["y"].values
-    assert rep.shape == (1, 20, len(y)) and set(np.unique(rep)) <= {0.0, 1.0, 2.0}
+    assert rep.shape == (1, 15, len(y)) and set(np.unique(rep)) <= {0.0, 1.0, 2.0}
 
 
 def test_one_vs_all_log_likelihood_computed_when_asked_is_the_stored_one(data, fitted):
     X, y = data
     est = fitted("probit-em")
-    kept = sample_posterior(est, X, y, num_warmup=15, num_samples=15, num_chains=1, seed=2)
-    later = sample_posterior(est, X, y, num_warmup=15, num_samples=15, num_chains=1, seed=2, log_likelihood=False)
+    kept = sample_posterior(est, X, y, seed=2, **SMALL)
+    later = sample_posterior(est, X, y, seed=2, log_likelihood=False, **SMALL)
     assert not has_group(later, "log_likelihood")
     np.testing.assert_allclose(ensure_log_likelihood(later)["y"].values, kept.log_likelihood["y"].values,
                                rtol=1e-10)
