@@ -537,7 +537,8 @@ def _padded(Phi, t, basis_mask):
     A zero row of ``Φ`` has ``η = 0`` whatever ``w``: it adds nothing to the gradient, the
     curvature, ``S`` or ``Q``, and the constant ``log p(0 | η = 0)`` to the log joint (``−log 2``
     for the Bernoulli likelihood, ``−1`` for the Poisson), so every step is the unpadded one and
-    :func:`fit` removes the constant from ``L``. Masked columns never enter. Only fewer
+    :func:`fit` removes the constant from ``L``; a likelihood with its own parameter (whose padded rows'
+    constant would move with it, and enter its update) sums over the data rows alone (``n_obs``). Masked columns never enter. Only fewer
     compilations differ: a new number of training points reuses the compiled steps of its bucket."""
     P = _padded_design(Phi)
     tp = pad_to(np.asarray(t, np.float64), P.shape[:1])
