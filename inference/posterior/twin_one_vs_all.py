@@ -18,7 +18,8 @@ The groups of the stacked ``InferenceData``:
 
 ``posterior``, ``sample_stats``
     Every part's sites and statistics on ``CLASS_DIM`` (``beta`` on ``(basis, classifier)``, an
-    ``intercept`` or a hierarchy's ``gamma`` on ``classifier``).
+    ``intercept`` or a hierarchy's ``gamma`` on ``classifier``); the posterior's ``sampling_seconds``,
+    ``compile_seconds`` and ``n_divergences`` attrs are the ``K`` runs' sums, ``class_seeds`` their seeds.
 ``log_likelihood``
     ``y`` on ``obs``: ``Σ_k log p(t_ik | β_k)``, the log likelihood of row ``i`` under the model that was
     fitted, the product of the ``K`` binary models. It is what PSIS-LOO needs (Vehtari, Gelman & Gabry
@@ -179,6 +180,10 @@ def sample_one_vs_all(t, t_test, draw_part, *, seed, log_likelihood=True):
             "predictions", {"log_lik": held.reshape(*lead, -1), "prob": np.exp(log_p).reshape(*lead, *log_p.shape[1:])},
             dims={"log_lik": ["test_obs"], "prob": ["test_obs", "class_code"]})
     idata = from_datasets(out)
+    for key, kind in (("sampling_seconds", float), ("compile_seconds", float), ("n_divergences", int)):
+        values = [dataset(p, "posterior").attrs.get(key) for p in parts]  # the K runs' together
+        if all(v is not None for v in values):
+            idata.posterior.attrs[key] = kind(np.sum(values))
     idata.posterior.attrs.update(inference=f"one-vs-all-{parts[0].posterior.attrs.get('inference', 'draws')}",
                                  one_vs_all=1, class_seeds=[class_seed(seed, k) for k in range(len(t.parts))])
     if not log_likelihood:  # computed from the parts' draws when asked (ensure_log_likelihood)
