@@ -130,13 +130,14 @@ def run_nuts(
 class NutsRun(NamedTuple):
     """The draws of a NUTS run (:func:`nuts_draws`) before they become ``InferenceData``:
     ``samples`` and ``extra`` (the :data:`SAMPLE_STATS`) as NumPy arrays (chain, draw, ...),
-    ``log_lik`` the pointwise log likelihood per observed site (chain, draw, ...) or ``None``, ``attrs``
+    ``log_lik`` a function giving the pointwise log likelihood per observed site (chain, draw, ...) on
+    the run's kept program, called when the ``InferenceData`` is built, or ``None``; ``attrs``
     the posterior's attributes (:func:`run_nuts`), and what ArviZ reads to build the groups.
     :meth:`inference_data` gives :func:`run_nuts`'s ``InferenceData``; a caller that needs only the
     draws (an estimator's fit) imports no ArviZ."""
     samples: dict
     extra: dict
-    log_lik: dict | None
+    log_lik: object
     attrs: dict
     model: object
     model_args: tuple
@@ -154,10 +155,9 @@ class NutsRun(NamedTuple):
                        self.num_samples)
         idata = from_numpyro(draws, coords=self.coords, dims=self.dims)
         if self.log_lik is not None and has_group(idata, "observed_data"):
-            obs = dataset(idata, "observed_data")
+            obs, ll = dataset(idata, "observed_data"), self.log_lik()
             set_group(idata, "log_likelihood", group_from_dict(
-                "log_likelihood", self.log_lik, dims={k: list(obs[k].dims) for k in self.log_lik},
-                coords={d: obs[d].values for d in obs.dims}))
+                "log_likelihood", ll, dims={k: list(obs[k].dims) for k in ll}, coords={d: obs[d].values for d in obs.dims}))
         idata = _drop_factor_sites(idata, self.factor_sites)
         idata.posterior.attrs["inference"] = "nuts"
         idata.posterior.attrs.update(self.attrs)
@@ -216,8 +216,8 @@ def nuts_draws(model, *model_args, num_warmup=1000, num_samples=1000, num_chains
         t2 = time.perf_counter()
     log_lik = None
     if log_likelihood and any(site["is_observed"] for site in trace.values()):
-        log_lik = _pointwise_log_likelihood(samples, config, model_args, model_kwargs, traced_kwargs,
-                                            values if compiled else None)
+        log_lik = partial(_pointwise_log_likelihood, samples, config, model_args, model_kwargs, traced_kwargs,
+                          values if compiled else None)
     n_div = int(np.asarray(extra["diverging"]).sum())
     attrs = dict(sampling_seconds=t2 - t0, warmup_seconds=t1 - t0, draws_seconds=t2 - t1,
                  compile_seconds=min(compiling[0], t2 - t0), n_divergences=n_div,
