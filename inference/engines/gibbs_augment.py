@@ -9,7 +9,8 @@ and the per-row precision. The likelihoods' own parameters have their own draws 
 jit-able and vmap-able over chains (one key per call, one key per row inside).
 
 * Probit (Albert & Chib 1993): ``u_i ~ N(η_i, 1)`` truncated to ``u_i > 0`` when ``y_i = 1`` and
-  ``u_i ≤ 0`` when ``y_i = 0``; ``z = u``, ``ω = 1`` (:func:`probit_augment`).
+  ``u_i ≤ 0`` when ``y_i = 0``; ``z = u``, ``ω = 1`` (:func:`probit_augment`); optionally rescaled
+  by the parameter expansion of Liu & Wu (1999) before β's draw (:func:`probit_expansion_scale`).
 * Logistic, binomial with ``m_i`` trials (Polson, Scott & Windle 2013, Sec. 3.1):
   ``ω_i ~ PG(m_i, η_i)``, ``z = (y − m/2)/ω`` (:func:`logistic_augment`).
 * Negative binomial, NumPyro's ``NegativeBinomial2(mean μ, concentration r)``,

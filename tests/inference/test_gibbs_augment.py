@@ -70,29 +70,87 @@ def test_negative_binomial_log_lik_is_numpyros_negative_binomial2():
                                    dist.NegativeBinomial2(jnp.exp(eta), r).log_prob(y), rtol=1e-7)
 
 
-def test_concentration_move_samples_its_conditional():
-    """The Metropolis chain on r given η against the normalized conditional on a grid (quadrature)."""
+def _concentration_conditional(y, eta, shape, rate, grid):
+    """The normalized conditional of r given η on a grid: NB likelihood times the Gamma(shape, rate) prior."""
+    logp = np.array(jax.vmap(lambda g: jnp.sum(negative_binomial_log_lik(y, eta, g)))(jnp.asarray(grid)))
+    logp += (shape - 1) * np.log(grid) - rate * grid
+    w = np.exp(logp - logp.max())
+    return w / w.sum()
+
+
+@pytest.mark.parametrize("method", ["slice", "random_walk"])
+def test_concentration_move_samples_its_conditional(method):
+    """The chain of r given η (the slice move on log r, or the random walk) against the normalized
+    conditional on a grid (quadrature)."""
     rng = np.random.default_rng(0)
     eta = jnp.asarray(1.0 + 0.5 * rng.standard_normal(60))
     y = jnp.asarray(rng.negative_binomial(3.0, 3.0 / (3.0 + np.exp(np.asarray(eta)))), dtype=float)
     shape, rate = 2.0, 0.5
 
     def step(r, k):
-        r, _ = negative_binomial_concentration_step(k, y, eta, r, prior_shape=shape, prior_rate=rate, step_size=0.4)
+        r, _ = negative_binomial_concentration_step(k, y, eta, r, prior_shape=shape, prior_rate=rate, method=method,
+                                                    step_size=0.4)
         return r, r
 
     keys = jax.random.split(jax.random.PRNGKey(1), 4 * 5000).reshape(4, 5000, 2)
     draws = np.asarray(jax.jit(jax.vmap(lambda ks: jax.lax.scan(step, 2.0, ks)[1]))(keys))[:, 500:]
     grid = np.linspace(0.05, 40.0, 8000)
-    logp = np.array(jax.vmap(lambda g: jnp.sum(negative_binomial_log_lik(y, eta, g)))(jnp.asarray(grid)))
-    logp += (shape - 1) * np.log(grid) - rate * grid
-    w = np.exp(logp - logp.max())
-    w /= w.sum()
+    w = _concentration_conditional(y, eta, shape, rate, grid)
     mean, sd = np.sum(w * grid), np.sqrt(np.sum(w * grid ** 2) - np.sum(w * grid) ** 2)
     idata = compat.from_dict({"posterior": {"r": draws}})
     s = compat.summary(idata, var_names=["r"])
     assert abs(s["mean"].iloc[0] - mean) < 4 * s["mcse_mean"].iloc[0], (s, mean)
     assert abs(s["sd"].iloc[0] - sd) < 4 * s["mcse_sd"].iloc[0], (s, sd)
+    if method == "slice":  # a draw from the conditional in about one step: its chains mix far faster
+        assert s["ess_bulk"].iloc[0] > 0.3 * draws.size, s
+
+
+@pytest.mark.parametrize("n,p", [(30, 4), (6, 9)], ids=["woodbury", "n-by-n"])
+def test_probit_expansion_scale_draws_g_from_its_conditional(n, p):
+    """The PX-DA scale: ``g z`` with ``g² zᵀΣ⁻¹z ~ χ²_n`` (``g² ~ Gamma(n/2, zᵀΣ⁻¹z/2)``), ``Σ = I + X diag(v) Xᵀ``
+    formed and solved densely here (NumPy), against SciPy's χ² by Kolmogorov–Smirnov, on both of the
+    function's systems (p ≤ n: Woodbury on p × p; p > n: Σ itself)."""
+    from scipy import stats
+
+    from sparsebayes.inference.engines.gibbs_augment import probit_expansion_scale
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(n, p))
+    v = rng.uniform(0.1, 3.0, p)
+    z = rng.normal(size=n) * 2.0
+    quad = z @ np.linalg.solve(np.eye(n) + (X * v) @ X.T, z)
+    keys = jax.random.split(jax.random.PRNGKey(7), 4000)
+    out = np.asarray(jax.jit(jax.vmap(lambda k: probit_expansion_scale(k, z, X, v)))(keys))
+    g = out[:, 0] / z[0]
+    np.testing.assert_allclose(out, g[:, None] * z[None, :], rtol=1e-12)  # one scale for every latent
+    assert np.all(g > 0)
+    assert stats.kstest(g ** 2 * quad, stats.chi2(n).cdf).pvalue > 1e-3
+
+
+def test_concentration_move_keeps_r_under_its_bound():
+    """Counts with no over-dispersion (Poisson) under a nearly flat prior: the conditional of r rises to the
+    Poisson limit, and the move keeps r at most ``max_concentration``, a start above it moved onto it; the
+    draws follow the conditional truncated there (quadrature on log r)."""
+    rng = np.random.default_rng(2)
+    eta = jnp.asarray(0.3 * rng.standard_normal(50))
+    y = jnp.asarray(rng.poisson(np.exp(np.asarray(eta))), dtype=float)
+    bound = 50.0
+
+    def step(r, k):
+        r, _ = negative_binomial_concentration_step(k, y, eta, r, prior_shape=1.0, prior_rate=1e-3,
+                                                    max_concentration=bound)
+        return r, r
+
+    keys = jax.random.split(jax.random.PRNGKey(3), 4 * 3000).reshape(4, 3000, 2)
+    draws = np.asarray(jax.jit(jax.vmap(lambda ks: jax.lax.scan(step, 1e8, ks)[1]))(keys))
+    assert np.all(np.isfinite(draws)) and draws.max() <= bound and draws[:, 0].max() <= bound
+    draws = draws[:, 300:]
+    x = np.linspace(np.log(1e-3), np.log(bound), 8000)  # log r, the Jacobian r in the density
+    w = _concentration_conditional(y, eta, 1.0, 1e-3, np.exp(x)) * np.exp(x)
+    w /= w.sum()
+    mean = np.sum(w * x)
+    s = compat.summary(compat.from_dict({"posterior": {"x": np.log(draws)}}), var_names=["x"])
+    assert abs(s["mean"].iloc[0] - mean) < 4 * s["mcse_mean"].iloc[0], (s, mean)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -296,6 +354,10 @@ def test_bad_input_is_named():
         negative_binomial_augment(key, jnp.asarray([1.0]), jnp.zeros(1), 0.0)
     with pytest.raises(ValueError, match="df"):
         student_t_augment(key, jnp.zeros(2), jnp.zeros(2), -1.0, 1.0)
+    with pytest.raises(ValueError, match="method"):
+        negative_binomial_concentration_step(key, jnp.ones(2), jnp.zeros(2), 2.0, method="metropolis")
+    with pytest.raises(ValueError, match="max_concentration"):
+        negative_binomial_concentration_step(key, jnp.ones(2), jnp.zeros(2), 2.0, max_concentration=0.0)
     with pytest.raises(ValueError, match=r"\[0, trials\]"):
         logistic_augment(key, jnp.asarray([2.0]), jnp.zeros(1))
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sparsebayes.inference.engines.polya_gamma import polya_gamma, polya_gamma_mean, polya_gamma_var
+from sparsebayes.inference.engines.polya_gamma import MAX_EXACT_SHAPE, polya_gamma, polya_gamma_mean, polya_gamma_var
 
 B_GRID = (1.0, 2.0, 3.5)
 C_GRID = (0.0, 0.5, 2.0, 10.0, 50.0)
@@ -118,6 +118,23 @@ def test_law_and_moments_on_a_wide_grid(method):
         assert abs(z_mean) < 4.5, (b, c, z_mean)
     p = _ks_pvalues(bb, cc, x, seed=4)
     assert p.min() > 1e-3 / len(p), dict(zip(zip(bb, cc), np.round(p, 4)))
+
+
+def test_a_shape_above_the_exact_limit_is_drawn_by_the_series_and_ends():
+    """b above MAX_EXACT_SHAPE (a sum of b Devroye variates would loop b times; 10¹⁰ saturates int32): the
+    draws end, are finite, and have the closed-form mean and variance (2,000 draws: z-scores of the mean
+    and, at the large b, of the variance's ratio within 4.5), jitted and with an exact element (b = 2) beside them."""
+    n = 2000
+    bs = jnp.asarray([3.0 * MAX_EXACT_SHAPE, 1e10, 2.0])
+    cs = jnp.asarray([0.0, 7.0, 1.0])
+    keys = jax.random.split(jax.random.PRNGKey(5), n)
+    x = np.asarray(jax.jit(jax.vmap(lambda k: polya_gamma(k, bs, cs)))(keys))
+    assert np.all(np.isfinite(x)) and np.all(x > 0)
+    for j, (b, c) in enumerate(zip(np.asarray(bs), np.asarray(cs))):
+        m, v = _closed_mean(b, c), _closed_var(b, c)
+        assert abs(x[:, j].mean() - m) / np.sqrt(v / n) < 4.5, (b, c, x[:, j].mean(), m)
+        if b > MAX_EXACT_SHAPE:  # nearly normal there: the sample variance's sd is v √(2/n)
+            assert abs(x[:, j].var() / v - 1.0) / np.sqrt(2.0 / n) < 4.5, (b, c, x[:, j].var(), v)
 
 
 def test_traced_parameters_out_of_range_give_nan_and_end():
