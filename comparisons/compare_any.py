@@ -336,23 +336,27 @@ class Comparison:
         from .verdict import verdict_table
         return verdict_table(self, rope)
 
-    def select(self, sampler=None, *, search="path", max_size=None, num_draws=400, search_draws=20):
+    def select(self, sampler=None, *, search="path", max_size=None, num_draws=400, search_draws=20, classifier=None):
         """Which inputs predict as well as all of them: projection predictive selection (Piironen,
         Paasiniemi & Vehtari 2020) of ``sampler``'s posterior (default: the first that passes its
         diagnostics, else the first). ``search="path"``: inputs enter in the point estimate's order
         (its kept inputs by ``|β̂_j|·sd(x_j)``, then greedy forward); ``"forward"``: greedy forward by
         the projection's KL. ``pandas.DataFrame`` indexed by ``size`` (``added``, ``elpd``, ``se``,
         ``diff``, ``se_diff``, ``kl``); ``attrs["suggested_size"]`` and ``attrs["selected"]`` (the
-        chosen inputs). :mod:`sparsebayes.comparisons.selection` documents the method."""
+        chosen inputs). :mod:`sparsebayes.comparisons.selection` documents the method. A one-vs-all
+        posterior (``K`` independent binary models) is selected per class: ``classifier`` (a class label)
+        names the ``k``-vs-rest model; without it, a ``ValueError`` says why (``attrs["classifier"]``)."""
         from .selection import projection_selection, reference_from_comparison
         from .verdict import usability
         if sampler is None:
             failed = usability(self)
             sampler = next((s for s in self.samples if not failed[s]), next(iter(self.samples)))
-        ref, point = reference_from_comparison(self, sampler)
+        ref, point = reference_from_comparison(self, sampler, classifier)
         table = projection_selection(ref, search=search, point=point, max_size=max_size, num_draws=num_draws,
                                      search_draws=search_draws)
         table.attrs["sampler"] = sampler
+        if classifier is not None:
+            table.attrs["classifier"] = str(classifier)
         return table
 
     def plot_selection(self, table=None, **kwargs):

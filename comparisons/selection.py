@@ -463,21 +463,41 @@ def family_of(est):
     return LIKELIHOOD_FAMILIES[name]
 
 
-def reference_from_comparison(cmp, sampler):
+def reference_from_comparison(cmp, sampler, classifier=None):
     """The :class:`Reference` of a :class:`~sparsebayes.comparisons.compare_any.Comparison`'s draws of
     ``sampler`` on ``cmp.design``: weights always zero (a type-II twin's constant columns) are left
     out; an ``intercept`` site becomes a column of ones; the Bernoulli RVM's draws (raw-term weights
     ``Aβ``) act on ``H A⁻¹``. Returns ``(reference, point)``, ``point`` the point estimate on the same
-    columns (the intercept's point is 1: it is always in)."""
+    columns (the intercept's point is 1: it is always in).
+
+    A one-vs-all posterior (``K`` independent binary models,
+    :mod:`sparsebayes.inference.posterior.twin_one_vs_all`) has no one predictive distribution to project;
+    ``classifier`` (a class label) picks one class's binary model, its draws and the targets
+    ``[y = classifier]``: the reference of that ``k``-vs-rest problem. Without it, a ``ValueError`` says why."""
     from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM, SELECTION_REFUSAL
-    if CLASS_DIM in cmp.weight_dims:  # K independent binary posteriors (twin_one_vs_all)
+    one_vs_all = CLASS_DIM in cmp.weight_dims
+    if one_vs_all and classifier is None:  # K independent binary posteriors (twin_one_vs_all)
         raise ValueError(SELECTION_REFUSAL)
+    if classifier is not None and not one_vs_all:
+        raise ValueError(f"classifier= picks one class of a one-vs-all posterior; {type(cmp.estimator).__name__}'s "
+                         "is one model")
     family = family_of(cmp.estimator)
-    beta, point = cmp._beta(sampler), np.asarray(cmp.point, dtype=np.float64)
-    if len(cmp.weight_dims) != 1:
+    if one_vs_all:
+        post = cmp.samples[sampler].posterior
+        labels = [str(c) for c in post["beta"].coords[CLASS_DIM].values]
+        if str(classifier) not in labels:
+            raise ValueError(f"classifier must be one of the classes {labels}, got {classifier!r}")
+        k = labels.index(str(classifier))
+        beta = np.asarray(post["beta"].sel({CLASS_DIM: labels[k]}).transpose("chain", "draw", "basis").values)
+        beta = beta.reshape(-1, beta.shape[-1])
+        point = np.asarray(cmp.point, dtype=np.float64).reshape(beta.shape[1], len(labels))[:, k]
+        names = [str(n) for n in post["beta"].coords["basis"].values]
+    else:
+        beta, point = cmp._beta(sampler), np.asarray(cmp.point, dtype=np.float64)
+        names = list(cmp.names)
+    if len(cmp.weight_dims) != 1 and not one_vs_all:
         raise ValueError("projection selection needs weights on one basis dim")
     H = np.asarray(cmp.design, dtype=np.float64)
-    names = list(cmp.names)
     if H.shape[1] < beta.shape[1]:  # a type-II twin: its left-out columns have weight 0 in every draw
         keep = np.any(beta != 0, axis=0)
         if keep.sum() != H.shape[1]:
@@ -488,8 +508,10 @@ def reference_from_comparison(cmp, sampler):
         A = per_basis_matrix(to_raw_terms(cmp.estimator.feature_map_), H.shape[1])
         H = np.linalg.solve(A.T, H.T).T
     post = cmp.samples[sampler].posterior
+    if one_vs_all:
+        post = post.sel({CLASS_DIM: labels[k]})
     if "intercept" in post:
-        icpt = np.asarray(post["intercept"].values, dtype=np.float64).reshape(-1)
+        icpt = np.asarray(post["intercept"].transpose("chain", "draw").values, dtype=np.float64).reshape(-1)
         H, beta = np.column_stack([np.ones(H.shape[0]), H]), np.column_stack([icpt, beta])
         point, names = np.r_[1.0, point], ["intercept"] + names
     always = H.std(axis=0) <= 1e-12 * np.maximum(np.abs(H).max(axis=0), 1e-300)
@@ -505,6 +527,8 @@ def reference_from_comparison(cmp, sampler):
             if noise is None:
                 raise ValueError("the Gaussian reference model has no noise variance: neither drawn nor fixed")
     y = np.asarray(cmp.samples[sampler].observed_data["y"].values, dtype=np.float64).reshape(-1)
+    if one_vs_all:  # the k-vs-rest targets of class k's binary model
+        y = (y == k).astype(np.float64)
     return Reference(H, beta, y, family, names, always, noise), point
 
 

@@ -57,8 +57,7 @@ LOO_NOTE = ("one-vs-all: the log-likelihood of a row is the sum of its K binary 
 #: Why projection selection refuses a one-vs-all posterior.
 SELECTION_REFUSAL = ("projection selection projects one model's predictive distribution; a one-vs-all posterior is K "
                      "independent binary models whose normalized class probabilities are no model's predictive "
-                     "distribution: select inputs per class on each k-vs-rest binary problem (a two-class fit of "
-                     "y == k) instead")
+                     "distribution: select inputs per class, on its k-vs-rest binary model (select(classifier=k))")
 
 
 def class_seed(seed, k):

@@ -101,9 +101,12 @@ def test_compare_multiclass(name):
         mean_log = np.mean(scipy.special.logsumexp(log_lik, axis=0) - np.log(log_lik.shape[0]))
         np.testing.assert_allclose(scores.loc[s, "log_score"], mean_log, rtol=1e-12)
         assert 0.0 <= scores.loc[s, "error_rate"] <= 1.0
-    # projection selection: refused, naming why
+    # projection selection: refused, naming why; a one-vs-all posterior's per class
     with pytest.raises(ValueError, match="one-vs-all" if one_vs_all else "multinomial"):
         cmp.select()
+    if one_vs_all:
+        table = cmp.select(classifier=CLASSES[0], num_draws=15)
+        assert table.attrs["classifier"] == CLASSES[0] and np.all(np.isfinite(table["elpd"]))
 
 
 def test_one_vs_all_report_says_what_its_loo_is(tmp_path):
@@ -113,3 +116,32 @@ def test_one_vs_all_report_says_what_its_loo_is(tmp_path):
     report = (cmp.save(tmp_path / "report") / "report.md").read_text(encoding="utf-8")
     assert "one-vs-all" in report and "not comparable with a multinomial" in report
     assert "Projection selection not available for this model: projection selection projects one model" in report
+
+
+def test_one_vs_all_selection_per_class_is_the_k_vs_rest_models():
+    """``select(classifier=k)`` of a one-vs-all comparison is the projection selection of the binary
+    comparison of ``y == k`` whose draws are class ``k``'s (the same seed): the same table."""
+    from sklearn.base import clone
+
+    from sparsebayes.inference.posterior.twin_one_vs_all import class_seed
+
+    X, y = three_classes()
+    est = SparseProbitClassifier(prior="laplace").fit(X, y)
+    cmp = sparsebayes.compare(est, X, y, samplers=("nuts",), progress_bar=False, prior_draws=50, seed=4, **SMALL)
+    with pytest.raises(ValueError, match=r"select\(classifier=k\)"):
+        cmp.select()
+    with pytest.raises(ValueError, match="one of the classes"):
+        cmp.select(classifier="z")
+    k, label = 1, CLASSES[1]
+    table = cmp.select(classifier=label, num_draws=15)
+    assert table.attrs["classifier"] == label
+    binary = sparsebayes.compare(clone(est).fit(X, y == label), X, y == label, samplers=("nuts",), progress_bar=False,
+                                 prior_draws=50, seed=class_seed(4, k), **SMALL)
+    expected = binary.select(num_draws=15)
+    assert list(table["added"]) == list(expected["added"])
+    numeric = [c for c in expected.columns if c != "added"]
+    np.testing.assert_allclose(table[numeric].to_numpy(dtype=float), expected[numeric].to_numpy(dtype=float),
+                               rtol=1e-10, atol=1e-12)
+    assert table.attrs["suggested_size"] == expected.attrs["suggested_size"]
+    with pytest.raises(ValueError, match="one model"):
+        binary.select(classifier=label)
