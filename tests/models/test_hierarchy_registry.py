@@ -4,7 +4,6 @@
 registry imports them on first use, so that ``priors`` (which every family module imports for its
 base pieces) imports none of them back, and no module registers itself as a side effect of import.
 """
-import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -38,17 +37,11 @@ def test_each_built_in_module_imported_first_reaches_every_built_in(first):
          "assert all(type(make_prior(c.name)) is c for c in expected)")
 
 
-def test_the_table_is_the_registry_and_no_module_registers_itself_on_import():
+def test_the_table_is_the_registry_and_no_module_registers_itself_on_import(registers_on_import):
     for module, attribute in BUILT_IN:
         cls = getattr(__import__(module, fromlist=[attribute]), attribute)
         assert HIERARCHIES[cls.name] is cls
-    for path in MODELS.rglob("*.py"):  # no module-level register_hierarchy(...) call, nor a decorator use
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)] if isinstance(node, ast.Expr) else []
-            decorators = getattr(node, "decorator_list", [])
-            names = [getattr(c.func, "id", getattr(c.func, "attr", None)) for c in calls]
-            names += [getattr(d, "id", getattr(d, "attr", None)) for d in decorators]
-            assert "register_hierarchy" not in names, f"{path.name} registers a hierarchy on import"
+    assert registers_on_import("register_hierarchy") == []  # no module-level call, nor a decorator use
 
 
 def test_a_users_hierarchy_registers_by_decorator_and_is_reached_by_name():
