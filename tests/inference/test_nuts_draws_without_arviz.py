@@ -78,3 +78,17 @@ def test_a_first_nuts_fit_imports_no_arviz():
             "assert 'arviz' not in sys.modules, 'the fit imported ArviZ'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow  # a NUTS compile in a new process
+def test_a_first_nuts_fit_builds_the_warm_up_and_draw_programs_and_nothing_else(first_fit_programs):
+    """No seed programs (the key is built in NumPy), no plate or prior programs (ArviZ does not run the
+    model's replay during the fit), no log-likelihood program (built with ``idata_``)."""
+    setup = """
+import numpy as np
+from sparsebayes.inference import NutsRegressor
+rng = np.random.default_rng(0); X = rng.normal(size=(40, 3)); y = X[:, 0] + rng.normal(size=40)
+FITS = [("nuts", NutsRegressor(num_warmup=50, num_samples=50), X, y)]
+"""
+    built = first_fit_programs(setup)["nuts"]
+    assert sorted(built) == ["jit(_compiled_draws)", "jit(_compiled_warmup)"], built
