@@ -304,7 +304,8 @@ class HorseshoePrior(NamedTuple):
 
         fields = {"lam2_gamma": VariateSpec("gamma", p, 1.0), "nu_gamma": VariateSpec("gamma", p, 1.0)}
         if self.tau_prior is not None:
-            fields.update(tau2_gamma=VariateSpec("gamma", None, 0.5 * (p + 1)), xi_gamma=VariateSpec("gamma", None, 1.0))
+            fields.update(tau2_gamma=VariateSpec("gamma", None, 0.5 * (p + 1)),
+                          xi_gamma=VariateSpec("gamma", None, 1.0))
         return fields
 
     def gibbs_update_from(self, variates, beta, aux):

@@ -122,7 +122,8 @@ def variate_plan(prior, n_obs, rows, p, noise_shape):
             raise ValueError(f"{type(prior).__name__}.gibbs_variates: {name!r} has kind {spec.kind!r}, not one of "
                              f"{VARIATE_KINDS}")
         if spec.size is not None and (int(spec.size) != spec.size or spec.size < 0):
-            raise ValueError(f"{type(prior).__name__}.gibbs_variates: {name!r} has size {spec.size!r} (None or a count)")
+            raise ValueError(f"{type(prior).__name__}.gibbs_variates: {name!r} has size {spec.size!r} (None or a "
+                             "count)")
         if spec.kind == "gamma" and not float(spec.shape) > 0.0:
             raise ValueError(f"{type(prior).__name__}.gibbs_variates: {name!r} is a Gamma of shape {spec.shape!r} (> 0 "
                              "needed)")
@@ -169,7 +170,8 @@ def draw_variates(streams, sweeps, batch, plan):
     delta = np.zeros((*lead, plan.rows))
     if plan.rows:
         delta[..., :plan.n_obs] = rows.standard_normal((*lead, plan.n_obs))
-    return SweepVariates(beta.standard_normal((*lead, plan.p)), delta, noise.standard_gamma(plan.noise_shape, size=lead),
+    return SweepVariates(beta.standard_normal((*lead, plan.p)), delta,
+                         noise.standard_gamma(plan.noise_shape, size=lead),
                          {name: _numpy_field(rng, spec.kind, lead, spec.size, spec.shape)
                           for (name, spec), rng in zip(plan.aux, aux)})
 

@@ -37,8 +37,8 @@ Laplace prior, and with it Park & Casella's Bayesian Lasso,
 :mod:`sparsebayes.inference.estimators.bayesian_lasso_estimator`) can instead sweep from variates drawn
 ahead (:func:`run` with ``variates=``, :func:`step_from`): NumPy's generators on a CPU, no sampler in the
 compiled sweep. This engine is the one a new hierarchy plugs into, by the methods ``gibbs_init``,
-``gibbs_prior_variance`` and ``gibbs_update`` (:data:`sparsebayes.models.priors.CAPABILITIES`), and optionally ``gibbs_global_step(key, aux,
-log_marginal)``: a move of the hierarchy's global scale given the data with β integrated out
+``gibbs_prior_variance`` and ``gibbs_update`` (:data:`sparsebayes.models.priors.CAPABILITIES`), and
+optionally ``gibbs_global_step(key, aux, log_marginal)``: a move of the hierarchy's global scale given the data with β integrated out
 (``log_marginal(v)``, :func:`~.gibbs_beta.log_marginal`), made before β is drawn, so that the pair is
 drawn as a block (Johndrow, Orenstein & Bhattacharya 2020; the horseshoe's
 :class:`~sparsebayes.models.horseshoe.BlockedTauHorseshoe`). Hierarchies without it sweep as before.
@@ -704,8 +704,8 @@ def run_with_variates(X, y, prior, *, num_warmup=1000, num_samples=1000, num_cha
 
     require(prior, "gibbs")
     if not can_take_variates(prior, None, beta_draw):
-        raise ValueError(f"{type(prior).__name__} declares no standard variates (gibbs_variates and gibbs_update_from), "
-                         "or draws a global scale by a slice move, or beta_draw is CG: run it with variates=None "
+        raise ValueError(f"{type(prior).__name__} declares no standard variates (gibbs_variates and "
+                         "gibbs_update_from), or draws a global scale by a slice move, or beta_draw is CG: run it with variates=None "
                          "(random keys inside the sweeps)")
     gv.choose_variates(variates)
     check_sampler_counts(num_warmup, num_samples, num_chains)

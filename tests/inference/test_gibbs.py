@@ -14,7 +14,6 @@ from sparsebayes.inference.engines.gibbs_variates import (draw_variates, inverse
                                                           variate_plan, variate_streams)
 from sparsebayes.inference.engines.hierarchy_gibbs import State, step_from, variate_data
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, bayesian_lasso_prior, run_gibbs
-from sparsebayes.models.priors import LaplacePrior
 
 
 @pytest.mark.parametrize("mean,shape", [(1.0, 1.0), (0.3, 5.0), (50.0, 0.2), (1e4, 2.0)])

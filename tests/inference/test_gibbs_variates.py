@@ -40,7 +40,8 @@ def test_an_unknown_source_is_named():
 
 def _device(first, sweeps, batch=3, n_obs=7, rows=10, p=4, seed=5):
     plan = _plan(n_obs, rows, p)
-    return device_variates(device_key(seed), first, sweeps, batch, n_obs, plan.layout(), np.asarray(plan.gamma_shapes()))
+    return device_variates(device_key(seed), first, sweeps, batch, n_obs, plan.layout(),
+                           np.asarray(plan.gamma_shapes()))
 
 
 def test_device_draws_do_not_depend_on_how_the_sweeps_are_cut():
@@ -94,7 +95,8 @@ def test_device_variates_sample_the_same_posterior_as_numpys():
 
 
 def test_the_batch_driver_draws_where_run_gibbs_does(monkeypatch):
-    """:func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.posterior_mean_batch` (the BLS tables' Bayesian Lasso)
+    """:func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.posterior_mean_batch` (the BLS
+    tables' Bayesian Lasso)
     takes its variates from the source :func:`run_gibbs` would: ``"auto"`` is NumPy's on a CPU
     and the device's on an accelerator (the backend stubbed: the same numbers as ``"device"``),
     and the two sources' means agree within Monte Carlo error."""
@@ -145,8 +147,9 @@ def _priors():
             "horseshoe-tau-estimated": (HorseshoePrior(0.5, tau_prior=1.0), ["tau2"])}
 
 
+# the fixed-scale cases, a subset of the others' algebra, are slow
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name.endswith("fixed") else name
-                                  for name in _priors()])  # the fixed-scale cases, a subset of the others' algebra: slow
+                                  for name in _priors()])
 def test_sweeps_from_variates_sample_the_posterior_of_the_key_drawn_sweeps(name):
     """The hierarchy engine's two sources of randomness, σ² drawn under the flat prior: the sweeps from
     pre-drawn NumPy variates (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.step_from` with the
