@@ -269,10 +269,11 @@ def typeii_laplace_model(est, X=None, y=None, surrogate_eps=None):
                                  "has no shrinkage left and no proper posterior to sample; give the hierarchy a "
                                  "proper hyperprior on λ (a > 0, b > 0)")
             return LaplaceVariancePrior.laplace(lam), f"{hierarchy.name}-{likelihood.name}-laplace-gamma={lam:.6g}-fixed-at-typeii"
-    if X is None:
-        if not fitted or isinstance(hierarchy, ARDPrior):
+    if X is None:  # the data-free record: which samplers the model has (they depend on the statement's class)
+        if not fitted and not isinstance(hierarchy, ARDPrior):
             return SimpleNamespace(gibbs=None, point=point, point_label=point_label, likelihood=likelihood)
-        statement, label = make_statement()
+        # ARD: any ε gives the surrogate's class, all the record's samplers depend on
+        statement, label = ard_surrogate(1.0, "rvm") if isinstance(hierarchy, ARDPrior) else make_statement()
         record = sparse_posterior_model(statement, likelihood, point=point, label=label)
         record.point_label = point_label
         return record

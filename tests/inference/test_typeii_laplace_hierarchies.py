@@ -194,6 +194,9 @@ def test_the_generic_estimators_build_these_models():
     assert again.likelihood_param_ == est.likelihood_param_
     direct = PoissonRVMRegressor(prior=LaplaceVariancePrior(), likelihood=NB).fit(X, t)
     np.testing.assert_array_equal(direct.coef_, est.coef_)
+    record = direct.posterior_model()  # the twin's record without data: the point with r, and NB's Gibbs sampler
+    assert record.point["dispersion"] == direct.likelihood_param_ and record.gibbs is not None
+    assert PoissonRVMRegressor().posterior_model().gibbs is None  # the Poisson has no conjugate augmentation
     y = (X[:, 0] - X[:, 1] + np.random.default_rng(6).normal(size=60) > 0).astype(int)
     clf = SparseClassifier(method="type2", prior=ScaledLaplacePrior(), link="logistic", features="linear").fit(X, y)
     assert isinstance(clf.estimator_, RVMClassifier) and isinstance(clf.prior_, ScaledLaplacePrior)
