@@ -534,13 +534,16 @@ def reference_from_comparison(cmp, sampler, classifier=None):
 
 # --- rendering ------------------------------------------------------------------------------------
 
-def plot(table, title=None):
+def plot(table, title=None, ax=None):
     """The elpd difference to the reference model against the submodel size, with ±1 SE bars and the
-    suggested size marked (``matplotlib.figure.Figure``, not registered with pyplot)."""
+    suggested size marked (``matplotlib.figure.Figure``, not registered with pyplot); drawn on ``ax``
+    (a matplotlib axes) when given, whose figure is returned."""
     from matplotlib.figure import Figure
     sizes = table.index.to_numpy()
-    fig = Figure(figsize=(6.5, 3.6), layout="constrained")
-    ax = fig.add_subplot()
+    if ax is None:
+        fig = Figure(figsize=(6.5, 3.6), layout="constrained")
+        ax = fig.add_subplot()
+    fig = ax.figure
     ax.axhline(0.0, color="0.5", lw=0.8, label="reference model")
     ax.errorbar(sizes, table["diff"], yerr=table["se_diff"], fmt="o-", ms=4, capsize=3, label="submodel, ±1 SE")
     k = table.attrs.get("suggested_size")
@@ -585,9 +588,19 @@ def selection_html(table):
                       _display(table).to_html()])
 
 
+def _class_figure(cmp, tables):
+    """One panel per class of a one-vs-all comparison's per-class selections (``{class: table}``)."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(6.5, 3.0 * len(tables)), layout="constrained")
+    for ax, (c, table) in zip(fig.subplots(len(tables), 1, squeeze=False)[:, 0], tables.items()):
+        plot(table, f"{type(cmp.estimator).__name__}: class {c} vs rest ({table.attrs['sampler']})", ax=ax)
+    return fig
+
+
 def report_sections(cmp, plot_path=None):
     """``(markdown, html)`` of the report's selection section for a comparison: :meth:`Comparison.select`
-    with its table, note and plot (embedded in the HTML; also written to ``plot_path`` when given), and
+    with its table, note and plot (embedded in the HTML; also written to ``plot_path`` when given; a
+    one-vs-all posterior's per class, one panel each), and
     the approximation check's line (:mod:`sparsebayes.comparisons.approximation_check`). What cannot be
     computed for this model is said in one line instead; warnings raised on the way are listed, not raised."""
     import base64
@@ -595,26 +608,48 @@ def report_sections(cmp, plot_path=None):
     import io
     from pathlib import Path
 
-    lines, table, png = [], None, None
+    from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM
+
+    lines, tables, png = [], {}, None
+    one_vs_all = CLASS_DIM in cmp.weight_dims
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            table = cmp.select()
+            if one_vs_all:  # K independent binary models: one selection per class's k-vs-rest model
+                for c in cmp.idata.posterior["beta"].coords[CLASS_DIM].values:
+                    tables[str(c)] = cmp.select(classifier=str(c))
+                fig = _class_figure(cmp, tables)
+            else:
+                tables[None] = cmp.select()
+                fig = cmp.plot_selection(tables[None])
             buf = io.BytesIO()
-            cmp.plot_selection(table).savefig(buf, format="png", dpi=100)
+            fig.savefig(buf, format="png", dpi=100)
             png = base64.b64encode(buf.getvalue()).decode("ascii")
             if plot_path is not None:
                 Path(plot_path).write_bytes(buf.getvalue())
         except ValueError as err:
+            tables = {}
             lines.append(f"Projection selection not available for this model: {err}")
         try:
             lines.append("Approximation check: " + cmp.approximation_check()["line"])
         except ValueError as err:
             lines.append(f"Approximation check not available for this model: {err}")
     lines += [f"warning: {w.message}" for w in caught if issubclass(w.category, UserWarning)]
-    md = (selection_markdown(table) if table is not None else "## Selection: which inputs predict as well as all\n")
+    if one_vs_all and tables:
+        lines.insert(0, "One-vs-all: K independent binary models, so inputs are selected per class, on each class's "
+                        "k-vs-rest model (its draws and the targets [y = k]).")
+        heading = "## Selection: which inputs predict as well as all"
+        md = "\n".join([heading, ""] + [f"### class {c} (vs rest)\n\n{note(t)}\n\n"
+                                         f"{_display(t).to_markdown(disable_numparse=True)}\n" for c, t in tables.items()])
+        page = "\n".join(["<h2>Selection: which inputs predict as well as all</h2>"] + [
+            f"<h3>class {html.escape(c)} (vs rest)</h3>\n<p>{html.escape(note(t))}</p>\n{_display(t).to_html()}"
+            for c, t in tables.items()])
+    else:
+        table = tables.get(None)
+        md = (selection_markdown(table) if table is not None else "## Selection: which inputs predict as well as all\n")
+        page = (selection_html(table) if table is not None
+                else "<h2>Selection: which inputs predict as well as all</h2>")
     md += "\n" + "\n".join(f"- {line}" for line in lines) + "\n"
-    page = selection_html(table) if table is not None else "<h2>Selection: which inputs predict as well as all</h2>"
     if png is not None:
         page += f'\n<img alt="projection selection" src="data:image/png;base64,{png}">'
     page += "\n<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"

@@ -115,7 +115,9 @@ def test_one_vs_all_report_says_what_its_loo_is(tmp_path):
                               progress_bar=False, prior_draws=50, **SMALL)
     report = (cmp.save(tmp_path / "report") / "report.md").read_text(encoding="utf-8")
     assert "one-vs-all" in report and "not comparable with a multinomial" in report
-    assert "Projection selection not available for this model: projection selection projects one model" in report
+    for c in CLASSES:  # the selection per class, on its k-vs-rest model
+        assert f"### class {c} (vs rest)" in report
+    assert (tmp_path / "report" / "selection.png").exists()
 
 
 def test_one_vs_all_selection_per_class_is_the_k_vs_rest_models():
