@@ -205,3 +205,16 @@ def test_the_generic_estimators_build_these_models():
         PoissonRVMRegressor(prior=LaplacePrior(1.0)).fit(X, t)
     with pytest.raises(ValueError, match="counts"):
         PoissonRVMRegressor(likelihood="gaussian").fit(X, t)
+
+
+def test_on_counts_without_over_dispersion_the_estimated_dispersion_goes_to_the_poisson_limit():
+    """With ``r`` estimated on Poisson counts the negative binomial RVM climbs to the Poisson limit
+    (``r`` above 10⁶, no stall) and is the Poisson RVM: the same kept inputs, weights and ``L``."""
+    Phi, t = _problem(POISSON, n=80, seed=0)
+    X = Phi[:, 1:]
+    nb = PoissonRVMRegressor(likelihood="negative_binomial").fit(X, t)
+    pois = PoissonRVMRegressor().fit(X, t)
+    assert nb.converged_ and not nb.stalled_ and nb.likelihood_param_ > 1e6
+    np.testing.assert_array_equal(nb.active_, pois.active_)
+    np.testing.assert_allclose(nb.coef_, pois.coef_, atol=1e-4)
+    assert nb.objective_ == pytest.approx(pois.objective_, abs=1e-3)
