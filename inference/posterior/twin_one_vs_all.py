@@ -40,6 +40,10 @@ The groups of the stacked ``InferenceData``:
     With held-out rows, per draw: ``prob`` (on ``class_code``) those normalized probabilities, and
     ``log_lik`` the log of the held-out class's, the scores :mod:`sparsebayes.comparisons.compare_predictive`
     sets beside the point estimate's ``predict_proba``.
+
+In :func:`sparsebayes.compare` the verdict has a row per (input, class) and projection predictive
+selection runs per class, on class ``k``'s binary model (``select(classifier=k)``): the normalized
+one-vs-all probabilities are no model's predictive distribution, so there is nothing to project jointly.
 """
 from __future__ import annotations
 
