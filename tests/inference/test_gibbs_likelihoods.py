@@ -13,7 +13,7 @@ import pytest
 from sparsebayes.inference.posterior import arviz_compat as compat
 from sparsebayes.inference.engines import hierarchy_gibbs
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
-from sparsebayes.models.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, PoissonLikelihood,
                                             ProbitLikelihood, StudentTLikelihood, require_likelihood)
 
@@ -150,6 +150,18 @@ def test_probit_gibbs_agrees_with_nuts():
     assert z < 4.0, z
 
 
+@pytest.mark.slow
+def test_parameter_expanded_probit_gibbs_agrees_with_nuts():
+    """Probit × Laplace with the PX-DA sweep (ExpandedProbitLikelihood: the latents rescaled by the group
+    move before β's draw): the same posterior as NUTS's within 4 MCSE."""
+    from sparsebayes.models.likelihoods.probit_expanded import ExpandedProbitLikelihood
+
+    X, y = _binary()
+    z = _agreement(_gibbs(X, y, "laplace", ExpandedProbitLikelihood()), _nuts(X, y, "laplace", "probit", samples=500),
+                   ["intercept", "beta"])
+    assert z < 4.0, z
+
+
 def test_student_t_gibbs_agrees_with_nuts_under_outliers():
     """Student-t (ν = 4) × Laplace with gross outliers: β, the intercept and s² within 4 MCSE of NUTS."""
     rng = np.random.default_rng(2)
@@ -166,7 +178,7 @@ def test_student_t_gibbs_agrees_with_nuts_under_outliers():
 @pytest.mark.slow  # about 35 s on 2 cores (the Pólya-Gamma sums of y + r terms)
 def test_negative_binomial_gibbs_agrees_with_nuts():
     """Negative binomial × Laplace, dispersion r = 3 under Gamma(1, 0.1): β, the intercept and r
-    (Pólya-Gamma augmentation, r by Metropolis within Gibbs) within 4 MCSE of NUTS."""
+    (Pólya-Gamma augmentation, r by its slice move within Gibbs) within 4 MCSE of NUTS."""
     rng = np.random.default_rng(4)
     n = 60
     X = rng.normal(size=(n, 2))
