@@ -27,3 +27,8 @@ def check_design(X, y=None, name="X"):
     if y is not None and tuple(getattr(y, "shape", ())) != shape[:1]:
         raise ValueError(f"y must be a 1-D array with one target per row of {name} ({shape[0]}), "
                          f"got shape {getattr(y, 'shape', None)}")
+
+
+def _host_scalar(x):
+    """A 0-d NumPy or JAX array as a Python float (a fitted hierarchy's values), else ``x``."""
+    return float(x) if getattr(x, "shape", None) == () else x

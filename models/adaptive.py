@@ -7,7 +7,7 @@ stability; ``latent=True`` keeps ``z`` as a sampled site (the data-augmentation 
 EM's E-step, 002 eq. 6, takes the expectation of).
 
 Hyperpriors on τ_i (or ``prior=`` a hierarchy object of :mod:`sparsebayes.models.priors`, e.g.
-:class:`~sparsebayes.models.horseshoe.HorseshoePrior`, whose ``sample_beta`` is the statement):
+:class:`~sparsebayes.models.priors.horseshoe.HorseshoePrior`, whose ``sample_beta`` is the statement):
 
 * ``"laplace"``: ``τ_i ~ Exp(rate γ/2)`` (002 eq. 10); γ fixed, or ``γ ~ Gamma(a, b)`` when
   ``gamma_prior=(a, b)`` (a hyperprior the papers do not use; it lets NUTS learn γ).

@@ -16,7 +16,7 @@ posterior (Park & Casella, 2008, Sec. 2), so it is kept exactly (an improper fla
 any hyperparameter pair given as 0 is replaced by ``surrogate_eps`` (Gamma(ε, ε) /
 InvGamma(ε, ε), default ε = 1e-3), and the deterministic site ``"surrogate_eps"`` records
 that a surrogate was used. The type-II engine (``sparsebayes.inference.engines.typeii``) uses the
-flat priors themselves, through :mod:`sparsebayes.models.typeii_hierarchies`.
+flat priors themselves, through :mod:`sparsebayes.models.priors.typeii`.
 """
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ Labels enter as ``Y1``: the ``n × (m−1)`` one-hot indicators of the first ``m
 
 The priors (MAP penalties, 003 Sec. 3.3–3.4) are the registered hierarchy objects
 :class:`~sparsebayes.models.priors.LaplacePrior` (``λ‖w‖₁``, eq. 3, SMLR, with ``λ = √γ``:
-``LaplacePrior.from_lam(λ)``), :class:`~sparsebayes.models.map_priors.GaussianPrior`
-(``λ‖w‖²/2``, Sec. 3.3, RMLR) and :class:`~sparsebayes.models.map_priors.FlatPrior` (maximum
+``LaplacePrior.from_lam(λ)``), :class:`~sparsebayes.models.priors.penalty.GaussianPrior`
+(``λ‖w‖²/2``, Sec. 3.3, RMLR) and :class:`~sparsebayes.models.priors.penalty.FlatPrior` (maximum
 likelihood, Sec. 3.2). The penalty is each one's ``neg_log_prior``; the closed-form pieces the
 bound-optimization engine needs are their ``"bound"`` capability
 (:data:`~sparsebayes.models.priors.CAPABILITIES`, math in :mod:`sparsebayes.models.penalties`).

@@ -65,7 +65,7 @@ def _bench(args, describe):
     from sparsebayes.inference.engines.lowrank import factor_kernel_design, gaussian_kernel_rows
     from sparsebayes.inference.engines.typeii_design import fit_design
     from sparsebayes.models.features import GaussianKernelFeatures
-    from sparsebayes.models.typeii_hierarchies import ARDPrior
+    from sparsebayes.models.priors.typeii import ARDPrior
 
     print(describe() + "; shared 2-core machine, timings are noisy")
     if args.linear_only:
@@ -182,7 +182,7 @@ def _bench_linear(args):
 
     from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
     from sparsebayes.inference.estimators.typeii_estimators import RVMRegressor
-    from sparsebayes.models.typeii_hierarchies import ARDPrior
+    from sparsebayes.models.priors.typeii import ARDPrior
 
     for size in args.linear:
         n, m = map(int, size.lower().split("x"))

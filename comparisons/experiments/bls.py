@@ -8,7 +8,7 @@ Gaussian. ``r`` is chosen per method and per noise level by 5-fold cross-validat
 for all replications (one compiled call per batch of fits: the public estimators through their
 batched entry point, :func:`~sparsebayes.inference.estimators.typeii_many.fit_many`; see :func:`fit_kernel_batch`).
 BLS and FLAPσ follow 004 Algorithm 1 (moves at the current λ), FLAP the profiled ascent
-(see :mod:`sparsebayes.models.typeii_hierarchies`). FLAP's fixed noise is ``σ² = 0.01‖y‖²/N``
+(see :mod:`sparsebayes.models.priors.typeii`). FLAP's fixed noise is ``σ² = 0.01‖y‖²/N``
 (see ``FLAPRegressor``). The diabetes tables (6-7) are in
 :mod:`sparsebayes.comparisons.experiments.bls_diabetes`.
 """

@@ -7,8 +7,8 @@ One engine, several priors.  The objective (maximized) is
 with ℓ the multinomial log-likelihood (003 eq. 2, last class the reference) and the
 penalty ``neg_log_prior`` of a hierarchy object with the ``"bound"`` capability
 (:data:`sparsebayes.models.priors.CAPABILITIES`: :class:`~sparsebayes.models.priors.LaplacePrior`
-for SMLR, :class:`~sparsebayes.models.map_priors.GaussianPrior` for RMLR,
-:class:`~sparsebayes.models.map_priors.FlatPrior` for ML), checked once per fit; the engine asks the
+for SMLR, :class:`~sparsebayes.models.priors.penalty.GaussianPrior` for RMLR,
+:class:`~sparsebayes.models.priors.penalty.FlatPrior` for ML), checked once per fit; the engine asks the
 object for the surrogate's maximizers and its optimality residual. An unsupported hierarchy (the
 horseshoe) is a ``ValueError`` that names it and the missing piece. Every iteration maximizes
 the surrogate built on Böhning's bound ``H(W) ⪰ B`` (eqs. 6, 8), so ``L`` never decreases.

@@ -17,9 +17,9 @@ basis function ``i`` the objective splits as in 004 eq. 14, so the engine keeps
     s_i = S_i / (1 − v_i S_i),  q_i = Q_i / (1 − v_i S_i)            (004 eq. 19)
 
 for all candidates, and at each step takes the single add / re-estimate / delete that raises
-``L`` most (the closed-form gains of :func:`sparsebayes.models.typeii_hierarchies.variance_objective_change`).
+``L`` most (the closed-form gains of :func:`sparsebayes.models.priors.typeii.variance_objective_change`).
 Σ, μ, S, Q and log|Σ| follow by rank-one updates; the prior is a hierarchy object with the
-type-II capability (:mod:`sparsebayes.models.typeii_hierarchies`: ARD, the scaled Laplace, the
+type-II capability (:mod:`sparsebayes.models.priors.typeii`: ARD, the scaled Laplace, the
 Laplace on the variances), checked once by :func:`check_prior`; the engine never branches on which one.
 
 Schedule. After every move λ is set to its maximiser (004 eq. 17) given the τ_i. How a move
@@ -27,7 +27,7 @@ is scored is the hierarchy's flag ``lambda_update``: with λ re-maximised (the e
 of ``L``; FLAP by default, BLS/FLAPσ with ``lambda_update="profiled"``) or at the current λ
 as 004 Algorithm 1 does (the default of BLS and FLAPσ, which reproduces the paper but is not
 an ascent of ``L``: a move that changes the number of active τ_i ignores the ``A log(λ/2)``
-term; see :mod:`sparsebayes.models.typeii_hierarchies`; the RVM has no λ, and both ways are its
+term; see :mod:`sparsebayes.models.priors.typeii`; the RVM has no λ, and both ways are its
 exact change of ``L``). Every
 ``noise_every`` steps, and whenever no single-basis move raises ``L`` by more than ``tol``,
 σ² is re-estimated and everything is recomputed from a Cholesky factor (which also removes
@@ -71,7 +71,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sparsebayes.models.priors import require
-from sparsebayes.models.typeii_hierarchies import optimal_variance
+from sparsebayes.models.priors.typeii import optimal_variance
 
 from sparsebayes.inference._backend import on_accelerator
 from sparsebayes.inference.engines import driver
@@ -355,7 +355,7 @@ def choose_move(data, state, prior, *, tol=1e-9, align_max=1.0 - 1e-3):
 
 def last_basis_pruned(state, prior):
     """Whether the only basis left in the model meets the hierarchy's pruning condition at the current
-    λ and σ² (``q_i² − s_i ≤ 2κ``: :func:`~sparsebayes.models.typeii_hierarchies.optimal_variance` gives
+    λ and σ² (``q_i² − s_i ≤ 2κ``: :func:`~sparsebayes.models.priors.typeii.optimal_variance` gives
     0; for BLS 004's ``q_i² − s_i ≤ λσ⁻²``, for the RVM ``q_i² ≤ s_i``).
 
     The engine never deletes its last basis (:func:`.typeii_moves.gate_moves`: with no τ_i left λ's profile

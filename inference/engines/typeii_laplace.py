@@ -4,7 +4,7 @@ Poisson RVM (log link), and with the same code a Poisson FLAP, a Bernoulli BLS o
 (negative-binomial) RVM.
 
 The model is ``t_n ~ p(t | η_n, θ)``, ``η = Φw``, ``w_i ~ N(0, v_i)``, the prior variances under a
-type-II hierarchy (:mod:`sparsebayes.models.typeii_hierarchies`: ARD, the RVM's flat hyperprior on
+type-II hierarchy (:mod:`sparsebayes.models.priors.typeii`: ARD, the RVM's flat hyperprior on
 ``α_i = 1/v_i``, Tipping 2001, Sec. 4, Tipping & Faul 2003, Sec. 5; FLAP's ``v_i ~ Exp(λ/2)``,
 Babacan et al. 2010; BLS's ``v_i = σ²τ_i``, ``τ_i ~ Exp(λ/2)``, 004 eqs. 5–8, with ``σ² = 1``: these
 likelihoods have no noise variance, so BLS is FLAP's hierarchy with its own flags). The likelihood
@@ -70,7 +70,7 @@ from sparsebayes.inference.engines._shapes import bucket, pad_to
 from sparsebayes.inference.engines.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, hierarchy_moves
 from sparsebayes.models.likelihoods import masked_sum, require_likelihood
 from sparsebayes.models.priors import require
-from sparsebayes.models.typeii_hierarchies import ARDPrior
+from sparsebayes.models.priors.typeii import ARDPrior
 
 #: The hierarchy of a fit that names none: the RVM's ARD (flat hyperprior on every ``α_i``, no term in ``L``).
 ARD = ARDPrior()
@@ -557,8 +557,8 @@ def fit(Phi, t, basis_mask, *, likelihood, prior=None, params=None, estimate_par
     """Run the sequential engine for ``likelihood`` (an object of
     :mod:`sparsebayes.models.likelihoods` with ``log_lik``, ``score``, ``curvature`` and
     ``init_target``) under the type-II hierarchy ``prior`` (``None``: ARD, the RVM; or
-    :class:`~sparsebayes.models.typeii_hierarchies.LaplaceVariancePrior`,
-    :class:`~sparsebayes.models.typeii_hierarchies.ScaledLaplacePrior`, checked once) until no move
+    :class:`~sparsebayes.models.priors.typeii.LaplaceVariancePrior`,
+    :class:`~sparsebayes.models.priors.typeii.ScaledLaplacePrior`, checked once) until no move
     gains more than ``tol`` and the likelihood's own parameter (where it has one, started at
     ``params`` or its ``init_params``) changed by at most ``param_tol`` (or it stalls, see the
     module docstring); ``estimate_params=False`` holds the parameter at ``params``. The active set starts in ``capacity`` slots, doubled without restarting whenever

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sparsebayes.models.typeii_hierarchies import optimal_variance, variance_objective_change
+from sparsebayes.models.priors.typeii import optimal_variance, variance_objective_change
 
 
 class Move(NamedTuple):

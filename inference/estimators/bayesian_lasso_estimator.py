@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 from sparsebayes.models.likelihoods import GaussianLikelihood
-from sparsebayes.models.typeii_hierarchies import ScaledLaplacePrior
+from sparsebayes.models.priors.typeii import ScaledLaplacePrior
 
 from sparsebayes.inference.estimators._base import atomic_fit, basis_names
 from sparsebayes.inference._validation import (

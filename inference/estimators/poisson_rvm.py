@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import transform_validated
 from sparsebayes.models.likelihoods import PoissonLikelihood, make_likelihood, require_likelihood
-from sparsebayes.models.typeii_hierarchies import ARDPrior, typeii_hierarchy
+from sparsebayes.models.priors.typeii import ARDPrior, typeii_hierarchy
 
 from sparsebayes.inference.engines import typeii_laplace
 from sparsebayes.inference.estimators._base import atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights
@@ -75,10 +75,10 @@ class PoissonRVMRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator)
     Parameters
     ----------
     prior : str or type-II hierarchy object, default="ard"
-        ``"ard"`` / :class:`~sparsebayes.models.typeii_hierarchies.ARDPrior` (the RVM),
-        ``"laplace"`` / :class:`~sparsebayes.models.typeii_hierarchies.LaplaceVariancePrior` (FLAP:
+        ``"ard"`` / :class:`~sparsebayes.models.priors.typeii.ARDPrior` (the RVM),
+        ``"laplace"`` / :class:`~sparsebayes.models.priors.typeii.LaplaceVariancePrior` (FLAP:
         ``w_i ~ N(0, γ_i)``, ``γ_i ~ Exp(λ/2)``) or ``"scaled_laplace"`` /
-        :class:`~sparsebayes.models.typeii_hierarchies.ScaledLaplacePrior` (BLS's, with ``σ² = 1``:
+        :class:`~sparsebayes.models.priors.typeii.ScaledLaplacePrior` (BLS's, with ``σ² = 1``:
         a count likelihood has no noise variance); its flags and ``a, b`` are the fit's, its
         noise-prior fields unused.
     likelihood : str or likelihood object, default="poisson"
@@ -240,14 +240,14 @@ def typeii_laplace_model(est, X=None, y=None, surrogate_eps=None):
     fitted feature map, under its hierarchy at the type-II estimate: ARD on its labelled proper
     surrogate ``α_i ~ Gamma(ε, ε)`` (:func:`~sparsebayes.inference.posterior.posterior_model.ard_surrogate`,
     ``surrogate_eps`` required), FLAP's and BLS's Laplace prior at the fitted rate λ (``γ = λ``:
-    :meth:`~sparsebayes.models.typeii_hierarchies.LaplaceVariancePrior.laplace`; BLS's ``σ² = 1``). The
+    :meth:`~sparsebayes.models.priors.typeii.LaplaceVariancePrior.laplace`; BLS's ``σ² = 1``). The
     likelihood's own parameter (the negative binomial's dispersion) is sampled under the prior the
     likelihood declares, as type-II estimated it; the point is the mode ``beta_`` with that
     parameter's estimate. A Gibbs sampler where the likelihood has a conjugate augmentation and the
     prior conditionals (the negative binomial under the Laplace prior)."""
     from sparsebayes.inference.posterior.posterior_model import (
         ard_surrogate, design, regression_targets, sparse_posterior_model)
-    from sparsebayes.models.typeii_hierarchies import LaplaceVariancePrior
+    from sparsebayes.models.priors.typeii import LaplaceVariancePrior
 
     fitted = hasattr(est, "beta_")
     likelihood = est.likelihood_ if fitted else count_likelihood(est.likelihood)

@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
-from sparsebayes.models.typeii_hierarchies import ARDPrior, typeii_hierarchy
+from sparsebayes.models.priors.typeii import ARDPrior, typeii_hierarchy
 
 from sparsebayes.inference.engines import typeii_laplace
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights

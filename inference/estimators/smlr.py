@@ -50,7 +50,7 @@ from sparsebayes.inference.estimators.smlr_scale import UNIT_RANGE, bias_scale, 
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
-from sparsebayes.models.map_priors import penalty_prior
+from sparsebayes.models.priors.penalty import penalty_prior
 from sparsebayes.models.multinomial import MULTINOMIAL, flatten, hessian, unflatten
 
 
@@ -502,7 +502,7 @@ class SMLRClassifier(_MultinomialLogisticBase):
     lam_ : float
         The ``λ`` fitted (``lam``, or ``lam · λ_max`` with ``lam_relative``; 0 without a penalty).
     prior_ : LaplacePrior, GaussianPrior or FlatPrior
-        The hierarchy fitted, ``penalty``'s at ``lam_`` (:func:`~sparsebayes.models.map_priors.penalty_prior`:
+        The hierarchy fitted, ``penalty``'s at ``lam_`` (:func:`~sparsebayes.models.priors.penalty.penalty_prior`:
         ``LaplacePrior.from_lam(lam_)``, ``GaussianPrior(lam_)``, ``FlatPrior()``):
         ``SparseClassifier(method="map", prior=prior_)``, with the same features and options (but
         ``lam_relative``: ``prior_`` holds the absolute λ), refits it.

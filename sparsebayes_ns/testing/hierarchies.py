@@ -21,14 +21,14 @@ other change. Each check raises ``AssertionError`` with the numbers when it fail
 * ``capability_errors``: every engine the hierarchy lacks refuses it with a ``ValueError`` that
   names the hierarchy;
 * ``typeii_optimum``: the penalty ``κ`` is minus the derivative of ``typeii_log_hyperprior`` in a
-  variance, and the per-basis optimum, :func:`~sparsebayes.models.typeii_hierarchies.optimal_variance`
+  variance, and the per-basis optimum, :func:`~sparsebayes.models.priors.typeii.optimal_variance`
   at the hierarchy's penalty ``κ = typeii_penalty(λ, σ²)``, maximises ``ℓ(v)`` of 004 eq. 14 (against
   a bounded scalar search), and the move gain ``variance_objective_change`` is ``ℓ(v') − ℓ(v)``;
 * ``typeii_lambda_update``: ``typeii_update_lambda`` maximises ``typeii_log_hyperprior`` over λ
   (against a scalar search in ``log λ``; a hierarchy without λ: the hyperprior does not depend on it);
 * ``typeii_evidence``: a few engine steps, scored with λ re-maximised and with the hierarchy's own
   σ² update (which must then be an ascent: not ``ScaledLaplacePrior(noise_update="variances-fixed")``,
-  see :mod:`sparsebayes.models.typeii_hierarchies`), never lower ``L``, each
+  see :mod:`sparsebayes.models.priors.typeii`), never lower ``L``, each
   step's :class:`~sparsebayes.inference.engines.typeii_moves.Info` gain is at most its rise, and the engine's
   ``L`` is the directly computed ``log N(y; 0, σ²I + ΦVΦᵀ)`` plus the hierarchy's hyperprior terms.
 """
@@ -185,7 +185,7 @@ def _ell_neg(v, s, q, kappa):
 
 
 def check_typeii_optimum(prior):
-    from sparsebayes.models.typeii_hierarchies import optimal_variance, variance_objective_change
+    from sparsebayes.models.priors.typeii import optimal_variance, variance_objective_change
 
     for s, q, lam, noise_var in TYPEII_POINTS:
         kappa = float(prior.typeii_penalty(jnp.asarray(lam), jnp.asarray(noise_var)))

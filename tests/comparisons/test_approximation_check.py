@@ -15,8 +15,8 @@ import scipy.stats
 
 from sparsebayes.comparisons import approximation_check as ac
 from sparsebayes.inference import AdaptiveSparseRegressor
-from sparsebayes.models.horseshoe import HorseshoePrior
-from sparsebayes.models.map_priors import GaussianPrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.penalty import GaussianPrior
 from sparsebayes.models.priors import LaplacePrior
 
 P, N = 8, 200

@@ -23,7 +23,7 @@ import scipy.stats
 
 from sparsebayes.comparisons import approximation_check as ac
 from sparsebayes.inference.posterior import arviz_compat as compat
-from sparsebayes.models.map_priors import GaussianPrior
+from sparsebayes.models.priors.penalty import GaussianPrior
 
 N, P, LAM, NOISE = 60, 5, 0.5, 1.0
 #: Monte Carlo tolerance of a summed elpd (module docstring).

@@ -67,7 +67,7 @@ def test_the_calibration_check_rejects_a_wrong_lam2_conditional():
 @pytest.mark.parametrize("n, p", [(8, 16), (16, 8)], ids=["bhattacharya", "rue"])
 def test_the_horseshoe_from_variates_is_calibrated(n, p):
     """The horseshoe with τ ~ C⁺(0, 1), σ² ~ IG(3, 2), unscaled, swept from NumPy variates
-    (:meth:`~sparsebayes.models.horseshoe.HorseshoePrior.gibbs_update_from`): every β, σ² and τ passes."""
+    (:meth:`~sparsebayes.models.priors.horseshoe.HorseshoePrior.gibbs_update_from`): every β, σ² and τ passes."""
     prior = HorseshoePrior(0.5, tau_prior=1.0)
 
     def sample(data, num_samples, seed):

@@ -7,7 +7,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sparsebayes.inference.engines import bound
 from sparsebayes.models import multinomial as mm
-from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
+from sparsebayes.models.priors.penalty import FlatPrior, GaussianPrior
 from sparsebayes.models.priors import LaplacePrior
 
 

@@ -15,7 +15,7 @@ from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifie
 
 from sparsebayes.inference.engines import em
 from sparsebayes.inference.engines.em import EMControls, EMData, RidgeStart, fit_em, log_posterior
-from sparsebayes.models.horseshoe import HorseshoePrior, make_horseshoe
+from sparsebayes.models.priors.horseshoe import HorseshoePrior, make_horseshoe
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import LaplacePrior, make_prior, neg_log_hyperprior, update_shared
 

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
 from sparsebayes.inference.engines.em import distance_to_fixed_point
-from sparsebayes.models.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.priors import LaplacePrior
 
 #: The default tolerance, and how far (relative) its fit may lie from the converged one.

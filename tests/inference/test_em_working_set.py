@@ -10,7 +10,7 @@ from sparsebayes.inference import AdaptiveSparseRegressor
 from sparsebayes.inference.engines import em_working_set as ws
 from sparsebayes.inference.engines.em import fit_em
 from sparsebayes.inference.engines.em_working_set import coordinate_keeps, fit_em_working_set, sufficient_design
-from sparsebayes.models.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
 

@@ -179,7 +179,7 @@ def test_a_hierarchy_without_declared_variates_is_told_to_use_keys():
     """The blocked horseshoe draws τ by a slice move (an unknown number of random numbers): the engine
     names the way out instead of sweeping it from pre-drawn variates."""
     from sparsebayes.inference.engines import hierarchy_gibbs
-    from sparsebayes.models.horseshoe import BlockedTauHorseshoe
+    from sparsebayes.models.priors.horseshoe import BlockedTauHorseshoe
 
     X = np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match="declares no standard variates"):

@@ -12,7 +12,7 @@ import pytest
 
 import sparsebayes.models  # noqa: F401  (registers every built-in hierarchy)
 from sparsebayes.inference.conformance import check_em_objective_monotone, check_hierarchy, hierarchy_checks
-from sparsebayes.models.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, make_prior, register_hierarchy, require
 
 CASES = [(name, check_name) for name, cls in sorted(HIERARCHIES.items())
@@ -115,7 +115,7 @@ def test_a_wrong_type_ii_piece_is_caught():
     import dataclasses
 
     from sparsebayes.inference.conformance import check_typeii_lambda_update, check_typeii_optimum
-    from sparsebayes.models.typeii_hierarchies import LaplaceVariancePrior
+    from sparsebayes.models.priors.typeii import LaplaceVariancePrior
 
     @dataclasses.dataclass(frozen=True)
     class DoublePenalty(LaplaceVariancePrior):

@@ -1,4 +1,4 @@
-"""The horseshoe's blocked τ update (:class:`sparsebayes.models.horseshoe.BlockedTauHorseshoe`: τ drawn
+"""The horseshoe's blocked τ update (:class:`sparsebayes.models.priors.horseshoe.BlockedTauHorseshoe`: τ drawn
 with β integrated out, Johndrow, Orenstein & Bhattacharya 2020) and its pieces: the marginal
 likelihood of the prior variances (:func:`sparsebayes.inference.engines.gibbs_beta.log_marginal`, both sides
 of the shape switch and the Gram form) against scipy's multivariate normal density, the slice move
@@ -16,7 +16,7 @@ from sparsebayes.inference.engines import gibbs_beta, hierarchy_gibbs
 from sparsebayes.inference.posterior import sbc
 from sparsebayes.inference.engines.gibbs_augment import slice_step
 from sparsebayes.models import HorseshoePrior
-from sparsebayes.models.horseshoe import BlockedTauHorseshoe
+from sparsebayes.models.priors.horseshoe import BlockedTauHorseshoe
 
 
 @pytest.mark.parametrize("weighted", [False, True])

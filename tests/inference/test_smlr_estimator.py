@@ -337,7 +337,7 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     import jax.numpy as jnp
     from numpyro.infer.util import log_density
 
-    from sparsebayes.models.map_priors import GaussianPrior
+    from sparsebayes.models.priors.penalty import GaussianPrior
     from sparsebayes.models.multinomial import flatten, multinomial_logistic_model, unflatten
 
     X, y = _three_blobs()

@@ -9,7 +9,7 @@ import pytest
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
 from sparsebayes.inference.posterior import arviz_compat as compat
 from sparsebayes.inference.posterior.twin_posterior import default_samplers, twin
-from sparsebayes.models.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
 
 
 @pytest.mark.parametrize("est, samplers", [

@@ -10,7 +10,7 @@ from scipy.optimize import minimize
 from sparsebayes.comparisons.synthetic import sinc
 from sparsebayes.inference.engines import typeii, typeii_batch
 from sparsebayes.models.features import GaussianKernelFeatures
-from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior, optimal_variance
+from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior, optimal_variance
 
 PRIORS = {"rvm": ARDPrior(), "bls": ScaledLaplacePrior(), "flap": LaplaceVariancePrior(),
           "flap-sigma": LaplaceVariancePrior(noise_update="variances-fixed", lambda_update="algorithm1")}
@@ -492,7 +492,7 @@ def test_a_variance_move_gain_is_exact_where_the_two_objectives_cancel():
     the difference of the two double ``ℓ`` values is off by a rounding unit of ``ℓ`` (~1e-6)."""
     from decimal import Decimal, getcontext
 
-    from sparsebayes.models.typeii_hierarchies import variance_objective_change
+    from sparsebayes.models.priors.typeii import variance_objective_change
 
     getcontext().prec = 50
 

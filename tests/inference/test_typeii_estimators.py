@@ -242,7 +242,7 @@ def test_the_last_basis_the_rule_prunes_leaves_the_empty_model(Est):
     data in N − 1 dimensions."""
     from sparsebayes.inference.engines import typeii
     from sparsebayes.inference.engines.typeii_design import fit_design
-    from sparsebayes.models.typeii_hierarchies import ARDPrior
+    from sparsebayes.models.priors.typeii import ARDPrior
 
     rng = np.random.default_rng(0)
     rng.standard_normal((40, 3))  # (the audit's draws)

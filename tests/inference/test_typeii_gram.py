@@ -11,7 +11,7 @@ import pytest
 from sparsebayes.inference.engines import typeii, typeii_design
 from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
-from sparsebayes.models.typeii_hierarchies import ARDPrior, ScaledLaplacePrior
+from sparsebayes.models.priors.typeii import ARDPrior, ScaledLaplacePrior
 
 N, P = 2000, 30
 

@@ -21,7 +21,7 @@ from sparsebayes.inference import PoissonRVMRegressor, RVMClassifier, SparseClas
 from sparsebayes.inference.engines import typeii_laplace as tl
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, NegativeBinomialLikelihood, PoissonLikelihood
 from sparsebayes.models.priors import LaplacePrior
-from sparsebayes.models.typeii_hierarchies import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
+from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
 
 BERNOULLI, POISSON, NB = BernoulliLogisticLikelihood(), PoissonLikelihood(), NegativeBinomialLikelihood()
 #: A proper Gamma(2, 0.5) on λ, so that log p(λ) has its constant and the oracle its scipy density.

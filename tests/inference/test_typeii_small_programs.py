@@ -18,7 +18,7 @@ from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor
 
 from sparsebayes.inference.engines import typeii
 from sparsebayes.inference.engines import typeii_design
-from sparsebayes.models.typeii_hierarchies import LaplaceVariancePrior, ScaledLaplacePrior
+from sparsebayes.models.priors.typeii import LaplaceVariancePrior, ScaledLaplacePrior
 
 ATTRS = ("coef_", "intercept_", "sigma_", "noise_var_", "objective_")
 

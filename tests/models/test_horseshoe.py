@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from sparsebayes.models.horseshoe import HorseshoePrior, make_horseshoe, one_minus_q, scaled_exp1
+from sparsebayes.models.priors.horseshoe import HorseshoePrior, make_horseshoe, one_minus_q, scaled_exp1
 
 
 def _mixture_integrals(beta, tau):

@@ -7,7 +7,7 @@ from numpyro.infer.util import log_density
 
 from sparsebayes.models import multinomial as mm
 from sparsebayes.models import penalties
-from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
+from sparsebayes.models.priors.penalty import FlatPrior, GaussianPrior
 from sparsebayes.models.priors import LaplacePrior
 
 

@@ -11,8 +11,8 @@ from numpyro.infer import Predictive
 
 from sparsebayes.inference.engines import bound
 from sparsebayes.models import multinomial as mm
-from sparsebayes.models.horseshoe import HorseshoePrior
-from sparsebayes.models.map_priors import FlatPrior, GaussianPrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.penalty import FlatPrior, GaussianPrior
 from sparsebayes.models.priors import HIERARCHIES, JeffreysPrior, LaplacePrior, make_prior, require, supports
 
 BOUND_PRIORS = [LaplacePrior.from_lam(1.7), GaussianPrior(0.8), FlatPrior()]

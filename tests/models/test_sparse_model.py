@@ -16,7 +16,7 @@ from numpyro.handlers import seed, substitute, trace
 from numpyro.infer.util import log_density
 from sparsebayes.inference.engines.em import EMData, log_posterior
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
-from sparsebayes.models.horseshoe import HorseshoePrior
+from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import LIKELIHOODS, make_likelihood
 from sparsebayes.models.model import JeffreysSurrogate, beta_statement, likelihood_params, sparse_model
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
