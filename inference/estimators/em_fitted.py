@@ -59,8 +59,9 @@ def likelihood_prediction(lik, params, eta, H_active, cov, return_std):
 
 
 def _fitted_by_em(est):
-    """Whether ``est`` answers as an EM fit: no engine estimator (``estimator_``) stands behind it."""
-    return not hasattr(est, "estimator_")
+    """Whether ``est`` answers as an EM fit: no engine estimator (``estimator_``) stands behind it, and it
+    is no Gaussian type-II fit (:func:`~.typeii_fitted.fitted_by_typeii`)."""
+    return not hasattr(est, "estimator_") and not hasattr(est, "_typeii_options_")
 
 
 class EMRegressorMethods(PosteriorSamplingMixin):

@@ -69,7 +69,7 @@ that the pair's engine cannot fit, one naming the likelihood, the missing piece
 fitted ``likelihood_`` (the object) beside ``prior_``: ``prior=est.prior_, likelihood=est.likelihood_``
 (``link=est.likelihood_`` for a classifier) with ``est``'s method refits ``est``'s model.
 
-A type-II hierarchy object (:mod:`sparsebayes.models.typeii_hierarchies`) is its engine estimator's
+A type-II hierarchy object (:mod:`sparsebayes.models.priors.typeii`) is its engine estimator's
 parameters in one piece: type-II estimates λ and σ², and the object's fields are what it does not
 estimate, the hyperprior constants ``a, b, c, d`` (``λ ~ Gamma(a, b)``, 004 eq. 8; ``p(σ²)`` of
 004 eq. 9) and the flags ``lambda_update``, ``noise_update``. They become the parameters of the same
@@ -86,7 +86,7 @@ Casella's hierarchy (``τ_j² ~ Exp(λ²/2)`` is ``τ_i ~ Exp(λ/2)`` with the o
 ``c, d`` its noise prior; its flags must keep their defaults, and the name "scaled_laplace" takes the
 estimator's defaults (Park & Casella's r = 1, δ = 1.78; the object's are type-II's flat a = b = 0).
 Under "map" a ``LaplacePrior`` (without ``gamma_prior``), ``GaussianPrior`` or ``FlatPrior`` is SMLR's
-penalty at its λ (:mod:`sparsebayes.models.map_priors`). Every EM, type-II, MAP and sampling estimator
+penalty at its λ (:mod:`sparsebayes.models.priors.penalty`). Every EM, type-II, MAP and sampling estimator
 has a fitted ``prior_``, the object of its model: ``prior=est.prior_`` with ``est``'s method,
 features and other options refits ``est``'s model.
 """
@@ -100,13 +100,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, GaussianLikelihood, make_likelihood,
                                             require_likelihood)
-from sparsebayes.models.map_priors import PENALTY_OF
+from sparsebayes.models.priors.penalty import PENALTY_OF
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
 from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
 from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
 from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
+from sparsebayes.inference.estimators.typeii_fit import check_hyperpriors, fit_typeii_model, hierarchy_of, typeii_basis
+from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods, fitted_by_typeii
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -181,6 +183,12 @@ def _engine_of(table, task, method, prior):
     :data:`CLASSIFICATION_ENGINES`) names for ``(method, prior)``; the keyword arguments are what
     ``prior`` sets (:data:`_PARAMETERS`). A pair the table lacks is a ``ValueError`` listing what
     the method fits."""
+    cls = _row_class(table, task, method, prior)
+    return cls, _PARAMETERS[method](prior, cls, method)
+
+
+def _row_class(table, task, method, prior):
+    """The estimator class that ``table`` names for ``(method, prior)`` (:func:`_engine_of`)."""
     if method not in table:
         *others, last = [repr(m) for m in ("em", *table)]
         raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
@@ -192,8 +200,7 @@ def _engine_of(table, task, method, prior):
         label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
         fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in row.items())
         raise ValueError(f"prior {label} has no {method!r} engine; method={method!r} fits the priors {fits}")
-    cls = _lazy(*row[key])
-    return cls, _PARAMETERS[method](prior, cls, method)
+    return _lazy(*row[key])
 
 
 def _regression_engine(method, prior, likelihood="gaussian"):
@@ -268,25 +275,16 @@ def _check_hierarchy_class(prior, cls, method):
     return hierarchy
 
 
-#: (engine estimator, hierarchy field) -> (its parameter, the value from the field's), where the two
-#: differ and the estimator does not say so itself (an estimator's ``_hierarchy_fields``, field ->
-#: parameter, names its own: the Bayesian Lasso's ``a, b`` are ``lam2_shape, lam2_rate``)
-_RENAMED = {("FLAPRegressor", "noise_update"): ("estimate_noise", lambda flag: flag == "variances-fixed")}
-
-
 def _hierarchy_parameters(prior, cls, method):
     """The parameters of the engine estimator ``cls`` that a ``hierarchy`` object ``prior`` sets
-    (module docstring), each field's own or the one :data:`_RENAMED` or ``cls._hierarchy_fields``
-    names; ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
+    (module docstring), each field's own or the one ``cls._hierarchy_fields`` names (the Bayesian
+    Lasso's ``a, b`` are ``lam2_shape, lam2_rate``); ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
     ``ValueError`` names it: the fit would silently drop it."""
     if "prior" in cls().get_params():  # an engine estimator that takes the hierarchy whole (the type-II Laplace path)
         return {"prior": prior}
     if not is_hierarchy(prior):
         return {}
-    if isinstance(prior, LaplacePrior):
-        raise ValueError("method='type2' estimates the hyperparameters of the Laplace hierarchy (its rate λ, "
-                         "FLAP): LaplacePrior is EM's object, with a fixed gamma or a proper gamma_prior; give "
-                         "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
+    _refuse_em_laplace(prior)
     _check_hierarchy_class(prior, cls, method)
     params = cls().get_params()
     own = getattr(cls, "_hierarchy_fields", {})
@@ -294,9 +292,9 @@ def _hierarchy_parameters(prior, cls, method):
     for field in dataclasses.fields(prior):
         value = getattr(prior, field.name)
         value = value if isinstance(value, str) else float(value)
-        param, convert = _RENAMED.get((cls.__name__, field.name), (own.get(field.name, field.name), None))
+        param = own.get(field.name, field.name)
         if param in params:
-            kw[param] = value if convert is None else convert(value)
+            kw[param] = value
         elif value != field.default:
             unmatched.append(f"{field.name}={value!r}")
     if unmatched:
@@ -304,6 +302,14 @@ def _hierarchy_parameters(prior, cls, method):
                          f"method={method!r} would fit the default; leave {'them' if len(unmatched) > 1 else 'it'} "
                          "at the default")
     return kw
+
+
+def _refuse_em_laplace(prior):
+    """``ValueError`` for EM's Laplace hierarchy under type-II (whose Laplace hierarchy is FLAP's)."""
+    if isinstance(prior, LaplacePrior):
+        raise ValueError("method='type2' estimates the hyperparameters of the Laplace hierarchy (its rate λ, "
+                         "FLAP): LaplacePrior is EM's object, with a fixed gamma or a proper gamma_prior; give "
+                         "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
 
 
 def _sampler_parameters(prior, cls, method):
@@ -522,6 +528,8 @@ class _ComposedEstimator(BaseEstimator):
         fit leaves nothing fitted, and the fit's warnings name the line that called it."""
         if self._method() == "em":
             return self._fit_em(X, y)
+        if self._typeii_route():
+            return self._fit_typeii(X, y)
         for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, key)
         estimator = self._engine().fit(X, y)
@@ -533,19 +541,29 @@ class _ComposedEstimator(BaseEstimator):
         self.estimator_ = estimator
         return self
 
+    def _typeii_route(self):
+        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_typeii`)."""
+        return False
+
     def _fitted_engine(self):
-        """The engine estimator of a fit by a method other than EM (``estimator_``); ``None`` after an EM fit."""
+        """The engine estimator of a fit by a method other than EM and Gaussian type-II (``estimator_``);
+        ``None`` after those fits."""
         check_is_fitted(self)
         return getattr(self, "estimator_", None)
 
     def predict(self, X, **kwargs):
-        """The prediction (the mean for regression, the class for classification): EM's, or the engine estimator's."""
+        """The prediction (the mean for regression, the class for classification): EM's, type-II's, or the
+        engine estimator's."""
         engine = self._fitted_engine()
+        if fitted_by_typeii(self):
+            return TypeIIRegressorMethods.predict(self, X, **kwargs)
         return super().predict(X, **kwargs) if engine is None else engine.predict(X, **kwargs)
 
     def to_inference_data(self, *args, **kwargs):
-        """The fit as ArviZ ``InferenceData``: EM's, or the engine estimator's ``to_inference_data``."""
+        """The fit as ArviZ ``InferenceData``: EM's, type-II's, or the engine estimator's ``to_inference_data``."""
         engine = self._fitted_engine()
+        if fitted_by_typeii(self):
+            return TypeIIRegressorMethods.to_inference_data(self, *args, **kwargs)
         if engine is None:
             return super().to_inference_data(*args, **kwargs)
         if not hasattr(engine, "to_inference_data"):
@@ -553,9 +571,11 @@ class _ComposedEstimator(BaseEstimator):
         return engine.to_inference_data(*args, **kwargs)
 
     def posterior_model(self, X=None, y=None, **kwargs):
-        """The record of this fit's model (:mod:`sparsebayes.inference.posterior.posterior_model`): EM's, or
-        the engine estimator's (unfitted: the one ``fit`` would build)."""
+        """The record of this fit's model (:mod:`sparsebayes.inference.posterior.posterior_model`): EM's,
+        type-II's, or the engine estimator's (unfitted: the one ``fit`` would build)."""
         engine = getattr(self, "estimator_", None)
+        if fitted_by_typeii(self) or (engine is None and self._typeii_route()):
+            return TypeIIRegressorMethods.posterior_model(self, X, y, **kwargs)
         if engine is None and self._method() == "em":
             return super().posterior_model(X, y, **kwargs)
         return (self._engine() if engine is None else engine).posterior_model(X, y, **kwargs)
@@ -578,7 +598,7 @@ class _ComposedEstimator(BaseEstimator):
         return tags
 
 
-class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods):
+class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, TypeIIRegressorMethods):
     """Sparse Bayesian regression: one estimator for every (hierarchy, engine) pair.
 
     Parameters
@@ -663,6 +683,63 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods):
         if method in DEFAULT_PRIOR_NOT_GAUSSIAN and make_likelihood(self.likelihood).name != "gaussian":
             return DEFAULT_PRIOR_NOT_GAUSSIAN[method]
         return DEFAULT_PRIOR[method]
+
+    def _typeii_route(self):
+        """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others, the
+        Poisson RVM's rows of :data:`LIKELIHOOD_ENGINES`, by their engine estimators)."""
+        return self._method() == "type2" and _regression_likelihood(self.likelihood).name == "gaussian"
+
+    def _typeii_setup(self):
+        """(hierarchy, :class:`~.typeii_fit.TypeIIOptions`) of a Gaussian type-II fit: the hierarchy object
+        as given (its constants as floats), or for a name the paper estimator's (:data:`REGRESSION_ENGINES`)
+        at its defaults and ``options``; the other settings those of the paper estimator, its defaults
+        and ``options``. ``ValueError`` naming a prior that type-II does not fit and options that are
+        not the paper estimator's parameters or that the hierarchy object sets."""
+        prior = self._default_prior("type2") if self.prior is None else self.prior
+        if not (isinstance(prior, str) or is_hierarchy(prior)):
+            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
+                             f"multiclass fit's prior_, a list of them), got {prior!r}")
+        options = {} if self.options is None else self.options
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
+        if is_hierarchy(prior):
+            _refuse_em_laplace(prior)
+        paper = _row_class(REGRESSION_ENGINES, "regression", "type2", prior)
+        params = paper().get_params()
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            raise ValueError(f"options {unknown} are not parameters of {paper.__name__} (method={self.method!r}, "
+                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
+        fixed = sorted(set(options) & set(paper._hierarchy_params)) if is_hierarchy(prior) else []
+        if fixed:
+            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
+                             "parameters); remove them from options")
+        hierarchy, settings = paper._typeii_model({**params, **options, "features": self.features,
+                                                   "kernel_width": self.kernel_width})
+        if is_hierarchy(prior):
+            _check_hierarchy_class(prior, paper, "type2")
+            flags = ("lambda_update", "noise_update")
+            dropped = [f"{f}={getattr(prior, f)!r}" for f in flags
+                       if f not in paper._carried_flags and getattr(prior, f) != getattr(type(prior)(), f)]
+            if dropped:
+                raise ValueError(f"{paper.__name__} has no parameter for {type(prior).__name__}'s {', '.join(dropped)}: "
+                                 f"method={self.method!r} fits the paper's model; leave "
+                                 f"{'them' if len(dropped) > 1 else 'it'} at the default")
+            constants = {f.name: getattr(prior, f.name) for f in dataclasses.fields(prior) if f.name not in flags}
+            check_hyperpriors(constants)
+            hierarchy = hierarchy_of(type(prior), constants, **{f: getattr(prior, f) for f in flags})
+        return hierarchy, settings
+
+    def _fit_typeii(self, X, y):
+        """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II maximum
+        likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1): :func:`~.typeii_fit.fit_typeii_model`,
+        its record named here (:class:`~.typeii_fitted.TypeIIRegressorMethods`)."""
+        _clear_fitted(self)
+        prior, options = self._typeii_setup()
+        X, y = validate_regression_data(self, X, y)
+        fit = fit_typeii_model(typeii_basis(X, options), y, prior, options, owner=self)
+        self._name_typeii_fit(fit)
+        return self
 
 
 class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods):
@@ -786,10 +863,16 @@ def _regression_likelihood(likelihood):
 
 def engine_estimator(estimator):
     """The engine estimator behind a generic one (fitted: ``estimator_``; unfitted: the one ``fit``
-    would build); an EM fit, which has none, and any other estimator are returned as they are.
+    would build); an EM or Gaussian type-II fit, which has none, and any other estimator are returned as
+    they are.
     :func:`sparsebayes.compare` uses it."""
     if not isinstance(estimator, _ComposedEstimator):
         return estimator
     if hasattr(estimator, "estimator_"):
         return estimator.estimator_
-    return estimator if estimator._method() == "em" else estimator._engine()
+    if estimator._method() == "em":
+        return estimator
+    if estimator._typeii_route():  # fitted by the type-II core: the refusals of a pair it cannot fit, else itself
+        estimator._typeii_setup()
+        return estimator
+    return estimator._engine()

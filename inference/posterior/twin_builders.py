@@ -177,9 +177,10 @@ def _typeii(est, X, y, surrogate_eps, hierarchy, keep=None):
         raise ValueError(f"y must be {H.shape[0]} finite numbers, one per row of X")
     # a column that is constant (zero once centred, with the intercept) is not in the fitted model: the
     # engine masks it and its weight is 0; the twin leaves it out too and gives it weight 0 in every draw
+    intercept, estimate_noise = bool(est._typeii_options_.fit_intercept), est.prior_.noise_update != "fixed"
     if keep is None:
-        keep = np.ptp(H, axis=0) > 0 if est.fit_intercept else np.any(H != 0, axis=0)
-    kwargs = dict(c=float(est.c), d=float(est.d), intercept=bool(est.fit_intercept))
+        keep = np.ptp(H, axis=0) > 0 if intercept else np.any(H != 0, axis=0)
+    kwargs = dict(c=float(est.prior_.c), d=float(est.prior_.d), intercept=intercept)
     if hierarchy == "ard":
         eps, label = _surrogate(surrogate_eps, "rvm")
         kwargs.update(hierarchy="gamma-precision", surrogate_eps=eps)
@@ -192,11 +193,11 @@ def _typeii(est, X, y, surrogate_eps, hierarchy, keep=None):
             kwargs.update(hierarchy="flat")
             del kwargs["lam"], kwargs["scaled"]
             _check_flat_limit(est, H[:, keep], kwargs["intercept"])
-        if not bls and not est.estimate_noise:
+        if not bls and not estimate_noise:
             kwargs["noise_var"] = float(est.noise_var_)
         label = (f"{'bls' if bls else 'flap'}-" + ("flat-prior (the laplace limit gamma -> 0: type-II fitted gamma=0)"
                                                   if flat_limit(est) else f"laplace-gamma={lam:.6g}-fixed-at-typeii")
-                 + ("" if bls or est.estimate_noise else f"-noise_var={est.noise_var_:.6g}-fixed"))
+                 + ("" if bls or estimate_noise else f"-noise_var={est.noise_var_:.6g}-fixed"))
     layout = _layout(names)
     if not keep.all():
         left_out = [n for n, k in zip(names, keep) if not k]

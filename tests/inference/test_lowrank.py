@@ -163,7 +163,7 @@ def test_the_factor_from_formed_or_on_demand_rows_gives_the_same_fit(monkeypatch
 @pytest.mark.parametrize("Est", [RVMRegressor, BLSRegressor, FLAPRegressor])
 def test_typeii_on_the_factor_takes_the_steps_of_the_dense_fit(Est, fit_intercept, monkeypatch):
     """Type-II on ``Φ̃``, ``Qᵀy`` with the real ``N`` and ``yᵀy``: the same moves, evidence and fit."""
-    import sparsebayes.inference.estimators.typeii_estimators as estimators
+    import sparsebayes.inference.estimators.typeii_fit as estimators
 
     X, y, _ = _sinc_design(200)
     assert RVMRegressor(features=GaussianKernelFeatures(width=3.0)).fit(X, y).design_rank_ is None  # N ≤ 300

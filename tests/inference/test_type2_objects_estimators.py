@@ -8,9 +8,8 @@ import pytest
 from sklearn.base import clone
 
 from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor, SparseClassifier, SparseRegressor
-from sparsebayes.inference.estimators.sparse_estimators import engine_estimator
 from sparsebayes.models import ARDPrior, LaplacePrior, LaplaceVariancePrior, ScaledLaplacePrior
-from sparsebayes.models.typeii_hierarchies import LAMBDA_UPDATES
+from sparsebayes.models.priors.typeii import LAMBDA_UPDATES
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,7 @@ def test_a_type2_object_fits_what_its_estimator_fits_with_those_parameters(spars
     X, y = sparse_data
     est = SparseRegressor(method="type2", prior=prior).fit(X, y)
     ref = clone(reference).fit(X, y)
-    assert type(est.estimator_) is type(ref)
+    assert not hasattr(est, "estimator_")  # fitted by the type-II core, as the paper class is
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(est.noise_var_, ref.noise_var_, rtol=1e-12)
     # the fitted hierarchy is the object given, on the generic estimator and on the named one
@@ -65,20 +64,20 @@ def _every_object():
 
 
 @pytest.mark.parametrize("prior", list(_every_object()), ids=repr)
-def test_every_field_reaches_the_engine_estimator_or_is_refused_by_name(prior):
-    """Where the engine estimator can carry the object, the hierarchy it builds is the object itself
+def test_every_field_reaches_the_core_or_is_refused_by_name(prior):
+    """Where the paper estimator can carry the object, the hierarchy fitted is the object itself
     (FLAP's ``noise_update`` through ``estimate_noise``); where it cannot (the RVM has no
     ``lambda_update`` nor a fixed noise), the ``ValueError`` names the field."""
     est = SparseRegressor(method="type2", prior=prior)
     if isinstance(prior, ARDPrior) and (prior.lambda_update, prior.noise_update) != ("algorithm1", "variances-fixed"):
         with pytest.raises(ValueError) as err:
-            engine_estimator(est)
+            est._typeii_setup()
         wrong = [f"{k}={getattr(prior, k)!r}" for k in ("lambda_update", "noise_update")
                  if getattr(prior, k) != getattr(ARDPrior(), k)]
         for word in ["RVMRegressor", "ARDPrior", *wrong]:
             assert word in str(err.value)
         return
-    assert engine_estimator(est)._prior() == prior
+    assert est._typeii_setup()[0] == prior
 
 
 @pytest.mark.parametrize("est, pattern", [
@@ -105,7 +104,7 @@ def test_an_object_of_another_class_under_a_type2_name_is_refused():
             return 0.0
 
     with pytest.raises(ValueError, match="BLSRegressor .* fits ScaledLaplacePrior, not Impostor"):
-        engine_estimator(SparseRegressor(method="type2", prior=Impostor()))
+        SparseRegressor(method="type2", prior=Impostor())._typeii_setup()
 
 
 def test_the_classifier_takes_a_default_ard_object(sparse_data):
@@ -152,7 +151,7 @@ def test_the_shared_exponential_hyperprior_is_each_hierarchys():
 def test_the_type2_hierarchies_are_exported_from_models():
     import sparsebayes.models as models
     from sparsebayes.models import FlatPrior, GaussianPrior  # noqa: F401  (the bound engine's, same way)
-    from sparsebayes.models.map_priors import GaussianPrior as defined
+    from sparsebayes.models.priors.penalty import GaussianPrior as defined
 
     assert GaussianPrior is defined
     assert {"ARDPrior", "ScaledLaplacePrior", "LaplaceVariancePrior", "GaussianPrior", "FlatPrior"} <= set(dir(models))

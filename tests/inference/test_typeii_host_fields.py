@@ -7,6 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.inference.estimators import typeii_estimators as E
 from sparsebayes.inference.engines.typeii_design import fit_design
+from sparsebayes.inference.estimators.typeii_fit import prepare_typeii, typeii_basis
 
 
 def _data():
@@ -24,7 +25,8 @@ def test_max_iter_warning_names_the_last_gain():
 def test_attributes_are_the_engine_states():
     X, y = _data()
     est = E.RVMRegressor(features="kernel", fit_intercept=False).fit(X, y)
-    prob = E.RVMRegressor(features="kernel", fit_intercept=False)._prepare(X, y)
+    prior, options = E.RVMRegressor(features="kernel", fit_intercept=False)._typeii_setup()
+    prob = prepare_typeii(typeii_basis(X, options), y, prior, options, owner="RVMRegressor")
     st = fit_design(prob.Phi, prob.y, prob.prior, prob.noise_var, noise_every=5, n_obs=prob.n_obs)
     slots = np.asarray(st.basis_of_slot)
     order = np.argsort(slots[slots >= 0])
