@@ -26,7 +26,7 @@ _LAZY = {
     "PoissonLikelihood": "likelihoods",
     "StudentTLikelihood": "likelihoods",
     "NegativeBinomialLikelihood": "likelihoods",
-    "MultinomialLogisticLikelihood": "multinomial",
+    "MultinomialLogisticLikelihood": "likelihoods.multinomial",
     "LIKELIHOODS": "likelihoods",
     "register_likelihood": "likelihoods",
     "require_likelihood": "likelihoods",

@@ -10,7 +10,7 @@ pieces of a Newton step on the free weights, and the distance of the gradient to
 * l1, ``λ‖w‖₁`` (eq. 3, the Laplace prior, SMLR);
 * l2, ``λ‖w‖²/2`` (Sec. 3.3, the Gaussian prior, RMLR; λ = 0 is maximum likelihood, Sec. 3.2).
 
-``coef`` is the ``d × (m−1)`` matrix ``W``; ``bound`` a :class:`~sparsebayes.models.multinomial.BohningBound`.
+``coef`` is the ``d × (m−1)`` matrix ``W``; ``bound`` a :class:`~sparsebayes.models.likelihoods.multinomial.BohningBound`.
 """
 from __future__ import annotations
 

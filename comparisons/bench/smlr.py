@@ -109,7 +109,7 @@ def _bench(args, describe):
     from sklearn.preprocessing import StandardScaler
 
     from sparsebayes.inference.engines import bound
-    from sparsebayes.models.multinomial import class_probabilities
+    from sparsebayes.models.likelihoods.multinomial import class_probabilities
     from sparsebayes.models.priors import LaplacePrior
 
     X, y = make_classification(n_samples=12000, n_features=500, n_informative=50, n_classes=10,

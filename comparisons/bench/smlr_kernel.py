@@ -81,7 +81,7 @@ def run(threads, budget=60.0):
     from sklearn.linear_model import LogisticRegression
 
     from sparsebayes.inference.engines import bound
-    from sparsebayes.models import multinomial as mm
+    from sparsebayes.models.likelihoods import multinomial as mm
     from sparsebayes.models.priors import LaplacePrior
 
     rows = []

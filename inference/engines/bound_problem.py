@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference.engines._compile import quick_twin
 from sparsebayes.models.likelihoods import require_likelihood
-from sparsebayes.models.multinomial import MULTINOMIAL, BohningBound, one_hot_reference
+from sparsebayes.models.likelihoods.multinomial import MULTINOMIAL, BohningBound, one_hot_reference
 from sparsebayes.models.priors import has_piece, require
 
 SOLVERS = ("block", "componentwise", "surrogate-cd", "newton")

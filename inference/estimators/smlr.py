@@ -51,7 +51,7 @@ from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, p
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
 from sparsebayes.models.priors.penalty import penalty_prior
-from sparsebayes.models.multinomial import MULTINOMIAL, flatten, hessian, unflatten
+from sparsebayes.models.likelihoods.multinomial import MULTINOMIAL, flatten, hessian, unflatten
 
 
 def visitation_seed(random_state):
@@ -358,7 +358,7 @@ class _MultinomialLogisticBase(ClassifierMixin, PosteriorSamplingMixin, BaseEsti
 
         ``H`` is the log-likelihood's Hessian at the MAP (Sec. 3.2, :func:`~sparsebayes.models.
         multinomial.hessian`) on the training inputs ``X``; the prior adds ``λI``. Indices follow
-        :func:`~sparsebayes.models.multinomial.flatten` (class-major). The l1 posterior has no
+        :func:`~sparsebayes.models.likelihoods.multinomial.flatten` (class-major). The l1 posterior has no
         Gaussian approximation at a sparse mode (the prior is not differentiable at 0), so the
         other penalties raise ``ValueError``."""
         check_is_fitted(self)
@@ -507,7 +507,7 @@ class SMLRClassifier(_MultinomialLogisticBase):
         ``SparseClassifier(method="map", prior=prior_)``, with the same features and options (but
         ``lam_relative``: ``prior_`` holds the absolute λ), refits it.
     likelihood_ : MultinomialLogisticLikelihood
-        The likelihood fitted (:class:`~sparsebayes.models.multinomial.MultinomialLogisticLikelihood`,
+        The likelihood fitted (:class:`~sparsebayes.models.likelihoods.multinomial.MultinomialLogisticLikelihood`,
         003 eqs. 1–2, the last class the reference).
     n_nonzero_, n_iter_, objective_, optimality_residual_, solver_
 

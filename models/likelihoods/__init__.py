@@ -55,7 +55,7 @@ without one, ``param_name = None``). Per observation, in the linear predictor ``
 
 The type-II engine's Laplace path also asks ``init_target(y)`` (a finite stand-in for ``η``), and the
 bound engine the multinomial's ``log_normalizer`` and ``bohning_bound``
-(:class:`~sparsebayes.models.multinomial.MultinomialLogisticLikelihood`). Each engine says the pieces
+(:class:`~sparsebayes.models.likelihoods.multinomial.MultinomialLogisticLikelihood`). Each engine says the pieces
 it needs in :data:`LIKELIHOOD_CAPABILITIES` and checks them once with :func:`require_likelihood`. The
 conformance harness (:mod:`sparsebayes.inference.likelihood_conformance`) checks every registered
 likelihood against autodiff of its own ``log_lik``, NumPyro and its own draws.

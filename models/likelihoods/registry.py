@@ -21,7 +21,7 @@ BUILT_IN = (
     ("sparsebayes.models.likelihoods.poisson", "PoissonLikelihood"),
     ("sparsebayes.models.likelihoods.student_t", "StudentTLikelihood"),
     ("sparsebayes.models.likelihoods.negative_binomial", "NegativeBinomialLikelihood"),
-    ("sparsebayes.models.multinomial", "MultinomialLogisticLikelihood"),
+    ("sparsebayes.models.likelihoods.multinomial", "MultinomialLogisticLikelihood"),
 )
 
 #: Every likelihood by name: the built-ins (:data:`BUILT_IN`) and those a user registers with

@@ -76,7 +76,7 @@ def test_compare_lines_up_every_part(name, three_inputs):
 def test_smlr_reference_class_is_zero_and_the_map_is_the_mode(three_inputs):
     """SMLR's twin is its own objective: no NUTS draw has a higher log posterior than the MAP, and the
     reference class's weights are exactly zero in every draw, as in ``coef_``."""
-    from sparsebayes.models.multinomial import (
+    from sparsebayes.models.likelihoods.multinomial import (
         log_posterior,
         one_hot_reference,
     )

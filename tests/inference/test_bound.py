@@ -6,7 +6,7 @@ import sklearn
 from sklearn.linear_model import LogisticRegression
 
 from sparsebayes.inference.engines import bound
-from sparsebayes.models import multinomial as mm
+from sparsebayes.models.likelihoods import multinomial as mm
 from sparsebayes.models.priors.penalty import FlatPrior, GaussianPrior
 from sparsebayes.models.priors import LaplacePrior
 

@@ -19,7 +19,7 @@ from sparsebayes.inference import (
     SMLRClassifier,
 )
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, GaussianLikelihood, PoissonLikelihood
-from sparsebayes.models.multinomial import MultinomialLogisticLikelihood
+from sparsebayes.models.likelihoods.multinomial import MultinomialLogisticLikelihood
 
 ROOT = pathlib.Path(inference.__file__).resolve().parent.parent
 FILES = sorted([*ROOT.glob("inference/twin_*.py"), *ROOT.glob("comparisons/*.py")])

@@ -156,7 +156,7 @@ def test_smlr_twin_log_density_minus_objective_is_constant(data):
     import jax.numpy as jnp
     from numpyro.infer.util import log_density
 
-    from sparsebayes.models.multinomial import log_posterior, one_hot_reference
+    from sparsebayes.models.likelihoods.multinomial import log_posterior, one_hot_reference
 
     X, y = data
     est = SMLRClassifier(lam=0.7).fit(X, y)

@@ -181,7 +181,7 @@ def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimat
     just above it SMLR's estimate is all zeros, just below it is not (on the design ``[1, X]``: the raw
     basis, ``standardize=False``)."""
     from sparsebayes.inference.estimators.smlr import lambda_max
-    from sparsebayes.models import multinomial as mm
+    from sparsebayes.models.likelihoods import multinomial as mm
 
     X, y = _three_blobs(90)
     Phi = np.column_stack([np.ones(len(y)), X])
@@ -338,7 +338,7 @@ def test_rmlr_laplace_approximation_is_the_numpyro_models_curvature():
     from numpyro.infer.util import log_density
 
     from sparsebayes.models.priors.penalty import GaussianPrior
-    from sparsebayes.models.multinomial import flatten, multinomial_logistic_model, unflatten
+    from sparsebayes.models.likelihoods.multinomial import flatten, multinomial_logistic_model, unflatten
 
     X, y = _three_blobs()
     clf = SMLRClassifier(penalty="l2", lam=0.5).fit(X, y)

@@ -67,8 +67,8 @@ def test_importing_the_registry_imports_no_likelihood_module_until_it_is_read():
             "import importlib.util as u\n"
             "spec = u.spec_from_file_location('registry_alone', %r)\n"
             "mod = u.module_from_spec(spec); spec.loader.exec_module(mod)\n"
-            "assert 'sparsebayes.models.multinomial' not in sys.modules\n"
-            "assert 'multinomial' in mod.LIKELIHOODS and 'sparsebayes.models.multinomial' in sys.modules\n"
+            "assert 'sparsebayes.models.likelihoods.multinomial' not in sys.modules\n"
+            "assert 'multinomial' in mod.LIKELIHOODS and 'sparsebayes.models.likelihoods.multinomial' in sys.modules\n"
             % str(MODELS / "likelihoods" / "registry.py"))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -8,7 +8,7 @@ import pytest
 from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, LIKELIHOODS, BernoulliLogisticLikelihood,
                                             register_likelihood, require_likelihood)
 from sparsebayes.models._registry import able
-from sparsebayes.models.multinomial import MULTINOMIAL, bohning_bound, flatten, hessian, log_likelihood
+from sparsebayes.models.likelihoods.multinomial import MULTINOMIAL, bohning_bound, flatten, hessian, log_likelihood
 
 
 def test_every_registered_likelihood_is_registered_under_its_name_and_has_a_label():

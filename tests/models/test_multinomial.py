@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from numpyro.infer.util import log_density
 
-from sparsebayes.models import multinomial as mm
+from sparsebayes.models.likelihoods import multinomial as mm
 from sparsebayes.models import penalties
 from sparsebayes.models.priors.penalty import FlatPrior, GaussianPrior
 from sparsebayes.models.priors import LaplacePrior

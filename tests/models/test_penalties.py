@@ -10,7 +10,7 @@ import scipy.stats
 from numpyro.infer import Predictive
 
 from sparsebayes.inference.engines import bound
-from sparsebayes.models import multinomial as mm
+from sparsebayes.models.likelihoods import multinomial as mm
 from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.priors.penalty import FlatPrior, GaussianPrior
 from sparsebayes.models.priors import HIERARCHIES, JeffreysPrior, LaplacePrior, make_prior, require, supports
