@@ -117,7 +117,7 @@ def test_the_paper_estimators_keep_their_parameters():
 def test_fit_many_takes_the_generic_estimator(sparse_regression):
     """The batched entry point fits ``SparseRegressor(method="type2")`` as each single fit does."""
     H, y = sparse_regression
-    est = SparseRegressor(method="type2", prior="scaled_laplace", features=None)
+    est = SparseRegressor(method="type2", prior="ard", features=None)
     many = fit_many(est, [H, H[:40]], [y, y[:40]])
     for fitted, (X, t) in zip(many, [(H, y), (H[:40], y[:40])]):
         single = clone(est).fit(X, t)
