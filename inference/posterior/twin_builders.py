@@ -292,8 +292,8 @@ def _rvm_classifier(est, H, names, targets, surrogate_eps):
 
 
 def _smlr(est, X, y, surrogate_eps):
-    from sparsebayes.models.map_priors import GaussianPrior
-    from sparsebayes.models.multinomial import multinomial_logistic_model
+    from sparsebayes.models.priors.penalty import GaussianPrior
+    from sparsebayes.models.likelihoods.multinomial import multinomial_logistic_model
     from sparsebayes.models.priors import LaplacePrior
 
     _no_surrogate(surrogate_eps, est)
