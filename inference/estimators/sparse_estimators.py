@@ -21,8 +21,11 @@ method     what it computes                      hierarchies (``prior=``) × lik
            2003)                                 ``LaplaceVariancePrior`` (FLAP, Babacan et al.
                                                  2010), "scaled_laplace" or
                                                  ``ScaledLaplacePrior`` (BLS, Helgøy & Li):
-                                                 Gaussian; "ard" with the Poisson likelihood (the
-                                                 Poisson RVM); "ard" with the logistic link
+                                                 Gaussian exactly; any of the three with the
+                                                 Poisson or negative-binomial likelihood or the
+                                                 logistic link by the Laplace approximation at
+                                                 the mode (the Poisson / NB RVM, the RVM
+                                                 classifier, their FLAP and BLS versions)
 "map"      the MAP by bound optimization          "laplace" (l1), "gaussian" (l2), "flat" (ML):
            (Krishnapuram et al. 2005)             SMLR (classification only, multinomial logistic)
 "gibbs"    posterior draws by Gibbs sampling;    "scaled_laplace" or ``ScaledLaplacePrior``: Park
@@ -59,7 +62,10 @@ per class one-vs-all), and names the fitted model's record in its attributes (``
 ``bias``, ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``, :data:`EM_OPTIONS`) go in
 ``options``. Figueiredo's estimators, :class:`AdaptiveSparseRegressor` and
 :class:`SparseProbitClassifier`, are these two with ``method="em"`` fixed and those settings as
-parameters. The other methods compose the engine estimators (:class:`RVMRegressor`, …): ``fit``
+parameters. Under ``method="type2"`` with the Gaussian likelihood the same holds with the type-II
+fitting core (:func:`~sparsebayes.inference.estimators.typeii_fit.fit_typeii_model`), and
+:class:`RVMRegressor`, :class:`BLSRegressor`, :class:`FLAPRegressor` are ``SparseRegressor`` with
+``method="type2"`` and their hierarchy fixed. The other pairs compose engine estimators: ``fit``
 builds the one the ``(method, prior)`` pair names, with ``features``, ``kernel_width`` and the
 engine's own ``options``, fits it (``estimator_``), and copies its fitted attributes, so ``coef_``,
 ``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
