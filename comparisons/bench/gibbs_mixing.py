@@ -208,7 +208,7 @@ def compile_table(chains=4):
                          ("horseshoe τ ~ C⁺ (blocked)", hs.with_tau_update("blocked")), ("laplace", LaplaceMixture(1.0))):
         for shape, (Xs, ys) in (("442 × 10 (rue)", (X, y)), ("100 × 200 (bhattacharya)", (wide, wide[:, 0]))):
             data = hg.gibbs_data(Xs - Xs.mean(0), ys - ys.mean(), Xs.shape[0] - 1)
-            state = batch(hg.init(prior, data, 1.0))
+            state = batch(hg.init(data, hg.GibbsModel(prior), 1.0))
             rows.append(("gaussian", label, shape, *timed(hg.run_sweeps, state, keys, data, prior, hg.NoisePrior(jnp.float64(-1.0), jnp.float64(0.0)))))
     Xa, ya = ad_data()
     design = jnp.asarray(np.hstack([np.ones((Xa.shape[0], 1)), Xa]))

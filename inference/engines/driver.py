@@ -46,25 +46,43 @@ Loops that stay outside the driver: the host loops above ``run`` (EM's shrinking
 work queue of ``vmap``-ed lanes (:func:`~sparsebayes.inference.engines.typeii_batch._fit_queue`),
 which refills lanes inside its loop and so is not one engine's loop.
 
+Samplers
+--------
+A sampler (listed in :data:`SAMPLERS`) keeps the same contract with its randomness as one more
+keyword-only setting of ``step``: the Gibbs engine (:mod:`~sparsebayes.inference.engines.hierarchy_gibbs`,
+``model`` a :class:`~sparsebayes.inference.engines.hierarchy_gibbs.GibbsModel` ``(prior, noise)``, the
+hierarchy and the Gaussian likelihood's prior on σ², or an
+:class:`~sparsebayes.inference.engines.hierarchy_gibbs.AugmentedModel` ``(prior, likelihood)``) takes
+``step(state, data, model, *, key)`` and ``step_from(state, data, model, *, variates)``. The randomness
+is an argument, not carried in the state: every sweep's key is split from the seed before the chain
+runs, and variates are drawn ahead on the host, so the draws at a seed do not depend on how the sweeps
+are cut into compiled calls (a progress bar cuts them into about 20), and the state holds only the
+chain's draw. Its ``trace`` is the chain: :func:`trace` with the sweeps' keys or variates as
+``inputs``, keeping every state as the draws. A sampler has no tolerance: :func:`run` does not apply
+(it runs a fixed number of sweeps; a sampler's module-level ``run``, where it has one, is its public
+entry point from the data, not this loop).
+
 TODO (issue 39): the type-II Laplace path (:mod:`~sparsebayes.inference.engines.typeii_laplace`,
 ``init(likelihood, Phi, t, basis_mask, capacity)``, ``step(state, likelihood, Phi, t, basis_mask)``)
-and the Gibbs engine (:mod:`~sparsebayes.inference.engines.hierarchy_gibbs`, ``init(prior, data, ...)``,
-``step(state, key, data, prior, ...)``: a sampler's step also takes a PRNG key, and its ``trace`` is
-the chain) conform later; they are listed in :data:`PENDING`, and the contract's test checks every
-other module here that defines ``init`` or ``step``.
+conforms later; it is listed in :data:`PENDING`, and the contract's test checks every other module
+here that defines ``init`` or ``step``.
 """
 from __future__ import annotations
 
 from jax import lax
 
-__all__ = ["ENGINES", "PENDING", "rel_change_below", "run", "trace"]
+__all__ = ["ENGINES", "PENDING", "SAMPLERS", "rel_change_below", "run", "trace"]
 
 #: The engines that keep the contract: module name (under :mod:`sparsebayes.inference.engines`) ->
 #: the name of their model argument (``init``'s second, ``step``'s third positional parameter).
-ENGINES = {"em": "model", "bound": "prior", "typeii": "prior"}
+ENGINES = {"em": "model", "bound": "prior", "typeii": "prior", "hierarchy_gibbs": "model"}
+
+#: The engines of :data:`ENGINES` that are samplers (module docstring): their step takes its randomness
+#: as a keyword-only setting, their ``trace`` is the chain, and :func:`run` does not apply.
+SAMPLERS = ("hierarchy_gibbs",)
 
 #: Modules with an ``init`` or ``step`` of their own signature, to conform later (module docstring's TODO).
-PENDING = ("typeii_laplace", "hierarchy_gibbs")
+PENDING = ("typeii_laplace",)
 
 
 def rel_change_below(state, tol):
@@ -90,19 +108,30 @@ def run(step, state, data, model, *, tol, max_iter, converged=rel_change_below, 
     return lax.while_loop(cond, lambda s: step(s, data, model)[0], state)
 
 
-def trace(step, state, data, model, *, n_steps, converged=None, tol=None, rest=None):
+def trace(step, state, data, model, *, n_steps=None, converged=None, tol=None, rest=None, inputs=None):
     """``n_steps`` of ``step`` from ``state`` (``lax.scan``); returns the final state and every step's
     info, stacked along a leading axis of length ``n_steps``.
+
+    ``inputs``: what each step reads besides the state, stacked along a leading axis (a sampler's
+    keys or pre-drawn variates, one per step); step ``t`` is then ``step(state, data, model,
+    inputs[t])`` and ``n_steps`` defaults to their length. Without it, ``step(state, data, model)``.
 
     With ``converged`` (and ``rest``), a state that meets ``converged(state, tol)`` stays as it is
     and reports ``rest(state)`` (an info of the same structure) for the remaining steps, so a trace
     whose steps reach the rule ends in :func:`run`'s state; without it every step is taken.
     """
+    if inputs is None:
+        def one(s, _):
+            return step(s, data, model)
+    else:
+        def one(s, x):
+            return step(s, data, model, x)
+
     if converged is None:
-        return lax.scan(lambda s, _: step(s, data, model), state, None, length=n_steps)
+        return lax.scan(one, state, inputs, length=n_steps)
 
-    def body(s, _):
-        return lax.cond(~converged(s, tol), lambda st: step(st, data, model), lambda st: (st, rest(st)), s)
+    def body(s, x):
+        return lax.cond(~converged(s, tol), lambda st: one(st, x), lambda st: (st, rest(st)), s)
 
-    return lax.scan(body, state, None, length=n_steps)
+    return lax.scan(body, state, inputs, length=n_steps)
 

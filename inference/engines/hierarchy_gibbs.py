@@ -29,11 +29,14 @@ same β draws (unit noise variance; the intercept one more column under ``N(0, 1
 conditionals, and the likelihood's own parameter (``gibbs_param_step``). The Poisson has no
 conjugate augmentation and stays with NUTS.
 
-The engine contract (DESIGN, inference/): :class:`State`, :class:`Info`, :func:`init`, the pure
-:func:`step` and :func:`run_sweeps`, the jit boundary (``lax.scan`` over sweeps, chains by
-``vmap``); :func:`run` checks the data and drives it, in about 20 compiled calls with a progress
-bar. A hierarchy that declares its standard variates (``gibbs_variates``, ``gibbs_update_from``: the
-Laplace prior, and with it Park & Casella's Bayesian Lasso,
+The engine contract (:mod:`.driver`): :class:`State`, :class:`Info`, ``init(data, model, ...)``
+(:func:`init`) and the pure ``step(state, data, model, *, key, ...)`` (:func:`step`; :func:`step_from`
+with ``variates=`` and :func:`augmented_step` in the same slots), ``model`` a :class:`GibbsModel` or
+:class:`AugmentedModel` (hierarchy and likelihood); the chain is :func:`trace`, the driver's scan over
+the sweeps' keys or variates, chains by ``vmap``, inside the jit boundaries :func:`run_sweeps`,
+:func:`run_augmented_sweeps` and :func:`run_from_variates`; :func:`run` checks the data and drives
+it, in about 20 compiled calls with a progress bar. A hierarchy that declares its standard variates
+(``gibbs_variates``, ``gibbs_update_from``: the Laplace prior, and with it Park & Casella's Bayesian Lasso,
 :mod:`sparsebayes.inference.estimators.bayesian_lasso_estimator`) can instead sweep from variates drawn
 ahead (:func:`run` with ``variates=``, :func:`step_from`): NumPy's generators on a CPU, no sampler in the
 compiled sweep. This engine is the one a new hierarchy plugs into, by the methods ``gibbs_init``,
@@ -41,7 +44,7 @@ compiled sweep. This engine is the one a new hierarchy plugs into, by the method
 optionally ``gibbs_global_step(key, aux, log_marginal)``: a move of the hierarchy's global scale given the data with β integrated out
 (``log_marginal(v)``, :func:`~.gibbs_beta.log_marginal`), made before β is drawn, so that the pair is
 drawn as a block (Johndrow, Orenstein & Bhattacharya 2020; the horseshoe's
-:class:`~sparsebayes.models.horseshoe.BlockedTauHorseshoe`). Hierarchies without it sweep as before.
+:class:`~sparsebayes.models.priors.horseshoe.BlockedTauHorseshoe`). Hierarchies without it sweep as before.
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ from sparsebayes.models._registry import missing_pieces
 from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES, conjugate_noise, make_likelihood
 from sparsebayes.models.priors import require
 
-from sparsebayes.inference.engines import gibbs_beta
+from sparsebayes.inference.engines import driver, gibbs_beta
 
 from sparsebayes.inference.engines.progress import bar_chunk, progress, show_progress
 from sparsebayes.inference._validation import check_count, check_data, check_number, check_sampler_counts
@@ -117,12 +120,30 @@ class NoisePrior(NamedTuple):
 FLAT = NoisePrior()
 
 
-def init(prior, data, y_power, noise_var=None):
+class GibbsModel(NamedTuple):
+    """What a Gaussian sweep fits (:func:`step`, :func:`step_from`), the driver's ``model``
+    (:mod:`.driver`): the hierarchy ``prior`` and the Gaussian likelihood's prior on σ², ``noise``
+    (:class:`NoisePrior`)."""
+
+    prior: object
+    noise: NoisePrior = FLAT
+
+
+class AugmentedModel(NamedTuple):
+    """What an augmented sweep fits (:func:`augmented_step`), the driver's ``model``: the hierarchy
+    ``prior`` and the ``likelihood`` with a conjugate augmentation."""
+
+    prior: object
+    likelihood: object
+
+
+def init(data, model, y_power, noise_var=None):
     """The start: with more degrees of freedom than weights, the near-least-squares anchor of the
     statistics for β and its residual variance for σ²; else (``p ≥ m``, where least squares
     interpolates and would start σ² at its floor, from which a chain climbs slowly) ``β = 0`` and σ²
     the mean square ``y_power`` of ``y``. A given ``noise_var`` replaces σ² (held fixed by
-    :func:`step` with ``fixed_noise``); the hierarchy's own start for the auxiliary variables."""
+    :func:`step` with ``fixed_noise``); the hierarchy's own start for the auxiliary variables
+    (``model``: a :class:`GibbsModel`)."""
     floor = 1e-12 * y_power + 1e-300
     p = data.stats.gram.shape[0] if data.stats is not None else data.X.shape[1]
     if data.stats is not None and p < float(data.dof):
@@ -132,13 +153,15 @@ def init(prior, data, y_power, noise_var=None):
         beta = jnp.zeros(p, jnp.float64)
         start_var = jnp.maximum(jnp.asarray(y_power, jnp.float64), floor)
     return State(beta, jnp.asarray(start_var if noise_var is None else noise_var, jnp.float64),
-                 prior.gibbs_init(beta.shape[0]))
+                 model.prior.gibbs_init(beta.shape[0]))
 
 
-def step(state, key, data, prior, noise=FLAT, *, scaled=False, fixed_noise=False, beta_draw="auto"):
-    """One sweep of the three conditionals (module docstring), pure; returns ``(state, info)``.
+def step(state, data, model, *, key, scaled=False, fixed_noise=False, beta_draw="auto"):
+    """One sweep of the three conditionals (module docstring) under ``model`` (a :class:`GibbsModel`),
+    pure; returns ``(state, info)``. ``key``: the sweep's randomness, a PRNG key (:mod:`.driver`).
     ``beta_draw`` ``"cg"`` or a :class:`~.gibbs_beta.CG` (with ``data`` holding ``X``, ``y``): β by
     :func:`~.gibbs_beta.cg_draw`, warm-started at the chain's β; otherwise the draw ``data`` calls for."""
+    prior, noise = model
     k_beta, k_noise, k_aux = jax.random.split(key, 3)
     dtype = state.beta.dtype
     tiny = jnp.finfo(dtype).tiny
@@ -209,14 +232,22 @@ def run_sweeps(state, keys, data, prior, noise=FLAT, *, scaled=False, fixed_nois
     ``state`` (chain-major), ``vmap`` inside the ``scan``; returns ``(last state, every sweep's
     state and Info (sweep, chain, …))``. Compiled once per shape and hierarchy type: data, prior
     and noise prior are arguments."""
-    chains_step = jax.vmap(lambda s, k: step(s, k, data, prior, noise, scaled=scaled, fixed_noise=fixed_noise,
-                                             beta_draw=beta_draw))
+    chains_step = jax.vmap(lambda s, k, d, m: step(s, d, m, key=k, scaled=scaled, fixed_noise=fixed_noise,
+                                                   beta_draw=beta_draw), in_axes=(0, 0, None, None))
+    return trace(lambda s, d, m, k: chains_step(s, k, d, m), state, data, GibbsModel(prior, noise), keys)
 
-    def body(s, k):
-        s, info = chains_step(s, k)
-        return s, (s, info)
 
-    last, (states, infos) = jax.lax.scan(body, state, keys)
+def trace(chains_step, state, data, model, inputs):
+    """The chain: :func:`~.driver.trace` of ``chains_step(state, data, model, inputs[t])`` (a sweep of
+    every chain, with its settings bound) over the sweeps' randomness ``inputs`` (keys or variates,
+    sweep-major); returns ``(last state, every sweep's state and Info)``, each stacked by sweep. A
+    sampler's trace keeps every state, not only the step's info, as its draws."""
+
+    def keep_state(s, d, m, u):
+        new, info = chains_step(s, d, m, u)
+        return new, (new, info)
+
+    last, (states, infos) = driver.trace(keep_state, state, data, model, inputs=inputs)
     return last, states, infos
 
 
@@ -281,7 +312,7 @@ def run(X, y, prior, *, num_warmup=1000, num_samples=1000, num_chains=4, seed=0,
         raise ValueError(f"σ²'s conditional is improper with {dof} degrees of freedom and c = {noise_prior.c}")
     data = gibbs_data(X, y, dof, beta_draw)
     noise = NoisePrior(*(jnp.float64(v) for v in noise_prior))
-    start = init(prior, data, float(np.mean(y**2)), noise_var)
+    start = init(data, GibbsModel(prior, noise), float(np.mean(y**2)), noise_var)
     state = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (num_chains, *jnp.shape(a))), start)
     total = num_warmup + num_samples
     keys = _sweep_keys(seed, num_chains, total)
@@ -378,8 +409,9 @@ def require_gibbs_likelihood(likelihood):
     return likelihood
 
 
-def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
-    """One sweep under a likelihood with a conjugate augmentation, pure; returns ``(state, info)``.
+def augmented_step(state, data, model, *, key, beta_draw="auto"):
+    """One sweep under ``model`` (an :class:`AugmentedModel`: the hierarchy and a likelihood with a
+    conjugate augmentation), pure; returns ``(state, info)``. ``key``: the sweep's randomness.
 
     With ``η = b₀ + Xβ``: ``(z, ω) | y, η, θ`` by ``likelihood.gibbs_augment`` (Albert & Chib 1993;
     Polson, Scott & Windle 2013; the t's scale mixture), so that ``z ~ N(η, 1/ω)``; then
@@ -388,6 +420,7 @@ def augmented_step(state, key, data, prior, likelihood, beta_draw="auto"):
     ``ω``); the hierarchy's conditionals given β; and the likelihood's own parameter θ by its
     ``gibbs_param_step`` (given the new ``η`` and the sweep's ``ω``), where it has one. A likelihood's
     ``gibbs_rescale`` (a parameter expansion: the probit's PX-DA) moves ``z`` given ``v`` before β's draw."""
+    prior, likelihood = model
     k_aug, k_beta, k_aux, k_param = jax.random.split(key, 4)
     dtype = state.beta.dtype
     eta = data.design @ jnp.concatenate([jnp.broadcast_to(state.intercept, data.lead_var.shape), state.beta])
@@ -427,27 +460,29 @@ def run_augmented_sweeps(state, keys, data, prior, likelihood, beta_draw="auto")
     direction, so Rue's Cholesky factor fails where the posterior is well defined. The retry runs
     only when some chain was refused (a ``cond`` outside the chains' ``vmap``), and every other chain
     keeps its Cholesky draw bit for bit; a sweep the QR draw leaves non-finite too stays refused."""
-    chains_step = jax.vmap(lambda s, k: augmented_step(s, k, data, prior, likelihood, beta_draw))
+    def chains(draw):
+        return jax.vmap(lambda s, k, d, m: augmented_step(s, d, m, key=k, beta_draw=draw), in_axes=(0, 0, None, None))
+
+    chains_step, qr_step = chains(beta_draw), chains("qr")
     n, p = data.design.shape
     retry = gibbs_beta.choose_method(n, p, beta_draw) == "rue"
-    qr_step = jax.vmap(lambda s, k: augmented_step(s, k, data, prior, likelihood, "qr"))
 
-    def with_qr(old, k, new, info):  # each refused chain's sweep again by QR, the others as they were
-        again = qr_step(old, k)
+    def with_qr(old, k, d, m, new, info):  # each refused chain's sweep again by QR, the others as they were
+        again = qr_step(old, k, d, m)
 
         def pick(a, b):
             return jnp.where(info.refused.reshape(info.refused.shape + (1,) * (jnp.ndim(a) - 1)), a, b)
 
         return jax.tree_util.tree_map(pick, again, (new, info))
 
-    def body(s, k):
-        new, info = chains_step(s, k)
+    def sweep(s, d, m, k):
+        new, info = chains_step(s, k, d, m)
         if retry:
-            new, info = jax.lax.cond(jnp.any(info.refused), with_qr, lambda o, kk, a, b: (a, b), s, k, new, info)
-        return new, (new, info)
+            new, info = jax.lax.cond(jnp.any(info.refused), lambda o, kk, a, b: with_qr(o, kk, d, m, a, b),
+                                     lambda o, kk, a, b: (a, b), s, k, new, info)
+        return new, info
 
-    last, (states, infos) = jax.lax.scan(body, state, keys)
-    return last, states, infos
+    return trace(sweep, state, data, AugmentedModel(prior, likelihood), keys)
 
 
 def _check_support(likelihood, y):
@@ -573,9 +608,10 @@ def residual_sum_of_squares(data, beta):
     return data.rss_perp + jnp.sum((data.Qty - data.R @ beta) ** 2)
 
 
-def step_from(state, variates, data, prior, noise=FLAT, *, scaled=False):
+def step_from(state, data, model, *, variates, scaled=False):
     """:func:`step` with every random number read from ``variates`` (one sweep's
-    :class:`~.gibbs_variates.SweepVariates`), pure; returns ``(state, info)``.
+    :class:`~.gibbs_variates.SweepVariates`: the sweep's randomness, :mod:`.driver`) under ``model``
+    (a :class:`GibbsModel`), pure; returns ``(state, info)``.
 
     The same three conditionals (module docstring): β by Rue's draw from the bordered Gram matrix
     (:func:`~.gibbs_beta.rue_draw_bordered`, ``p ≤ n``) or Bhattacharya's (``p > n``), from the
@@ -584,6 +620,7 @@ def step_from(state, variates, data, prior, noise=FLAT, *, scaled=False):
     transform of the standard variates it declared (``gibbs_variates``). No random number is drawn
     inside the compiled sweep, so a run compiles no Gamma sampler and the variates come from the
     faster generator where the engine runs (:mod:`.gibbs_variates`)."""
+    prior, noise = model
     tiny = jnp.finfo(state.beta.dtype).tiny
     hierarchy_var = jnp.maximum(prior.gibbs_prior_variance(state.aux), tiny)
     v = jnp.maximum(state.noise_var * hierarchy_var if scaled else hierarchy_var, tiny)
@@ -610,15 +647,9 @@ def run_from_variates(state, variates, X, y, dof, prior, noise=FLAT, *, scaled=F
     program, so that a first fit compiles one program; returns ``(last state, every sweep's state and
     Info (sweep, chain, …))``. Each call sets the data up again, ``O(np²)``, against the ``O(p³)`` of
     each of its sweeps (a run is one call unless a progress bar or the variates' budget cuts it)."""
-    data = variate_data(X, y, dof, use_rue)
-    chains_step = jax.vmap(lambda s, u: step_from(s, u, data, prior, noise, scaled=scaled))
-
-    def body(s, u):
-        s, info = chains_step(s, u)
-        return s, (s, info)
-
-    last, (states, infos) = jax.lax.scan(body, state, variates)
-    return last, states, infos
+    chains_step = jax.vmap(lambda s, d, m, u: step_from(s, d, m, variates=u, scaled=scaled),
+                           in_axes=(0, None, None, 0))
+    return trace(chains_step, state, variate_data(X, y, dof, use_rue), GibbsModel(prior, noise), variates)
 
 
 def can_take_variates(prior, noise_var=None, beta_draw="auto"):
@@ -755,16 +786,17 @@ def _sum_batch_draws(variates, state, sums, Xs, ys, dof, first_kept, prior, nois
     ``scan``; one chain each), adding up the β draws of sweeps ``first_kept`` on: ``(last state, sums,
     refused sweeps per data set)``."""
     data = jax.vmap(lambda X, y: variate_data(X, y, dof, use_rue))(Xs, ys)
-    sets_step = jax.vmap(lambda s, u, d: step_from(s, u, d, prior, noise, scaled=scaled))
+    sets_step = jax.vmap(lambda s, d, m, u: step_from(s, d, m, variates=u, scaled=scaled), in_axes=(0, 0, None, 0))
 
-    def body(carry, inp):
+    def summing_step(carry, d, m, inp):  # a sweep of every data set, its β added to the sums once kept
         state, sums = carry
         u, i = inp
-        new, info = sets_step(state, u, data)
+        new, info = sets_step(state, d, m, u)
         return (new, sums + jnp.where(i >= first_kept, new.beta, 0.0)), info.refused
 
     sweeps = variates.noise_gamma.shape[0]
-    (state, sums), bad = jax.lax.scan(body, (state, sums), (variates, jnp.arange(sweeps)))
+    (state, sums), bad = driver.trace(summing_step, (state, sums), data, GibbsModel(prior, noise),
+                                      inputs=(variates, jnp.arange(sweeps)))
     return state, sums, jnp.sum(bad, axis=0)
 
 

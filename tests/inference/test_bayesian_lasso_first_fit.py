@@ -82,7 +82,8 @@ def test_the_compiled_run_is_the_step_sweep_by_sweep(n, p):
     _, together, _ = hierarchy_gibbs.run_from_variates(state, variates, X, y, dof, prior, noise, scaled=True,
                                                        use_rue=use_rue)
     data = hierarchy_gibbs.variate_data(X, y, dof, use_rue)
-    one = jax.jit(jax.vmap(lambda s, u: hierarchy_gibbs.step_from(s, u, data, prior, noise, scaled=True)))
+    one = jax.jit(jax.vmap(lambda s, u: hierarchy_gibbs.step_from(s, data, hierarchy_gibbs.GibbsModel(prior, noise), variates=u,
+                                                             scaled=True)))
     for k in range(25):
         state, _ = one(state, jax.tree.map(lambda a: a[k], variates))
         for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(jax.tree.map(lambda a: a[k], together))):

@@ -13,9 +13,9 @@ import pytest
 from jax import lax
 
 import sparsebayes.inference.engines as engines
-from sparsebayes.inference.engines import bound, driver, em, typeii
+from sparsebayes.inference.engines import bound, driver, em, hierarchy_gibbs, typeii
 from sparsebayes.inference.engines._compile import QUICK_COMPILE
-from sparsebayes.models.likelihoods import GaussianLikelihood
+from sparsebayes.models.likelihoods import GaussianLikelihood, make_likelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
 from sparsebayes.models.typeii_hierarchies import ScaledLaplacePrior
 
@@ -106,6 +106,27 @@ def test_trace_returns_n_steps_infos_and_ends_in_runs_state_when_it_stops_at_the
     for a, b in zip(final, held):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert np.all(np.asarray(infos.rel_change[k:]) == 0.0)
+
+
+def test_a_trace_with_inputs_feeds_step_t_its_input_t_and_holds_a_converged_state():
+    """A sampler's trace: each step reads its own input (here a per-step factor on the decay); the same
+    as a Python loop of the steps, and with ``converged`` a stopped state stays and reports ``rest``."""
+    factors = jnp.asarray(np.random.default_rng(0).uniform(0.1, 0.9, 12))
+
+    def step(state, data, model, factor):
+        return toy_step(state, data, model * factor)
+
+    start = toy_init(A, RATE, 3.0)
+    last, infos = jax.jit(lambda s, d, m, x: driver.trace(step, s, d, m, inputs=x))(start, A, RATE, factors)
+    state = start
+    for t in range(12):
+        state, info = jax.jit(step)(state, A, RATE, factors[t])
+        np.testing.assert_allclose(float(infos.rel_change[t]), float(info.rel_change), rtol=1e-14)
+    np.testing.assert_allclose(float(last.decay), float(state.decay), rtol=1e-14)
+    assert infos.root.shape == (12,) and int(last.n_iter) == 12
+    held, infos = driver.trace(step, start, A, RATE, inputs=factors, converged=lambda s, tol: s.n_iter >= 5,
+                               rest=lambda s: ToyInfo(s.root, jnp.zeros(())))
+    assert int(held.n_iter) == 5 and np.all(np.asarray(infos.rel_change[5:]) == 0.0)
 
 
 def test_a_loop_the_caller_owns_takes_runs_steps():
@@ -245,11 +266,95 @@ def test_every_engine_keeps_the_contract_with_the_model_in_one_slot():
         assert [p.name for p in step[:3]] == ["state", init[0].name, model_name], (name, [p.name for p in step])
         assert all(p.kind is p.KEYWORD_ONLY or p.kind is p.VAR_KEYWORD for p in step[3:]), \
             f"{name}.step takes settings positionally: {[p.name for p in step[3:]]}"
-        for loop in ("run", "trace"):
+        # a sampler has no tolerance, so no run of the driver's: its trace is the chain
+        for loop in ("trace",) if name in driver.SAMPLERS else ("run", "trace"):
             assert callable(getattr(module, loop, None)), f"{name} has no {loop}"
+    assert set(driver.SAMPLERS) <= set(driver.ENGINES)
 
 
-@pytest.mark.parametrize("loop", [em.run, em.trace, bound._run, bound._trace, typeii.run, typeii.trace])
+def test_a_samplers_steps_take_their_randomness_as_a_keyword_only_setting_and_the_model_in_its_slot():
+    """The Gibbs engine's three sweeps (keys, pre-drawn variates, an augmented likelihood): the model in
+    the driver's slot, the randomness keyword-only."""
+    for step, randomness in ((hierarchy_gibbs.step, "key"), (hierarchy_gibbs.step_from, "variates"),
+                             (hierarchy_gibbs.augmented_step, "key")):
+        params = inspect.signature(step).parameters
+        assert list(params)[:3] == ["state", "data", "model"], step.__name__
+        assert params[randomness].kind is inspect.Parameter.KEYWORD_ONLY, step.__name__
+
+
+@pytest.mark.parametrize("loop", [em.run, em.trace, bound._run, bound._trace, typeii.run, typeii.trace,
+                                  hierarchy_gibbs.trace, hierarchy_gibbs._sum_batch_draws])
 def test_the_engines_loops_are_the_drivers(loop):
     source = inspect.getsource(loop.__wrapped__ if hasattr(loop, "__wrapped__") else loop)
     assert "driver." in source and "while_loop" not in source and "lax.scan" not in source
+
+
+# --- the Gibbs engine's chains through the driver = the hand-written scans they replaced: the same bits
+
+
+def _hand_scan(chains_step, state, inputs, *args):
+    """The scan each Gibbs program wrote for itself: ``lax.scan`` of a sweep of every chain over the
+    sweeps' keys or variates, keeping every state, in one program whose arguments are the data and model
+    (as the engine's programs take them)."""
+
+    def program(st, xs, *a):
+        def body(s, x):
+            s, info = chains_step(s, x, *a)
+            return s, (s, info)
+
+        last, (states, infos) = lax.scan(body, st, xs)
+        return last, states, infos
+
+    return jax.jit(program)(state, inputs, *args)
+
+
+def _gibbs_problem(n, p, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = X[:, :2] @ np.array([1.5, -1.0]) + 0.5 * rng.normal(size=n)
+    return X - X.mean(0), y - y.mean()
+
+
+@pytest.mark.parametrize("n,p,prior_name", [(25, 4, "laplace"), (8, 12, "horseshoe")],
+                         ids=["rue-laplace", "bhattacharya-horseshoe"])
+def test_gibbs_run_sweeps_is_its_hand_written_scan(n, p, prior_name):
+    from sparsebayes.models import HorseshoePrior
+
+    X, y = _gibbs_problem(n, p, 4)
+    prior = LaplacePrior(1.0, gamma_prior=(0.1, 0.1)) if prior_name == "laplace" else HorseshoePrior(1.0, tau_prior=1.0)
+    data = hierarchy_gibbs.gibbs_data(X, y, n - 1)
+    noise = hierarchy_gibbs.NoisePrior(jnp.float64(-1.0), jnp.float64(0.0))
+    start = hierarchy_gibbs.init(data, hierarchy_gibbs.GibbsModel(prior, noise), float(np.mean(y**2)))
+    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (2, *jnp.shape(a))), start)
+    keys = hierarchy_gibbs._sweep_keys(5, 2, 6)
+    ours = hierarchy_gibbs.run_sweeps(state, keys, data, prior, noise, scaled=True)
+    hand = _hand_scan(lambda s, k, d, pr, no: jax.vmap(lambda c, kk: hierarchy_gibbs.step(
+        c, d, hierarchy_gibbs.GibbsModel(pr, no), key=kk, scaled=True))(s, k), state, keys, data, prior, noise)
+    assert not np.any(np.asarray(ours[2].refused))
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(hand), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_gibbs_augmented_sweeps_are_their_hand_written_scan():
+    """The probit sweeps on Rue's path (its QR retry is never taken here: no sweep is refused)."""
+    X, _ = _gibbs_problem(30, 3, 5)
+    y = (X[:, 0] > 0).astype(float)
+    prior = LaplacePrior(1.0)
+    lik = make_likelihood("probit")
+    data = hierarchy_gibbs.AugmentedData(jnp.column_stack([jnp.ones(30), X]), jnp.asarray(y), jnp.array([100.0]))
+    start = hierarchy_gibbs.AugmentedState(jnp.zeros(3), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(3))
+    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (2, *jnp.shape(a))), start)
+    keys = hierarchy_gibbs._sweep_keys(6, 2, 6)
+    ours = hierarchy_gibbs.run_augmented_sweeps(state, keys, data, prior, lik)
+    hand = _hand_scan(lambda s, k, d, pr: jax.vmap(lambda c, kk: hierarchy_gibbs.augmented_step(
+        c, d, hierarchy_gibbs.AugmentedModel(pr, lik), key=kk))(s, k), state, keys, data, prior)
+    assert not np.any(np.asarray(ours[2].refused))
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(hand), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("program", [hierarchy_gibbs.run_sweeps, hierarchy_gibbs.run_augmented_sweeps,
+                                     hierarchy_gibbs.run_from_variates])
+def test_the_gibbs_programs_chains_are_its_trace(program):
+    source = inspect.getsource(program.__wrapped__ if hasattr(program, "__wrapped__") else program)
+    assert "return trace(" in source and "lax.scan" not in source

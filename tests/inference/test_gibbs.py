@@ -12,7 +12,7 @@ from sparsebayes.inference.engines import hierarchy_gibbs
 from sparsebayes.inference.engines.gibbs_beta import UNROLL_MAX, bhattacharya_draw, bordered_gram, rue_draw_bordered
 from sparsebayes.inference.engines.gibbs_variates import (draw_variates, inverse_gaussian_from, michael_root,
                                                           variate_plan, variate_streams)
-from sparsebayes.inference.engines.hierarchy_gibbs import State, step_from, variate_data
+from sparsebayes.inference.engines.hierarchy_gibbs import GibbsModel, State, step_from, variate_data
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, bayesian_lasso_prior, run_gibbs
 
 
@@ -103,7 +103,7 @@ def test_scalar_conditionals_match_closed_forms():
     prior, noise, data, v = _pc_sweep_inputs(X, y, 3, 20000)
     tau2, s2, lam2 = np.array([0.5, 1.5]), 0.9, 2.0
     state = State(np.array([1.2, -0.3]), np.float64(s2), {"tau": tau2, "gamma": np.float64(lam2)})
-    new, info = jax.vmap(lambda u: step_from(state, u, data, prior, noise, scaled=True))(v)
+    new, info = jax.vmap(lambda u: step_from(state, data, GibbsModel(prior, noise), variates=u, scaled=True))(v)
     assert not np.any(np.asarray(info.refused))
     beta, sv = np.asarray(new.beta), np.asarray(new.noise_var)
     rate = 0.5 * np.sum((y - beta @ X.T) ** 2, axis=1) + 0.5 * np.sum(beta**2 / tau2, axis=1)
@@ -293,10 +293,10 @@ def test_a_sweep_that_leaves_float64_is_refused(use_rue):
     prior, noise, data, v = _pc_sweep_inputs(X, y, 3, 1, Hyper(0.1, 0.1, 0.0, 0.0), use_rue)
     v = jax.tree.map(lambda a: a[0], v)
     good = State(np.zeros(p) + 0.1, np.float64(0.5), {"tau": np.ones(p), "gamma": np.float64(1.0)})
-    new, info = step_from(good, v, data, prior, noise, scaled=True)
+    new, info = step_from(good, data, GibbsModel(prior, noise), variates=v, scaled=True)
     assert not bool(info.refused) and np.all(np.isfinite(np.asarray(new.beta)))
     bad = good._replace(noise_var=np.float64(np.inf))
-    new, info = step_from(bad, v, data, prior, noise, scaled=True)
+    new, info = step_from(bad, data, GibbsModel(prior, noise), variates=v, scaled=True)
     assert bool(info.refused)
     for a, b in zip(jax.tree.leaves(new), jax.tree.leaves(bad)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

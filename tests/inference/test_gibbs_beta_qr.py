@@ -121,7 +121,7 @@ def _sweeps_without_retry(start, keys, data, prior, lik):
     data and prior arguments of the compiled program, as there, not constants folded into it)."""
 
     def sweeps(st, ks, data, prior):
-        step = jax.vmap(lambda s, k: hierarchy_gibbs.augmented_step(s, k, data, prior, lik))
+        step = jax.vmap(lambda s, k: hierarchy_gibbs.augmented_step(s, data, hierarchy_gibbs.AugmentedModel(prior, lik), key=k))
 
         def body(s, k):
             s, info = step(s, k)
@@ -181,7 +181,7 @@ def test_the_augmented_sweep_refuses_a_state_that_is_not_finite():
     data = hierarchy_gibbs.AugmentedData(design, jnp.asarray(y), jnp.array([100.0]))
     start = hierarchy_gibbs.AugmentedState(jnp.zeros(3), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(3))
     lik = _BrokenProbit()
-    step = jax.jit(lambda s, k: hierarchy_gibbs.augmented_step(s, k, data, prior, lik))
+    step = jax.jit(lambda s, k: hierarchy_gibbs.augmented_step(s, data, hierarchy_gibbs.AugmentedModel(prior, lik), key=k))
     first, info = step(start, jax.random.PRNGKey(0))  # η = 0: the ordinary probit sweep
     assert not bool(info.refused) and np.all(np.isfinite(np.asarray(first.beta)))
     second, info = step(first, jax.random.PRNGKey(1))  # η ≠ 0: NaN precisions, the draw is not finite

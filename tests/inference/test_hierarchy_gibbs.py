@@ -235,7 +235,7 @@ def test_a_sweep_from_a_broken_state_is_refused_in_the_engine():
     data = hierarchy_gibbs.gibbs_data(X - X.mean(0), y - y.mean(), 29)
     prior = LaplacePrior(1.0, gamma_prior=(0.1, 0.1))
     bad = hierarchy_gibbs.State(np.zeros(5), np.float64(0.0), {"tau": np.r_[0.0, np.ones(4)], "gamma": np.float64(1.0)})
-    new, info = hierarchy_gibbs.step(bad, jax.random.PRNGKey(0), data, prior, scaled=True)
+    new, info = hierarchy_gibbs.step(bad, data, hierarchy_gibbs.GibbsModel(prior), key=jax.random.PRNGKey(0), scaled=True)
     assert bool(info.refused)
     for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(bad)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
