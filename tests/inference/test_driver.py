@@ -17,7 +17,7 @@ from sparsebayes.inference.engines import bound, driver, em, hierarchy_gibbs, ty
 from sparsebayes.inference.engines._compile import QUICK_COMPILE
 from sparsebayes.models.likelihoods import GaussianLikelihood, make_likelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
-from sparsebayes.models.typeii_hierarchies import ScaledLaplacePrior
+from sparsebayes.models.priors.typeii import ScaledLaplacePrior
 
 
 # --- a toy engine: two quantities, one settling fast (Newton's square root) and one slowly (a
