@@ -246,6 +246,16 @@ def _binary_targets(est, y):
     return y.astype(np.float64)
 
 
+def _setting(est, name, default=None):
+    """The estimator's setting ``name``: its parameter (a paper class's ``noise_var``, ``fit_intercept``),
+    else the value in a generic estimator's ``options`` (``SparseRegressor(options={"noise_var": ...})``),
+    else ``default`` (the fitting core's)."""
+    params = est.get_params(deep=False)
+    if name in params:
+        return params[name]
+    return (params.get("options") or {}).get(name, default)
+
+
 def _typeii_parts(est, H, y, active):
     """The type-II regressor's model given its fitted hyperparameters, on the kept columns: ``(H_c,
     y_c, log_prior, noise_var, what)``. With ``fit_intercept`` the flat-prior intercept is integrated out
@@ -259,8 +269,9 @@ def _typeii_parts(est, H, y, active):
     if H.shape[1] != np.asarray(est.coef_).size:
         raise ValueError(f"H must be the type-II estimator's full design ({np.asarray(est.coef_).size} columns, "
                          f"est._design(X)); got {H.shape[1]} columns (a design with constant columns left out?)")
-    Hc = H[:, active] - (np.asarray(est.design_offset_)[active] if est.fit_intercept else 0.0)
-    yc = np.asarray(y, dtype=np.float64) - (float(est.y_offset_) if est.fit_intercept else 0.0)
+    intercept = _setting(est, "fit_intercept", True)
+    Hc = H[:, active] - (np.asarray(est.design_offset_)[active] if intercept else 0.0)
+    yc = np.asarray(y, dtype=np.float64) - (float(est.y_offset_) if intercept else 0.0)
     noise = float(est.noise_var_)
     gamma = getattr(est, "gamma_", None)
     if gamma is None:  # the RVM: a Gaussian prior per kept weight at its fitted precision α̂_i
@@ -364,7 +375,7 @@ def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
         eta = intercept + draws @ H.T
         log_lik = -0.5 * (np.asarray(y, dtype=np.float64) - eta) ** 2 / noise - 0.5 * np.log(2 * np.pi * noise)
         target = (f"p(β_A | y, pruned weights = 0) under {what}, σ² = σ̂² = {noise:.4g}"
-                  + (", the intercept integrated out" if est.fit_intercept else ""))
+                  + (", the intercept integrated out" if _setting(est, "fit_intercept", True) else ""))
         return dict(kind=kind, active=active, labels=labels, draws=draws, log_q=log_q, log_p=log_p,
                     log_lik=log_lik, target=target)
     if kind == "probit":
@@ -373,7 +384,8 @@ def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
         log_lik = scipy.special.log_ndtr((2.0 * y - 1.0) * (draws @ H.T))
     else:
         y = np.asarray(y, dtype=np.float64)
-        likelihood, noise = "gaussian", (None if est.noise_var is None else float(est.noise_var))
+        fixed = _setting(est, "noise_var")
+        likelihood, noise = "gaussian", (None if fixed is None else float(fixed))
         sigma2 = noise if noise is not None else float(est.noise_var_)
         log_lik = -0.5 * (y - draws @ H.T) ** 2 / sigma2 - 0.5 * np.log(2 * np.pi * sigma2)
     log_p = log_joint(draws[:, active], H[:, active], y, est.prior_, likelihood, noise)

@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import transform_validated
 from sparsebayes.models.likelihoods import PoissonLikelihood, make_likelihood, require_likelihood
-from sparsebayes.models.priors.typeii import ARDPrior, typeii_hierarchy
+from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, typeii_hierarchy
 
 from sparsebayes.inference.engines import typeii_laplace
 from sparsebayes.inference.estimators._base import atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights
@@ -127,7 +127,7 @@ class PoissonRVMRegressor(RegressorMixin, PosteriorSamplingMixin, BaseEstimator)
         check_flags(self)
         check_max_iter(self.max_iter)
         check_number("tol", self.tol, 0.0)
-        hierarchy = typeii_hierarchy(self.prior)
+        hierarchy = check_no_noise_settings(typeii_hierarchy(self.prior), "PoissonRVMRegressor")
         likelihood = count_likelihood(self.likelihood)
         X, y = validate_regression_data(self, X, y)
         check_counts(y)

@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
-from sparsebayes.models.priors.typeii import ARDPrior, typeii_hierarchy
+from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, typeii_hierarchy
 
 from sparsebayes.inference.engines import typeii_laplace
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, atomic_fit, basis_names, fit_feature_design, has_bias_column, raw_weights
@@ -112,7 +112,7 @@ class RVMClassifier(ClassifierMixin, OneVsAllLinkClassifier, PosteriorSamplingMi
         check_flags(self)
         check_max_iter(self.max_iter)
         check_number("tol", self.tol, 0.0)
-        hierarchy = typeii_hierarchy(self.prior)
+        hierarchy = check_no_noise_settings(typeii_hierarchy(self.prior), "RVMClassifier")
         X, y_enc = validate_classification_data(self, X, y)
         # standardize linear / quadratic inputs: the bias absorbs the offset, and the flat hyperprior
         # on each α makes the model scale-free, so the engine's absolute floors meet unit columns

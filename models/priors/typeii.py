@@ -342,3 +342,18 @@ def typeii_hierarchy(prior):
         raise ValueError(f"prior must be one of {sorted(TYPEII_NAMES)} or a type-II hierarchy object (ARDPrior, "
                          f"LaplaceVariancePrior, ScaledLaplacePrior), got {type(prior).__name__}")
     return prior
+
+
+def check_no_noise_settings(prior, owner):
+    """``prior`` (a type-II hierarchy object) for a likelihood without a noise variance (the Laplace path:
+    Bernoulli, Poisson, negative binomial, where σ² = 1 in the hierarchy's terms): a ``ValueError``
+    naming the fields that set σ²'s prior or update (``c``, ``d``, ``noise_update``) when they differ
+    from the class's defaults, since the fit would silently ignore them."""
+    default = type(prior)()
+    changed = [f"{f}={getattr(prior, f)!r}" for f in ("c", "d", "noise_update")
+               if getattr(prior, f) != getattr(default, f)]
+    if changed:
+        raise ValueError(f"{owner}'s likelihood has no noise variance (σ² = 1 in the hierarchy's terms), so "
+                         f"{type(prior).__name__}'s {', '.join(changed)} (the noise prior and its update) would be "
+                         "ignored: leave them at their defaults")
+    return prior

@@ -87,7 +87,9 @@ def test_every_field_reaches_the_core_or_is_refused_by_name(prior):
     (SparseRegressor(method="type2", prior=ScaledLaplacePrior(a=1.0), options={"a": 1.0}), r"\['a'\] are set by prior="),
     (SparseRegressor(method="type2", prior=LaplaceVariancePrior(), options={"estimate_noise": True}),
      r"\['estimate_noise'\] are set by prior="),
-    (SparseClassifier(method="type2", prior=ARDPrior(c=1.0)), "RVMClassifier has no parameter for ARDPrior's c=1.0"),
+    (SparseClassifier(method="type2", prior=ARDPrior(c=1.0)), r"RVMClassifier's likelihood has no noise variance .* ARDPrior's c=1.0"),
+    (SparseRegressor(method="type2", prior=ScaledLaplacePrior(d=2.0), likelihood="poisson"),
+     r"PoissonRVMRegressor's likelihood has no noise variance .* ScaledLaplacePrior's d=2.0"),
 ])
 def test_type2_objects_that_cannot_be_fitted_as_given_say_why(sparse_data, est, pattern):
     X, y = sparse_data
