@@ -142,7 +142,7 @@ def test_a_warning_made_an_error_fails_the_fit_and_leaves_nothing_fitted():
 @pytest.mark.parametrize("make, close", [
     (AdaptiveSparseRegressor, True), (SparseProbitClassifier, True), (RVMRegressor, True), (BLSRegressor, True),
     (FLAPRegressor, True), (RVMClassifier, True), (SMLRClassifier, False), (SMLRCV, False),
-    (lambda: BayesianLassoRegressor(num_warmup=200, num_samples=200, num_chains=1, rhat_max=np.inf), True),
+    (lambda: BayesianLassoRegressor(num_warmup=500, num_samples=4000, num_chains=2, rhat_max=np.inf), True),
 ], ids=lambda m: getattr(m, "__name__", "BayesianLassoRegressor") if callable(m) else "")
 def test_a_constant_column_is_fitted_as_scikit_learn_does(make, close):
     """A constant column was a ValueError, so cross-validation failed on a fold where a rare binary
