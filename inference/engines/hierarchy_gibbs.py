@@ -640,16 +640,33 @@ def step_from(state, data, model, *, variates, scaled=False):
     return guarded(State(beta, noise_var, aux), state, Info(log_lik, jnp.log(jnp.min(v))))
 
 
-@partial(jax.jit, static_argnames=("scaled", "use_rue"))
-def run_from_variates(state, variates, X, y, dof, prior, noise=FLAT, *, scaled=False, use_rue=True):
-    """The jit boundary of :func:`step_from`: :func:`variate_data` of ``(X, y)`` and the sweeps of
-    ``variates`` (sweep-major) for every chain of ``state`` (``vmap`` inside the ``scan``) in one
-    program, so that a first fit compiles one program; returns ``(last state, every sweep's state and
-    Info (sweep, chain, …))``. Each call sets the data up again, ``O(np²)``, against the ``O(p³)`` of
-    each of its sweeps (a run is one call unless a progress bar or the variates' budget cuts it)."""
+def _sweeps_from_variates(state, variates, data, prior, noise, scaled):
+    """The sweeps of ``variates`` (sweep-major) for every chain of ``state`` (``vmap`` inside the
+    ``scan``) on the set-up ``data``: ``(last state, every sweep's state and Info (sweep, chain, …))``."""
     chains_step = jax.vmap(lambda s, d, m, u: step_from(s, d, m, variates=u, scaled=scaled),
                            in_axes=(0, None, None, 0))
-    return trace(chains_step, state, variate_data(X, y, dof, use_rue), GibbsModel(prior, noise), variates)
+    return trace(chains_step, state, data, GibbsModel(prior, noise), variates)
+
+
+@partial(jax.jit, static_argnames=("scaled", "use_rue"))
+def run_from_variates(state, variates, X, y, dof, prior, noise=FLAT, *, scaled=False, use_rue=True):
+    """The jit boundary of :func:`step_from` for a run of one call: :func:`variate_data` of ``(X, y)`` and
+    the sweeps of ``variates`` in one program, so that a first fit compiles one program; returns ``(last
+    state, every sweep's state and Info (sweep, chain, …))``. A run cut into several calls (a progress
+    bar, the variates' budget) sets the data up once instead (:func:`run_on_variate_data`): the set-up
+    is ``O(np²)`` and a copy of ``X``, each sweep ``O(p³)`` on Rue's path, independent of ``n``."""
+    return _sweeps_from_variates(state, variates, variate_data(X, y, dof, use_rue), prior, noise, scaled)
+
+
+#: :func:`variate_data` as its own program, for runs cut into several calls.
+variate_data_jit = jax.jit(lambda X, y, dof, use_rue: variate_data(X, y, dof, use_rue), static_argnums=(3,))
+
+
+@partial(jax.jit, static_argnames=("scaled",))
+def run_on_variate_data(state, variates, data, prior, noise=FLAT, *, scaled=False):
+    """:func:`run_from_variates` on data set up once (:func:`variate_data_jit`): the calls of a run cut into
+    several take the same sweeps as one call, and none of them reads ``X`` again."""
+    return _sweeps_from_variates(state, variates, data, prior, noise, scaled)
 
 
 def can_take_variates(prior, noise_var=None, beta_draw="auto"):
@@ -758,15 +775,24 @@ def run_with_variates(X, y, prior, *, num_warmup=1000, num_samples=1000, num_cha
     lengths = chunk_lengths(total, _variate_chunk(total, source.per_sweep(), show, source.budget))
     one = gv.draw_variates(gv.variate_streams(0, len(plan.aux)), 1, num_chains, plan)  # for the shapes
     dof_arg = np.float64(dof)
-    compiled = {m: run_from_variates.lower(state, jax.tree_util.tree_map(
-        lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one), Xp, yp, dof_arg, prior, noise,
-        scaled=bool(scaled), use_rue=use_rue).compile() for m in set(lengths)}  # outside the timing
+
+    def shapes(m):
+        return jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one)
+
+    if len(lengths) == 1:  # one program: the data's set-up and the sweeps
+        data_args = (Xp, yp, dof_arg)
+        compiled = {m: run_from_variates.lower(state, shapes(m), *data_args, prior, noise, scaled=bool(scaled),
+                                               use_rue=use_rue).compile() for m in set(lengths)}  # outside the timing
+    else:  # several calls: the data set up once (a copy of X and its QR), each call reads only that
+        data_args = (variate_data_jit(Xp, yp, dof_arg, use_rue),)
+        compiled = {m: run_on_variate_data.lower(state, shapes(m), *data_args, prior, noise,
+                                                 scaled=bool(scaled)).compile() for m in set(lengths)}
     source.compile(lengths)
     chunks = []
     t0 = time.perf_counter()
     with progress(total, "gibbs", show) as bar:
         for m in lengths:
-            state, states, infos = compiled[m](state, source.next(m), Xp, yp, dof_arg, prior, noise)
+            state, states, infos = compiled[m](state, source.next(m), *data_args, prior, noise)
             chunks.append((states, infos))
             if show:
                 jax.block_until_ready(state)  # the bar shows sweeps done, not sweeps queued

@@ -354,7 +354,7 @@ def test_gibbs_augmented_sweeps_are_their_hand_written_scan():
 
 
 @pytest.mark.parametrize("program", [hierarchy_gibbs.run_sweeps, hierarchy_gibbs.run_augmented_sweeps,
-                                     hierarchy_gibbs.run_from_variates])
+                                     hierarchy_gibbs._sweeps_from_variates])
 def test_the_gibbs_programs_chains_are_its_trace(program):
     source = inspect.getsource(program.__wrapped__ if hasattr(program, "__wrapped__") else program)
     assert "return trace(" in source and "lax.scan" not in source
