@@ -27,6 +27,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
+
 from sparsebayes.inference.estimators._base import basis_names, raw_weights
 from sparsebayes.inference._validation import validate_predict_data
 from sparsebayes.inference.posterior.twin_typeii import run_typeii_gibbs, typeii_twin_model
@@ -136,9 +138,9 @@ def _bayesian_lasso(est, X, y, surrogate_eps, centre=None):
 
 
 def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar):
-    """Park–Casella Gibbs (:func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs`) on the dims of the NUTS twin."""
+    """Park–Casella Gibbs (:func:`~sparsebayes.inference.engines.bayesian_lasso.run_gibbs`) on the dims of the NUTS twin."""
     from sparsebayes.inference.posterior.arviz_compat import dataset, has_group, rename_dims, set_group
-    from sparsebayes.inference.estimators.bayesian_lasso_estimator import run_gibbs
+    from sparsebayes.inference.engines.bayesian_lasso import run_gibbs
     idata = run_gibbs(t.H, t.y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
                       progress_bar=progress_bar, coords={"basis": t.names}, **t.kwargs)
     rename_dims(idata, {d: "obs" for g in ("observed_data", "log_likelihood") if has_group(idata, g)
@@ -285,7 +287,8 @@ def _rvm_classifier(est, H, names, targets, surrogate_eps):
     """The two-class Bernoulli RVM's twin on design ``H`` with 0/1 ``targets``: the ARD prior on its
     labelled proper surrogate, the weights reported as the raw terms' (:func:`~._base.raw_weights`)."""
     eps, label = _surrogate(surrogate_eps, "rvm-bernoulli")
-    kwargs = dict(hierarchy="gamma-precision", surrogate_eps=eps, likelihood="bernoulli", intercept=False)
+    kwargs = dict(hierarchy="gamma-precision", surrogate_eps=eps, likelihood=BernoulliLogisticLikelihood(),
+                  intercept=False)
     return SimpleNamespace(model=typeii_twin_model, H=H, y=np.asarray(targets, dtype=np.float64), kwargs=kwargs,
                            names=names, label=label, gibbs=None, y_offset=0.0,
                            **_layout(names, to_weights=lambda b: raw_weights(est.feature_map_, b)))

@@ -29,6 +29,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
+from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise, flat_intercept, make_likelihood
 from sparsebayes.models.priors import LaplacePrior, variance_of_precision
 
 from sparsebayes.inference.engines import hierarchy_gibbs
@@ -39,21 +40,34 @@ HIERARCHIES = ("laplace", "gamma-precision")
 
 
 def typeii_twin_model(H, y=None, *, hierarchy, lam=1.0, surrogate_eps=None, scaled=False, noise_var=None, c=-1.0,
-                      d=0.0, intercept=True, likelihood="gaussian"):
+                      d=0.0, intercept=True, likelihood=GaussianLikelihood()):
     """The twin (module docstring) as a NumPyro model for NUTS.
 
     ``hierarchy="laplace"``: ``β_i ~ Laplace(0, s/√lam)`` with ``s = σ`` when ``scaled`` (BLS)
     else 1 (FLAP), τ integrated out (the same posterior over β, without the funnel); ``"flat"``: its
     limit ``lam → 0``, a flat prior on β (the twin of a type-II fit whose λ update gave 0);
     ``"gamma-precision"``: ``precision_surrogate ~ Gamma(ε, ε)``, ``β = beta_raw / √precision``
-    (non-centred). ``likelihood="bernoulli"``: ``y ~ Bernoulli(logit = Hβ)`` (the Bernoulli RVM;
-    no σ², no intercept). Sites on the basis: ``beta`` (and ``beta_raw``, ``precision_surrogate``).
+    (non-centred). ``likelihood`` (an object, or a registered name): its ``observe`` statement is the
+    data's, ``y`` given ``η = Hβ (+ intercept)``. A likelihood that states ``conjugate_noise`` (the
+    Gaussian, :data:`~sparsebayes.models.likelihoods.registry.LIKELIHOOD_DECLARATIONS`) has σ²: fixed at
+    ``noise_var``, else sampled under ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}``; another with a parameter of
+    its own has it fixed at ``noise_var`` or under the prior its ``sample_params`` states; ``scaled``
+    needs σ². With ``intercept`` the site ``intercept`` has the prior the likelihood states
+    (``intercept_prior``: flat, or ``N(0, 10²)``). The Bernoulli RVM's twin is ``likelihood=``
+    :class:`~sparsebayes.models.likelihoods.BernoulliLogisticLikelihood`, ``intercept=False``. Sites on
+    the basis: ``beta`` (and ``beta_raw``, ``precision_surrogate``).
     """
     p = H.shape[1]
-    gaussian = likelihood == "gaussian"
-    if gaussian and noise_var is None:
+    likelihood = make_likelihood(likelihood)
+    sigma2 = conjugate_noise(likelihood)
+    if scaled and not sigma2:
+        raise ValueError(f"scaled=True (BLS: β_i | σ² ~ Laplace(0, σ/√λ)) needs a likelihood with σ² "
+                         f"(conjugate_noise), got {likelihood.name!r}")
+    if sigma2 and noise_var is None:
         noise_var = numpyro.sample("noise_var", dist.ImproperUniform(constraints.positive, (), ()))
         numpyro.factor("noise_var_prior", -(c + 1.0) * jnp.log(noise_var) - d / noise_var)
+    elif noise_var is None and getattr(likelihood, "param_name", None) is not None:
+        noise_var = likelihood.sample_params()
     if hierarchy == "laplace":
         scale = jnp.sqrt((noise_var if scaled else 1.0) / lam)
         beta = numpyro.sample("beta", dist.Laplace(0.0, scale).expand([p]).to_event(1))
@@ -65,13 +79,11 @@ def typeii_twin_model(H, y=None, *, hierarchy, lam=1.0, surrogate_eps=None, scal
         raw = numpyro.sample("beta_raw", dist.Normal(0.0, 1.0).expand([p]).to_event(1))
         beta = numpyro.deterministic("beta", raw * jnp.sqrt(variance_of_precision(precision)))
     eta = H @ beta
-    if gaussian and intercept:
-        eta = eta + numpyro.sample("intercept", dist.ImproperUniform(constraints.real, (), ()))
+    if intercept:
+        eta = eta + numpyro.sample("intercept", dist.ImproperUniform(constraints.real, (), ()) if flat_intercept(
+            likelihood) else dist.Normal(0.0, hierarchy_gibbs.INTERCEPT_SCALE))
     with numpyro.plate("data", H.shape[0]):  # one site, n pointwise terms (for az.loo)
-        if gaussian:
-            numpyro.sample("y", dist.Normal(eta, jnp.sqrt(noise_var)), obs=y)
-        else:
-            numpyro.sample("y", dist.Bernoulli(logits=eta), obs=y)
+        likelihood.observe("y", eta, y, noise_var)
 
 
 def LaplaceMixture(lam):
