@@ -23,7 +23,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import transform_validated
-from sparsebayes.models.likelihoods import GaussianLikelihood
+from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise
 from sparsebayes.models.priors import hierarchy_name
 
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names
@@ -59,9 +59,8 @@ def likelihood_prediction(lik, params, eta, H_active, cov, return_std):
 
 
 def _fitted_by_em(est):
-    """Whether ``est`` answers as an EM fit: no engine estimator (``estimator_``) stands behind it, and it
-    is no Gaussian type-II fit (:func:`~.typeii_fitted.fitted_by_typeii`)."""
-    return not hasattr(est, "estimator_") and not hasattr(est, "_typeii_options_")
+    """Whether ``est`` answers as an EM fit (its fit took the route ``"em"``)."""
+    return getattr(est, "_route_", None) == "em"
 
 
 class EMRegressorMethods(PosteriorSamplingMixin):
@@ -71,13 +70,14 @@ class EMRegressorMethods(PosteriorSamplingMixin):
         """``h(x)ᵀβ̂`` (with another likelihood its mean there: ``e^{h(x)ᵀβ̂}`` for counts) and, with
         ``return_std``, ``√(σ̂² + h_A(x)ᵀΣ h_A(x))`` with ``Σ = sigma_``, the conditional covariance at
         the final E-step (:meth:`gaussian_conditional`; it holds τ̂ fixed, so it understates the
-        posterior spread); with another likelihood ``√(Var[y | η̂] + μ'(η̂)² h_A(x)ᵀΣ h_A(x))``."""
+        posterior spread), for a likelihood that states ``conjugate_noise`` (the Gaussian); with
+        another likelihood ``√(Var[y | η̂] + μ'(η̂)² h_A(x)ᵀΣ h_A(x))``."""
         check_is_fitted(self)
         X = validate_predict_data(self, X)
         H = transform_validated(self.feature_map_, X)
         mean = H @ self.beta_
         lik = getattr(self, "likelihood_", None)
-        if lik is not None and not isinstance(lik, GaussianLikelihood):
+        if lik is not None and not conjugate_noise(lik):
             return likelihood_prediction(lik, self.likelihood_param_, mean, H[:, self.beta_ != 0], self.sigma_,
                                          return_std)
         if not return_std:
@@ -128,7 +128,7 @@ class EMRegressorMethods(PosteriorSamplingMixin):
         names = basis_names(self, self.feature_map_, self.beta_.size)
         coords, dims = {"basis": names}, {"beta": ["basis"]}
         lik = getattr(self, "likelihood_", GaussianLikelihood())
-        gaussian = isinstance(lik, GaussianLikelihood)
+        gaussian = conjugate_noise(lik)  # sigma_ is the exact Gaussian conditional
         param_name = lik.param_name
         prior = hierarchy_name(self.prior_)
         if draws:

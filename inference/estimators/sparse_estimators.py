@@ -104,7 +104,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, GaussianLikelihood, make_likelihood,
+from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, conjugate_noise, make_likelihood,
                                             require_likelihood)
 from sparsebayes.models.priors.penalty import PENALTY_OF
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
@@ -114,7 +114,7 @@ from sparsebayes.inference._validation import validate_classification_data, vali
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
 from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
 from sparsebayes.inference.estimators.typeii_fit import check_hyperpriors, fit_typeii_model, hierarchy_of, typeii_basis
-from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods, fitted_by_typeii
+from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -525,19 +525,46 @@ class _ComposedEstimator(BaseEstimator):
             self.gamma_ = gammas[0] if len(gammas) == 1 else np.array(gammas)
             self.lam_ = np.sqrt(self.gamma_)
 
-    # --- every method ----------------------------------------------------------------------------
+    # --- every method: the route -------------------------------------------------------------------
+
+    #: route -> the class whose methods answer for a fit by that route (a base of the estimator class,
+    #: called explicitly, so that several of them mix into one class without MRO fights); the route's
+    #: fit is the method ``_fit_<route>``. Set by each generic class.
+    _ROUTES = {}
+
+    def _route(self):
+        """The route ``fit`` takes for the parameters (``ValueError`` for an unknown method): ``"em"``,
+        ``"type2"`` (the Gaussian type-II core) or ``"engine"`` (an engine estimator, ``estimator_``)."""
+        method = self._method()
+        if method == "em":
+            return "em"
+        if self._typeii_route():
+            return "type2"
+        return "engine"
+
+    def _fitted_route(self):
+        """The route of the fit (``NotFittedError`` when there is none)."""
+        check_is_fitted(self)
+        return self._route_
+
+    def _answering(self, fitted=True):
+        """The class of :data:`_ROUTES` whose methods answer for the fit (``fitted=False``: for the fit
+        ``fit`` would make)."""
+        return self._ROUTES[self._fitted_route() if fitted else self._route()]
 
     @atomic_fit
     def fit(self, X, y):
-        """Fit the model (``method="em"``: the fitting core; otherwise the engine estimator,
-        ``estimator_``, whose fitted attributes are copied onto ``self``); returns ``self``. A failed
-        fit leaves nothing fitted, and the fit's warnings name the line that called it."""
-        if self._method() == "em":
-            return self._fit_em(X, y)
-        if self._typeii_route():
-            return self._fit_typeii(X, y)
-        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
-            delattr(self, key)
+        """Fit the model by the route the parameters name (:meth:`_route`: a fitting core, or the engine
+        estimator ``estimator_``); returns ``self``. A failed fit leaves nothing fitted, and the fit's
+        warnings name the line that called it."""
+        route = self._route()
+        _clear_fitted(self)
+        getattr(self, f"_fit_{route}")(X, y)
+        self._route_ = route
+        return self
+
+    def _fit_engine(self, X, y):
+        """Fit the engine estimator the tables name and copy its fitted attributes onto ``self``."""
         estimator = self._engine().fit(X, y)
         for key, value in vars(estimator).items():
             if key.endswith("_") and not key.startswith("_"):
@@ -545,63 +572,65 @@ class _ComposedEstimator(BaseEstimator):
         if not hasattr(self, "likelihood_"):  # an engine estimator of one likelihood
             self.likelihood_ = make_likelihood(FIXED_LIKELIHOOD.get(type(estimator).__name__, "gaussian"))
         self.estimator_ = estimator
-        return self
 
     def _typeii_route(self):
-        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_typeii`)."""
+        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_type2`)."""
         return False
 
-    def _fitted_engine(self):
-        """The engine estimator of a fit by a method other than EM and Gaussian type-II (``estimator_``);
-        ``None`` after those fits."""
-        check_is_fitted(self)
-        return getattr(self, "estimator_", None)
-
     def predict(self, X, **kwargs):
-        """The prediction (the mean for regression, the class for classification): EM's, type-II's, or the
-        engine estimator's."""
-        engine = self._fitted_engine()
-        if fitted_by_typeii(self):
-            return TypeIIRegressorMethods.predict(self, X, **kwargs)
-        return super().predict(X, **kwargs) if engine is None else engine.predict(X, **kwargs)
+        """The prediction (the mean for regression, the class for classification) of the fit's route."""
+        return self._answering().predict(self, X, **kwargs)
 
     def to_inference_data(self, *args, **kwargs):
-        """The fit as ArviZ ``InferenceData``: EM's, type-II's, or the engine estimator's ``to_inference_data``."""
-        engine = self._fitted_engine()
-        if fitted_by_typeii(self):
-            return TypeIIRegressorMethods.to_inference_data(self, *args, **kwargs)
-        if engine is None:
-            return super().to_inference_data(*args, **kwargs)
-        if not hasattr(engine, "to_inference_data"):
-            raise ValueError(f"{type(engine).__name__} has no to_inference_data")
-        return engine.to_inference_data(*args, **kwargs)
+        """The fit as ArviZ ``InferenceData`` (the route's ``to_inference_data``)."""
+        return self._answering().to_inference_data(self, *args, **kwargs)
 
     def posterior_model(self, X=None, y=None, **kwargs):
-        """The record of this fit's model (:mod:`sparsebayes.inference.posterior.posterior_model`): EM's,
-        type-II's, or the engine estimator's (unfitted: the one ``fit`` would build)."""
-        engine = getattr(self, "estimator_", None)
-        if fitted_by_typeii(self) or (engine is None and self._typeii_route()):
-            return TypeIIRegressorMethods.posterior_model(self, X, y, **kwargs)
-        if engine is None and self._method() == "em":
-            return super().posterior_model(X, y, **kwargs)
-        return (self._engine() if engine is None else engine).posterior_model(X, y, **kwargs)
+        """The record of this fit's model (:mod:`sparsebayes.inference.posterior.posterior_model`), the
+        route's (unfitted: the one ``fit`` would build)."""
+        fitted = hasattr(self, "_route_")
+        return self._answering(fitted).posterior_model(self, X, y, **kwargs)
 
     def sample_posterior(self, X, y, sampler="nuts", **kwargs):
         """Draws of the posterior of this fit's model
-        (:class:`~sparsebayes.inference.posterior.posterior_sampling.PosteriorSamplingMixin`): EM's
-        model, or the engine estimator's ``sample_posterior``."""
-        engine = self._fitted_engine()
-        if engine is None:
-            return super().sample_posterior(X, y, sampler, **kwargs)
-        if not hasattr(engine, "sample_posterior"):
-            raise ValueError(f"{type(engine).__name__} (method={self.method!r}) is fitted by posterior draws: "
-                             "to_inference_data() returns them")
-        return engine.sample_posterior(X, y, sampler, **kwargs)
+        (:class:`~sparsebayes.inference.posterior.posterior_sampling.PosteriorSamplingMixin`), the route's."""
+        return self._answering().sample_posterior(self, X, y, sampler, **kwargs)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+class EngineMethods:
+    """The methods of a fit by an engine estimator (route ``"engine"``): those of ``estimator_``."""
+
+    def predict(self, X, **kwargs):
+        return self.estimator_.predict(X, **kwargs)
+
+    def predict_proba(self, X):
+        return self.estimator_.predict_proba(X)
+
+    def predict_log_proba(self, X):
+        return self.estimator_.predict_log_proba(X)
+
+    def decision_function(self, X):
+        return self.estimator_.decision_function(X)
+
+    def to_inference_data(self, *args, **kwargs):
+        if not hasattr(self.estimator_, "to_inference_data"):
+            raise ValueError(f"{type(self.estimator_).__name__} has no to_inference_data")
+        return self.estimator_.to_inference_data(*args, **kwargs)
+
+    def posterior_model(self, X=None, y=None, **kwargs):
+        engine = getattr(self, "estimator_", None)
+        return (self._engine() if engine is None else engine).posterior_model(X, y, **kwargs)
+
+    def sample_posterior(self, X, y, sampler="nuts", **kwargs):
+        if not hasattr(self.estimator_, "sample_posterior"):
+            raise ValueError(f"{type(self.estimator_).__name__} (method={self.method!r}) is fitted by posterior "
+                             "draws: to_inference_data() returns them")
+        return self.estimator_.sample_posterior(X, y, sampler, **kwargs)
 
 
 class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, TypeIIRegressorMethods):
@@ -648,6 +677,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
     """
 
     _em_paper = "AdaptiveSparseRegressor"
+    _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "engine": EngineMethods}
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
@@ -678,7 +708,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         self._name_em_fit(basis, fit.beta)
         self.likelihood_ = lik
         self.likelihood_param_ = fit.likelihood_param
-        self.noise_var_ = fit.likelihood_param if isinstance(lik, GaussianLikelihood) else None
+        self.noise_var_ = fit.likelihood_param if conjugate_noise(lik) else None
         self.n_iter_ = fit.n_iter
         self.objective_ = fit.objective
         self._name_em_prior([fit])
@@ -736,7 +766,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
             hierarchy = hierarchy_of(type(prior), constants, **{f: getattr(prior, f) for f in flags})
         return hierarchy, settings
 
-    def _fit_typeii(self, X, y):
+    def _fit_type2(self, X, y):
         """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II maximum
         likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1): :func:`~.typeii_fit.fit_typeii_model`,
         its record named here (:class:`~.typeii_fitted.TypeIIRegressorMethods`)."""
@@ -786,6 +816,7 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods)
     """
 
     _em_paper = "SparseProbitClassifier"
+    _ROUTES = {"em": EMClassifierMethods, "engine": EngineMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
@@ -835,19 +866,16 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods)
         return self
 
     def predict_proba(self, X):
-        """Class probabilities, columns in ``classes_`` order: EM's one-vs-all ones, or the engine estimator's."""
-        engine = self._fitted_engine()
-        return super().predict_proba(X) if engine is None else engine.predict_proba(X)
+        """Class probabilities, columns in ``classes_`` order (the route's)."""
+        return self._answering().predict_proba(self, X)
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`: EM's, taken in log space, or the engine estimator's."""
-        engine = self._fitted_engine()
-        return super().predict_log_proba(X) if engine is None else engine.predict_log_proba(X)
+        """Log of :meth:`predict_proba`, taken in log space where the route can (the route's)."""
+        return self._answering().predict_log_proba(self, X)
 
     def decision_function(self, X):
-        """The linear predictor(s): EM's ``βᵀh(x)`` per classifier, or the engine estimator's."""
-        engine = self._fitted_engine()
-        return super().decision_function(X) if engine is None else engine.decision_function(X)
+        """The linear predictor(s) (the route's: EM's ``βᵀh(x)`` per classifier)."""
+        return self._answering().decision_function(self, X)
 
 
 def _clear_fitted(estimator):

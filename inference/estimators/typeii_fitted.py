@@ -36,11 +36,6 @@ TYPEII_LABELS = {ARDPrior: ("rvm-typeii", "ard"), ScaledLaplacePrior: ("bls-type
                  LaplaceVariancePrior: ("flap-typeii", "laplace")}
 
 
-def fitted_by_typeii(est):
-    """Whether ``est`` answers as a Gaussian type-II fit (:meth:`TypeIIRegressorMethods._name_typeii_fit` set it)."""
-    return hasattr(est, "_typeii_options_")
-
-
 class TypeIIRegressorMethods(PosteriorSamplingMixin):
     """The methods of a fitted Gaussian type-II regression (Tipping & Faul 2003; Helgøy & Li 004;
     Babacan et al. 2010); module docstring."""
