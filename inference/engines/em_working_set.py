@@ -45,7 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
-from sparsebayes.models.likelihoods import GaussianLikelihood
+from sparsebayes.models.likelihoods import conjugate_noise
 
 from sparsebayes.inference.engines._shapes import bucket, pad_to
 from sparsebayes.inference.engines.em import PAD_PER_OCTAVE, EMControls, EMResult, run_slices
@@ -76,9 +76,10 @@ def large_design(H):
 
 def use_working_set(H, likelihood, factor=None):
     """Whether :func:`fit_em_working_set` pays: a dense design (not factored) that is
-    :func:`large_design`, and the Gaussian likelihood (whose EM depends on the data through
-    sufficient statistics alone)."""
-    if factor is not None or H is None or not isinstance(likelihood, GaussianLikelihood):
+    :func:`large_design`, and a likelihood that states ``conjugate_noise`` (``y ~ N(η, σ²)``, the
+    Gaussian: its EM depends on the data through the sufficient statistics ``HᵀH``, ``Hᵀy``, ``yᵀy``
+    alone)."""
+    if factor is not None or H is None or not conjugate_noise(likelihood):
         return False
     return large_design(H)
 
@@ -149,7 +150,8 @@ def fit_em_working_set(H, y, prior, likelihood, *, noise_var=None, tol=1e-3, max
     y : ndarray (n,)
         Targets.
     prior, likelihood, noise_var, tol, max_iter, prune_tol, noise_floor_rel
-        As for :func:`~sparsebayes.inference.engines.em.fit_em`; the likelihood must be the Gaussian.
+        As for :func:`~sparsebayes.inference.engines.em.fit_em`; the likelihood must state
+        ``conjugate_noise`` (``y ~ N(η, σ²)``: the Gaussian).
     start_size : int
         Columns in the first working set: those of largest ``|h_jᵀy| / ‖h_j‖``.
     working_set : array of int or None
@@ -158,9 +160,10 @@ def fit_em_working_set(H, y, prior, likelihood, *, noise_var=None, tol=1e-3, max
     max_rounds : int
         Rounds of EM and check at most (a ``RuntimeWarning`` if they do not settle).
     """
-    if not isinstance(likelihood, GaussianLikelihood):
-        raise ValueError(f"working-set EM needs the Gaussian likelihood (EM on sufficient statistics), got "
-                         f"{getattr(likelihood, 'name', likelihood)!r}; use fit_em")
+    if not conjugate_noise(likelihood):
+        raise ValueError(f"working-set EM needs a Gaussian likelihood, one that states conjugate_noise (y ~ N(eta, "
+                         f"sigma^2): EM on sufficient statistics), got {getattr(likelihood, 'name', likelihood)!r}; "
+                         "use fit_em")
     H = np.asarray(H, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, p = H.shape

@@ -104,3 +104,50 @@ def test_own_parameter_fixed_goes_to_observe():
     got = _lp(H, y, {"beta": beta}, hierarchy="flat", noise_var=0.8, intercept=False, likelihood=lik)
     want = float(np.sum(lik.log_lik(y, H @ beta, 0.8)))
     assert got == pytest.approx(want, rel=1e-10)
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["full-em", "working-set"])
+def test_em_fit_of_a_conjugate_noise_likelihood_is_the_gaussian_s(monkeypatch, large):
+    """EM under :class:`ToyGaussian` takes the Gaussian's path, with the same numbers to the bit: the
+    working set on a large design (``MIN_ENTRIES`` lowered here), the ridge start on ``y``, the exact
+    conditional covariance ``sigma_`` (not the Laplace one), ``noise_var_``, the predictive sd
+    ``√(σ̂² + hᵀΣh)`` and the Gaussian conditional's draws."""
+    from sparsebayes.inference import AdaptiveSparseRegressor
+    from sparsebayes.inference.engines import em_working_set as ws
+
+    rng = np.random.default_rng(4)
+    H = rng.normal(size=(120, 12))
+    y = H[:, :3] @ np.array([2.0, -1.5, 1.0]) + 0.3 * rng.normal(size=120)
+    calls = []
+    real = ws.fit_em_working_set
+    monkeypatch.setattr("sparsebayes.inference.estimators.em_fit.fit_em_working_set",
+                        lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    if large:
+        monkeypatch.setattr(ws, "MIN_ENTRIES", 100)
+    kw = dict(prior="laplace", gamma=50.0, bias=False, tol=1e-10, max_iter=10_000)
+    ours = AdaptiveSparseRegressor(likelihood="gaussian", **kw).fit(H, y)
+    toy = AdaptiveSparseRegressor(likelihood=ToyGaussian(), **kw).fit(H, y)
+    assert [type(lik).__name__ for lik in calls] == (["GaussianLikelihood", "ToyGaussian"] if large else [])
+    np.testing.assert_array_equal(toy.beta_, ours.beta_)
+    np.testing.assert_array_equal(toy.sigma_, ours.sigma_)
+    assert toy.noise_var_ == ours.noise_var_ and toy.noise_var_ is not None
+    # the oracle: the conditional covariance (HᵀH/σ² + U⁻²)⁻¹ on the kept columns, U⁻² = √γ/|β| (Laplace)
+    active = np.flatnonzero(ours.beta_)
+    Hf = ours.feature_map_.transform(H)[:, active]
+    precision = Hf.T @ Hf / ours.noise_var_ + np.diag(np.sqrt(ours.prior_.gamma) / np.abs(ours.beta_[active]))
+    np.testing.assert_allclose(toy.sigma_, np.linalg.solve(precision, np.eye(active.size)), rtol=1e-8, atol=1e-14)
+    for a, b in zip(toy.predict(H[:5], return_std=True), ours.predict(H[:5], return_std=True)):
+        np.testing.assert_array_equal(a, b)
+    assert toy.to_inference_data(draws=3).posterior.attrs["inference"] == ours.to_inference_data(
+        draws=3).posterior.attrs["inference"]
+
+
+def test_working_set_em_refuses_a_likelihood_without_conjugate_noise():
+    from sparsebayes.inference.engines.em_working_set import fit_em_working_set, use_working_set
+    from sparsebayes.models.priors import JeffreysPrior
+
+    H = np.random.default_rng(0).normal(size=(40, 4))
+    assert use_working_set(np.zeros((10_000, 1_000)), ToyGaussian())
+    assert not use_working_set(np.zeros((10_000, 1_000)), StudentTLikelihood())
+    with pytest.raises(ValueError, match="conjugate_noise"):
+        fit_em_working_set(H, H[:, 0], JeffreysPrior(), StudentTLikelihood())
