@@ -206,6 +206,16 @@ def check_declarations(lik):
     assert np.ptp(densities) == 0.0, (
         f"{name} states conjugate_noise, but the prior of {lik.param_name} is not flat: log densities {densities} "
         "at 0.3, 1, 7")
+    # EM on sufficient statistics (the working set, em_working_set): z = y and w = 1/σ² on every row, and
+    # the σ² update ‖y − η‖²/n (000 eq. 12), a function of the residual sum of squares alone
+    z, w = lik.em_working(y, eta, params)
+    assert getattr(lik, "constant_weight", False) and np.allclose(np.asarray(z), np.asarray(y), rtol=1e-12, atol=0) \
+        and np.allclose(np.asarray(w), 1.0 / params, rtol=1e-12, atol=0), (
+        f"{name} states conjugate_noise, but its EM working response and weights are not (y, 1/σ²) on every row "
+        "(constant_weight): EM on sufficient statistics needs them")
+    r = np.asarray(y) - np.asarray(eta)
+    np.testing.assert_allclose(float(lik.update_params(y, eta, params)), r @ r / r.size, rtol=1e-10,
+                               err_msg=f"{name} states conjugate_noise, but its σ² update is not ‖y − η‖²/n")
 
 
 def check_em_objective_monotone(lik):

@@ -69,11 +69,18 @@ class _AlwaysOne(BernoulliLogisticLikelihood):
         return np.ones(np.shape(eta))
 
 
+class _GaussianWithBiasedNoiseUpdate(GaussianLikelihood):
+    def update_params(self, y, eta, params, n_obs=None):  # ‖y − η‖²/(n − 1): not what EM's working set assumes
+        r = y - eta
+        return (r @ r) / (r.shape[0] - 1)
+
+
 class _UnknownIntercept(GaussianLikelihood):
     intercept_prior = "cauchy"
 
 
-@pytest.mark.parametrize("broken", [_TClaimingConjugacy(), _GaussianWithNormalIntercept(), _AlwaysOne()])
+@pytest.mark.parametrize("broken", [_TClaimingConjugacy(), _GaussianWithNormalIntercept(), _AlwaysOne(),
+                                    _GaussianWithBiasedNoiseUpdate()])
 def test_the_check_catches_a_false_statement(broken):
     assert "declarations" in dict(likelihood_checks(broken))
     with pytest.raises(AssertionError):
