@@ -4,7 +4,8 @@ negative binomial (Pólya-Gamma; Polson, Scott & Windle 2013) and Student-t (Gam
 Laplace hierarchy, on Rue's β draw (``p + 1 ≤ n``) and Bhattacharya's (``p + 1 > n``), the horseshoe
 with τ estimated under the logistic; every β, the intercept and the likelihood's own parameter
 ranked (the Student-t's s² under a proper IG(3, 2) prior; the negative binomial's dispersion held
-fixed, its Metropolis move being too slow for 200 replications: see ``R_FIXED``). Two deliberately wrong augmentations (the logistic's pseudo-response halved; its Pólya-Gamma
+fixed here, its augmentation alone checked: see ``R_FIXED``; the dispersion is sampled, and ranked, in
+tests/inference/test_sbc_negative_binomial.py). Two deliberately wrong augmentations (the logistic's pseudo-response halved; its Pólya-Gamma
 variates not tilted by ``η``) must fail the same check. The simulator draws the data from the likelihood's own ``sample`` and the weights from the
 hierarchy's NumPyro statement, so nothing of the Gibbs sweep is shared with the truth.
 
@@ -26,10 +27,10 @@ from sparsebayes.models.likelihoods import (BernoulliLogisticLikelihood, Negativ
 TRUTH_PRIOR, GIBBS_PRIOR = LaplacePrior(1.0), LaplaceMixture(1.0)
 #: s² ~ IG(3, 2) for the Student-t's SBC (Jeffreys' prior, the likelihood's default, cannot be drawn from)
 S2_SHAPE, S2_RATE = 3.0, 2.0
-#: the negative binomial's dispersion, held fixed in its SBC (an integer: PG(y + r) is then an exact sum
-#: of Devroye variates). With r drawn (its Metropolis move, under Gamma(2, 1)) the chains needed a
-#: thinning of 80-160 and 30 replications took 3 CPU minutes; the move is checked against NUTS
-#: (tests/inference/test_gibbs_likelihoods.py, slow).
+#: the negative binomial's dispersion, held fixed in this SBC of the Pólya-Gamma augmentation (an integer:
+#: PG(y + r) is then an exact sum of Devroye variates). The engine samples r (the slice move on log r under
+#: the likelihood's DISPERSION_PRIOR): its SBC with r drawn and ranked is
+#: tests/inference/test_sbc_negative_binomial.py (slow).
 R_FIXED = 2.0
 
 
