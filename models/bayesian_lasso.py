@@ -110,7 +110,7 @@ def bayesian_lasso(X, y=None, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, s
     prior and is integrated out, as in Park & Casella (Sec. 2): the centred data then carry
     ``n − 1`` degrees of freedom, ``p(y_c | β, σ²) ∝ (σ²)^{−(n−1)/2} exp(−‖y_c − X_cβ‖²/(2σ²))``,
     written as the ``n`` Gaussian observations plus a ``+½ log σ²`` factor. This is the
-    posterior the Gibbs sampler (:func:`sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs`) draws from whenever
+    posterior the Gibbs sampler (:func:`sparsebayes.inference.engines.bayesian_lasso.run_gibbs`) draws from whenever
     ``r, δ > 0`` and ``c, d`` are both positive or both 0; a zero among them otherwise takes
     the labelled surrogate here (module docstring) but the exact improper prior in the Gibbs
     sampler, a difference of a factor such as ``(σ²)^{−ε}`` or ``e^{−ελ²}``.

@@ -3,7 +3,7 @@
 Run ``python -m sparsebayes.comparisons.bench.gibbs [--threads 1]`` (``--problems`` and
 ``--samplers`` pick the problems and the peers beside Gibbs): diabetes (442 × 10) and a
 synthetic p = 200, n = 100 problem; 4 chains, 1000 warm-up + 2000 kept draws each, on the
-same Bayesian Lasso (Gibbs: :func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs`; NUTS: the NumPyro
+same Bayesian Lasso (Gibbs: :func:`~sparsebayes.inference.engines.bayesian_lasso.run_gibbs`; NUTS: the NumPyro
 model :func:`~sparsebayes.models.bayesian_lasso.bayesian_lasso`, on the scale mixture Gibbs
 samples and with ``marginal=True``, τ² integrated out, its best form; PyMC: the same hierarchy
 written in PyMC, :func:`_pymc_bayesian_lasso`, chains one after another). Seconds are warm-up +
@@ -58,7 +58,7 @@ def _bench(args):
     import arviz as az
     import numpy as np
 
-    from sparsebayes.inference.estimators.bayesian_lasso_estimator import run_gibbs
+    from sparsebayes.inference.engines.bayesian_lasso import run_gibbs
     from sparsebayes.inference.engines.nuts import run_nuts
     from sparsebayes.models.bayesian_lasso import bayesian_lasso
 

@@ -6,7 +6,7 @@ the backend JAX runs, beside the same sampler on this machine's CPU in one run.
 
 The problem is the synthetic ``p = 200, n = 100`` one of :mod:`.gibbs` (or ``diabetes``;
 :func:`.gibbs.problem`).
-Each row runs :func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs` once to compile, then once timed
+Each row runs :func:`~sparsebayes.inference.engines.bayesian_lasso.run_gibbs` once to compile, then once timed
 (``posterior.attrs["sampling_seconds"]``: warm-up + sampling, variates included, compile
 excluded), for each chain count and each place the variates are drawn (``numpy`` on the host,
 ``device`` by JAX where the sweeps run). The CPU baseline runs in a subprocess with
@@ -30,7 +30,7 @@ def _rows(problem_name, chain_counts, sources, draws, warmup):
     import jax
     import numpy as np
 
-    from sparsebayes.inference.estimators.bayesian_lasso_estimator import run_gibbs
+    from sparsebayes.inference.engines.bayesian_lasso import run_gibbs
 
     X, y = problem(problem_name)
     rows = []

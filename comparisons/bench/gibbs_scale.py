@@ -3,7 +3,7 @@
 Run ``python -m sparsebayes.comparisons.bench.gibbs_scale [--threads 1] [--models horseshoe bl]
 [--wide 200 1000 5000 20000 100000] [--tall 1000 10000 100000 1000000]``: the horseshoe Gibbs
 (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.run`, τ = 1 fixed) and the Park–Casella Bayesian
-Lasso (:func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs`) at ``n = 100`` and each ``p`` of ``--wide``
+Lasso (:func:`~sparsebayes.inference.engines.bayesian_lasso.run_gibbs`) at ``n = 100`` and each ``p`` of ``--wide``
 (the Bhattacharya draw where ``p > n``), and at ``p = 50`` and each ``n`` of ``--tall`` (the
 sufficient statistics; the Bayesian Lasso's QR factor and bordered Gram play that part). One
 chain; synthetic data (standard normal design, 10 weights 2, unit noise, seed 0).
@@ -144,7 +144,7 @@ def one(model, n, p, sweeps):
                                                             num_samples=m - m // 5, num_chains=1, progress_bar=False))
         path = choose_method(n, p)
     else:
-        from sparsebayes.inference.estimators.bayesian_lasso_estimator import run_gibbs
+        from sparsebayes.inference.engines.bayesian_lasso import run_gibbs
 
         def sample(m):
             return run_gibbs(X - X.mean(0), y - y.mean(), num_warmup=m // 5, num_samples=m - m // 5,

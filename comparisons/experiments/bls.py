@@ -23,7 +23,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 from sklearn.model_selection import KFold
 
-from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, posterior_mean_batch
+from sparsebayes.inference.engines.bayesian_lasso import Hyper, engine_settings
+from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.inference.estimators.typeii_many import fit_many
 from sparsebayes.models.features import GaussianKernelFeatures
@@ -289,8 +290,8 @@ def _fit_linear_methods(datasets, X_tests, beta_true, *, lam2_shape, lam2_rate, 
     Xs = np.stack([X - X.mean(0) for X, _ in datasets])
     ys = np.stack([y - y.mean() for _, y in datasets])
     # NumPy's variates on every backend: the table's Monte Carlo stream does not depend on the machine
-    means, refused = posterior_mean_batch(Xs, ys, Hyper(lam2_shape, lam2_rate, 0.0, 0.0), num_warmup, num_samples,
-                                          seed=seed, variates="numpy")
+    means, refused = posterior_mean_batch(Xs, ys, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+                                          variates="numpy", **engine_settings(Hyper(lam2_shape, lam2_rate, 0.0, 0.0)))
     coefs["bayesian-lasso"] = list(np.asarray(means))
     out = {}
     for name, cs in coefs.items():

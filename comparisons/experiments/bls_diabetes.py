@@ -11,7 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
-from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, posterior_mean_batch
+from sparsebayes.inference.engines.bayesian_lasso import Hyper, engine_settings
+from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor
 
 from ..datasets import diabetes
@@ -94,8 +95,9 @@ def table7_diabetes(reps, seed, out, num_warmup=1000, num_samples=5000):
             las = LassoCV(cv=10, random_state=seed).fit(X, y)
             coefs["lasso-cv"].append(las.coef_); icpt["lasso-cv"].append(las.intercept_)
     Xs = np.stack([X - X.mean(0) for X, _ in train]); ys = np.stack([y - y.mean() for _, y in train])
-    B, refused = posterior_mean_batch(Xs, ys, Hyper(1.0, 1.78, 0.0, 0.0), num_warmup, num_samples, seed=seed,
-                                      variates="numpy")  # the table's stream on every backend
+    B, refused = posterior_mean_batch(Xs, ys, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+                                      variates="numpy",  # the table's stream on every backend
+                                      **engine_settings(Hyper(1.0, 1.78, 0.0, 0.0)))
     B = np.asarray(B)
     notes = _refused_note(refused)
     coefs["bayesian-lasso"] = list(B)

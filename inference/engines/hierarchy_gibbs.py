@@ -37,7 +37,7 @@ the sweeps' keys or variates, chains by ``vmap``, inside the jit boundaries :fun
 :func:`run_augmented_sweeps` and :func:`run_from_variates`; :func:`run` checks the data and drives
 it, in about 20 compiled calls with a progress bar. A hierarchy that declares its standard variates
 (``gibbs_variates``, ``gibbs_update_from``: the Laplace prior, and with it Park & Casella's Bayesian Lasso,
-:mod:`sparsebayes.inference.estimators.bayesian_lasso_estimator`) can instead sweep from variates drawn
+:mod:`sparsebayes.inference.engines.bayesian_lasso`) can instead sweep from variates drawn
 ahead (:func:`run` with ``variates=``, :func:`step_from`): NumPy's generators on a CPU, no sampler in the
 compiled sweep. This engine is the one a new hierarchy plugs into, by the methods ``gibbs_init``,
 ``gibbs_prior_variance`` and ``gibbs_update`` (:data:`sparsebayes.models.priors.CAPABILITIES`), and

@@ -29,7 +29,7 @@ same hierarchy under any likelihood with a sampler (probit, logistic, Student-t,
 :func:`hierarchy_gibbs_sampler`, :func:`augmented_gibbs_sampler`,
 :func:`bayesian_lasso_sampler` and :func:`nuts_sampler` wrap the suite's engines
 (:func:`sparsebayes.inference.engines.hierarchy_gibbs.run`,
-:func:`sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs`,
+:func:`sparsebayes.inference.engines.bayesian_lasso.run_gibbs`,
 :func:`sparsebayes.inference.engines.nuts.run_nuts`) in the ``sample`` signature, with the hierarchy's own site
 names. :func:`interval_coverage` measures, in the same replications, how often an approximate
 posterior's central intervals cover the truth (the approximations are not exact samplers, so their
@@ -441,13 +441,13 @@ def augmented_gibbs_sampler(prior, likelihood, *, num_warmup=300, intercept_scal
 
 def bayesian_lasso_sampler(*, lam2_shape=1.0, lam2_rate=1.0, noise_prior=(3.0, 2.0), num_warmup=300, variates="auto"):
     """``sample(data, num_samples, seed)`` by Park & Casella's Gibbs
-    (:func:`sparsebayes.inference.estimators.bayesian_lasso_estimator.run_gibbs`, one chain, no bar, no
+    (:func:`sparsebayes.inference.engines.bayesian_lasso.run_gibbs`, one chain, no bar, no
     pointwise likelihood): draws of
     ``beta``, ``noise_var`` and ``λ²`` named ``gamma``, the names of the same model's
     :func:`hierarchy_simulator` (``LaplacePrior(gamma_prior=(lam2_shape, lam2_rate))``,
     ``noise_prior``, ``scaled=True``: ``λ² ~ Gamma(r, δ)``, ``τ_j² ~ Exp(λ²/2)``,
     ``β_j ~ N(0, σ²τ_j²)``). The sampler integrates a flat intercept out."""
-    from sparsebayes.inference.estimators.bayesian_lasso_estimator import run_gibbs
+    from sparsebayes.inference.engines.bayesian_lasso import run_gibbs
 
     c, d = _checked_noise_prior(noise_prior)
 

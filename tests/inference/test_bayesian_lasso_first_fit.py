@@ -19,7 +19,7 @@ from sparsebayes.inference.posterior.arviz_compat import rhat
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.engines import hierarchy_gibbs
 from sparsebayes.inference.engines.gibbs_variates import draw_variates, variate_plan, variate_streams
-from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, bayesian_lasso_prior, run_gibbs
+from sparsebayes.inference.engines.bayesian_lasso import Hyper, bayesian_lasso_prior, run_gibbs
 
 SETUP = r"""
 import numpy as np

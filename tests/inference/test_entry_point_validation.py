@@ -11,7 +11,8 @@ from numpyro import handlers
 
 from sparsebayes.inference import BayesianLassoRegressor, run_nuts
 from sparsebayes.inference._warnings import DegenerateFitWarning
-from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, posterior_mean_batch, run_gibbs
+from sparsebayes.inference.engines.bayesian_lasso import Hyper, engine_settings, run_gibbs
+from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
 from sparsebayes.models.bayesian_lasso import bayesian_lasso, bls_model
 
 FAST = dict(num_warmup=20, num_samples=20, num_chains=2)
@@ -70,9 +71,9 @@ def test_posterior_mean_batch_names_bad_data():
                         ((Xs, ys[:, :-1]), r"ys must have shape \(2, 30\)"),
                         ((X0, Y0), "Xs must be a 3-D array")):
         with pytest.raises(ValueError, match=match):
-            posterior_mean_batch(*args, Hyper(), 10, 10)
+            posterior_mean_batch(*args, num_warmup=10, num_samples=10, **engine_settings(Hyper()))
     with pytest.raises(ValueError, match="lam2_rate must be a finite number"):
-        posterior_mean_batch(Xs, ys, Hyper(lam2_rate=-1.0), 10, 10)
+        posterior_mean_batch(Xs, ys, num_warmup=10, num_samples=10, **engine_settings(Hyper(lam2_rate=-1.0)))
 
 
 @pytest.mark.parametrize("X, y, match", [(X0, Y0[:-1], "X and y have different numbers of samples"),

@@ -13,7 +13,7 @@ from sparsebayes.inference.engines.gibbs_beta import UNROLL_MAX, bhattacharya_dr
 from sparsebayes.inference.engines.gibbs_variates import (draw_variates, inverse_gaussian_from, michael_root,
                                                           variate_plan, variate_streams)
 from sparsebayes.inference.engines.hierarchy_gibbs import GibbsModel, State, step_from, variate_data
-from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, bayesian_lasso_prior, run_gibbs
+from sparsebayes.inference.engines.bayesian_lasso import Hyper, bayesian_lasso_prior, engine_settings, run_gibbs
 
 
 @pytest.mark.parametrize("mean,shape", [(1.0, 1.0), (0.3, 5.0), (50.0, 0.2), (1e4, 2.0)])
@@ -343,7 +343,7 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     """:func:`posterior_mean_batch` runs its sweeps in calls of ``block`` and counts draws from
     the warm-up's end, which can fall inside a call: its means must match :func:`run_gibbs`'s
     (another driver of the same sweep) within 5 Monte Carlo SEs."""
-    from sparsebayes.inference.estimators.bayesian_lasso_estimator import posterior_mean_batch
+    from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 3))
@@ -354,7 +354,8 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     mean = ref.posterior["beta"].mean(("chain", "draw")).values
     mcse = az.mcse(ref, var_names=["beta"])["beta"].values
     monkeypatch.setattr(hierarchy_gibbs, "_variate_chunk", lambda *a: block)
-    means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), Hyper(), 1000, 1000, seed=1)
+    means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), num_warmup=1000, num_samples=1000,
+                                          seed=1, **engine_settings(Hyper()))
     assert not np.any(np.asarray(refused))
     # four independent chains of 1000 draws each: their average's SE is about that of ref's 16000
     se = np.sqrt(mcse**2 * 4 + mcse**2)

@@ -13,7 +13,7 @@ from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.engines import gibbs_variates
 from sparsebayes.inference.engines.gibbs_variates import (VariateSpec, choose_variates, device_key, device_variates,
                                                           draw_variates, variate_plan, variate_streams)
-from sparsebayes.inference.estimators.bayesian_lasso_estimator import Hyper, bayesian_lasso_prior, run_gibbs
+from sparsebayes.inference.engines.bayesian_lasso import Hyper, bayesian_lasso_prior, engine_settings, run_gibbs
 
 #: σ²'s Gamma shape of the plans below ((n − 1)/2 + p/2 + c at n = 7, p = 4, c = 0.5)
 NOISE_SHAPE = 3.0 + 2.0 + 0.5
@@ -95,19 +95,20 @@ def test_device_variates_sample_the_same_posterior_as_numpys():
 
 
 def test_the_batch_driver_draws_where_run_gibbs_does(monkeypatch):
-    """:func:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.posterior_mean_batch` (the BLS
-    tables' Bayesian Lasso)
+    """:func:`~sparsebayes.inference.engines.hierarchy_gibbs.posterior_mean_batch` on the
+    Bayesian Lasso (the BLS tables')
     takes its variates from the source :func:`run_gibbs` would: ``"auto"`` is NumPy's on a CPU
     and the device's on an accelerator (the backend stubbed: the same numbers as ``"device"``),
     and the two sources' means agree within Monte Carlo error."""
-    from sparsebayes.inference.estimators.bayesian_lasso_estimator import posterior_mean_batch
+    from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
 
     rng = np.random.default_rng(3)
     Xs = rng.normal(size=(3, 30, 4))
     Xs -= Xs.mean(1, keepdims=True)
     ys = Xs @ np.array([1.5, -0.7, 0.0, 0.2]) + rng.normal(size=(3, 30))
     ys -= ys.mean(1, keepdims=True)
-    run = lambda v: posterior_mean_batch(Xs, ys, Hyper(), 300, 3000, seed=4, variates=v)[0]  # noqa: E731
+    run = lambda v: posterior_mean_batch(Xs, ys, num_warmup=300, num_samples=3000, seed=4, variates=v,
+                                          **engine_settings(Hyper()))[0]  # noqa: E731
     host, dev = run("numpy"), run("device")
     np.testing.assert_array_equal(run("auto"), host)
     monkeypatch.setattr(gibbs_variates.jax, "default_backend", lambda: "gpu")
