@@ -27,6 +27,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
+
 from sparsebayes.inference.estimators._base import basis_names, raw_weights
 from sparsebayes.inference._validation import validate_predict_data
 from sparsebayes.inference.posterior.twin_typeii import run_typeii_gibbs, typeii_twin_model
@@ -285,7 +287,8 @@ def _rvm_classifier(est, H, names, targets, surrogate_eps):
     """The two-class Bernoulli RVM's twin on design ``H`` with 0/1 ``targets``: the ARD prior on its
     labelled proper surrogate, the weights reported as the raw terms' (:func:`~._base.raw_weights`)."""
     eps, label = _surrogate(surrogate_eps, "rvm-bernoulli")
-    kwargs = dict(hierarchy="gamma-precision", surrogate_eps=eps, likelihood="bernoulli", intercept=False)
+    kwargs = dict(hierarchy="gamma-precision", surrogate_eps=eps, likelihood=BernoulliLogisticLikelihood(),
+                  intercept=False)
     return SimpleNamespace(model=typeii_twin_model, H=H, y=np.asarray(targets, dtype=np.float64), kwargs=kwargs,
                            names=names, label=label, gibbs=None, y_offset=0.0,
                            **_layout(names, to_weights=lambda b: raw_weights(est.feature_map_, b)))
