@@ -229,7 +229,8 @@ def build_parser():
                             "for more): laplace / horseshoe (EM; probit for classes), "
                             "bayesian-lasso, rvm (type-II; Bernoulli RVM for classes), bls, flap (FLAP with σ² "
                             "estimated), smlr (classes); a class-label or two-valued target gets the family's "
-                            "classifier, any other target its regressor")
+                            "classifier (beyond two classes one-vs-all, smlr multinomial), any other target its "
+                            "regressor")
     p_cmp.add_argument("--surrogate-eps", type=float, default=1e-3,
                        help="--estimator rvm: ε of the labelled proper surrogate α_i ~ Gamma(ε, ε) sampled in "
                             "place of the RVM's improper posterior (default 1e-3)")

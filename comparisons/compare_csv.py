@@ -5,8 +5,10 @@ its header, so the weights, the report and the NetCDF carry the column names). N
 are one-hot encoded (first level dropped, so the bias column stays identifiable) and named in a
 note; missing values are a ``ValueError`` naming the columns that hold them.
 
-The task follows the target: a non-numeric or two-valued target is classification (two classes, or
-several for SMLR), anything else regression. ``--estimator`` names a model family and the task picks
+The task follows the target: a non-numeric or two-valued target is classification, anything else
+regression. Every classifier family samples any number of classes: SMLR's multinomial model, the
+others beyond two classes their one-vs-all model, ``K`` independent binary posteriors
+(:mod:`sparsebayes.inference.posterior.twin_one_vs_all`). ``--estimator`` names a model family and the task picks
 the estimator of that family (:data:`ESTIMATORS`; by default :func:`default_estimator`: BLS for
 regression, whose fit does not depend on the units of ``X`` and ``y``, the probit classifier with the
 Laplace prior for two classes, SMLR for more); the samplers are NUTS, and Gibbs too where the
@@ -170,9 +172,6 @@ def compare_table(X, y, directory, *, source, target, estimator=None, features=N
 
     classification = is_classification(y)
     estimator = default_estimator(y) if estimator is None else estimator
-    if classification and y.nunique() != 2 and estimator != "smlr":
-        raise ValueError(f"target {target!r} has {y.nunique()} classes; {estimator!r} samples two classes: "
-                         "use --estimator smlr (multinomial) for more")
     est = make_estimator(estimator, classification, features, draws=draws, chains=chains, warmup=warmup, seed=seed,
                          progress=progress)
     task = f"classification, {y.nunique()} classes" if classification else "regression"
