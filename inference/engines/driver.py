@@ -22,7 +22,10 @@ engine takes it, under the name :data:`ENGINES` gives:
   with the ``"bound"`` capability (the likelihood is the engine's: the multinomial logistic);
 * :mod:`~sparsebayes.inference.engines.typeii` (Tipping & Faul's sequential type-II, Gaussian
   path, 004): ``prior``, the hierarchy with the ``"type2"`` capability (the likelihood is the
-  Gaussian).
+  Gaussian);
+* :mod:`~sparsebayes.inference.engines.typeii_laplace` (the sequential type-II's Laplace path for the
+  other likelihoods): ``model``, a :class:`~sparsebayes.inference.engines.typeii_laplace.LaplaceModel`
+  ``(prior, likelihood)``.
 
 Every ``State`` has ``n_iter``, the steps taken, which :func:`run` bounds by ``max_iter``. The
 stopping rule is the engine's ``converged(state, tol)``: by default :func:`rel_change_below`,
@@ -31,9 +34,10 @@ it estimates (EM's joint change of the weights, the hierarchy's shared hyperpara
 objective, :func:`~sparsebayes.inference.engines.em.joint_change`; the bound engine's relative
 change of the weights, all it estimates). An engine whose step decides convergence itself passes
 its own predicate (the type-II engine: no move gains more than its ``tol`` and σ² moved less than
-its ``noise_tol``, a flag its step sets; the bound engine's component-wise solver: the change and
-a sweep over every weight). ``halt(state)``, if given, stops the loop too (EM: few enough weights
-left to compact the active set; type-II: an add found no free slot).
+its ``noise_tol``, a flag its step sets; the type-II Laplace path: the same flag, or no better
+objective for ``patience`` steps, counted by its step in the state; the bound engine's component-wise
+solver: the change and a sweep over every weight). ``halt(state)``, if given, stops the loop too (EM:
+few enough weights left to compact the active set; type-II: an add found no free slot).
 
 The caller may own the loop: ``step`` is a pure function, and a Python loop of jitted steps takes
 the same steps as :func:`run` (a test checks it). Each engine's ``run`` and ``trace`` are thin
@@ -52,7 +56,7 @@ A sampler (listed in :data:`SAMPLERS`) keeps the same contract with its randomne
 keyword-only setting of ``step``: the Gibbs engine (:mod:`~sparsebayes.inference.engines.hierarchy_gibbs`,
 ``model`` a :class:`~sparsebayes.inference.engines.hierarchy_gibbs.GibbsModel` ``(prior, noise)``, the
 hierarchy and the Gaussian likelihood's prior on σ², or an
-:class:`~sparsebayes.inference.engines.hierarchy_gibbs.AugmentedModel` ``(prior, likelihood)``) takes
+:class:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.AugmentedModel` ``(prior, likelihood)``) takes
 ``step(state, data, model, *, key)`` and ``step_from(state, data, model, *, variates)``. The randomness
 is an argument, not carried in the state: every sweep's key is split from the seed before the chain
 runs, and variates are drawn ahead on the host, so the draws at a seed do not depend on how the sweeps
@@ -61,11 +65,6 @@ chain's draw. Its ``trace`` is the chain: :func:`trace` with the sweeps' keys or
 ``inputs``, keeping every state as the draws. A sampler has no tolerance: :func:`run` does not apply
 (it runs a fixed number of sweeps; a sampler's module-level ``run``, where it has one, is its public
 entry point from the data, not this loop).
-
-TODO (issue 39): the type-II Laplace path (:mod:`~sparsebayes.inference.engines.typeii_laplace`,
-``init(likelihood, Phi, t, basis_mask, capacity)``, ``step(state, likelihood, Phi, t, basis_mask)``)
-conforms later; it is listed in :data:`PENDING`, and the contract's test checks every other module
-here that defines ``init`` or ``step``.
 """
 from __future__ import annotations
 
@@ -75,14 +74,14 @@ __all__ = ["ENGINES", "PENDING", "SAMPLERS", "rel_change_below", "run", "trace"]
 
 #: The engines that keep the contract: module name (under :mod:`sparsebayes.inference.engines`) ->
 #: the name of their model argument (``init``'s second, ``step``'s third positional parameter).
-ENGINES = {"em": "model", "bound": "prior", "typeii": "prior", "hierarchy_gibbs": "model"}
+ENGINES = {"em": "model", "bound": "prior", "typeii": "prior", "typeii_laplace": "model", "hierarchy_gibbs": "model"}
 
 #: The engines of :data:`ENGINES` that are samplers (module docstring): their step takes its randomness
 #: as a keyword-only setting, their ``trace`` is the chain, and :func:`run` does not apply.
 SAMPLERS = ("hierarchy_gibbs",)
 
-#: Modules with an ``init`` or ``step`` of their own signature, to conform later (module docstring's TODO).
-PENDING = ("typeii_laplace",)
+#: Modules with an ``init`` or ``step`` of their own signature, to conform later: none.
+PENDING = ()
 
 
 def rel_change_below(state, tol):

@@ -65,6 +65,7 @@ from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference.engines._compile import quick_twin
+from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines._active import active_first
 from sparsebayes.inference.engines._shapes import bucket, pad_to
 from sparsebayes.inference.engines.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, hierarchy_moves
@@ -87,7 +88,11 @@ class State(NamedTuple):
     (identity rows where free; set by :func:`_settle`); ``lam`` the hierarchy's rate λ (0 for ARD)
     and ``params`` the likelihood's own parameter (the negative binomial's dispersion ``r``; a
     placeholder 1 for a likelihood without one). A state built without ``lam`` or ``params`` reads
-    them as 0 and 1."""
+    them as 0 and 1.
+
+    ``best`` (the state of largest ``L`` so far, without its own ``best`` and ``since``) and ``since``
+    (the steps since it; −1 for a start not settled yet) are :func:`step`'s bookkeeping for the
+    patience of :func:`stopped`; a state without them (``None``) takes steps without it."""
 
     var: jax.Array
     basis_of_slot: jax.Array
@@ -101,6 +106,8 @@ class State(NamedTuple):
     chol: jax.Array = None
     lam: jax.Array = None
     params: jax.Array = None
+    since: jax.Array = None
+    best: "State" = None
 
 
 def _lam(state):
@@ -289,16 +296,53 @@ def _settle(likelihood, Phi, t, state, one_active=False, *, prior=ARD, n_obs=Non
     return state._replace(w=w, objective=objective, chol=L), L
 
 
-def init(likelihood, Phi, t, basis_mask, capacity, *, prior=None, params=None, n_obs=None):
+class LaplaceData(NamedTuple):
+    """The data of the Laplace path: the design ``Phi`` (N × M), the targets ``t``, the candidates that
+    may enter (``basis_mask``) and ``n_obs``, the rows that are data (``None``: every row, a padded row
+    adding a constant that :func:`fit` removes; a likelihood with its own parameter sums over the first
+    ``n_obs`` rows, :func:`_log_lik_sum`)."""
+
+    Phi: jax.Array
+    t: jax.Array
+    basis_mask: jax.Array
+    n_obs: jax.Array | None = None
+
+
+class LaplaceModel(NamedTuple):
+    """What the Laplace path fits (the driver's ``model``): the type-II hierarchy ``prior`` and the
+    ``likelihood``, an object of :mod:`sparsebayes.models.likelihoods`."""
+
+    prior: object
+    likelihood: object
+
+
+def make_model(likelihood, prior=None):
+    """:class:`LaplaceModel` of ``likelihood`` (checked for the Laplace path's protocol) under ``prior``
+    (``None``: ARD; checked by :func:`check_prior`)."""
+    require_likelihood(likelihood, "laplace")
+    return LaplaceModel(check_prior(prior), likelihood)
+
+
+def init(data, model, capacity, *, params=None, n_open=None, settle=True):
     """One basis in: the column best aligned with the likelihood's ``init_target`` (for the
     Bernoulli likelihood the logit of the smoothed labels; Tipping & Faul 2003, Sec. 4), its
     weight the least-squares coefficient on that target, settled at its mode; λ the hierarchy's
     update for it (0 under a flat hyperprior), the likelihood's parameter ``params`` (``None``: its
-    ``init_params``)."""
-    prior = ARD if prior is None else prior
-    start = _unsettled_start(likelihood, Phi, t, basis_mask, capacity, prior=prior,
-                             params=_start_params(likelihood, t, params))
-    return _settle(likelihood, Phi, t, start, one_active=True, prior=prior, n_obs=n_obs)[0]
+    ``init_params``, on the host). ``capacity`` slots, the first ``n_open`` of them open (all by
+    default; the others :data:`CLOSED`).
+
+    ``settle=False`` leaves the weight at its least-squares value (``since = −1``): the first
+    :func:`step` then settles it and takes no move (:func:`_start_and_run`, whose loop settles the start
+    with the step's own code rather than a second copy of it). The state's ``best`` is itself and
+    ``since`` 0 (:func:`step`'s bookkeeping of the best state, for :func:`stopped`'s patience)."""
+    likelihood, prior = model.likelihood, model.prior
+    if params is None:
+        params = _start_params(likelihood, data.t, None)
+    start = _unsettled_start(likelihood, data.Phi, data.t, data.basis_mask, capacity, n_open, prior=prior,
+                             params=params)
+    if settle:
+        start = _settle(likelihood, data.Phi, data.t, start, one_active=True, prior=prior, n_obs=data.n_obs)[0]
+    return start._replace(best=start, since=jnp.asarray(0 if settle else -1))
 
 
 def has_own_parameter(likelihood):
@@ -393,27 +437,17 @@ def param_step(state, likelihood, Phi, t, *, prior=ARD, n_obs=None, halvings=4):
     return new, jnp.abs(new.params - old) / old
 
 
-def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, settle_only=None, prior=ARD,
-         n_obs=None, estimate_params=False, param_tol=1e-6):
-    """One add / re-estimate / delete of largest predicted gain under the hierarchy ``prior``
-    (:func:`.typeii_moves.hierarchy_moves`: its ``κ``, optimum and gain at the state's λ, or with λ
-    re-maximised), then λ by the hierarchy's update, the new mode and ``L``, and, with
-    ``estimate_params``, a :func:`param_step` of the likelihood's own parameter; returns the new
-    :class:`State` and the step's :class:`~sparsebayes.inference.engines.typeii_moves.Info`. The
-    step has converged when it took no move (and the parameter changed by at most ``param_tol``,
-    relative).
-
-    When the best move is an add with no free slot, the step takes the best move that fits and
-    sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
-    (``info.kind == PAUSED``). Where the traced flag ``settle_only`` holds, the step takes no move
-    and counts none: it settles the state at its mode, as :func:`init` does (the start of
-    :func:`_start_and_run`, settled by the loop's own code rather than by a second copy of it)."""
+def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_params, param_tol):
+    """:func:`step` without its bookkeeping of the best state: the move, λ, the mode and ``L``, and
+    the likelihood's parameter; ``settle_only`` a traced flag, or ``None`` where it never holds."""
+    likelihood, prior = model.likelihood, model.prior
+    Phi, t, n_obs = data.Phi, data.t, data.n_obs
     var = state.var
     active = var > 0
     _, _, s, q = sparsity_quality(likelihood, Phi, t, state, state.chol)
     proposal, gain = hierarchy_moves(s, q, var, _lam(state), UNIT_NOISE, prior)
     full = ~jnp.any(state.basis_of_slot == -1)
-    chosen = best_move(proposal, *gate_moves(proposal, gain, active, basis_mask, full), var, tol)
+    chosen = best_move(proposal, *gate_moves(proposal, gain, active, data.basis_mask, full), var, tol)
     m, move, hit = chosen.m, chosen.kind < 2, capacity_hit(chosen, tol)
     if settle_only is not None:
         move, hit = move & ~settle_only, hit & ~settle_only
@@ -450,75 +484,96 @@ def step(state, likelihood, Phi, t, basis_mask, *, tol, pause_when_full=False, s
     return new, Info.of(chosen, new.objective, hit)
 
 
-#: The static options of the run programs (:func:`_start_and_run`, :func:`_run`).
+def step(state, data, model, *, tol, pause_when_full=False, estimate_params=False, param_tol=1e-6):
+    """One add / re-estimate / delete of largest predicted gain under the hierarchy ``model.prior``
+    (:func:`.typeii_moves.hierarchy_moves`: its ``κ``, optimum and gain at the state's λ, or with λ
+    re-maximised), then λ by the hierarchy's update, the new mode and ``L``, and, with
+    ``estimate_params``, a :func:`param_step` of the likelihood's own parameter; returns the new
+    :class:`State` and the step's :class:`~sparsebayes.inference.engines.typeii_moves.Info`. The
+    step has converged when it took no move (and the parameter changed by at most ``param_tol``,
+    relative).
+
+    When the best move is an add with no free slot, the step takes the best move that fits and
+    sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
+    (``info.kind == PAUSED``) and, where :data:`CLOSED` slots are left, opens them and clears the
+    flag (what a widening between two programs does). A state with ``since < 0`` (:func:`init` with
+    ``settle=False``) is settled at its mode and takes no move, counting no step (the start of
+    :func:`_start_and_run`, settled by the loop's own code rather than by a second copy of it).
+
+    The state's ``best`` becomes the new state where its ``L`` is higher (or the start was just
+    settled), and ``since`` counts the steps since (a paused step is no step: the count stands);
+    a state without them (``None``) takes the move alone."""
+    settings = dict(tol=tol, pause_when_full=pause_when_full, estimate_params=estimate_params, param_tol=param_tol)
+    if state.since is None:
+        return _move(state, data, model, settle_only=None, **settings)
+    start = state.since < 0
+    new, info = _move(state._replace(since=None, best=None), data, model, settle_only=start, **settings)
+    better = (new.objective > state.best.objective) | start
+    best = jax.tree.map(lambda a, b: jnp.where(better, a, b), new, state.best)
+    since = jnp.where(better, 0, state.since + 1)
+    if pause_when_full:
+        since = jnp.where(new.capacity_hit, state.since, since)
+        slots = new.basis_of_slot
+        opening = new.capacity_hit & jnp.any(slots == CLOSED)
+        new = new._replace(basis_of_slot=jnp.where(opening & (slots == CLOSED), -1, slots),
+                           capacity_hit=new.capacity_hit & ~opening)
+    return new._replace(since=since, best=best), info
+
+
+def stopped(state, tol=None, *, patience):
+    """The Laplace path's stopping rule (:func:`~sparsebayes.inference.engines.driver.run`'s
+    ``converged``): a settled state whose step found no move gaining more than its ``tol`` (with the
+    likelihood's parameter settled: ``state.converged``), or whose ``L`` has not improved on its
+    best for ``patience`` steps (the module docstring: a loop of moves near separable classes).
+    The tolerances are the step's, so ``tol`` is not read here."""
+    return (state.converged | (state.since >= patience)) & (state.since >= 0)
+
+
+#: The static options of the run programs (:func:`_start_and_run`, :func:`run`).
 _RUN_STATIC = ("pause_when_full", "estimate_params")
 
 
 @partial(jax.jit, static_argnames=("capacity",) + _RUN_STATIC)
-def _start_and_run(likelihood, Phi, t, basis_mask, prior=ARD, params=1.0, n_obs=None, *, capacity, max_iter, tol,
-                   patience, pause_when_full, n_open=None, estimate_params=False, param_tol=1e-6):
-    """:func:`_run` from the start, in ``capacity`` slots of which ``n_open`` are open (all by
-    default; one compiled program for a fit that never outgrows them)."""
-    state = _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open, prior=prior, params=params)
-    # since = −1: the loop's first iteration settles the start (step's settle_only), and counts no step
-    return _run(likelihood, Phi, t, basis_mask, (state, state, jnp.asarray(-1)), prior, n_obs, max_iter=max_iter,
-                tol=tol, patience=patience, pause_when_full=pause_when_full, estimate_params=estimate_params,
-                param_tol=param_tol)
+def _start_and_run(data, model, params=1.0, *, capacity, max_iter, tol, patience, pause_when_full, n_open=None,
+                   estimate_params=False, param_tol=1e-6):
+    """:func:`run` from the start, in ``capacity`` slots of which ``n_open`` are open (all by
+    default; one compiled program for a fit that never outgrows them). The start is unsettled
+    (:func:`init`'s ``settle=False``): the loop's first iteration settles it and counts no step."""
+    state = init(data, model, capacity, params=params, n_open=n_open, settle=False)
+    return run(state, data, model, max_iter=max_iter, tol=tol, patience=patience, pause_when_full=pause_when_full,
+               estimate_params=estimate_params, param_tol=param_tol)
 
 
 @partial(jax.jit, static_argnames=_RUN_STATIC)
-def _run(likelihood, Phi, t, basis_mask, carry, prior=ARD, n_obs=None, *, max_iter, tol, patience, pause_when_full,
-         estimate_params=False, param_tol=1e-6):
-    """Steps from ``carry`` (state, the best state so far, steps since it) until converged,
-    ``max_iter``, stalled for ``patience`` steps or, with ``pause_when_full``, an add that finds
-    no free slot and no :data:`CLOSED` one to open (the carry is then returned as it was). The jit
-    boundary of the Laplace path. A carry with ``since < 0`` holds an unsettled start: the first
-    iteration settles it (:func:`step`'s ``settle_only``), and it is the best state so far."""
-
-    def body(carry):
-        state, best, since = carry
-        start = since < 0
-        state, _ = step(state, likelihood, Phi, t, basis_mask, tol=tol, pause_when_full=pause_when_full,
-                        settle_only=start, prior=prior, n_obs=n_obs, estimate_params=estimate_params,
-                        param_tol=param_tol)
-        better = (state.objective > best.objective) | start
-        best = jax.tree.map(lambda a, b: jnp.where(better, a, b), state, best)
-        since = jnp.where(better, 0, since + 1)
-        if pause_when_full:  # a paused step is no step: the count of steps without progress stands
-            since = jnp.where(state.capacity_hit, carry[2], since)
-            # closed slots left: open them and go on (what a widening between two programs does)
-            slots = state.basis_of_slot
-            opening = state.capacity_hit & jnp.any(slots == CLOSED)
-            state = state._replace(basis_of_slot=jnp.where(opening & (slots == CLOSED), -1, slots),
-                                   capacity_hit=state.capacity_hit & ~opening)
-        return state, best, since
-
-    def cond(carry):
-        state, _, since = carry
-        go = (~state.converged & (state.n_iter < max_iter) & (since < patience)) | (since < 0)
-        return go & ~state.capacity_hit if pause_when_full else go
-
-    return jax.lax.while_loop(cond, body, carry)
+def run(state, data, model, *, max_iter, tol, patience, pause_when_full=False, estimate_params=False, param_tol=1e-6):
+    """The jit boundary of the Laplace path: :func:`step` from ``state``
+    (:func:`~sparsebayes.inference.engines.driver.run`) until :func:`stopped` (converged, or no better
+    ``L`` for ``patience`` steps) or ``max_iter`` or, with ``pause_when_full``, an add that finds no
+    free slot and no :data:`CLOSED` one to open (the state then returned as it was, ``capacity_hit``
+    set). A state with ``since < 0`` (an unsettled start) is settled by the first iteration."""
+    one = partial(step, tol=tol, pause_when_full=pause_when_full, estimate_params=estimate_params,
+                  param_tol=param_tol)
+    return driver.run(one, state, data, model, tol=tol, max_iter=max_iter, converged=partial(stopped, patience=patience),
+                      halt=(lambda st: st.capacity_hit) if pause_when_full else None)
 
 
 _start_and_run_quick = quick_twin(_start_and_run, static_argnames=("capacity",) + _RUN_STATIC)
-_run_quick = quick_twin(_run, static_argnames=_RUN_STATIC)
+_run_quick = quick_twin(run, static_argnames=_RUN_STATIC)
 
 
 def _programs(shape, capacity):
-    """``(_start_and_run, _run)`` compiled for a fit in ``capacity`` slots on a padded ``Φ`` of
+    """``(_start_and_run, run)`` compiled for a fit in ``capacity`` slots on a padded ``Φ`` of
     ``shape``: at :data:`~._compile.QUICK_COMPILE` where the fit is small (``N · M · K`` at most
     :data:`NARROW_ABOVE`, :func:`_widths`)."""
     if shape[0] * shape[1] * capacity <= NARROW_ABOVE:
         return _start_and_run_quick, _run_quick
-    return _start_and_run, _run
+    return _start_and_run, run
 
 
 @partial(jax.jit, static_argnames=("capacity",))
-def _widen(carry, capacity):
-    """The carry in ``capacity`` slots: new slots free, ``chol`` extended by identity rows (a free
-    slot's row of the precision is the identity's), ``capacity_hit`` cleared."""
-    state, best, since = carry
+def _widen(state, capacity):
+    """The state (and its ``best``) in ``capacity`` slots: new slots free, ``chol`` extended by identity
+    rows (a free slot's row of the precision is the identity's), ``capacity_hit`` cleared."""
     extra = capacity - state.w.shape[0]
 
     def pad(s):
@@ -527,7 +582,7 @@ def _widen(carry, capacity):
         return s._replace(basis_of_slot=jnp.pad(s.basis_of_slot, (0, extra), constant_values=-1),
                           w=jnp.pad(s.w, (0, extra)), capacity_hit=jnp.asarray(False), chol=L)
 
-    return pad(state), pad(best), since
+    return pad(state)._replace(best=pad(state.best))
 
 
 def _padded(Phi, t, basis_mask):
@@ -590,14 +645,13 @@ def fit(Phi, t, basis_mask, *, likelihood, prior=None, params=None, estimate_par
     opened = halves and len(_widths(Phi.shape, 2 * capacity)) == 1
     if opened:  # the step runs on all slots at this size (_widths): closed slots would save nothing
         capacity, halves = 2 * capacity, False
-    carry = grow_slots(
-        lambda c, pause: _programs(Phi.shape, c)[0](likelihood, Phi, t, basis_mask, prior, params, n_obs, capacity=c,
-                                                    n_open=c // 2 if halves else c, pause_when_full=pause, **kw),
-        lambda carry, pause: _programs(Phi.shape, carry[0].w.shape[0])[1](likelihood, Phi, t, basis_mask, carry, prior,
-                                                                          n_obs, pause_when_full=pause, **kw), _widen,
-        2 * capacity if halves else capacity, Phi.shape[1], paused=lambda carry: carry[0].capacity_hit,
-        whole_below=2 if halves or opened else 4)
-    out = _finish(likelihood, *jax.device_get(carry), Phi.shape[0] - n if n_obs is None else 0, int(patience))
+    data, model = LaplaceData(Phi, t, basis_mask, n_obs), LaplaceModel(prior, likelihood)
+    state = grow_slots(
+        lambda c, pause: _programs(Phi.shape, c)[0](data, model, params, capacity=c, n_open=c // 2 if halves else c,
+                                                    pause_when_full=pause, **kw),
+        lambda st, pause: _programs(Phi.shape, st.w.shape[0])[1](st, data, model, pause_when_full=pause, **kw),
+        _widen, 2 * capacity if halves else capacity, Phi.shape[1], whole_below=2 if halves or opened else 4)
+    out = _finish(likelihood, jax.device_get(state), Phi.shape[0] - n if n_obs is None else 0, int(patience))
     return out._replace(var=out.var[:n_basis])
 
 
@@ -614,22 +668,16 @@ def check_prior(prior):
 
 
 @partial(jax.jit, static_argnames=("n_steps", "estimate_params"))
-def trace(state, likelihood, Phi, t, basis_mask, *, n_steps, tol=1e-6, prior=None, estimate_params=None,
-          param_tol=1e-6):
-    """``n_steps`` of :func:`step` from ``state`` (``lax.scan``; a fit that has converged stays, with
-    ``kind`` none and gain 0) under ``prior`` (``None``: ARD), with the likelihood's own parameter
+def trace(state, data, model, *, n_steps, tol=1e-6, estimate_params=None, param_tol=1e-6):
+    """``n_steps`` of :func:`step` from ``state`` (:func:`~sparsebayes.inference.engines.driver.trace`;
+    a fit that has converged stays, with ``kind`` none and gain 0), with the likelihood's own parameter
     estimated where it has one (``estimate_params=None``); returns the last state and every step's
-    :class:`~sparsebayes.inference.engines.typeii_moves.Info`. On the data as given (no padding), for tests
-    and diagnostics; start from :func:`init` with a slot for every candidate."""
-    prior = ARD if prior is None else prior
-    estimate = has_own_parameter(likelihood) if estimate_params is None else estimate_params
-
-    def body(st, _):
-        return jax.lax.cond(st.converged, lambda s: (s, Info.none(s.objective)),
-                            lambda s: step(s, likelihood, Phi, t, basis_mask, tol=tol, prior=prior,
-                                           estimate_params=estimate, param_tol=param_tol), st)
-
-    return jax.lax.scan(body, state, None, length=n_steps)
+    :class:`~sparsebayes.inference.engines.typeii_moves.Info`. On the data as given (no padding), for
+    tests and diagnostics; start from :func:`init` with a slot for every candidate."""
+    estimate = has_own_parameter(model.likelihood) if estimate_params is None else estimate_params
+    one = partial(step, tol=tol, estimate_params=estimate, param_tol=param_tol)
+    return driver.trace(one, state, data, model, n_steps=n_steps, converged=lambda st, _: st.converged,
+                        rest=lambda st: Info.none(st.objective))
 
 
 @jax.jit
@@ -638,19 +686,20 @@ def _log_lik_at_zero(likelihood):
     return likelihood.log_lik(jnp.zeros(()), jnp.zeros(()))
 
 
-def _finish(likelihood, state, best, since, extra_rows, patience):
-    """The best state if the fit stalled, else the last; ``L`` less the padded rows' constant. On
-    the host (NumPy values from one ``jax.device_get``): a selection and one subtraction, which
-    as eager ``jnp`` operations would each build a program on a first fit."""
-    stalled = np.logical_and(~state.converged, since >= patience)
-    out = best if stalled else state
+def _finish(likelihood, state, extra_rows, patience):
+    """The best state if the fit stalled, else the last; ``L`` less the padded rows' constant; the
+    bookkeeping (``best``, ``since``) dropped. On the host (NumPy values from one ``jax.device_get``):
+    a selection and one subtraction, which as eager ``jnp`` operations would each build a program on
+    a first fit."""
+    stalled = np.logical_and(~state.converged, state.since >= patience)
+    out = state.best if stalled else state
     padding = extra_rows * float(_log_lik_at_zero(likelihood)) if extra_rows else 0.0
     # slots never opened are dropped (the fit stayed in the slots it started with), any other one is free
     k = int(np.sum(state.basis_of_slot != CLOSED))
     slots = np.where(out.basis_of_slot == CLOSED, -1, out.basis_of_slot)[:k]
     return out._replace(objective=out.objective - padding, n_iter=state.n_iter, converged=state.converged,
                         stalled=stalled, capacity_hit=state.capacity_hit, basis_of_slot=slots, w=out.w[:k],
-                        chol=out.chol[:k, :k])
+                        chol=out.chol[:k, :k], since=None, best=None)
 
 
 def stopped_at_start(state):

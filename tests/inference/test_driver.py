@@ -13,11 +13,12 @@ import pytest
 from jax import lax
 
 import sparsebayes.inference.engines as engines
-from sparsebayes.inference.engines import bound, driver, em, hierarchy_gibbs, typeii
+from sparsebayes.inference.engines import (bound, driver, em, hierarchy_gibbs, hierarchy_gibbs_augmented, hierarchy_gibbs_batch,
+                                          hierarchy_gibbs_variates, typeii, typeii_laplace)
 from sparsebayes.inference.engines._compile import QUICK_COMPILE
 from sparsebayes.models.likelihoods import GaussianLikelihood, make_likelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
-from sparsebayes.models.priors.typeii import ScaledLaplacePrior
+from sparsebayes.models.priors.typeii import LaplaceVariancePrior, ScaledLaplacePrior
 
 
 # --- a toy engine: two quantities, one settling fast (Newton's square root) and one slowly (a
@@ -214,6 +215,56 @@ def test_typeii_run_is_its_hand_written_loop():
     _assert_same(final, hand, ("var", "mu", "Sigma", "noise_var", "objective", "n_iter"))
 
 
+@pytest.mark.slow  # two compilations of the Laplace loop (15-25 s); the default suite's check is the caller's loop below
+@pytest.mark.parametrize("likelihood,prior", [("poisson", None), ("negative_binomial", LaplaceVariancePrior())],
+                         ids=["poisson-ard", "negbin-flap-dispersion"])
+def test_typeii_laplace_run_is_its_hand_written_loop(likelihood, prior):
+    """From the unsettled start (the first iteration settles it, counting no step), to convergence or
+    ``patience`` steps without a better ``L``; the negative binomial's dispersion moves between moves."""
+    rng = np.random.default_rng(5)
+    Phi = np.c_[np.ones(50), rng.normal(size=(50, 5))]
+    t = rng.poisson(np.exp(0.5 + Phi[:, 1] - 0.7 * Phi[:, 3])).astype(float)
+    lik = make_likelihood(likelihood)
+    data = typeii_laplace.LaplaceData(jnp.asarray(Phi), jnp.asarray(t), jnp.ones(6, bool),
+                                      jnp.asarray(50, jnp.int32) if likelihood != "poisson" else None)
+    model = typeii_laplace.make_model(lik, prior)
+    own = typeii_laplace.has_own_parameter(lik)
+    start = typeii_laplace.init(data, model, 6, params=2.0 if own else None, settle=False)
+    final = typeii_laplace.run(start, data, model, max_iter=200, tol=1e-6, patience=7, estimate_params=own)
+    hand = _hand_loop(lambda s, st, d, m: typeii_laplace.step(s, d, m, tol=1e-6, estimate_params=own),
+                      lambda st, d, m: lambda s: ((~s.converged & (s.since < 7)) | (s.since < 0)) & (s.n_iter < 200),
+                      lambda st, *_: st, (start, data, model))
+    assert 2 < int(final.n_iter) < 200 and bool(final.converged) and int(final.since) >= 0
+    assert not own or float(final.params) != 2.0
+    _assert_same(final, hand, ("var", "w", "objective", "n_iter", "params", "since", "best"))
+
+
+def test_a_loop_of_typeii_laplace_steps_the_caller_owns_reaches_runs_fit_and_patience_stops_it():
+    """A Python loop of jitted steps from the settled start ends where :func:`typeii_laplace.run` does;
+    with ``patience`` 1 the run stops at the first step whose ``L`` is not above the best so far, which
+    the step's own count (``since``) says."""
+    rng = np.random.default_rng(6)
+    Phi = np.c_[np.ones(40), rng.normal(size=(40, 4))]
+    t = (Phi[:, 1] + 0.8 * rng.normal(size=40) > 0).astype(float)
+    data = typeii_laplace.LaplaceData(jnp.asarray(Phi), jnp.asarray(t), jnp.ones(5, bool))
+    model = typeii_laplace.make_model(make_likelihood("bernoulli_logistic"))
+    state = start = typeii_laplace.init(data, model, 5)
+    final = typeii_laplace.run(start, data, model, max_iter=100, tol=1e-6, patience=100)
+    step = jax.jit(lambda s: typeii_laplace.step(s, data, model, tol=1e-6))
+    objectives = [float(start.objective)]
+    while not bool(typeii_laplace.stopped(state, patience=100)) and int(state.n_iter) < 100:
+        state, info = step(state)
+        objectives.append(float(info.objective))
+        assert objectives[-1] == float(state.objective)
+        assert int(state.since) == len(objectives) - 1 - int(np.argmax(objectives))  # steps since the best L
+    assert bool(final.converged) and int(state.n_iter) == int(final.n_iter) > 1
+    _assert_same(final, state, ("var", "w", "objective", "since"))
+    impatient = typeii_laplace.run(start, data, model, max_iter=100, tol=1e-6, patience=1)
+    first_not_better = next((k for k in range(1, len(objectives)) if objectives[k] <= max(objectives[:k])),
+                            int(final.n_iter))
+    assert int(impatient.n_iter) == first_not_better
+
+
 def test_a_loop_of_em_steps_the_caller_owns_reaches_runs_fit():
     """The caller may own the loop: a Python loop of jitted steps stops where :func:`em.run` does."""
     rng = np.random.default_rng(3)
@@ -275,15 +326,16 @@ def test_every_engine_keeps_the_contract_with_the_model_in_one_slot():
 def test_a_samplers_steps_take_their_randomness_as_a_keyword_only_setting_and_the_model_in_its_slot():
     """The Gibbs engine's three sweeps (keys, pre-drawn variates, an augmented likelihood): the model in
     the driver's slot, the randomness keyword-only."""
-    for step, randomness in ((hierarchy_gibbs.step, "key"), (hierarchy_gibbs.step_from, "variates"),
-                             (hierarchy_gibbs.augmented_step, "key")):
+    for step, randomness in ((hierarchy_gibbs.step, "key"), (hierarchy_gibbs_variates.step_from, "variates"),
+                             (hierarchy_gibbs_augmented.augmented_step, "key")):
         params = inspect.signature(step).parameters
         assert list(params)[:3] == ["state", "data", "model"], step.__name__
         assert params[randomness].kind is inspect.Parameter.KEYWORD_ONLY, step.__name__
 
 
 @pytest.mark.parametrize("loop", [em.run, em.trace, bound._run, bound._trace, typeii.run, typeii.trace,
-                                  hierarchy_gibbs.trace, hierarchy_gibbs._sum_batch_draws])
+                                  typeii_laplace.run, typeii_laplace.trace, hierarchy_gibbs.trace,
+                                  hierarchy_gibbs_batch._sum_batch_draws])
 def test_the_engines_loops_are_the_drivers(loop):
     source = inspect.getsource(loop.__wrapped__ if hasattr(loop, "__wrapped__") else loop)
     assert "driver." in source and "while_loop" not in source and "lax.scan" not in source
@@ -326,7 +378,7 @@ def test_gibbs_run_sweeps_is_its_hand_written_scan(n, p, prior_name):
     noise = hierarchy_gibbs.NoisePrior(jnp.float64(-1.0), jnp.float64(0.0))
     start = hierarchy_gibbs.init(data, hierarchy_gibbs.GibbsModel(prior, noise), float(np.mean(y**2)))
     state = jax.tree.map(lambda a: jnp.broadcast_to(a, (2, *jnp.shape(a))), start)
-    keys = hierarchy_gibbs._sweep_keys(5, 2, 6)
+    keys = hierarchy_gibbs.sweep_keys(5, 2, 6)
     ours = hierarchy_gibbs.run_sweeps(state, keys, data, prior, noise, scaled=True)
     hand = _hand_scan(lambda s, k, d, pr, no: jax.vmap(lambda c, kk: hierarchy_gibbs.step(
         c, d, hierarchy_gibbs.GibbsModel(pr, no), key=kk, scaled=True))(s, k), state, keys, data, prior, noise)
@@ -341,20 +393,20 @@ def test_gibbs_augmented_sweeps_are_their_hand_written_scan():
     y = (X[:, 0] > 0).astype(float)
     prior = LaplacePrior(1.0)
     lik = make_likelihood("probit")
-    data = hierarchy_gibbs.AugmentedData(jnp.column_stack([jnp.ones(30), X]), jnp.asarray(y), jnp.array([100.0]))
-    start = hierarchy_gibbs.AugmentedState(jnp.zeros(3), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(3))
+    data = hierarchy_gibbs_augmented.AugmentedData(jnp.column_stack([jnp.ones(30), X]), jnp.asarray(y), jnp.array([100.0]))
+    start = hierarchy_gibbs_augmented.AugmentedState(jnp.zeros(3), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(3))
     state = jax.tree.map(lambda a: jnp.broadcast_to(a, (2, *jnp.shape(a))), start)
-    keys = hierarchy_gibbs._sweep_keys(6, 2, 6)
-    ours = hierarchy_gibbs.run_augmented_sweeps(state, keys, data, prior, lik)
-    hand = _hand_scan(lambda s, k, d, pr: jax.vmap(lambda c, kk: hierarchy_gibbs.augmented_step(
-        c, d, hierarchy_gibbs.AugmentedModel(pr, lik), key=kk))(s, k), state, keys, data, prior)
+    keys = hierarchy_gibbs.sweep_keys(6, 2, 6)
+    ours = hierarchy_gibbs_augmented.run_augmented_sweeps(state, keys, data, prior, lik)
+    hand = _hand_scan(lambda s, k, d, pr: jax.vmap(lambda c, kk: hierarchy_gibbs_augmented.augmented_step(
+        c, d, hierarchy_gibbs_augmented.AugmentedModel(pr, lik), key=kk))(s, k), state, keys, data, prior)
     assert not np.any(np.asarray(ours[2].refused))
     for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(hand), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-@pytest.mark.parametrize("program", [hierarchy_gibbs.run_sweeps, hierarchy_gibbs.run_augmented_sweeps,
-                                     hierarchy_gibbs._sweeps_from_variates])
+@pytest.mark.parametrize("program", [hierarchy_gibbs.run_sweeps, hierarchy_gibbs_augmented.run_augmented_sweeps,
+                                     hierarchy_gibbs_variates.run_from_variates])
 def test_the_gibbs_programs_chains_are_its_trace(program):
     source = inspect.getsource(program.__wrapped__ if hasattr(program, "__wrapped__") else program)
     assert "return trace(" in source and "lax.scan" not in source

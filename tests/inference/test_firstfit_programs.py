@@ -74,11 +74,12 @@ def test_a_first_program_that_opens_its_closed_slots_takes_the_steps_of_a_wideni
     one = tl.fit(Phi, t, mask, likelihood=lik)
     P, tp, mp = tl._padded(Phi, t, mask)
     kw = {"max_iter": 1000, "tol": 1e-6, "patience": 100}
-    carry = grow_slots(lambda c, pause: tl._start_and_run(lik, P, tp, mp, capacity=c, pause_when_full=pause, **kw),
-                       lambda carry, pause: tl._run(lik, P, tp, mp, carry, pause_when_full=pause, **kw), tl._widen,
-                       8, P.shape[1], paused=lambda carry: carry[0].capacity_hit, whole_below=4)
-    two = tl._finish(lik, *jax.device_get(carry), P.shape[0] - Phi.shape[0], 100)
-    assert carry[0].w.shape[0] == 16 and one.w.shape[0] == 16  # both passed 8 active kernels: 16 slots open
+    data, model = tl.LaplaceData(P, tp, mp), tl.make_model(lik)
+    state = grow_slots(lambda c, pause: tl._start_and_run(data, model, capacity=c, pause_when_full=pause, **kw),
+                       lambda st, pause: tl.run(st, data, model, pause_when_full=pause, **kw), tl._widen,
+                       8, P.shape[1], whole_below=4)
+    two = tl._finish(lik, jax.device_get(state), P.shape[0] - Phi.shape[0], 100)
+    assert state.w.shape[0] == 16 and one.w.shape[0] == 16  # both passed 8 active kernels: 16 slots open
     assert int(one.n_iter) == int(two.n_iter) and float(one.objective) == float(two.objective)
     np.testing.assert_array_equal(tl.coefficients(one, Phi.shape[1]), tl.coefficients(two, Phi.shape[1]))
     np.testing.assert_array_equal(one.var, np.asarray(two.var)[:Phi.shape[1]])

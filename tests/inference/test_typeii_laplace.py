@@ -158,9 +158,9 @@ def test_padding_to_a_bucket_changes_no_step():
     mask = np.ones(Phi.shape[1], bool)
     padded = _fit(Phi, y, mask, capacity=Phi.shape[1])
     assert typeii_laplace._padded(Phi, y, mask)[0].shape == (40, 40)
-    exact, *_ = typeii_laplace._start_and_run(BERNOULLI, jnp.asarray(Phi), jnp.asarray(y), jnp.asarray(mask),
-                                              capacity=Phi.shape[1], max_iter=1000, tol=1e-6, patience=100,
-                                              pause_when_full=False)
+    data = typeii_laplace.LaplaceData(jnp.asarray(Phi), jnp.asarray(y), jnp.asarray(mask))
+    exact = typeii_laplace._start_and_run(data, typeii_laplace.make_model(BERNOULLI), capacity=Phi.shape[1],
+                                          max_iter=1000, tol=1e-6, patience=100, pause_when_full=False)
     assert bool(exact.converged) and int(padded.n_iter) == int(exact.n_iter)
     # the sums run over more (zero) terms, so rounding differs; Newton stops at a relative step of
     # 1e-8, which leaves the mode, and the variances that follow from it, uncertain at about 1e-9
