@@ -246,14 +246,22 @@ def _binary_targets(est, y):
     return y.astype(np.float64)
 
 
-def _setting(est, name, default=None):
-    """The estimator's setting ``name``: its parameter (a paper class's ``noise_var``, ``fit_intercept``),
-    else the value in a generic estimator's ``options`` (``SparseRegressor(options={"noise_var": ...})``),
-    else ``default`` (the fitting core's)."""
-    params = est.get_params(deep=False)
-    if name in params:
-        return params[name]
-    return (params.get("options") or {}).get(name, default)
+def _fixed_noise_var(est):
+    """σ² as the fitted EM regression's model record holds it (``est.posterior_model()``'s ``params``,
+    :mod:`sparsebayes.inference.posterior.posterior_model`): the value the fit fixed, ``None`` where it
+    estimated σ² (the model then has σ² under its flat prior)."""
+    return est.posterior_model().params
+
+
+def _fit_intercept(est):
+    """Whether the fitted type-II regressor centred the data (a flat-prior intercept integrated out): its
+    fit's options record (``_typeii_options_``, :class:`~sparsebayes.inference.estimators.typeii_fit.TypeIIOptions`)."""
+    options = getattr(est, "_typeii_options_", None)
+    if options is None:
+        raise ValueError(f"{type(est).__name__} has no type-II fit's options record (_typeii_options_): the type-II "
+                         "check covers a Gaussian type-II fit (RVMRegressor, BLSRegressor, FLAPRegressor, "
+                         "SparseRegressor(method='type2'))")
+    return bool(options.fit_intercept)
 
 
 def _typeii_parts(est, H, y, active):
@@ -269,7 +277,7 @@ def _typeii_parts(est, H, y, active):
     if H.shape[1] != np.asarray(est.coef_).size:
         raise ValueError(f"H must be the type-II estimator's full design ({np.asarray(est.coef_).size} columns, "
                          f"est._design(X)); got {H.shape[1]} columns (a design with constant columns left out?)")
-    intercept = _setting(est, "fit_intercept", True)
+    intercept = _fit_intercept(est)
     Hc = H[:, active] - (np.asarray(est.design_offset_)[active] if intercept else 0.0)
     yc = np.asarray(y, dtype=np.float64) - (float(est.y_offset_) if intercept else 0.0)
     noise = float(est.noise_var_)
@@ -375,7 +383,7 @@ def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
         eta = intercept + draws @ H.T
         log_lik = -0.5 * (np.asarray(y, dtype=np.float64) - eta) ** 2 / noise - 0.5 * np.log(2 * np.pi * noise)
         target = (f"p(β_A | y, pruned weights = 0) under {what}, σ² = σ̂² = {noise:.4g}"
-                  + (", the intercept integrated out" if _setting(est, "fit_intercept", True) else ""))
+                  + (", the intercept integrated out" if _fit_intercept(est) else ""))
         return dict(kind=kind, active=active, labels=labels, draws=draws, log_q=log_q, log_p=log_p,
                     log_lik=log_lik, target=target)
     if kind == "probit":
@@ -384,7 +392,7 @@ def approximation_draws(est, H, y, *, num_draws=4000, seed=0):
         log_lik = scipy.special.log_ndtr((2.0 * y - 1.0) * (draws @ H.T))
     else:
         y = np.asarray(y, dtype=np.float64)
-        fixed = _setting(est, "noise_var")
+        fixed = _fixed_noise_var(est)
         likelihood, noise = "gaussian", (None if fixed is None else float(fixed))
         sigma2 = noise if noise is not None else float(est.noise_var_)
         log_lik = -0.5 * (y - draws @ H.T) ** 2 / sigma2 - 0.5 * np.log(2 * np.pi * sigma2)

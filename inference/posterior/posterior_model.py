@@ -65,13 +65,14 @@ def sparse_posterior_model(prior, likelihood, H=None, y=None, *, names=None, par
     in the model's coding; ``params`` the likelihood's parameter held fixed (``None``: sampled under its
     declared prior). ``label`` overrides the hierarchy's label. ``ValueError`` for a hierarchy or a
     likelihood with no NumPyro statement."""
-    if H is None:  # the data-free record: the model's samplers (a prior with no statement has none)
+    if H is None:  # the data-free record: the model's samplers (a prior with no statement has none), its parameter
+        params = float(params) if params is not None and getattr(likelihood, "param_name", None) else None
         try:
             statement, _, _ = beta_statement(prior, surrogate_eps)
         except ValueError:
-            return SimpleNamespace(gibbs=None, point=point, point_label=None, likelihood=likelihood)
+            return SimpleNamespace(gibbs=None, point=point, point_label=None, likelihood=likelihood, params=params)
         return SimpleNamespace(gibbs=_gibbs_sampler(statement, likelihood, params), point=point,
-                               point_label=label, likelihood=likelihood)
+                               point_label=label, likelihood=likelihood, params=params)
     statement, marginal, prior_label = beta_statement(prior, surrogate_eps)
     missing = missing_pieces(likelihood, LIKELIHOOD_CAPABILITIES["nuts"])
     if missing:

@@ -208,3 +208,38 @@ def test_approximation_kind_by_attributes():
     assert ac.approximation_kind(lasso) is None and ac.approximation_kind(object()) is None
     with pytest.raises(ValueError, match="covers AdaptiveSparseRegressor"):
         ac.estimator_check(lasso, Z, y)
+
+
+@pytest.mark.parametrize("make", ["adaptive", "generic"])
+def test_the_check_reads_sigma2_from_the_fit_s_model_record(make):
+    """σ² fixed at 0.7 (a paper class's parameter or a generic estimator's ``options``): the check's
+    target is the posterior at σ² = 0.7, as the fit's model record (``posterior_model().params``) holds
+    it; its log joint is :func:`log_joint`'s at that σ² (recomputed here from the draws)."""
+    from sparsebayes.inference import SparseRegressor
+
+    _, Z, y = _data(3, n=60)
+    est = (AdaptiveSparseRegressor(prior="laplace", gamma=4.0, noise_var=0.7) if make == "adaptive" else
+           SparseRegressor(prior=LaplacePrior(4.0), options={"noise_var": 0.7})).fit(Z, y)
+    assert est.posterior_model().params == 0.7
+    H = est.feature_map_.transform(Z)
+    out = ac.approximation_draws(est, H, y, num_draws=50, seed=0)
+    assert "σ² = 0.7" in out["target"]
+    a = out["active"]
+    np.testing.assert_allclose(out["log_p"], ac.log_joint(out["draws"][:, a], H[:, a], y, est.prior_, "gaussian", 0.7),
+                               rtol=1e-12)
+    free = AdaptiveSparseRegressor(prior="laplace", gamma=4.0).fit(Z, y)
+    assert free.posterior_model().params is None
+    assert "σ² integrated out" in ac.approximation_draws(free, H, y, num_draws=50, seed=0)["target"]
+
+
+def test_the_typeii_check_reads_fit_intercept_from_the_fit_s_options():
+    """The type-II check centres the data where the fit's options record (``_typeii_options_``) says it
+    fitted an intercept, and says so in the target; a fit without one is not centred."""
+    from sparsebayes.inference import BLSRegressor
+
+    _, Z, y = _data(4, n=60)
+    for intercept in (True, False):
+        est = BLSRegressor(fit_intercept=intercept).fit(Z, y)
+        assert est._typeii_options_.fit_intercept is intercept
+        out = ac.approximation_draws(est, est._design(Z), y, num_draws=50, seed=0)
+        assert ("the intercept integrated out" in out["target"]) is intercept
