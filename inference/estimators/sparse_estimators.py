@@ -115,6 +115,7 @@ from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em
 from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
 from sparsebayes.inference.estimators.typeii_fit import check_hyperpriors, fit_typeii_model, hierarchy_of, typeii_basis
 from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods
+from sparsebayes.inference.estimators.typeii_laplace_fitted import TypeIIClassifierMethods, TypeIILaplaceRegressorMethods
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -150,15 +151,8 @@ REGRESSION_ENGINES = {
     "nuts": {"scaled_laplace": _BAYESIAN_LASSO, ANY_NUTS: ("nuts_estimators", "NutsRegressor")},
 }
 
-#: (method, hierarchy, likelihood) -> engine estimator, where a likelihood other than the Gaussian has an
-#: engine estimator of its own for the pair (the Poisson RVM: type-II ARD under the Poisson likelihood).
-LIKELIHOOD_ENGINES = {("type2", h, lik): ("poisson_rvm", "PoissonRVMRegressor")
-                      for h in ("ard", "laplace", "laplace_variance", "scaled_laplace")
-                      for lik in ("poisson", "negative_binomial")}
-
 #: The same for classification; under "map" SMLR fits each hierarchy of :data:`PENALTY_OF` (its ``penalty``).
 CLASSIFICATION_ENGINES = {
-    "type2": {h: ("rvm_classifier", "RVMClassifier") for h in ("ard", "laplace", "laplace_variance", "scaled_laplace")},
     "map": {name: ("smlr", "SMLRClassifier") for name in PENALTY_OF},
     "gibbs": {ANY_GIBBS: ("gibbs_estimators", "GibbsClassifier")},
     "nuts": {ANY_NUTS: ("nuts_estimators", "NutsClassifier")},
@@ -166,8 +160,7 @@ CLASSIFICATION_ENGINES = {
 
 #: The likelihood an engine estimator without a ``likelihood`` (or ``link``) parameter fits; those not
 #: listed fit the Gaussian. The others take the likelihood as a parameter.
-FIXED_LIKELIHOOD = {"PoissonRVMRegressor": "poisson", "RVMClassifier": "bernoulli_logistic",
-                    "SMLRClassifier": "multinomial"}
+FIXED_LIKELIHOOD = {"SMLRClassifier": "multinomial"}
 
 #: The capability (:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) each method's engine
 #: asks of a likelihood it takes as a parameter.
@@ -210,15 +203,10 @@ def _row_class(table, task, method, prior):
 
 
 def _regression_engine(method, prior, likelihood="gaussian"):
-    """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`,
-    :data:`LIKELIHOOD_ENGINES`) under ``likelihood`` (a registered name or a likelihood object)."""
+    """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`) under
+    ``likelihood`` (a registered name or a likelihood object)."""
     lik = _regression_likelihood(likelihood)
-    special = LIKELIHOOD_ENGINES.get((method, hierarchy_name(prior), lik.name))
-    if special is not None:
-        cls = _lazy(*special)
-        kw = _PARAMETERS[method](prior, cls, method)
-    else:
-        cls, kw = _engine_of(REGRESSION_ENGINES, "regression", method, prior)
+    cls, kw = _engine_of(REGRESSION_ENGINES, "regression", method, prior)
     _take_likelihood(cls, kw, "likelihood", likelihood, lik, method, prior)
     return cls, kw
 
@@ -286,8 +274,6 @@ def _hierarchy_parameters(prior, cls, method):
     (module docstring), each field's own or the one ``cls._hierarchy_fields`` names (the Bayesian
     Lasso's ``a, b`` are ``lam2_shape, lam2_rate``); ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
     ``ValueError`` names it: the fit would silently drop it."""
-    if "prior" in cls().get_params():  # an engine estimator that takes the hierarchy whole (the type-II Laplace path)
-        return {"prior": prior}
     if not is_hierarchy(prior):
         return {}
     _refuse_em_laplace(prior)
@@ -540,6 +526,8 @@ class _ComposedEstimator(BaseEstimator):
             return "em"
         if self._typeii_route():
             return "type2"
+        if method == "type2":  # another likelihood: the type-II core's Laplace path
+            return "type2_laplace"
         return "engine"
 
     def _fitted_route(self):
@@ -633,7 +621,8 @@ class EngineMethods:
         return self.estimator_.sample_posterior(X, y, sampler, **kwargs)
 
 
-class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, TypeIIRegressorMethods):
+class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, TypeIIRegressorMethods,
+                      TypeIILaplaceRegressorMethods):
     """Sparse Bayesian regression: one estimator for every (hierarchy, engine) pair.
 
     Parameters
@@ -677,7 +666,8 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
     """
 
     _em_paper = "AdaptiveSparseRegressor"
-    _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "engine": EngineMethods}
+    _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "type2_laplace": TypeIILaplaceRegressorMethods,
+               "engine": EngineMethods}
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
@@ -721,8 +711,8 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         return DEFAULT_PRIOR[method]
 
     def _typeii_route(self):
-        """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others, the
-        Poisson RVM's rows of :data:`LIKELIHOOD_ENGINES`, by their engine estimators)."""
+        """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others by its
+        Laplace path, route ``"type2_laplace"``)."""
         return self._method() == "type2" and _regression_likelihood(self.likelihood).name == "gaussian"
 
     def _typeii_setup(self):
@@ -778,7 +768,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         return self
 
 
-class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods):
+class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods, TypeIIClassifierMethods):
     """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
 
     The likelihood is ``link``'s, by default the engine's own: probit under ``"em"`` (Figueiredo
@@ -816,7 +806,7 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods)
     """
 
     _em_paper = "SparseProbitClassifier"
-    _ROUTES = {"em": EMClassifierMethods, "engine": EngineMethods}
+    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "engine": EngineMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
@@ -877,6 +867,10 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods)
         """The linear predictor(s) (the route's: EM's ``βᵀh(x)`` per classifier)."""
         return self._answering().decision_function(self, X)
 
+    def _log_link(self, eta):
+        """``log P(y = 1 | η)`` of the route's link (the one-vs-all methods ask for it through ``self``)."""
+        return self._answering()._log_link(self, eta)
+
 
 def _clear_fitted(estimator):
     """Remove every fitted attribute of an earlier fit, so that none (``gamma_``, ``lam_`` of a Laplace
@@ -908,5 +902,8 @@ def engine_estimator(estimator):
         return estimator
     if estimator._typeii_route():  # fitted by the type-II core: the refusals of a pair it cannot fit, else itself
         estimator._typeii_setup()
+        return estimator
+    if estimator._route() == "type2_laplace":  # its Laplace path: the same
+        estimator._laplace_setup()
         return estimator
     return estimator._engine()

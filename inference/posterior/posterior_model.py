@@ -212,23 +212,3 @@ def augmented_gibbs_sampler(t, *, num_warmup, num_samples, num_chains, seed, coo
                                                      coords=coords, seed=seed + 1)
     idata.posterior.attrs.update(sampling_seconds=seconds, inference="augmented-gibbs")
     return idata
-
-
-def poisson_rvm_model(est, X=None, y=None, surrogate_eps=None):
-    """The record of a fitted Poisson RVM (:class:`~sparsebayes.inference.estimators.poisson_rvm.PoissonRVMRegressor`):
-    ``t_i ~ Poisson(e^{η_i})``, ``η = Hβ`` on the fitted feature map, under the ARD prior ``β_i ~ N(0, α_i⁻¹)``
-    on its labelled proper surrogate ``α_i ~ Gamma(ε, ε)`` (:func:`ard_surrogate`; as the RVM regressor's
-    twin), the point its mode ``beta_``. No Gibbs sampler: the Poisson has no conjugate augmentation."""
-    from sparsebayes.models.likelihoods import PoissonLikelihood
-
-    likelihood = PoissonLikelihood()
-    point = {"beta": np.asarray(est.beta_, dtype=np.float64)} if hasattr(est, "beta_") else None
-    point_label = "typeii-laplace-poisson-rvm"
-    if X is None:
-        return SimpleNamespace(gibbs=None, point=point, point_label=point_label, likelihood=likelihood)
-    statement, label = ard_surrogate(surrogate_eps, "rvm-poisson")
-    H, names = design(est, X)
-    record = sparse_posterior_model(statement, likelihood, H, regression_targets(y, H.shape[0], likelihood),
-                                    names=names, point=point, label=label)
-    record.point_label = point_label
-    return record

@@ -28,6 +28,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
+from sparsebayes.models.priors.typeii import ARDPrior
 
 from sparsebayes.inference.estimators._base import basis_names, raw_weights
 from sparsebayes.inference._validation import validate_predict_data
@@ -81,21 +82,25 @@ def bayesian_lasso_model(est, X=None, y=None, surrogate_eps=None, train=None):
 
 
 def bernoulli_rvm_model(est, X=None, y=None, surrogate_eps=None, train=None):
-    """The fitted Bernoulli RVM's model on ``(X, y)`` (:func:`_rvm_classifier`); beyond two classes its
-    ``K`` one-vs-all models (Tipping 2001 fits one per class), each class's the two-class model of the
-    ``k``-vs-rest targets (:func:`~sparsebayes.inference.posterior.twin_one_vs_all.one_vs_all_model`), the
-    point the raw-term weights of ``beta_`` on ``(basis, classifier)``. ``X = None``: the data-free record
-    (no Gibbs sampler: the logistic twin here has none)."""
+    """The fitted Bernoulli RVM's model on ``(X, y)`` (:func:`_rvm_classifier`: under ARD, FLAP's or BLS's
+    hierarchy); beyond two classes its ``K`` one-vs-all models (Tipping 2001 fits one per class), each
+    class's the two-class model of the ``k``-vs-rest targets at that classifier's fitted λ
+    (:func:`~sparsebayes.inference.posterior.twin_one_vs_all.one_vs_all_model`), the point the raw-term
+    weights of ``beta_`` on ``(basis, classifier)``. ``X = None``: the data-free record (no Gibbs sampler:
+    the logistic twin here has none)."""
     if len(getattr(est, "classes_", ())) > 2:
         from sparsebayes.inference.posterior.twin_one_vs_all import one_vs_all_model
         point = {"beta": raw_weights(est.feature_map_, est.beta_).T}
+        point_label = f"{_rvm_label(est)}-typeii-one-vs-all"
         if X is None:
             return one_vs_all_model(est, None, None, lambda t: SimpleNamespace(gibbs=None), names=None, point=point,
-                                    point_label="rvm-bernoulli-typeii-one-vs-all")
+                                    point_label=point_label)
         X = validate_predict_data(est, X)
         H, names = _rvm_design(est, X)
-        return one_vs_all_model(est, H.shape[0], y, lambda t: _rvm_classifier(est, H, names, t, surrogate_eps),
-                                names=names, point=point, point_label="rvm-bernoulli-typeii-one-vs-all")
+        classifier = iter(range(len(est.classes_)))  # one_vs_all_model asks for the parts in class order
+        return one_vs_all_model(est, H.shape[0], y,
+                                lambda t: _rvm_classifier(est, H, names, t, surrogate_eps, next(classifier)),
+                                names=names, point=point, point_label=point_label)
     if X is None:
         return SimpleNamespace(gibbs=None)
     X = validate_predict_data(est, X)
@@ -104,7 +109,7 @@ def bernoulli_rvm_model(est, X=None, y=None, surrogate_eps=None, train=None):
         raise ValueError(f"the Bernoulli RVM's posterior is sampled for two classes or more; this classifier has "
                          f"{len(est.classes_)}")
     t = _rvm_classifier(est, H, names, (_labels(est, y, H.shape[0]) == est.classes_[1]).astype(np.float64),
-                        surrogate_eps)
+                        surrogate_eps, 0)
     t.y_offset = 0.0
     return t
 
@@ -283,12 +288,31 @@ def _rvm_design(est, X):
     return H, basis_names(est, est.feature_map_, H.shape[1])
 
 
-def _rvm_classifier(est, H, names, targets, surrogate_eps):
-    """The two-class Bernoulli RVM's twin on design ``H`` with 0/1 ``targets``: the ARD prior on its
-    labelled proper surrogate, the weights reported as the raw terms' (:func:`~._base.raw_weights`)."""
-    eps, label = _surrogate(surrogate_eps, "rvm-bernoulli")
-    kwargs = dict(hierarchy="gamma-precision", surrogate_eps=eps, likelihood=BernoulliLogisticLikelihood(),
-                  intercept=False)
+def _rvm_label(est):
+    """The Bernoulli RVM's twin label: ``rvm-bernoulli`` under ARD, else the hierarchy's name first."""
+    return "rvm-bernoulli" if isinstance(est.prior_, ARDPrior) else f"{est.prior_.name}-bernoulli"
+
+
+def _rvm_classifier(est, H, names, targets, surrogate_eps, c):
+    """The two-class Bernoulli RVM's twin (classifier ``c`` of ``est``) on design ``H`` with 0/1 ``targets``:
+    the ARD prior on its labelled proper surrogate; FLAP's and BLS's hierarchies (``w_i ~ N(0, γ_i)``,
+    ``γ_i ~ Exp(λ/2)``, with ``σ² = 1`` for BLS: no noise variance) integrate to ``w_i ~ Laplace(0, 1/√λ)``
+    (Babacan et al. 2010; Park & Casella 2008), at the classifier's fitted λ (``gamma_[c]``). The weights
+    are reported as the raw terms' (:func:`~._base.raw_weights`)."""
+    kwargs = dict(likelihood=BernoulliLogisticLikelihood(), intercept=False)
+    if isinstance(est.prior_, ARDPrior):
+        eps, label = _surrogate(surrogate_eps, "rvm-bernoulli")
+        kwargs.update(hierarchy="gamma-precision", surrogate_eps=eps)
+    else:
+        _no_surrogate(surrogate_eps, est)
+        lam = float(np.atleast_1d(est.gamma_)[c])
+        if not lam > 0:
+            raise ValueError(f"{type(est).__name__} fitted λ = 0 for classifier {c} (at most one weight kept): its "
+                             "Laplace prior has no shrinkage left, and a logistic likelihood under a flat prior has no "
+                             "proper posterior on separable data; give the hierarchy a proper hyperprior on λ "
+                             "(a > 0, b > 0)")
+        kwargs.update(hierarchy="laplace", lam=lam, scaled=False)
+        label = f"{_rvm_label(est)}-laplace-gamma={lam:.6g}-fixed-at-typeii"
     return SimpleNamespace(model=typeii_twin_model, H=H, y=np.asarray(targets, dtype=np.float64), kwargs=kwargs,
                            names=names, label=label, gibbs=None, y_offset=0.0,
                            **_layout(names, to_weights=lambda b: raw_weights(est.feature_map_, b)))
