@@ -9,21 +9,21 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedKFold
 from tqdm.auto import tqdm
 
 from sparsebayes.inference.estimators._base import atomic_fit
 from sparsebayes.inference.estimators import smlr_cv_path  # a module, not its names: it imports sparsebayes.inference.estimators.smlr
 from sparsebayes.inference.parallel import parallel_map
-from sparsebayes.inference._validation import check_count
-from sparsebayes.inference.estimators.smlr import (
-    _MultinomialLogisticBase,
-    fit_coef,
-    penalty_prior,
-    visitation_seed,
-)
+from sparsebayes.inference._validation import check_count, check_flags, check_max_iter, check_number
+from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_coef, fit_map_model, map_basis,
+                                                      map_feature_map, visitation_seed)
+from sparsebayes.inference.estimators.map_fitted import MapClassifierMethods
 from sparsebayes.inference.estimators.smlr_scale import lambda_max
+from sparsebayes.inference.estimators.sparse_estimators import _clear_fitted
 from sparsebayes.models.features import GaussianKernelFeatures
+from sparsebayes.models.priors.penalty import penalty_prior
 
 
 def n_folds(cv, counts, classes):
@@ -42,7 +42,7 @@ def n_folds(cv, counts, classes):
     return min(cv, k)
 
 
-class SMLRCV(_MultinomialLogisticBase):
+class SMLRCV(ClassifierMixin, MapClassifierMethods, BaseEstimator):
     """SMLR/RMLR with λ (and optionally the kernel width) chosen by stratified K-fold CV.
 
     For every width, each fold runs the λ grid from the largest value down, each fit
@@ -120,6 +120,25 @@ class SMLRCV(_MultinomialLogisticBase):
         self.progress_bar = progress_bar
         self.n_jobs = n_jobs
 
+    def _feature_map(self, kernel_width):
+        """The unfitted map of ``features`` at ``kernel_width`` (:func:`~.map_fit.map_feature_map`)."""
+        return map_feature_map(self.features, kernel_width, self.standardize)
+
+    def _fit_penalized_design(self, X):
+        """Fit ``feature_map_`` on ``X``, fix ``bias_scale_`` on its design, and return the basis of the
+        penalized problem (:func:`~.map_fit.map_basis`)."""
+        basis = map_basis(X, self.feature_map_)
+        self.bias_scale_ = basis.bias_scale
+        return basis
+
+    def _validate(self, X, y):
+        check_flags(self)
+        if not isinstance(self.standardize, (bool, np.bool_)):
+            raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
+        check_number("tol", self.tol, 0.0, strict=True)
+        check_max_iter(self.max_iter)
+        return self._validate_map_data(X, y)
+
     def _basis_ids(self, train_idx, n_basis):
         """Identity of each basis column: kernels are their training points, bias is id 0."""
         if isinstance(self.feature_map_, GaussianKernelFeatures):
@@ -182,7 +201,7 @@ class SMLRCV(_MultinomialLogisticBase):
     def fit(self, X, y):
         """Cross-validate λ (and the width), then refit on all data."""
         self._check_params()
-        self._clear_fitted()
+        _clear_fitted(self)
         X, y_enc = self._validate(X, y)
         m = len(self.classes_)
         k = self.n_splits_ = n_folds(self.cv, np.bincount(y_enc, minlength=m), self.classes_)
@@ -195,7 +214,7 @@ class SMLRCV(_MultinomialLogisticBase):
         tasks = []
         for width in widths:  # the first λ of every fold, a chain over the folds; then the rest of each path
             self.feature_map_ = self._feature_map(width)
-            lams = self._grid(self._fit_penalized_design(X), y_enc, m)
+            lams = self._grid(self._fit_penalized_design(X).design, y_enc, m)
             grids.append(lams)
             err, loss, width_tasks = self._first_fits(X, y_enc, m, folds, lams, seed)
             errors.append(np.r_[err, np.zeros(len(lams) - 1)])
@@ -219,14 +238,18 @@ class SMLRCV(_MultinomialLogisticBase):
         self.kernel_width_ = widths[w_best]
         self.lam_ = float(grids[w_best][l_best])
         self.feature_map_ = self._feature_map(self.kernel_width_)
-        Phi = self._fit_penalized_design(X)
-        W, info, solver = fit_coef(Phi, y_enc, m, penalty=self.penalty, lam=self.lam_, solver=self.solver,
-                                   tol=self.tol, max_iter=self.max_iter, seed=seed)
-        bar.update()
-        bar.close()
-        self._set_fit(W, info, solver)
-        self._warn_if_constant(Phi, y_enc, lambda top: (
+        basis = self._fit_penalized_design(X)
+        options = MapOptions(solver=self.solver, tol=self.tol, max_iter=self.max_iter, random_state=seed)
+        fit = fit_map_model(basis, y_enc, self.classes_, self.penalty, self.lam_, options, owner=self, change=lambda top: (
             "no λ on the grid beat the all-zero fit in cross-validation (X may not predict y at this sample "
             f"size); give lams reaching further below λ_max={top:.3g}, or check kernel_width against the "
             "scale of X"))
+        bar.update()
+        bar.close()
+        self._name_map_fit(fit)
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags

@@ -106,13 +106,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, conjugate_noise, make_likelihood,
                                             require_likelihood)
-from sparsebayes.models.priors.penalty import PENALTY_OF
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
 from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
 from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
 from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
+from sparsebayes.inference.estimators.map_fitted import MapClassifierMethods
 from sparsebayes.inference.estimators.typeii_fit import check_hyperpriors, fit_typeii_model, hierarchy_of, typeii_basis
 from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods
 from sparsebayes.inference.estimators.typeii_laplace_fitted import TypeIIClassifierMethods, TypeIILaplaceRegressorMethods
@@ -151,16 +151,15 @@ REGRESSION_ENGINES = {
     "nuts": {"scaled_laplace": _BAYESIAN_LASSO, ANY_NUTS: ("nuts_estimators", "NutsRegressor")},
 }
 
-#: The same for classification; under "map" SMLR fits each hierarchy of :data:`PENALTY_OF` (its ``penalty``).
+#: The same for classification (under "map" the estimators fit the model themselves, :mod:`.map_fit`).
 CLASSIFICATION_ENGINES = {
-    "map": {name: ("smlr", "SMLRClassifier") for name in PENALTY_OF},
     "gibbs": {ANY_GIBBS: ("gibbs_estimators", "GibbsClassifier")},
     "nuts": {ANY_NUTS: ("nuts_estimators", "NutsClassifier")},
 }
 
 #: The likelihood an engine estimator without a ``likelihood`` (or ``link``) parameter fits; those not
 #: listed fit the Gaussian. The others take the likelihood as a parameter.
-FIXED_LIKELIHOOD = {"SMLRClassifier": "multinomial"}
+FIXED_LIKELIHOOD = {}
 
 #: The capability (:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) each method's engine
 #: asks of a likelihood it takes as a parameter.
@@ -225,8 +224,6 @@ def _classification_engine(method, prior, link=None):
     else:
         lik = make_likelihood(link)
     name = LINK_NAMES.get(lik.name)
-    if FIXED_LIKELIHOOD.get(cls.__name__) == "multinomial" and lik.name in ("multinomial", "bernoulli_logistic"):
-        return cls, kw  # SMLR's multinomial logistic: the logistic link for two classes
     _take_likelihood(cls, kw, "link", name if name is not None else link, lik, method, prior)
     return cls, kw
 
@@ -320,21 +317,6 @@ def _sampler_parameters(prior, cls, method):
     return {"sampler": method, **_hierarchy_parameters(prior, cls, method)}
 
 
-def _penalty_parameters(prior, cls, method):
-    """SMLR's ``penalty`` for ``prior`` (:data:`PENALTY_OF`) and, for an object, its ``lam``: the Laplace
-    marginal's l1 weight or the Gaussian prior's precision (a name keeps the estimator's ``lam``)."""
-    kw = {"penalty": PENALTY_OF[hierarchy_name(prior)]}
-    if not is_hierarchy(prior):
-        return kw
-    _check_hierarchy_class(prior, cls, method)
-    if getattr(prior, "gamma_prior", None) is not None:
-        raise ValueError("method='map' (SMLR) fits a fixed lam: a LaplacePrior with gamma_prior (γ estimated) "
-                         "needs method='em', or give LaplacePrior(gamma) without gamma_prior")
-    if kw["penalty"] is not None:  # an absolute λ: options may not make it relative to λ_max again
-        kw.update(lam=float(prior.lam), lam_relative=False)
-    return kw
-
-
 def _require_statement(prior):
     """``ValueError`` naming the hierarchy unless it has a NumPyro statement (``"nuts"`` capability, or
     the papers' model arguments ``nuts_twin``: the Laplace and Jeffreys hierarchies)."""
@@ -347,7 +329,7 @@ def _require_statement(prior):
 
 #: How each method's engine estimator takes the prior: ``(prior, class, method) -> keyword arguments``.
 _PARAMETERS = {"type2": _hierarchy_parameters, "gibbs": _sampler_parameters,
-               "nuts": _sampler_parameters, "map": _penalty_parameters}
+               "nuts": _sampler_parameters}
 
 
 #: EM's settings besides the model (:class:`~.em_fit.EMOptions`, with the Laplace hierarchy's ``gamma`` and
@@ -528,6 +510,8 @@ class _ComposedEstimator(BaseEstimator):
             return "type2"
         if method == "type2":  # another likelihood: the type-II core's Laplace path
             return "type2_laplace"
+        if method == "map":  # the MAP fitting core (bound optimization)
+            return "map"
         return "engine"
 
     def _fitted_route(self):
@@ -768,7 +752,8 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         return self
 
 
-class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods, TypeIIClassifierMethods):
+class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods, TypeIIClassifierMethods,
+                       MapClassifierMethods):
     """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
 
     The likelihood is ``link``'s, by default the engine's own: probit under ``"em"`` (Figueiredo
@@ -806,7 +791,8 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
     """
 
     _em_paper = "SparseProbitClassifier"
-    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "engine": EngineMethods}
+    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "map": MapClassifierMethods,
+               "engine": EngineMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
@@ -902,6 +888,9 @@ def engine_estimator(estimator):
         return estimator
     if estimator._typeii_route():  # fitted by the type-II core: the refusals of a pair it cannot fit, else itself
         estimator._typeii_setup()
+        return estimator
+    if estimator._route() == "map":  # the MAP core: the same
+        estimator._map_setup()
         return estimator
     if estimator._route() == "type2_laplace":  # its Laplace path: the same
         estimator._laplace_setup()

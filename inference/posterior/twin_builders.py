@@ -325,8 +325,9 @@ def _smlr(est, X, y, surrogate_eps):
 
     _no_surrogate(surrogate_eps, est)
     priors = {"l1": LaplacePrior.from_lam, "l2": GaussianPrior}
-    if est.penalty not in priors:
-        raise ValueError(f"penalty {est.penalty!r} has no proper prior to sample; the twin needs 'l1' (SMLR) or 'l2'")
+    penalty = est._penalty()  # the fitted prior_'s (MapClassifierMethods)
+    if penalty not in priors:
+        raise ValueError(f"penalty {penalty!r} has no proper prior to sample; the twin needs 'l1' (SMLR) or 'l2'")
     H = np.asarray(est._penalized_design(X, fit=False), dtype=np.float64)
     labels = _labels(est, y, H.shape[0])
     classes = [str(c) for c in est.classes_]
@@ -337,9 +338,9 @@ def _smlr(est, X, y, surrogate_eps):
         w = np.array(w, dtype=np.float64)
         w[..., 0, :] *= scale
         return np.concatenate([w, np.zeros(w.shape[:-1] + (1,))], axis=-1)
-    kwargs = dict(n_classes=len(classes), prior=priors[est.penalty](float(est.lam_)))
+    kwargs = dict(n_classes=len(classes), prior=priors[penalty](float(est.lam_)))
     return SimpleNamespace(model=multinomial_logistic_model, H=H, y=np.searchsorted(est.classes_, labels), kwargs=kwargs,
-                           names=names, label=f"smlr-{est.penalty}-lam={est.lam_:.6g}", gibbs=None,
+                           names=names, label=f"smlr-{penalty}-lam={est.lam_:.6g}", gibbs=None,
                            weight_site="coef", to_weights=to_weights, weight_dims=("basis", "class"),
                            weight_coords={"basis": names, "class": classes},
                            site_dims={"coef": ["basis", "free_class"]}, site_coords={"free_class": classes[:-1]},

@@ -74,21 +74,21 @@ def test_auto_takes_each_solver_on_its_side_of_the_rules(n, d, m, expected):
 
 
 def test_auto_solver_is_the_one_that_ran(monkeypatch):
-    from sparsebayes.inference.estimators import smlr
+    from sparsebayes.inference.estimators import map_fit
 
-    monkeypatch.setattr(smlr.jax, "default_backend", lambda: "cpu")  # the CPU rule, on any machine
+    monkeypatch.setattr(map_fit.jax, "default_backend", lambda: "cpu")  # the CPU rule, on any machine
     X, y = _three_blobs(30)  # n = 30 ≤ 81: Newton, not block
     assert SMLRClassifier(lam=1.0, solver="auto").fit(X, y).solver_ == "newton"
 
 
 @pytest.mark.parametrize("backend", ["gpu", "cuda", "tpu"])
 def test_auto_takes_the_dense_block_solver_on_an_accelerator(backend, monkeypatch):
-    from sparsebayes.inference.estimators import smlr
+    from sparsebayes.inference.estimators import map_fit
 
     for n, d, m in [(81, 3, 3), (100, 513, 3), (100_000, 500, 10)]:  # Newton / surrogate-cd on a CPU
-        assert smlr.choose_solver("auto", n, d, m, backend=backend) == "block"
-        assert smlr.choose_solver("auto", n, d, m, backend="cpu") != "block"
-    monkeypatch.setattr(smlr.jax, "default_backend", lambda: backend)  # the backend stubbed
+        assert map_fit.choose_solver("auto", n, d, m, backend=backend) == "block"
+        assert map_fit.choose_solver("auto", n, d, m, backend="cpu") != "block"
+    monkeypatch.setattr(map_fit.jax, "default_backend", lambda: backend)  # the backend stubbed
     X, y = _three_blobs(30)
     assert SMLRClassifier(lam=1.0, solver="auto").fit(X, y).solver_ == "block"
 

@@ -170,15 +170,15 @@ def test_kernel_map_on_columns_of_very_different_scales_warns():
 def test_smlr_with_a_non_finite_objective_warns(monkeypatch):
     """A bound optimization whose objective came back NaN (a numerical breakdown, stood in for by wrapping the
     engine) is reported, never passed on silently as a fit."""
-    from sparsebayes.inference.estimators import smlr
+    from sparsebayes.inference.estimators import map_fit
 
-    engine = smlr.fit_coef
+    engine = map_fit.fit_coef
 
     def broken(*args, **kwargs):
         W, info, solver = engine(*args, **kwargs)
         return W, info._replace(objective=np.float64(np.nan)), solver
 
-    monkeypatch.setattr(smlr, "fit_coef", broken)
+    monkeypatch.setattr(map_fit, "fit_coef", broken)
     X, y = make_classification(80, 3, n_informative=2, n_redundant=0, random_state=0)
     with pytest.warns(DegenerateFitWarning, match="SMLRClassifier: the objective is not finite"):
         SMLRClassifier().fit(X, y)
