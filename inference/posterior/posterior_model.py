@@ -24,7 +24,7 @@ likelihood declares. The record's fields (a ``types.SimpleNamespace``):
     A function drawing the same posterior by Gibbs (``None`` where there is none): the hierarchy's
     Gaussian sweep (:func:`sparsebayes.inference.engines.hierarchy_gibbs.run`, σ² conjugate) or, for a
     likelihood with a conjugate augmentation (the ``"gibbs"`` likelihood capability: probit, logistic,
-    Student-t, negative binomial), the augmented sweep (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`).
+    Student-t, negative binomial), the augmented sweep (:func:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented`).
 ``point``
     The point estimate in the model's layout (``beta`` and the scalars the model samples), where the
     estimator gives it here (else its ``to_inference_data``).
@@ -193,22 +193,22 @@ def hierarchy_gibbs_sampler(t, *, num_warmup, num_samples, num_chains, seed, coo
 
 
 def augmented_gibbs_sampler(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar=False):
-    """:func:`sparsebayes.inference.engines.hierarchy_gibbs.run_augmented` on the twin's design and targets (no
+    """:func:`sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented` on the twin's design and targets (no
     intercept of its own: the design's bias column has the hierarchy's prior, as in the NUTS twin), the
     hierarchy in its Gibbs form (:func:`gibbs_hierarchy`), as
-    :func:`~sparsebayes.inference.engines.hierarchy_gibbs.augmented_inference_data` under the twin's names
+    :func:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.augmented_inference_data` under the twin's names
     (``beta`` on ``basis``, the likelihood's parameter by its ``param_name``)."""
     import time
 
-    from sparsebayes.inference.engines import hierarchy_gibbs
+    from sparsebayes.inference.engines import hierarchy_gibbs_augmented
 
     prior = gibbs_hierarchy(t.prior)
     start = time.perf_counter()
-    states, infos = hierarchy_gibbs.run_augmented(
+    states, infos = hierarchy_gibbs_augmented.run_augmented(
         t.H, t.y, prior, t.likelihood, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
         seed=seed, fit_intercept=False, likelihood_param=t.params, progress_bar=progress_bar)
     seconds = time.perf_counter() - start
-    idata = hierarchy_gibbs.augmented_inference_data(states, infos, t.H, t.y, t.likelihood, prior, fit_intercept=False,
+    idata = hierarchy_gibbs_augmented.augmented_inference_data(states, infos, t.H, t.y, t.likelihood, prior, fit_intercept=False,
                                                      coords=coords, seed=seed + 1)
     idata.posterior.attrs.update(sampling_seconds=seconds, inference="augmented-gibbs")
     return idata

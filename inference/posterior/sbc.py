@@ -362,7 +362,7 @@ def _prior_draw(prior, p, rng):
 
 def augmented_simulator(prior, X, likelihood, *, intercept_scale=1.0, param=1.0, param_draw=None):
     """``simulate(rng)`` for ``y_i ~ likelihood(η_i = b₀ + x_iᵀβ, θ)``, the model of
-    :func:`sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`: β and the hierarchy's estimated
+    :func:`sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented`: β and the hierarchy's estimated
     hyperparameters by its NumPyro sampling statement (as :func:`hierarchy_simulator`), the intercept
     ``b₀ ~ N(0, intercept_scale²)`` (``None``: no intercept, ``b₀ = 0``), the likelihood's own
     parameter θ from ``param_draw(rng)`` (its prior, the one its ``gibbs_param_step`` assumes: e.g.
@@ -404,7 +404,7 @@ def augmented_simulator(prior, X, likelihood, *, intercept_scale=1.0, param=1.0,
 def augmented_gibbs_sampler(prior, likelihood, *, num_warmup=300, intercept_scale=1.0, likelihood_param=None,
                             beta_draw="auto"):
     """``sample(data, num_samples, seed)`` by the augmented Gibbs engine
-    (:func:`sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`, one chain, no bar) on ``data = (X, y)``:
+    (:func:`sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented`, one chain, no bar) on ``data = (X, y)``:
     draws of ``beta``, ``intercept`` (``intercept_scale`` its prior sd; ``None``: no intercept), the
     likelihood's parameter under its ``param_name`` and the hierarchy's estimated hyperparameters under
     their twin's names, the names :func:`augmented_simulator` gives the truth. ``likelihood_param``:
@@ -412,7 +412,7 @@ def augmented_gibbs_sampler(prior, likelihood, *, num_warmup=300, intercept_scal
     Bhattacharya's draw."""
     from sparsebayes.models.likelihoods import make_likelihood
 
-    from sparsebayes.inference.engines import hierarchy_gibbs
+    from sparsebayes.inference.engines import hierarchy_gibbs_augmented
 
     likelihood = make_likelihood(likelihood)
     sites = tuple(getattr(prior, "estimated_sites", dict)())
@@ -421,10 +421,10 @@ def augmented_gibbs_sampler(prior, likelihood, *, num_warmup=300, intercept_scal
 
     def sample(data, num_samples, seed):
         X, y = data
-        states, _ = hierarchy_gibbs.run_augmented(
+        states, _ = hierarchy_gibbs_augmented.run_augmented(
             X, y, prior, likelihood, num_warmup=num_warmup, num_samples=num_samples, num_chains=1, seed=seed,
             fit_intercept=fit_intercept, likelihood_param=likelihood_param,
-            intercept_scale=intercept_scale if fit_intercept else hierarchy_gibbs.INTERCEPT_SCALE,
+            intercept_scale=intercept_scale if fit_intercept else hierarchy_gibbs_augmented.INTERCEPT_SCALE,
             progress_bar=False, beta_draw=beta_draw)
         draws = {"beta": np.asarray(states.beta)[0]}
         if fit_intercept:

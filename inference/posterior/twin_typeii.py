@@ -32,7 +32,7 @@ from numpyro.distributions import constraints
 from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise, flat_intercept, make_likelihood
 from sparsebayes.models.priors import LaplacePrior, variance_of_precision
 
-from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_augmented
 
 #: Hierarchies of the twins: ``"laplace"`` (the exponential scale mixture) and
 #: ``"gamma-precision"`` (the RVM's surrogate, ``α_i ~ Gamma(ε, ε)``).
@@ -81,7 +81,7 @@ def typeii_twin_model(H, y=None, *, hierarchy, lam=1.0, surrogate_eps=None, scal
     eta = H @ beta
     if intercept:
         eta = eta + numpyro.sample("intercept", dist.ImproperUniform(constraints.real, (), ()) if flat_intercept(
-            likelihood) else dist.Normal(0.0, hierarchy_gibbs.INTERCEPT_SCALE))
+            likelihood) else dist.Normal(0.0, hierarchy_gibbs_augmented.INTERCEPT_SCALE))
     with numpyro.plate("data", H.shape[0]):  # one site, n pointwise terms (for az.loo)
         likelihood.observe("y", eta, y, noise_var)
 

@@ -55,7 +55,7 @@ LIKELIHOOD_CAPABILITIES = {
 #: ``intercept_prior``
 #:     The prior a sampler puts on the intercept ``b₀``: ``"flat"`` (improper, where the likelihood alone
 #:     makes its posterior proper: the Gaussian) or ``"normal"``, ``b₀ ~ N(0, 10²)``
-#:     (:data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE`), wide on the scale of a
+#:     (:data:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.INTERCEPT_SCALE`), wide on the scale of a
 #:     linear predictor. A likelihood with ``conjugate_noise`` has ``"flat"`` (its sweep integrates a
 #:     flat-prior intercept out).
 #:

@@ -1,6 +1,6 @@
 """Simulation-based calibration (:mod:`sparsebayes.inference.posterior.sbc`) of Park & Casella's Bayesian
 Lasso as the hierarchy Gibbs engine runs it, from pre-drawn variates
-(:func:`~sparsebayes.inference.engines.hierarchy_gibbs.step_from` with
+(:func:`~sparsebayes.inference.engines.hierarchy_gibbs_variates.step_from` with
 :meth:`~sparsebayes.models.priors.LaplacePrior.gibbs_update_from`), NumPy's variates (the CPU's source),
 on Rue's draw (p ≤ n) and Bhattacharya's (p > n), and a control with a wrong λ² conditional that the
 check must reject. Slow: about 20 s each."""

@@ -12,7 +12,7 @@ from numpyro import handlers
 from sparsebayes.inference import BayesianLassoRegressor, run_nuts
 from sparsebayes.inference._warnings import DegenerateFitWarning
 from sparsebayes.inference.engines.bayesian_lasso import Hyper, engine_settings, run_gibbs
-from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
+from sparsebayes.inference.engines.hierarchy_gibbs_batch import posterior_mean_batch
 from sparsebayes.models.bayesian_lasso import bayesian_lasso, bls_model
 
 FAST = dict(num_warmup=20, num_samples=20, num_chains=2)

@@ -8,11 +8,12 @@ from scipy import stats
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.engines.progress import chunk_lengths as _chunk_lengths
-from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_batch
 from sparsebayes.inference.engines.gibbs_beta import UNROLL_MAX, bhattacharya_draw, bordered_gram, rue_draw_bordered
 from sparsebayes.inference.engines.gibbs_variates import (draw_variates, inverse_gaussian_from, michael_root,
                                                           variate_plan, variate_streams)
-from sparsebayes.inference.engines.hierarchy_gibbs import GibbsModel, State, step_from, variate_data
+from sparsebayes.inference.engines.hierarchy_gibbs import GibbsModel, State
+from sparsebayes.inference.engines.hierarchy_gibbs_variates import step_from, variate_data
 from sparsebayes.inference.engines.bayesian_lasso import Hyper, bayesian_lasso_prior, engine_settings, run_gibbs
 
 
@@ -325,7 +326,7 @@ def test_the_lambda2_prior_reaches_the_sampler_as_shape_and_rate(shape, rate):
 @pytest.mark.parametrize("n, p, rows", [(30, 4, 30), (30, 4, 40), (8, 12, 8), (8, 12, 12)])
 def test_the_residual_through_the_qr_factor_is_the_direct_one(n, p, rows):
     """``‖y − Xβ‖² = ‖Qᵀy − Rβ‖² + ‖y − QQᵀy‖²`` for n ≥ p and p > n, with zero padding rows."""
-    from sparsebayes.inference.engines.hierarchy_gibbs import residual_sum_of_squares
+    from sparsebayes.inference.engines.hierarchy_gibbs_variates import residual_sum_of_squares
 
     rng = np.random.default_rng(n + p + rows)
     X = np.zeros((rows, p))
@@ -343,7 +344,7 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     """:func:`posterior_mean_batch` runs its sweeps in calls of ``block`` and counts draws from
     the warm-up's end, which can fall inside a call: its means must match :func:`run_gibbs`'s
     (another driver of the same sweep) within 5 Monte Carlo SEs."""
-    from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
+    from sparsebayes.inference.engines.hierarchy_gibbs_batch import posterior_mean_batch
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 3))
@@ -353,7 +354,7 @@ def test_batched_posterior_means_match_run_gibbs_for_any_block_length(block, mon
     ref = run_gibbs(X, y, num_warmup=500, num_samples=4000, num_chains=4, seed=0)
     mean = ref.posterior["beta"].mean(("chain", "draw")).values
     mcse = az.mcse(ref, var_names=["beta"])["beta"].values
-    monkeypatch.setattr(hierarchy_gibbs, "_variate_chunk", lambda *a: block)
+    monkeypatch.setattr(hierarchy_gibbs_batch, "variate_chunk", lambda *a: block)
     means, refused = posterior_mean_batch(np.stack([X] * 4), np.stack([y] * 4), num_warmup=1000, num_samples=1000,
                                           seed=1, **engine_settings(Hyper()))
     assert not np.any(np.asarray(refused))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference.posterior import arviz_compat as compat
-from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_augmented
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, PoissonLikelihood,
@@ -80,7 +80,7 @@ def _nuts(X, y, hierarchy, kind, *, samples=1000, seed=0):
 
     def model(X, y):
         p = X.shape[1]
-        b0 = numpyro.sample("intercept", dist.Normal(0.0, hierarchy_gibbs.INTERCEPT_SCALE))
+        b0 = numpyro.sample("intercept", dist.Normal(0.0, hierarchy_gibbs_augmented.INTERCEPT_SCALE))
         if hierarchy == "horseshoe":  # the marginal, exactly: no λ funnel (NUTS diverges on the hierarchy)
             beta = numpyro.sample("beta", dist.ImproperUniform(constraints.real, (), (p,)))
             numpyro.factor("horseshoe", jnp.sum(_log_horseshoe_marginal(beta, HIERARCHIES["horseshoe"].tau)))
@@ -252,7 +252,7 @@ def test_inference_data_of_the_augmented_draws():
     X, y = _binary(n=40)
     states, infos = hierarchy_gibbs.run(X, y, HIERARCHIES["horseshoe"], likelihood="probit", num_warmup=50,
                                         num_samples=100, num_chains=2, progress_bar=False)
-    idata = hierarchy_gibbs.augmented_inference_data(states, infos, X, y, "probit", HIERARCHIES["horseshoe"],
+    idata = hierarchy_gibbs_augmented.augmented_inference_data(states, infos, X, y, "probit", HIERARCHIES["horseshoe"],
                                                      coords={"basis": [f"x{j}" for j in range(X.shape[1])]})
     beta, b0 = idata.posterior["beta"].values, idata.posterior["intercept"].values
     assert beta.shape == (2, 100, 4) and "lam_local" in idata.posterior

@@ -95,12 +95,12 @@ def test_device_variates_sample_the_same_posterior_as_numpys():
 
 
 def test_the_batch_driver_draws_where_run_gibbs_does(monkeypatch):
-    """:func:`~sparsebayes.inference.engines.hierarchy_gibbs.posterior_mean_batch` on the
+    """:func:`~sparsebayes.inference.engines.hierarchy_gibbs_batch.posterior_mean_batch` on the
     Bayesian Lasso (the BLS tables')
     takes its variates from the source :func:`run_gibbs` would: ``"auto"`` is NumPy's on a CPU
     and the device's on an accelerator (the backend stubbed: the same numbers as ``"device"``),
     and the two sources' means agree within Monte Carlo error."""
-    from sparsebayes.inference.engines.hierarchy_gibbs import posterior_mean_batch
+    from sparsebayes.inference.engines.hierarchy_gibbs_batch import posterior_mean_batch
 
     rng = np.random.default_rng(3)
     Xs = rng.normal(size=(3, 30, 4))
@@ -153,7 +153,7 @@ def _priors():
                                   for name in _priors()])
 def test_sweeps_from_variates_sample_the_posterior_of_the_key_drawn_sweeps(name):
     """The hierarchy engine's two sources of randomness, σ² drawn under the flat prior: the sweeps from
-    pre-drawn NumPy variates (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.step_from` with the
+    pre-drawn NumPy variates (:func:`~sparsebayes.inference.engines.hierarchy_gibbs_variates.step_from` with the
     hierarchy's ``gibbs_update_from``) and the sweeps drawing from JAX keys
     (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.step` with ``gibbs_update``, the oracle) agree
     on the means of β, σ² and the estimated global scale within 5 Monte Carlo SEs of their difference,

@@ -1,5 +1,5 @@
 """Simulation-based calibration (:mod:`sparsebayes.inference.posterior.sbc`) of the augmented Gibbs engine
-(:func:`sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`): probit (Albert & Chib 1993), logistic and
+(:func:`sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented`): probit (Albert & Chib 1993), logistic and
 negative binomial (Pólya-Gamma; Polson, Scott & Windle 2013) and Student-t (Gamma scales) under the
 Laplace hierarchy, on Rue's β draw (``p + 1 ≤ n``) and Bhattacharya's (``p + 1 > n``), the horseshoe
 with τ estimated under the logistic; every β, the intercept and the likelihood's own parameter

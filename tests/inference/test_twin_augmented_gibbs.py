@@ -1,5 +1,5 @@
 """The twin's Gibbs sampler for likelihoods with a conjugate augmentation (probit, logistic, Student-t,
-negative binomial): :func:`sparsebayes.inference.engines.hierarchy_gibbs.run_augmented` on the twin's own design,
+negative binomial): :func:`sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented` on the twin's own design,
 under the twin's names, checked against NUTS on the same model."""
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ old start, 10⁸, the Poisson limit)."""
 import numpy as np
 import pytest
 
-from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs_augmented
 from sparsebayes.inference.engines.em import fit_em
 from sparsebayes.inference.engines.gibbs_augment import MAX_CONCENTRATION
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
@@ -68,7 +68,7 @@ def test_the_gibbs_engine_starts_under_the_cap_and_keeps_r_bounded():
     the Poisson limit, where each sweep would sum 10⁸ Pólya-Gamma variates a row) and every draw of r stays
     finite and below the move's bound."""
     X, y = _counts("binomial", 0, n=40)
-    states, _ = hierarchy_gibbs.run_augmented(X, y, LaplaceMixture(1.0), NegativeBinomialLikelihood(), num_warmup=20,
+    states, _ = hierarchy_gibbs_augmented.run_augmented(X, y, LaplaceMixture(1.0), NegativeBinomialLikelihood(), num_warmup=20,
                                               num_samples=30, num_chains=2, progress_bar=False)
     r = np.asarray(states.param)
     assert np.all(np.isfinite(r)) and np.all((r > 0) & (r <= MAX_CONCENTRATION))
