@@ -13,7 +13,7 @@ report theirs, :class:`~sparsebayes.inference.estimators.bayesian_lasso_estimato
   the sweep (``X``, ``y`` centred), then drawn from ``b₀ | β, σ² ~ N(ȳ − h̄ᵀβ, σ²/n)``; σ² under
   ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}`` (``c = −1, d = 0``: flat, the EM engine's 000 eq. 6).
 * Other likelihoods by their conjugate augmentation
-  (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.run_augmented`): probit (Albert & Chib 1993) and
+  (:func:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.run_augmented`): probit (Albert & Chib 1993) and
   logistic (Pólya-Gamma, Polson, Scott & Windle 2013) for the classifier, Student-t (Gamma scales)
   and negative binomial (Pólya-Gamma) for the regressor; the intercept ``b₀ ~ N(0, 10²)``. The
   Poisson has no conjugate augmentation: a ``ValueError`` says to use NUTS.
@@ -61,7 +61,7 @@ from sparsebayes.models.features import fit_transform_validated, transform_valid
 from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, supports
 
-from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_augmented, hierarchy_gibbs_variates
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
 from sparsebayes.inference.estimators._base import atomic_fit, basis_names, make_feature_map, raw_weights, standardization
 from sparsebayes.inference._validation import (check_count, check_flags, check_number, validate_classification_data,
@@ -182,13 +182,13 @@ def _check_sampler_params(est):
 
 
 def _draw(est, H, y, prior_gibbs, lik):
-    """Run the engine on the basis ``H`` and ``y``; the draws as :class:`~.hierarchy_gibbs.AugmentedState`
+    """Run the engine on the basis ``H`` and ``y``; the draws as :class:`~.hierarchy_gibbs_augmented.AugmentedState`
     (the Gaussian's with its intercept drawn given β, σ², and σ² as ``param``) and the sweeps' Info."""
     common = dict(num_warmup=est.num_warmup, num_samples=est.num_samples, num_chains=est.num_chains,
                   seed=est.seed, fit_intercept=est.fit_intercept, progress_bar=bool(est.progress_bar))
     if not conjugate_noise(lik):
         return hierarchy_gibbs.run(H, y, prior_gibbs, likelihood=lik, **common)
-    variates = "auto" if hierarchy_gibbs.can_take_variates(prior_gibbs) else None  # pre-drawn where declared
+    variates = "auto" if hierarchy_gibbs_variates.can_take_variates(prior_gibbs) else None  # pre-drawn where declared
     states, infos = hierarchy_gibbs.run(H, y, prior_gibbs, noise_prior=hierarchy_gibbs.NoisePrior(est.c, est.d),
                                         variates=variates, **common)
     beta, noise = np.asarray(states.beta), np.asarray(states.noise_var)
@@ -197,7 +197,7 @@ def _draw(est, H, y, prior_gibbs, lik):
         intercept = y.mean() - beta @ H.mean(axis=0) + np.sqrt(noise / H.shape[0]) * z
     else:
         intercept = np.zeros_like(noise)
-    return hierarchy_gibbs.AugmentedState(beta, intercept, noise, states.aux), infos
+    return hierarchy_gibbs_augmented.AugmentedState(beta, intercept, noise, states.aux), infos
 
 
 def _engine_sampler(est):
@@ -208,7 +208,7 @@ def _engine_sampler(est):
     lik = est.likelihood_
     try:
         gibbs_hierarchy(est.prior_)
-        hierarchy_gibbs.require_gibbs_likelihood(lik)
+        hierarchy_gibbs_augmented.require_gibbs_likelihood(lik)
     except ValueError:
         return None
     classifier = hasattr(est, "classes_")
@@ -242,7 +242,7 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         ``H`` (no bias column) and, with ``fit_intercept``, the intercept as the fit had it: the model
         :func:`~sparsebayes.inference.estimators.nuts_estimators.intercept_model_for` (site ``intercept``, flat under
         the Gaussian likelihood, ``N(0, 10²)`` otherwise, the Gibbs engine's
-        :data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE`; ``beta`` on ``basis`` the basis
+        :data:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.INTERCEPT_SCALE`; ``beta`` on ``basis`` the basis
         weights alone, as in :meth:`to_inference_data`). The likelihood's own parameter is sampled under
         the prior it declares (the Gaussian σ² flat: a :class:`GibbsRegressor` with another ``c, d`` is
         a ``ValueError``). The Gibbs sampler, where the hierarchy has Gibbs conditionals and the
@@ -323,10 +323,10 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
         return gibbs_hierarchy(self.prior)
 
     def _check_likelihood(self, lik):
-        hierarchy_gibbs.require_gibbs_likelihood(lik)
+        hierarchy_gibbs_augmented.require_gibbs_likelihood(lik)
 
     def _sample(self, H, y, engine_prior, lik, coords):
-        """``(draws, idata)``: the draws as :class:`~.hierarchy_gibbs.AugmentedState` (chain, draw, ...).
+        """``(draws, idata)``: the draws as :class:`~.hierarchy_gibbs_augmented.AugmentedState` (chain, draw, ...).
         A :class:`~sparsebayes.inference._warnings.DegenerateFitWarning` when the engine refused sweeps
         that left float64 (:func:`~.hierarchy_gibbs.guarded`: the chain stayed where it was, so its
         draws repeat and do not describe the posterior)."""
@@ -337,7 +337,7 @@ class _SamplingBase(PosteriorSamplingMixin, BaseEstimator):
                             f"(the chain stayed where it was): the posterior is numerically singular on this basis "
                             f"(|h| up to {np.max(np.abs(H), initial=0.0):.3g}) and the draws do not describe it",
                             "scale X (e.g. StandardScaler) or drop its collinear columns, and fit again", stacklevel=4)
-        idata = hierarchy_gibbs.augmented_inference_data(states, infos, H, y, lik, engine_prior,
+        idata = hierarchy_gibbs_augmented.augmented_inference_data(states, infos, H, y, lik, engine_prior,
                                                          fit_intercept=self.fit_intercept, coords=coords,
                                                          seed=self.seed)
         return states, idata
@@ -496,7 +496,7 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
         self.progress_bar = progress_bar
 
     def _check_likelihood(self, lik):
-        hierarchy_gibbs.require_gibbs_likelihood(lik)
+        hierarchy_gibbs_augmented.require_gibbs_likelihood(lik)
         if not conjugate_noise(lik) and (self.c, self.d) != (-1.0, 0.0):
             raise ValueError(f"c, d are the Gaussian noise prior's; the {lik.name!r} likelihood's parameter has its "
                              "own prior: leave them at their defaults")
@@ -551,7 +551,7 @@ class GibbsRegressor(RegressorMixin, _SamplingBase):
         """The draws (chain, draw) as ``InferenceData``, a deep copy: ``posterior`` ``beta`` (dim ``basis``),
         ``intercept``, the likelihood's parameter, the hierarchy's twin sites; ``sample_stats``,
         ``log_likelihood``, ``observed_data``, ``posterior_predictive``
-        (:func:`~sparsebayes.inference.engines.hierarchy_gibbs.augmented_inference_data`)."""
+        (:func:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.augmented_inference_data`)."""
         from sparsebayes.inference.posterior.arviz_compat import copy
 
         check_is_fitted(self, "idata_")

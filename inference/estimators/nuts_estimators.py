@@ -14,7 +14,7 @@ The intercept is one more column of ones in the design whose weight has its own 
 the model record of a fit, ``posterior_model``, and ``compare`` run on the basis alone, with ``beta``
 on ``basis`` and the intercept a site of its own; per-weight sites such as ``lam_local`` on
 ``basis`` too): flat under a likelihood that states so (``intercept_prior``: the Gaussian),
-``N(0, 10²)`` otherwise, as the Gibbs engine has it (:data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE`), so that
+``N(0, 10²)`` otherwise, as the Gibbs engine has it (:data:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.INTERCEPT_SCALE`), so that
 :class:`~sparsebayes.inference.estimators.gibbs_estimators.GibbsRegressor` and :class:`NutsRegressor` with the
 same ``prior`` and ``likelihood`` sample one posterior. The basis is standardized as theirs (and the
 EM estimators') is, ``standardize=True``: linear and quadratic terms of inputs centred at their
@@ -38,7 +38,7 @@ from sparsebayes.models.priors import HIERARCHIES, nuts_settings
 
 from sparsebayes.inference._warnings import warn_degenerate
 from sparsebayes.inference.estimators.gibbs_estimators import _DOC_SAMPLER, GibbsClassifier, GibbsRegressor
-from sparsebayes.inference.engines.hierarchy_gibbs import INTERCEPT_SCALE, AugmentedState
+from sparsebayes.inference.engines.hierarchy_gibbs_augmented import INTERCEPT_SCALE, AugmentedState
 
 
 class WithIntercept(NamedTuple):
@@ -96,7 +96,7 @@ def intercept_prior_model(H, y=None, *, prior, likelihood=None, params=None, mar
 def intercept_scale(likelihood):
     """The intercept's prior scale under ``likelihood``: ``None`` (flat) where the likelihood states a flat
     intercept prior (:func:`~sparsebayes.models.likelihoods.flat_intercept`: the Gaussian), else
-    :data:`~sparsebayes.inference.engines.hierarchy_gibbs.INTERCEPT_SCALE` (the Gibbs engine's ``N(0, 10²)``)."""
+    :data:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.INTERCEPT_SCALE` (the Gibbs engine's ``N(0, 10²)``)."""
     return None if flat_intercept(likelihood) else float(INTERCEPT_SCALE)
 
 

@@ -241,7 +241,7 @@ def _take_likelihood(cls, kw, param, value, lik, method, prior):
     only when it is that one. ``ValueError`` naming the likelihood and the missing piece otherwise."""
     if param in cls().get_params():
         if method == "gibbs":
-            from sparsebayes.inference.engines.hierarchy_gibbs import require_gibbs_likelihood
+            from sparsebayes.inference.engines.hierarchy_gibbs_augmented import require_gibbs_likelihood
             require_gibbs_likelihood(lik)
         elif method in LIKELIHOOD_ENGINE:
             require_likelihood(lik, LIKELIHOOD_ENGINE[method])

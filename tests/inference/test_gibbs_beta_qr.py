@@ -6,7 +6,7 @@
   exact rational arithmetic (``fractions``) on collinear columns in units of 1e8, where forming
   ``A`` in float64 loses the prior precision of the null direction and its Cholesky factor fails;
 * the augmented sweeps draw a chain's refused sweep again by QR (:func:`~sparsebayes.inference.
-  hierarchy_gibbs.run_augmented_sweeps`): no sweep stays refused on that design, and where the
+  hierarchy_gibbs_augmented.run_augmented_sweeps`): no sweep stays refused on that design, and where the
   Cholesky factor is finite every draw is the one of the sweeps without the retry, bit for bit;
 * the augmented sweep refuses a sweep whose state is not finite (the chain stays where it was,
   ``Info.refused``), as the Gaussian sweep does.
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sparsebayes.inference.engines import gibbs_beta as gb
-from sparsebayes.inference.engines import hierarchy_gibbs
+from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_augmented
 from sparsebayes.inference.estimators.gibbs_estimators import gibbs_hierarchy
 from sparsebayes.models.likelihoods.probit import ProbitLikelihood
 
@@ -105,23 +105,23 @@ def test_qr_draw_matches_the_exact_conditional_where_the_cholesky_factor_fails()
 
 
 def _augmented(X, y, num_chains, sweeps, seed=0):
-    """A probit Laplace chain's inputs for :func:`hierarchy_gibbs.run_augmented_sweeps`."""
+    """A probit Laplace chain's inputs for :func:`hierarchy_gibbs_augmented.run_augmented_sweeps`."""
     _, prior = gibbs_hierarchy("laplace")
     n, p = X.shape
-    data = hierarchy_gibbs.AugmentedData(jnp.asarray(np.column_stack([np.ones(n), X])), jnp.asarray(y, float),
+    data = hierarchy_gibbs_augmented.AugmentedData(jnp.asarray(np.column_stack([np.ones(n), X])), jnp.asarray(y, float),
                                          jnp.array([100.0]))
-    start = hierarchy_gibbs.AugmentedState(jnp.zeros(p), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(p))
+    start = hierarchy_gibbs_augmented.AugmentedState(jnp.zeros(p), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(p))
     start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (num_chains, *jnp.shape(a))), start)
-    keys = hierarchy_gibbs._sweep_keys(seed, num_chains, sweeps)
+    keys = hierarchy_gibbs.sweep_keys(seed, num_chains, sweeps)
     return start, keys, data, prior
 
 
 def _sweeps_without_retry(start, keys, data, prior, lik):
-    """The sweeps as :func:`hierarchy_gibbs.run_augmented_sweeps` ran them before the QR retry (the
+    """The sweeps as :func:`hierarchy_gibbs_augmented.run_augmented_sweeps` ran them before the QR retry (the
     data and prior arguments of the compiled program, as there, not constants folded into it)."""
 
     def sweeps(st, ks, data, prior):
-        step = jax.vmap(lambda s, k: hierarchy_gibbs.augmented_step(s, data, hierarchy_gibbs.AugmentedModel(prior, lik), key=k))
+        step = jax.vmap(lambda s, k: hierarchy_gibbs_augmented.augmented_step(s, data, hierarchy_gibbs_augmented.AugmentedModel(prior, lik), key=k))
 
         def body(s, k):
             s, info = step(s, k)
@@ -143,7 +143,7 @@ def test_augmented_sweeps_retry_refused_chains_by_qr_and_leave_the_others_bit_fo
     lik = ProbitLikelihood()
     X, y = _probit_data(1.0, 0)  # ordinary units: Cholesky everywhere, the draws exactly as before
     start, keys, data, prior = _augmented(X, y, 2, 40)
-    _, states, infos = hierarchy_gibbs.run_augmented_sweeps(start, keys, data, prior, lik)
+    _, states, infos = hierarchy_gibbs_augmented.run_augmented_sweeps(start, keys, data, prior, lik)
     old_states, old_infos = _sweeps_without_retry(start, keys, data, prior, lik)
     assert not np.any(np.asarray(old_infos.refused))
     for a, b in zip(jax.tree_util.tree_leaves((states, infos)), jax.tree_util.tree_leaves((old_states, old_infos))):
@@ -152,7 +152,7 @@ def test_augmented_sweeps_retry_refused_chains_by_qr_and_leave_the_others_bit_fo
     start, keys, data, prior = _augmented(X, y, 2, 40)
     _, old_infos = _sweeps_without_retry(start, keys, data, prior, lik)
     assert np.any(np.asarray(old_infos.refused)), "the case must make Rue's draw fail to test the retry"
-    _, states, infos = hierarchy_gibbs.run_augmented_sweeps(start, keys, data, prior, lik)
+    _, states, infos = hierarchy_gibbs_augmented.run_augmented_sweeps(start, keys, data, prior, lik)
     assert not np.any(np.asarray(infos.refused))
     beta = np.asarray(states.beta)
     assert np.all(np.isfinite(beta)) and np.all(np.ptp(beta, axis=0) > 0)  # every chain moves
@@ -178,10 +178,10 @@ def test_the_augmented_sweep_refuses_a_state_that_is_not_finite():
     y = (X[:, 0] > 0).astype(float)
     _, prior = gibbs_hierarchy("laplace")
     design = jnp.column_stack([jnp.ones(15), X])
-    data = hierarchy_gibbs.AugmentedData(design, jnp.asarray(y), jnp.array([100.0]))
-    start = hierarchy_gibbs.AugmentedState(jnp.zeros(3), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(3))
+    data = hierarchy_gibbs_augmented.AugmentedData(design, jnp.asarray(y), jnp.array([100.0]))
+    start = hierarchy_gibbs_augmented.AugmentedState(jnp.zeros(3), jnp.zeros(()), jnp.ones(()), prior.gibbs_init(3))
     lik = _BrokenProbit()
-    step = jax.jit(lambda s, k: hierarchy_gibbs.augmented_step(s, data, hierarchy_gibbs.AugmentedModel(prior, lik), key=k))
+    step = jax.jit(lambda s, k: hierarchy_gibbs_augmented.augmented_step(s, data, hierarchy_gibbs_augmented.AugmentedModel(prior, lik), key=k))
     first, info = step(start, jax.random.PRNGKey(0))  # η = 0: the ordinary probit sweep
     assert not bool(info.refused) and np.all(np.isfinite(np.asarray(first.beta)))
     second, info = step(first, jax.random.PRNGKey(1))  # η ≠ 0: NaN precisions, the draw is not finite
