@@ -116,6 +116,8 @@ from sparsebayes.inference.estimators.map_fitted import MapClassifierMethods
 from sparsebayes.inference.estimators.typeii_fit import check_hyperpriors, fit_typeii_model, hierarchy_of, typeii_basis
 from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods
 from sparsebayes.inference.estimators.typeii_laplace_fitted import TypeIIClassifierMethods, TypeIILaplaceRegressorMethods
+from sparsebayes.inference.estimators.sampling_fitted import (BayesianLassoMethods, SamplingClassifierMethods,
+                                                              SamplingRegressorMethods, picklable_state)
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -128,17 +130,6 @@ DEFAULT_PRIOR_NOT_GAUSSIAN = {"gibbs": "laplace", "nuts": "laplace"}
 METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound": "map", "gibbs": "gibbs",
            "nuts": "nuts"}
 
-#: The key of the Gibbs rows that take every hierarchy with Gibbs conditionals, and EM's Laplace
-#: hierarchy (:func:`sparsebayes.inference.estimators.gibbs_estimators.gibbs_hierarchy`).
-ANY_GIBBS = "any hierarchy with Gibbs conditionals, and 'laplace'"
-#: The key of the NUTS rows that take every hierarchy with a NumPyro statement
-#: (:func:`sparsebayes.models.model.beta_statement`).
-ANY_NUTS = "any hierarchy with a NumPyro statement"
-#: The rows' keys that stand for every hierarchy the row's engine checks itself (a name of its own comes first).
-WILDCARDS = (ANY_GIBBS, ANY_NUTS)
-
-_BAYESIAN_LASSO = ("bayesian_lasso_estimator", "BayesianLassoRegressor")
-
 #: The engine estimator of each (method, hierarchy) pair for regression: method -> {hierarchy name:
 #: (module of ``sparsebayes.inference``, class)}. :func:`_engine_of` and the refusals read it. Under
 #: ``"em"`` the estimators fit the model themselves (:func:`~.em_fit.fit_em_model`), any hierarchy
@@ -147,15 +138,10 @@ REGRESSION_ENGINES = {
     "type2": {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
               "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
               "scaled_laplace": ("typeii_estimators", "BLSRegressor")},
-    "gibbs": {"scaled_laplace": _BAYESIAN_LASSO, ANY_GIBBS: ("gibbs_estimators", "GibbsRegressor")},
-    "nuts": {"scaled_laplace": _BAYESIAN_LASSO, ANY_NUTS: ("nuts_estimators", "NutsRegressor")},
 }
 
 #: The same for classification (under "map" the estimators fit the model themselves, :mod:`.map_fit`).
-CLASSIFICATION_ENGINES = {
-    "gibbs": {ANY_GIBBS: ("gibbs_estimators", "GibbsClassifier")},
-    "nuts": {ANY_NUTS: ("nuts_estimators", "NutsClassifier")},
-}
+CLASSIFICATION_ENGINES = {}
 
 #: The likelihood an engine estimator without a ``likelihood`` (or ``link``) parameter fits; those not
 #: listed fit the Gaussian. The others take the likelihood as a parameter.
@@ -192,8 +178,6 @@ def _row_class(table, task, method, prior):
         raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
     row = table[method]
     key = hierarchy_name(prior)
-    if key not in row:
-        key = next((k for k in WILDCARDS if k in row), key)
     if key not in row:
         label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
         fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in row.items())
@@ -240,10 +224,7 @@ def _take_likelihood(cls, kw, param, value, lik, method, prior):
     estimator that fixes its likelihood (:data:`FIXED_LIKELIHOOD`, the Gaussian for the others) takes it
     only when it is that one. ``ValueError`` naming the likelihood and the missing piece otherwise."""
     if param in cls().get_params():
-        if method == "gibbs":
-            from sparsebayes.inference.engines.hierarchy_gibbs_augmented import require_gibbs_likelihood
-            require_gibbs_likelihood(lik)
-        elif method in LIKELIHOOD_ENGINE:
+        if method in LIKELIHOOD_ENGINE:
             require_likelihood(lik, LIKELIHOOD_ENGINE[method])
         kw[param] = value
         return
@@ -268,22 +249,19 @@ def _check_hierarchy_class(prior, cls, method):
 
 def _hierarchy_parameters(prior, cls, method):
     """The parameters of the engine estimator ``cls`` that a ``hierarchy`` object ``prior`` sets
-    (module docstring), each field's own or the one ``cls._hierarchy_fields`` names (the Bayesian
-    Lasso's ``a, b`` are ``lam2_shape, lam2_rate``); ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
+    (module docstring), each field's own; ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
     ``ValueError`` names it: the fit would silently drop it."""
     if not is_hierarchy(prior):
         return {}
     _refuse_em_laplace(prior)
     _check_hierarchy_class(prior, cls, method)
     params = cls().get_params()
-    own = getattr(cls, "_hierarchy_fields", {})
     kw, unmatched = {}, []
     for field in dataclasses.fields(prior):
         value = getattr(prior, field.name)
         value = value if isinstance(value, str) else float(value)
-        param = own.get(field.name, field.name)
-        if param in params:
-            kw[param] = value
+        if field.name in params:
+            kw[field.name] = value
         elif value != field.default:
             unmatched.append(f"{field.name}={value!r}")
     if unmatched:
@@ -301,35 +279,8 @@ def _refuse_em_laplace(prior):
                          "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
 
 
-def _sampler_parameters(prior, cls, method):
-    """The Bayesian Lasso's: the sampler ``method`` names, and the hyperprior constants of a
-    ``ScaledLaplacePrior`` object (:func:`_hierarchy_parameters`; the estimator's defaults for the name).
-    An engine estimator of one sampler (no ``sampler`` parameter) takes the hierarchy as it is, after
-    its engine's check (:func:`~sparsebayes.inference.estimators.gibbs_estimators.gibbs_hierarchy`), so the error
-    names the hierarchy before anything is built."""
-    if "sampler" not in cls().get_params():
-        if method == "gibbs":
-            from sparsebayes.inference.estimators.gibbs_estimators import gibbs_hierarchy
-            gibbs_hierarchy(prior)
-        else:
-            _require_statement(prior)
-        return {"prior": prior}
-    return {"sampler": method, **_hierarchy_parameters(prior, cls, method)}
-
-
-def _require_statement(prior):
-    """``ValueError`` naming the hierarchy unless it has a NumPyro statement (``"nuts"`` capability, or
-    the papers' model arguments ``nuts_twin``: the Laplace and Jeffreys hierarchies)."""
-    obj = HIERARCHIES[prior]() if isinstance(prior, str) and prior in HIERARCHIES else prior
-    if isinstance(obj, str):
-        raise ValueError(f"prior {prior!r} is not a registered hierarchy; known: {sorted(HIERARCHIES)}")
-    if not hasattr(obj, "nuts_twin"):
-        require(obj, "nuts")
-
-
 #: How each method's engine estimator takes the prior: ``(prior, class, method) -> keyword arguments``.
-_PARAMETERS = {"type2": _hierarchy_parameters, "gibbs": _sampler_parameters,
-               "nuts": _sampler_parameters}
+_PARAMETERS = {"type2": _hierarchy_parameters}
 
 
 #: EM's settings besides the model (:class:`~.em_fit.EMOptions`, with the Laplace hierarchy's ``gamma`` and
@@ -510,6 +461,8 @@ class _ComposedEstimator(BaseEstimator):
             return "type2"
         if method == "type2":  # another likelihood: the type-II core's Laplace path
             return "type2_laplace"
+        if method in ("gibbs", "nuts"):  # the sampling core ("bayesian_lasso" under ScaledLaplacePrior)
+            return self._sampling_route(method)
         if method == "map":  # the MAP fitting core (bound optimization)
             return "map"
         return "engine"
@@ -573,6 +526,9 @@ class _ComposedEstimator(BaseEstimator):
         tags.input_tags.allow_nan = False
         return tags
 
+    def __getstate__(self):
+        return picklable_state(super().__getstate__())  # a NUTS fit's run holds its model function
+
 
 class EngineMethods:
     """The methods of a fit by an engine estimator (route ``"engine"``): those of ``estimator_``."""
@@ -606,7 +562,7 @@ class EngineMethods:
 
 
 class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, TypeIIRegressorMethods,
-                      TypeIILaplaceRegressorMethods):
+                      TypeIILaplaceRegressorMethods, SamplingRegressorMethods, BayesianLassoMethods):
     """Sparse Bayesian regression: one estimator for every (hierarchy, engine) pair.
 
     Parameters
@@ -651,7 +607,8 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
 
     _em_paper = "AdaptiveSparseRegressor"
     _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "type2_laplace": TypeIILaplaceRegressorMethods,
-               "engine": EngineMethods}
+               "gibbs": SamplingRegressorMethods, "nuts": SamplingRegressorMethods,
+               "bayesian_lasso": BayesianLassoMethods, "engine": EngineMethods}
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
@@ -753,7 +710,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
 
 
 class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods, TypeIIClassifierMethods,
-                       MapClassifierMethods):
+                       SamplingClassifierMethods, MapClassifierMethods):
     """Sparse Bayesian classification: one estimator for every (hierarchy, engine) pair.
 
     The likelihood is ``link``'s, by default the engine's own: probit under ``"em"`` (Figueiredo
@@ -791,8 +748,8 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
     """
 
     _em_paper = "SparseProbitClassifier"
-    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "map": MapClassifierMethods,
-               "engine": EngineMethods}
+    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
+               "nuts": SamplingClassifierMethods, "map": MapClassifierMethods, "engine": EngineMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
@@ -889,10 +846,13 @@ def engine_estimator(estimator):
     if estimator._typeii_route():  # fitted by the type-II core: the refusals of a pair it cannot fit, else itself
         estimator._typeii_setup()
         return estimator
+    if estimator._route() == "type2_laplace":  # its Laplace path: the same
+        estimator._laplace_setup()
+        return estimator
     if estimator._route() == "map":  # the MAP core: the same
         estimator._map_setup()
         return estimator
-    if estimator._route() == "type2_laplace":  # its Laplace path: the same
-        estimator._laplace_setup()
+    if estimator._route() in ("gibbs", "nuts", "bayesian_lasso"):  # the sampling core: the same
+        estimator._check_sampling_setup()
         return estimator
     return estimator._engine()

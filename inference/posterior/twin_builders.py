@@ -77,7 +77,7 @@ def bayesian_lasso_model(est, X=None, y=None, surrogate_eps=None, train=None):
         point = None if not hasattr(est, "coef_") else {"beta": np.asarray(est.coef_, dtype=np.float64),
                                                        "noise_var": est.noise_var_}
         return SimpleNamespace(gibbs=_bayesian_lasso_gibbs, point=point,
-                               point_label=f"bayesian-lasso-{est.sampler}-posterior-median")
+                               point_label=f"bayesian-lasso-{_lasso_sampler(est)}-posterior-median")
     return _bayesian_lasso(est, X, y, surrogate_eps, None if train is None else train.centre)
 
 
@@ -135,11 +135,18 @@ def _bayesian_lasso(est, X, y, surrogate_eps, centre=None):
     if y.ndim != 1 or y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
         raise ValueError(f"y must be {X.shape[0]} finite numbers, one per row of X")
     names = basis_names(est, None, X.shape[1])
-    kwargs = dict(lam2_shape=est.lam2_shape, lam2_rate=est.lam2_rate, c=est.c, d=est.d)
+    prior = est.prior_  # ScaledLaplacePrior: Park & Casella's r, δ are its a, b
+    kwargs = dict(lam2_shape=prior.a, lam2_rate=prior.b, c=prior.c, d=prior.d)
     x_mean, y_mean = (X.mean(axis=0), float(y.mean())) if centre is None else centre
     return SimpleNamespace(model=bayesian_lasso, H=X - x_mean, y=y - y_mean, kwargs=kwargs, names=names,
                            label="bayesian-lasso", centre=(x_mean, y_mean), y_offset=y_mean,
                            gibbs=_bayesian_lasso_gibbs, nuts_kwargs={"marginal": True}, **_layout(names))
+
+
+def _lasso_sampler(est):
+    """The sampler of a Bayesian Lasso fit (``"gibbs"``, ``"nuts"``, ``"nuts-marginal"``): the fit's, else the
+    estimator's ``sampler`` (a generic estimator's: its ``method``)."""
+    return getattr(est, "_bayesian_lasso_sampler_", None) or getattr(est, "sampler", None) or est.method
 
 
 def _bayesian_lasso_gibbs(t, *, num_warmup, num_samples, num_chains, seed, coords, progress_bar):

@@ -19,7 +19,7 @@ import numpy as np
 
 from sparsebayes.inference.engines import gibbs_beta as gb
 from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_augmented
-from sparsebayes.inference.estimators.gibbs_estimators import gibbs_hierarchy
+from sparsebayes.inference.estimators.sampling_fit import gibbs_hierarchy
 from sparsebayes.models.likelihoods.probit import ProbitLikelihood
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from sparsebayes.inference import NutsClassifier
 from sparsebayes.inference._warnings import DegenerateFitWarning
-from sparsebayes.inference.estimators.nuts_estimators import STUCK_ACCEPTANCE, _stuck_chains
+from sparsebayes.inference.estimators.sampling_fit import STUCK_ACCEPTANCE, stuck_chains
 
 
 def _idata(posterior, acceptance):
@@ -24,14 +24,14 @@ def test_stuck_chains_finds_a_frozen_component_and_a_chain_that_never_accepts():
     rng = np.random.default_rng(0)
     moving = rng.standard_normal((2, 50, 3))
     accept = np.full((2, 50), 0.8)
-    assert _stuck_chains(_idata({"beta": moving, "intercept": rng.standard_normal((2, 50))}, accept)) is None
+    assert stuck_chains(_idata({"beta": moving, "intercept": rng.standard_normal((2, 50))}, accept)) is None
     frozen = moving.copy()
     frozen[1, :, 2] = frozen[1, 0, 2]  # one weight of one chain never moves
-    sites, low, _ = _stuck_chains(_idata({"beta": frozen}, accept))
+    sites, low, _ = stuck_chains(_idata({"beta": frozen}, accept))
     assert sites == ["beta[2]"] and not low
     rare = accept.copy()
     rare[0] = 0.5 * STUCK_ACCEPTANCE  # moves a little, but accepts almost nothing
-    sites, low, _ = _stuck_chains(_idata({"beta": moving}, rare))
+    sites, low, _ = stuck_chains(_idata({"beta": moving}, rare))
     assert sites == [] and low
 
 

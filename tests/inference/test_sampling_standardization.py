@@ -16,7 +16,7 @@ from sklearn.preprocessing import PolynomialFeatures
 
 from sparsebayes.comparisons.fitted_model import draws_on_raw_terms, to_raw_terms
 from sparsebayes.inference import AdaptiveSparseRegressor, GibbsClassifier, GibbsRegressor
-from sparsebayes.inference.estimators.gibbs_estimators import CentredBasis, raw_point, sampling_design
+from sparsebayes.inference.estimators.sampling_fit import CentredBasis, raw_point, sampling_design
 from sparsebayes.models import HorseshoePrior, JeffreysPrior, LaplacePrior
 
 # the reliability property's sampler settings and shapes (tests/test_reliability_properties.py), so that

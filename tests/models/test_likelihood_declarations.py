@@ -29,7 +29,7 @@ def test_a_users_gaussian_gets_the_gaussian_sweep_and_flat_intercept():
     from types import SimpleNamespace
 
     from sparsebayes.inference import GibbsRegressor
-    from sparsebayes.inference.estimators.nuts_estimators import intercept_scale
+    from sparsebayes.inference.estimators.sampling_fit import intercept_scale
     from sparsebayes.inference.posterior.posterior_model import _gibbs_sampler, hierarchy_gibbs_sampler
     from sparsebayes.inference.posterior.twin_posterior import _collapsible
     from sparsebayes.models.priors.horseshoe import HorseshoePrior
