@@ -78,7 +78,8 @@ from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines.typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
 from sparsebayes.inference.engines.typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view, basis_column  # noqa: F401
 from sparsebayes.inference.engines.typeii_moves import (  # noqa: F401  (public here: the engine's names)
-    CYCLE_MEMORY, PAUSED, Info, Move, best_move, capacity_hit, gate_moves, grow_slots, note_cycle, profiled_moves, variance_moves)
+    CYCLE_MEMORY, PAUSED, Info, Move, best_move, capacity_hit, gate_moves, gated_moves, grow_slots, note_cycle, profiled_moves,
+    update_lambda, variance_moves)
 
 _LOG_2PI = np.log(2.0 * np.pi)  # a NumPy constant: jnp.log would compile a program at import
 
@@ -337,15 +338,10 @@ def candidate_gains(data, state, prior, align_max, n_fixed_point=8):
     at the current λ, scored by ``ℓ_i`` at that λ; λ is re-estimated after the move.
     """
     s, q = sparsity_quality(state)
-    active = state.var > 0
-    if prior.profile_lambda:
-        proposal, gain = profiled_moves(state.var, state.lam, state.noise_var, prior, s, q, n_fixed_point)
-    else:
-        proposal, gain = variance_moves(s, q, state.var, prior.typeii_penalty(state.lam, state.noise_var))
-    full = jnp.sum(active) >= state.mu.shape[0]
+    full = jnp.sum(state.var > 0) >= state.mu.shape[0]
     # S_i = φ_iᵀC⁻¹φ_i > 0: a candidate whose S rounds to 0 or below (σ² tiny beside ‖φ_i‖²) is not scored
     eligible = data.basis_mask & (s > 0) & (state.align <= align_max)
-    return (proposal, *gate_moves(proposal, gain, active, eligible, full))
+    return gated_moves(s, q, state.var, state.lam, state.noise_var, prior, eligible, full, n_fixed_point)
 
 
 def choose_move(data, state, prior, *, tol=1e-9, align_max=1.0 - 1e-3):
@@ -395,7 +391,7 @@ def result_fields(state):
 
 def finish_move(data, state, prior, move, *, tol=1e-9):
     """After a move: λ by its update prior, ``L``, the step count and the capacity flag."""
-    state = state._replace(lam=prior.typeii_update_lambda(jnp.sum(state.var), state.noise_var, jnp.sum(state.var > 0)))
+    state = state._replace(lam=update_lambda(prior, state.var, state.noise_var))
     return state._replace(
         objective=objective(data, state, prior),
         n_iter=state.n_iter + 1,

@@ -29,7 +29,7 @@ form. For that Gaussian problem (Tipping & Faul 2003, eqs. 22–23 with ``B`` in
 
 the last form holding at the mode (``Φ_Aᵀ g = V_A⁻¹ w*``; ``g = t − μ`` for a canonical link). Each
 step takes the single add / re-estimate / delete of largest predicted gain, chosen as the Gaussian
-path chooses (:func:`.typeii_moves.hierarchy_moves`: the hierarchy's ``κ``, per-basis optimum and
+path chooses (:func:`.typeii_moves.choose`: the hierarchy's ``κ``, per-basis optimum and
 gain at the current λ, or with λ re-maximised for a profiled hierarchy; ARD's ``κ = 0`` is the RVM's
 ``α = s²/(q² − s)``), sets λ by the hierarchy's update (004 eq. 17), moves ``w*`` to the new mode by
 Newton's method with step halving and evaluates ``L`` there; then, for a likelihood with its own
@@ -68,7 +68,7 @@ from sparsebayes.inference.engines._compile import quick_twin
 from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines._active import active_first
 from sparsebayes.inference.engines._shapes import bucket, pad_to
-from sparsebayes.inference.engines.typeii_moves import Info, best_move, capacity_hit, gate_moves, grow_slots, hierarchy_moves
+from sparsebayes.inference.engines.typeii_moves import Info, capacity_hit, choose, grow_slots, update_lambda
 from sparsebayes.models.likelihoods import masked_sum, require_likelihood
 from sparsebayes.models.priors import require
 from sparsebayes.models.priors.typeii import ARDPrior
@@ -445,9 +445,8 @@ def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_par
     var = state.var
     active = var > 0
     _, _, s, q = sparsity_quality(likelihood, Phi, t, state, state.chol)
-    proposal, gain = hierarchy_moves(s, q, var, _lam(state), UNIT_NOISE, prior)
     full = ~jnp.any(state.basis_of_slot == -1)
-    chosen = best_move(proposal, *gate_moves(proposal, gain, active, data.basis_mask, full), var, tol)
+    chosen = choose(s, q, var, _lam(state), UNIT_NOISE, prior, data.basis_mask, full, tol)
     m, move, hit = chosen.m, chosen.kind < 2, capacity_hit(chosen, tol)
     if settle_only is not None:
         move, hit = move & ~settle_only, hit & ~settle_only
@@ -461,7 +460,7 @@ def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_par
         basis_of_slot = jnp.where(move, state.basis_of_slot.at[slot].set(entry), state.basis_of_slot)
         w = jnp.where(move & ~active[m], state.w.at[slot].set(0.0), state.w)
         var_new = var.at[m].set(new_var)
-        lam = jnp.asarray(prior.typeii_update_lambda(jnp.sum(var_new), UNIT_NOISE, jnp.sum(var_new > 0)), jnp.float64)
+        lam = jnp.asarray(update_lambda(prior, var_new, UNIT_NOISE), jnp.float64)
         moved, _ = _settle(likelihood, Phi, t, state._replace(var=var_new, basis_of_slot=basis_of_slot, w=w, lam=lam),
                            prior=prior, n_obs=n_obs)
         converged = ~move
@@ -486,7 +485,7 @@ def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_par
 
 def step(state, data, model, *, tol, pause_when_full=False, estimate_params=False, param_tol=1e-6):
     """One add / re-estimate / delete of largest predicted gain under the hierarchy ``model.prior``
-    (:func:`.typeii_moves.hierarchy_moves`: its ``κ``, optimum and gain at the state's λ, or with λ
+    (:func:`.typeii_moves.choose`: its ``κ``, optimum and gain at the state's λ, or with λ
     re-maximised), then λ by the hierarchy's update, the new mode and ``L``, and, with
     ``estimate_params``, a :func:`param_step` of the likelihood's own parameter; returns the new
     :class:`State` and the step's :class:`~sparsebayes.inference.engines.typeii_moves.Info`. The

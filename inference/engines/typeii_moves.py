@@ -7,9 +7,10 @@ re-estimate or delete that raises the objective most. The factors come from the 
 path — closed form for the Gaussian likelihood (:mod:`.typeii`), the Gaussian linearization at
 the posterior mode for the others (:mod:`.typeii_laplace`, Tipping 2001, Sec. 4; Tipping & Faul
 2003, Sec. 5) — and everything after them is this module: the proposals and gains
-(:func:`variance_moves`, :func:`profiled_moves`), which of them are allowed (:func:`gate_moves`:
-the last basis is never deleted, an add needs a free slot), the choice (:func:`best_move`),
-the hierarchy's choice between them (:func:`hierarchy_moves`), the recognition of a cycle of moves (:func:`note_cycle`) and the growth of the slots that hold
+(:func:`variance_moves`, :func:`profiled_moves`), the hierarchy's choice between them
+(:func:`hierarchy_moves`), which of them are allowed (:func:`gate_moves`: the last basis is never
+deleted, an add needs a free slot), the choice (:func:`best_move`; all three in one,
+:func:`gated_moves` and :func:`choose`), λ after a move (:func:`update_lambda`), the recognition of a cycle of moves (:func:`note_cycle`) and the growth of the slots that hold
 the active set (:func:`grow_slots`).
 """
 from __future__ import annotations
@@ -112,12 +113,31 @@ def hierarchy_moves(s, q, var, lam, noise_var, prior, n_fixed_point=8):
     """Each candidate's proposed variance and its gain under the hierarchy ``prior`` (its ``κ``,
     optimum, gain and, when ``prior.profile_lambda``, the hyperprior terms with λ re-maximised):
     :func:`profiled_moves` for the profiled hierarchies, else :func:`variance_moves` at the
-    current λ (004 Algorithm 1; ARD's ``κ = 0``). The Laplace path's selection
-    (:mod:`.typeii_laplace`, ``noise_var = 1``); the Gaussian path makes the same choice in
-    :func:`.typeii.candidate_gains`."""
+    current λ (004 Algorithm 1; ARD's ``κ = 0``); ``noise_var = 1`` on the Laplace path
+    (:mod:`.typeii_laplace`)."""
     if prior.profile_lambda:
         return profiled_moves(var, lam, noise_var, prior, s, q, n_fixed_point)
     return variance_moves(s, q, var, prior.typeii_penalty(lam, noise_var))
+
+
+def gated_moves(s, q, var, lam, noise_var, prior, eligible, full, n_fixed_point=8):
+    """Every candidate's proposed variance (:func:`hierarchy_moves`), the gains of the allowed moves and
+    those of the adds refused for want of a slot (:func:`gate_moves`): the move choice of both paths,
+    from their ``s, q`` (the Gaussian path's ``eligible`` also keeps out candidates aligned with an
+    active column or whose ``s`` rounds to 0; ``full``: no free slot)."""
+    proposal, gain = hierarchy_moves(s, q, var, lam, noise_var, prior, n_fixed_point)
+    return (proposal, *gate_moves(proposal, gain, var > 0, eligible, full))
+
+
+def choose(s, q, var, lam, noise_var, prior, eligible, full, tol, n_fixed_point=8):
+    """The :class:`Move` of largest allowed gain (:func:`gated_moves`, :func:`best_move`)."""
+    return best_move(*gated_moves(s, q, var, lam, noise_var, prior, eligible, full, n_fixed_point), var, tol)
+
+
+def update_lambda(prior, var, noise_var):
+    """λ by the hierarchy's update (004 eq. 17; 0 for ARD) at the prior variances ``var`` over the
+    candidates (0 = not in the model), after a move of either path."""
+    return prior.typeii_update_lambda(jnp.sum(var), noise_var, jnp.sum(var > 0))
 
 
 def gate_moves(proposal, gain, active, eligible, full):
