@@ -68,6 +68,28 @@ def test_the_generic_estimators_fit_by_the_route_and_equal_the_paper_classes():
         SparseClassifier(method="type2", link="probit").fit(Xb, yb)
 
 
+def test_the_flap_classifier_twin_has_the_laplace_prior_at_the_fitted_lambda():
+    """The Bernoulli FLAP classifier's twin (on every column, pruned or not): its log density is
+    ``Σ log σ(±η_n) + Σ log Laplace(w_i | 0, 1/√λ)`` at the fitted λ (``gamma_``), computed directly; a
+    surrogate ε is refused (the twin is proper)."""
+    from numpyro.infer.util import log_density
+
+    X, y = _binary()
+    clf = RVMClassifier(prior=LaplaceVariancePrior(a=1.0, b=1.0), features="linear").fit(X, y)
+    record = clf.posterior_model(X, y)
+    assert record.kwargs["hierarchy"] == "laplace" and record.kwargs["lam"] == clf.gamma_[0] > 0
+    H = clf.feature_map_.transform(X)
+    for w in (np.array([0.3, -1.2]), np.array([-2.0, 0.7])):
+        density, _ = log_density(record.model, (record.H, record.y), record.kwargs, {"beta": w})
+        eta = H @ w
+        direct = (scipy.special.log_expit(np.where(y == 1, eta, -eta)).sum()
+                  + scipy.stats.laplace.logpdf(w, scale=1.0 / np.sqrt(clf.gamma_[0])).sum())
+        assert float(density) == pytest.approx(direct, rel=1e-10)
+    with pytest.raises(ValueError, match="proper"):
+        clf.posterior_model(X, y, surrogate_eps=1e-3)
+
+
+@pytest.mark.slow
 def test_the_flap_classifier_twin_is_its_laplace_posterior_at_the_fitted_lambda():
     """The Bernoulli FLAP classifier's twin: ``w_i ~ Laplace(0, 1/√λ)`` at the fitted λ (``gamma_``), the
     logistic likelihood (on every column, pruned or not); its NUTS draws (``sample_posterior``) have the
@@ -94,8 +116,6 @@ def test_the_flap_classifier_twin_is_its_laplace_posterior_at_the_fitted_lambda(
     draws = np.asarray(idata.posterior["beta"]).reshape(-1, 2)
     np.testing.assert_allclose(draws.mean(axis=0), raw_weights(clf.feature_map_, mean),
                                atol=4 * np.max(np.abs(raw_weights(clf.feature_map_, sd))) / np.sqrt(200))
-    with pytest.raises(ValueError, match="proper"):
-        clf.posterior_model(X, y, surrogate_eps=1e-3)
 
 
 def test_the_one_vs_all_flap_classifier_twin_takes_each_classifier_lambda():
