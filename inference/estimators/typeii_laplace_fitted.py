@@ -46,6 +46,7 @@ from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, 
 from sparsebayes.inference._validation import validate_classification_data, validate_predict_data, validate_regression_data
 from sparsebayes.inference._warnings import warn_degenerate
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names, has_bias_column, raw_weights
+from sparsebayes.inference.estimators.em_fit import split_bias
 from sparsebayes.inference.estimators.typeii_fit import LaplaceOptions, fit_typeii_laplace_model, laplace_basis
 from sparsebayes.inference.estimators.typeii_warnings import scale_advice
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata
@@ -157,9 +158,8 @@ class TypeIILaplaceRegressorMethods(_LaplacePathMethods):
         self.beta_ = fit.coef
         self.active_ = fit.active
         first = int(has_bias_column(self.feature_map_))
-        raw = np.asarray(raw_weights(self.feature_map_, self.beta_), dtype=np.float64)
-        self.coef_ = raw[first:]
-        self.intercept_ = float(raw[0]) if first else 0.0
+        coef, intercept = split_bias(self.feature_map_, self.beta_)
+        self.coef_, self.intercept_ = coef[0], float(intercept[0])
         self.prior_var_ = fit.prior_var
         self.prior_ = hierarchy
         self.likelihood_ = likelihood
@@ -323,9 +323,7 @@ class TypeIIClassifierMethods(OneVsAllLinkClassifier, _LaplacePathMethods):
         self.beta_ = np.array([fit.coef for fit in fits])
         self.active_ = np.array([fit.active for fit in fits])
         first = int(has_bias_column(self.feature_map_))
-        raw = np.atleast_2d(raw_weights(self.feature_map_, self.beta_))
-        self.coef_ = raw[:, first:]
-        self.intercept_ = raw[:, 0] if first else np.zeros(len(fits))
+        self.coef_, self.intercept_ = split_bias(self.feature_map_, self.beta_)
         self.prior_var_ = np.array([fit.prior_var for fit in fits])
         self.prior_ = hierarchy
         self.likelihood_ = likelihood
