@@ -102,3 +102,33 @@ def test_a_pickled_fit_keeps_its_draws(data):
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
     np.testing.assert_array_equal(again.to_inference_data().posterior["beta"].values,
                                   est.to_inference_data().posterior["beta"].values)
+
+
+def test_the_bayesian_lasso_route_draws_park_and_casellas_gibbs_on_the_centred_data(data):
+    """``method="gibbs"`` under ``ScaledLaplacePrior`` (and ``BayesianLassoRegressor``, its subclass) fits by
+    the Bayesian Lasso's core: the draws are the engine's ``sample_gibbs`` on the centred data at the same
+    seed, the summaries their median / mean, and the fit's model record carries the object's hyperpriors."""
+    from sparsebayes.inference import BayesianLassoRegressor
+    from sparsebayes.inference.engines.bayesian_lasso import sample_gibbs
+    from sparsebayes.models import ScaledLaplacePrior
+
+    X, y = data
+    kw = dict(num_warmup=30, num_samples=40, num_chains=2, seed=4, rhat_max=np.inf)
+    prior = ScaledLaplacePrior(a=2.0, b=0.5, c=1.0, d=0.1)
+    est = SparseRegressor(method="gibbs", prior=prior, options=kw).fit(X, y)
+    assert est._route_ == "bayesian_lasso" and not hasattr(est, "estimator_") and est.prior_ == prior
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    draws = sample_gibbs(Xc, yc, lam2_shape=2.0, lam2_rate=0.5, c=1.0, d=0.1, num_warmup=30, num_samples=40,
+                         num_chains=2, seed=4, progress_bar=False)
+    np.testing.assert_array_equal(est.beta_draws_, np.asarray(draws.posterior["beta"]).reshape(-1, 3))
+    np.testing.assert_array_equal(est.coef_, np.median(est.beta_draws_, axis=0))
+    np.testing.assert_allclose(est.predict(X), y.mean() + Xc @ est.beta_draws_.mean(axis=0), rtol=1e-10)
+    paper = BayesianLassoRegressor(lam2_shape=2.0, lam2_rate=0.5, c=1.0, d=0.1, **kw).fit(X, y)
+    assert isinstance(paper, SparseRegressor) and paper._route_ == "bayesian_lasso"
+    np.testing.assert_array_equal(paper.beta_draws_, est.beta_draws_)
+    record, again = est.posterior_model(X, y), paper.posterior_model(X, y)
+    assert record.kwargs == again.kwargs == dict(lam2_shape=2.0, lam2_rate=0.5, c=1.0, d=0.1)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).to_inference_data().posterior["beta"].values,
+                                  est.to_inference_data().posterior["beta"].values)
+    with pytest.raises(ValueError, match="fits the 'gaussian' likelihood only, not 'student_t'"):
+        SparseRegressor(method="nuts", prior=prior, likelihood="student_t").fit(X, y)
