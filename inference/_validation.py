@@ -109,7 +109,7 @@ def as_numeric_array(value, name, *, keep_integers=False):
     if arr.dtype.kind == "c":
         raise ValueError(f"{name} must be real-valued, got complex values (dtype {arr.dtype})")
     try:
-        return arr.astype(np.float64)
+        return arr.astype(np.float64, copy=False)  # no copy of float64 input: a sampler of p = 10⁵ holds X once
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be numeric, got values of dtype {arr.dtype}") from None
 

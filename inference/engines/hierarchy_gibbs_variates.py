@@ -41,12 +41,17 @@ class VariateData(NamedTuple):
     dof: jax.Array
 
 
-def variate_data(X, y, dof, use_rue):
-    """The :class:`VariateData` of ``(X, y)``, set up once per run (:func:`setup_variate_data`)."""
+def variate_factors(X, y, use_rue):
+    """What :class:`VariateData` computes of ``(X, y)``: ``(bordered, R, Qty, rss_perp)``."""
     Q, R = jnp.linalg.qr(X)
     Qty = Q.T @ y
-    return VariateData(X, y, gibbs_beta.bordered_gram(X, y) if use_rue else None, R, Qty,
-                       jnp.sum((y - Q @ Qty) ** 2), dof)
+    return gibbs_beta.bordered_gram(X, y) if use_rue else None, R, Qty, jnp.sum((y - Q @ Qty) ** 2)
+
+
+def variate_data(X, y, dof, use_rue):
+    """The :class:`VariateData` of ``(X, y)`` (traced: a data set of a batch inside its program; a run's
+    own is :func:`setup_variate_data`)."""
+    return VariateData(X, y, *variate_factors(X, y, use_rue), dof)
 
 
 def residual_sum_of_squares(data, beta):
@@ -86,9 +91,16 @@ def step_from(state, data, model, *, variates, scaled=False):
     return guarded(State(beta, noise_var, aux), state, Info(log_lik, jnp.log(jnp.min(v))))
 
 
-#: :func:`variate_data` as its own program: a run sets its data up once (a copy of ``X``, its QR and, on
-#: Rue's path, the bordered Gram matrix) and every call of its sweeps (:func:`run_from_variates`) reads that.
-setup_variate_data = jax.jit(variate_data, static_argnums=(3,))
+_variate_factors = jax.jit(variate_factors, static_argnums=(2,))
+
+
+def setup_variate_data(X, y, dof, use_rue):
+    """:func:`variate_data` set up once for a run, so that every call of its sweeps (:func:`run_from_variates`)
+    reads it: ``X`` and ``y`` moved to the device once, their factors (the QR and, on Rue's path, the bordered
+    Gram matrix) by a program of their own that returns only what it computes (a program that returned its
+    argument ``X`` would return a copy of it, one more ``n × p`` array held through the run)."""
+    X, y = jnp.asarray(X), jnp.asarray(y)
+    return VariateData(X, y, *_variate_factors(X, y, use_rue), jnp.asarray(dof))
 
 
 @partial(jax.jit, static_argnames=("scaled",))
@@ -155,13 +167,17 @@ def variate_setup(X, y, prior, noise_prior, scaled, fit_intercept, beta_draw):
     new ``n`` mostly reuses the compiled sweeps."""
     from sparsebayes.inference.engines._shapes import bucket, pad_to
 
-    if fit_intercept:
-        X, y = X - X.mean(axis=-2, keepdims=True), y - y.mean(axis=-1, keepdims=True)
     n, p = X.shape[-2:]
     dof = n - (1 if fit_intercept else 0)
     use_rue = gibbs_beta.choose_method(n, p, beta_draw) == "rue"
     rows = bucket(n, per_octave=4)
-    Xp, yp = pad_to(X, (*X.shape[:-2], rows, p)), pad_to(y, (*y.shape[:-1], rows))
+    Xp = np.zeros((*X.shape[:-2], rows, p), X.dtype)  # centred into the padded array: one copy of X, not two
+    if fit_intercept:
+        np.subtract(X, X.mean(axis=-2, keepdims=True), out=Xp[..., :n, :])
+        y = y - y.mean(axis=-1, keepdims=True)
+    else:
+        Xp[..., :n, :] = X
+    yp = pad_to(y, (*y.shape[:-1], rows))
     noise_shape = 0.5 * dof + float(noise_prior.c) + (0.5 * p if scaled else 0.0)
     return Xp, yp, dof, n, rows, use_rue, noise_shape
 
@@ -213,6 +229,7 @@ def run_with_variates(X, y, prior, *, num_warmup=1000, num_samples=1000, num_cha
         return jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((m, *a.shape[1:]), a.dtype), one)
 
     data = setup_variate_data(Xp, yp, np.float64(dof), use_rue)  # once: no call of the sweeps reads X again
+    del Xp, yp  # the device holds the run's copy
     compiled = {m: run_from_variates.lower(state, shapes(m), data, prior, noise, scaled=bool(scaled)).compile()
                 for m in set(lengths)}  # outside the timing
     source.compile(lengths)
