@@ -66,6 +66,12 @@ def test_the_generic_estimators_fit_by_the_route_and_equal_the_paper_classes():
     Xb, yb = _binary()
     with pytest.raises(ValueError, match="'bernoulli_logistic' likelihood only"):
         SparseClassifier(method="type2", link="probit").fit(Xb, yb)
+    clf = SparseClassifier(method="type2", prior="scaled_laplace", features="linear").fit(Xb, yb)
+    again = SparseClassifier(method="type2", prior=clf.prior_, link=clf.likelihood_, features="linear").fit(Xb, yb)
+    np.testing.assert_array_equal(again.beta_, clf.beta_)  # prior_ and likelihood_ refit the model
+    eta = clf.decision_function(Xb)  # the logistic link's log probabilities (not EM's probit, a base too)
+    np.testing.assert_array_equal(clf.predict_log_proba(Xb),
+                                  np.column_stack([scipy.special.log_expit(-eta), scipy.special.log_expit(eta)]))
 
 
 def test_the_flap_classifier_twin_has_the_laplace_prior_at_the_fitted_lambda():
