@@ -46,6 +46,16 @@ kernel: +6 nats; delete it, predicted +2: −6 nats; repeat), where Tipping's Sp
 once ``L`` has not improved on its best for ``patience`` steps and returns the best state
 (``stalled`` set, ``converged`` false); a fit that stops on ``tol`` returns its last state.
 
+The contract of :mod:`sparsebayes.inference.engines.driver`, as the Gaussian path keeps it: :class:`State`,
+:func:`init` ``(data, model, capacity)`` with ``data`` a :class:`LaplaceData` and ``model`` a
+:class:`LaplaceModel` ``(prior, likelihood)``, a pure :func:`step` ``(state, data, model, *, settings)``
+returning the new state and the step's :class:`~.typeii_moves.Info`, :func:`run` the jit boundary (the
+driver's ``lax.while_loop`` to :func:`stopped`), :func:`trace` a fixed number of steps (the driver's
+``lax.scan``). The best state and the steps since it are part of the state (``best``, ``since``),
+kept by the step, so that the patience is the driver's stopping rule and a loop the caller owns
+keeps it too. The move choice and λ's update are the Gaussian path's (:func:`.typeii_moves.choose`,
+:func:`.typeii_moves.update_lambda`).
+
 Active set only: the weights in the model live in ``capacity`` slots (``-1`` = free), and a step
 gathers the active ones into ``k`` of them, the active count rounded up to 4, 8 or the capacity
 (:func:`_on_active_slots`), so the Newton iterations cost ``O(N k²)`` and a step's ``S, Q`` for
