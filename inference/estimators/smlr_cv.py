@@ -14,7 +14,7 @@ from sklearn.model_selection import StratifiedKFold
 from tqdm.auto import tqdm
 
 from sparsebayes.inference.estimators._base import atomic_fit
-from sparsebayes.inference.estimators import smlr_cv_path  # a module, not its names: it imports sparsebayes.inference.estimators.smlr
+from sparsebayes.inference.estimators import smlr_cv_path  # a module, not its names (a worker unpickles its task)
 from sparsebayes.inference.parallel import parallel_map
 from sparsebayes.inference._validation import check_count, check_flags, check_max_iter, check_number
 from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_coef, fit_map_model, map_basis,

@@ -2,15 +2,15 @@
 that depends on its arguments alone, so that the folds can run in other processes or on other
 machines (:func:`~sparsebayes.inference.parallel.parallel_map`).
 
-A module of its own: a worker that unpickles the task imports it first, and it imports
-:mod:`sparsebayes.inference.estimators.smlr` (which imports :mod:`~sparsebayes.inference.estimators.smlr_cv`) before
-anything refers to it.
+A module of its own: a worker that unpickles the task imports it first, and it imports only the MAP
+fitting core (:mod:`sparsebayes.inference.estimators.map_fit`), so that it (and :mod:`.smlr_cv`) can be
+imported before :mod:`sparsebayes.inference.estimators.smlr`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from sparsebayes.inference.estimators.smlr import fit_coef, log_softmax, reference_logits
+from sparsebayes.inference.estimators.map_fit import fit_coef, log_softmax, reference_logits
 
 
 def held_out(Phi_te, y_te, coef):

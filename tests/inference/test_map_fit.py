@@ -165,3 +165,15 @@ def test_logistic_link_is_the_multinomial_for_two_classes():
     X, y = _blobs(m=2, seed=7)
     by_link = SparseClassifier(method="map", link="logistic").fit(X, y)
     np.testing.assert_array_equal(by_link.coef_, SparseClassifier(method="map").fit(X, y).coef_)
+
+
+def test_the_cross_validation_modules_import_first():
+    """:mod:`.smlr_cv` and :mod:`.smlr_cv_path` (which a joblib worker imports first, to unpickle a fold's task)
+    import in a fresh process before :mod:`.smlr`: they build on the MAP core, not on the paper class."""
+    import subprocess
+    import sys
+
+    for module in ("smlr_cv_path", "smlr_cv"):
+        code = f"import sparsebayes.inference.estimators.{module} as m; print(m.__name__)"
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
