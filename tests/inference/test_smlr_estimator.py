@@ -408,3 +408,20 @@ def test_cv_that_chooses_the_all_zero_estimate_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         assert SMLRCV(cv=2).fit(X, y).n_nonzero_ > 0
+
+
+def test_smlr_is_the_generic_classifier_with_method_map():
+    """SMLRClassifier is ``SparseClassifier(method="map")`` with SMLR's parameters (the same names and defaults
+    as the paper estimator always had): it fits by the MAP route, no engine estimator behind it."""
+    from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier
+
+    assert issubclass(SMLRClassifier, SparseClassifier)
+    assert SMLRClassifier().get_params() == dict(
+        penalty="l1", lam=1.0, lam_relative=False, solver="auto", features="linear", kernel_width="scale",
+        standardize=True, tol=1e-6, max_iter=2000, warm_start=False, random_state=0)
+    X, y = _three_blobs()
+    clf = SMLRClassifier(penalty="l2", lam=0.5).fit(X, y)
+    assert clf._route_ == "map" and not hasattr(clf, "estimator_")
+    generic = SparseClassifier(method="map", prior="gaussian", options={"lam": 0.5}).fit(X, y)
+    np.testing.assert_array_equal(generic.coef_, clf.coef_)
+    np.testing.assert_array_equal(generic.decision_function(X), clf.decision_function(X))
