@@ -562,7 +562,8 @@ def run(state, data, model, *, max_iter, tol, patience, pause_when_full=False, e
     set). A state with ``since < 0`` (an unsettled start) is settled by the first iteration."""
     one = partial(step, tol=tol, pause_when_full=pause_when_full, estimate_params=estimate_params,
                   param_tol=param_tol)
-    return driver.run(one, state, data, model, tol=tol, max_iter=max_iter, converged=partial(stopped, patience=patience),
+    return driver.run(one, state, data, model, tol=tol, max_iter=max_iter,
+                      converged=partial(stopped, patience=patience),
                       halt=(lambda st: st.capacity_hit) if pause_when_full else None)
 
 

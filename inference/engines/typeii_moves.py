@@ -10,8 +10,9 @@ the posterior mode for the others (:mod:`.typeii_laplace`, Tipping 2001, Sec. 4;
 (:func:`variance_moves`, :func:`profiled_moves`), the hierarchy's choice between them
 (:func:`hierarchy_moves`), which of them are allowed (:func:`gate_moves`: the last basis is never
 deleted, an add needs a free slot), the choice (:func:`best_move`; all three in one,
-:func:`gated_moves` and :func:`choose`), λ after a move (:func:`update_lambda`), the recognition of a cycle of moves (:func:`note_cycle`) and the growth of the slots that hold
-the active set (:func:`grow_slots`).
+:func:`gated_moves` and :func:`choose`), λ after a move (:func:`update_lambda`), the recognition
+of a cycle of moves (:func:`note_cycle`) and the growth of the slots that hold the active set
+(:func:`grow_slots`).
 """
 from __future__ import annotations
 

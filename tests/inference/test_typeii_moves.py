@@ -33,8 +33,8 @@ def _objective_change(prior, var, s, q, i, v):
     v = np.asarray(v, float)
     change = _ell(v, s[i], q[i]) - _ell(var[i], s[i], q[i])
     if not prior.profile_lambda:
-        kappa = 0.0 if isinstance(prior, ARDPrior) else float(update_lambda(prior, jnp.asarray(var), NOISE)) / (2 * NOISE)
-        return change - kappa * (v - var[i])
+        lam = 0.0 if isinstance(prior, ARDPrior) else float(update_lambda(prior, jnp.asarray(var), NOISE))
+        return change - lam / (2 * NOISE) * (v - var[i])
     n_others = int(np.sum(var > 0)) - int(var[i] > 0)
     rest = float(np.sum(var)) - var[i]
     new_terms = np.where(v > 0, _terms(prior, rest + v, n_others + 1), _terms(prior, rest, n_others))
