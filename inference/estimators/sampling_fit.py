@@ -534,12 +534,14 @@ def inference_data(stored):
     Bayesian Lasso's ``(GibbsDraws, coords)``, ``InferenceData`` or a list of them) as ``InferenceData``."""
     if isinstance(stored, list):
         return [inference_data(s) for s in stored]
+    if hasattr(stored, "inference_data"):
+        return stored.inference_data()
     if isinstance(stored, tuple):
         from sparsebayes.inference.engines.bayesian_lasso import gibbs_inference_data
 
         draws, coords = stored
         return gibbs_inference_data(draws, coords=coords)
-    return stored.inference_data() if hasattr(stored, "inference_data") else stored
+    return stored
 
 
 # --- the Bayesian Lasso: Park & Casella's σ-scaled hierarchy on the centred inputs -----------------------
