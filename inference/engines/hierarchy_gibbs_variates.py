@@ -99,8 +99,8 @@ def setup_variate_data(X, y, dof, use_rue):
     reads it: ``X`` and ``y`` moved to the device once, their factors (the QR and, on Rue's path, the bordered
     Gram matrix) by a program of their own that returns only what it computes (a program that returned its
     argument ``X`` would return a copy of it, one more ``n × p`` array held through the run)."""
-    X, y = jnp.asarray(X), jnp.asarray(y)
-    return VariateData(X, y, *_variate_factors(X, y, use_rue), jnp.asarray(dof))
+    X, y, dof = jax.device_put((X, y, np.float64(dof)))  # a transfer (jnp.asarray compiles a program per shape)
+    return VariateData(X, y, *_variate_factors(X, y, use_rue), dof)
 
 
 @partial(jax.jit, static_argnames=("scaled",))

@@ -186,3 +186,30 @@ def test_a_hierarchy_without_declared_variates_is_told_to_use_keys():
     with pytest.raises(ValueError, match="declares no standard variates"):
         hierarchy_gibbs.run(X, X[:, 0], BlockedTauHorseshoe(0.5, tau_prior=1.0), variates="numpy", num_warmup=5,
                             num_samples=5)
+
+
+def test_a_variate_run_holds_one_copy_of_X_from_the_entry_point_to_the_device():
+    """Issue 40's memory at p = 10⁵: ``check_data`` keeps float64 ``X`` as given (it copied it, once in
+    ``sample_gibbs`` and again in ``run_with_variates``), and the set-up program returns only what it
+    computes of ``X`` (the QR's ``R``, ``Qᵀy``, the residual), not a copy of its argument ``X`` (XLA does not
+    alias an argument it may not donate): its output, against what ``jit(variate_data)`` gives back."""
+    import jax.numpy as jnp
+
+    from sparsebayes.inference._validation import check_data
+    from sparsebayes.inference.engines import hierarchy_gibbs_variates as hv
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(16, 400)), rng.normal(size=16)
+    Xc, yc = check_data(X, y)
+    assert Xc is X and yc is y
+    Xd, yd = jnp.asarray(X), jnp.asarray(y)
+
+    def output_bytes(fn, *args):
+        return jax.jit(fn, static_argnums=(len(args) - 1,)).lower(*args).compile().memory_analysis().output_size_in_bytes
+
+    setup = output_bytes(hv.variate_factors, Xd, yd, False)
+    whole = output_bytes(hv.variate_data, Xd, yd, 15.0, False)
+    assert setup < 1.2 * X.nbytes and whole >= setup + X.nbytes  # R is n × p as X is; the whole record holds X besides
+    data = hv.setup_variate_data(X, y, 15.0, False)
+    for a, b in zip(jax.tree.leaves(data), jax.tree.leaves(hv.variate_data(Xd, yd, jnp.float64(15.0), False))):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
