@@ -8,7 +8,7 @@ from scipy import stats
 from sparsebayes.comparisons.datasets import diabetes
 from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
 from sparsebayes.inference.engines.progress import chunk_lengths as _chunk_lengths
-from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_batch
+from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_batch, hierarchy_gibbs_variates
 from sparsebayes.inference.engines.gibbs_beta import UNROLL_MAX, bhattacharya_draw, bordered_gram, rue_draw_bordered
 from sparsebayes.inference.engines.gibbs_variates import (draw_variates, inverse_gaussian_from, michael_root,
                                                           variate_plan, variate_streams)
@@ -404,7 +404,7 @@ def test_a_zero_lam2_rate_is_refused_for_its_improper_posterior():
 def test_the_wide_path_sets_up_nothing_p_by_p():
     """p > n: the sweep data hold the design, its QR factor and vectors (no bordered Gram matrix),
     and the ridge start in its n × n form is the p × p form's fit (an independent solve)."""
-    gibbs = hierarchy_gibbs
+    gibbs = hierarchy_gibbs_variates
     rng = np.random.default_rng(8)
     X, y = rng.normal(size=(6, 40)), rng.normal(size=6)
     data = variate_data(X, y, np.float64(5), use_rue=False)
