@@ -29,7 +29,7 @@ def test_a_users_gaussian_gets_the_gaussian_sweep_and_flat_intercept():
     from types import SimpleNamespace
 
     from sparsebayes.inference import GibbsRegressor
-    from sparsebayes.inference.estimators.sampling_fit import intercept_scale
+    from sparsebayes.inference.estimators.sampling_fit import gibbs_hierarchy, intercept_scale
     from sparsebayes.inference.posterior.posterior_model import _gibbs_sampler, hierarchy_gibbs_sampler
     from sparsebayes.inference.posterior.twin_posterior import _collapsible
     from sparsebayes.models.priors.horseshoe import HorseshoePrior
@@ -44,7 +44,7 @@ def test_a_users_gaussian_gets_the_gaussian_sweep_and_flat_intercept():
     np.testing.assert_array_equal(ours.intercept_draws_, ref.intercept_draws_)
     assert ours.noise_var_ == ref.noise_var_ is not None
     from sparsebayes.inference.engines import hierarchy_gibbs  # the engine itself routes by the statement too
-    prior_gibbs = ref._engine_prior()[1]
+    prior_gibbs = gibbs_hierarchy(ref.prior_)[1]
     run = dict(num_warmup=20, num_samples=20, num_chains=1, seed=3, progress_bar=False)
     np.testing.assert_array_equal(hierarchy_gibbs.run(X, y, prior_gibbs, likelihood=MyGaussian(), **run)[0].beta,
                                   hierarchy_gibbs.run(X, y, prior_gibbs, **run)[0].beta)
