@@ -19,6 +19,8 @@ sampler's defaults (:data:`SAMPLER_DEFAULTS`).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp
@@ -29,8 +31,8 @@ from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood
 from sparsebayes.models.priors import hierarchy_name, is_hierarchy
 
 from sparsebayes.inference.estimators._base import basis_names
-from sparsebayes.inference._validation import (check_count, check_number, validate_classification_data,
-                                               validate_predict_data, validate_regression_data)
+from sparsebayes.inference._validation import (validate_classification_data, validate_predict_data,
+                                               validate_regression_data)
 from sparsebayes.inference.estimators.sampling_fit import (SamplerSettings, check_sampling_likelihood, gibbs_hierarchy,
                                                            draw_gibbs, fit_sampling_model, inference_data,
                                                            link_likelihood,
@@ -96,26 +98,34 @@ class SamplingMethods(PosteriorSamplingMixin):
         """The :class:`SamplerSettings` of a fit by ``sampler``, checked: the estimator's own parameters of
         :func:`sampler_defaults`' names, then ``options`` (a name the sampler does not take, or that a
         parameter already sets, is a ``ValueError`` listing what it takes)."""
-        params = self.get_params(deep=False)
         defaults = sampler_defaults(sampler, self._sampling_classifier)
+        model = {"prior", "features", "kernel_width", "link" if self._sampling_classifier else "likelihood"}
+        prior = self.prior if self.prior is not None else self._default_prior(sampler)
+        values = self._settings_values(defaults, SAMPLER_PAPER[sampler, self._sampling_classifier],
+                                       hierarchy_name(prior), model)
+        return SamplerSettings(sampler, features=self.features, kernel_width=self.kernel_width, **values).check()
+
+    def _settings_values(self, defaults, paper, prior_name, model, set_by_prior=()):
+        """The settings ``defaults`` names: the estimator's own parameters (a paper class's), else
+        ``options``, else the defaults. An option that is none of them (nor of the ``model`` parameters the
+        paper class ``paper`` takes besides) is a ``ValueError`` listing what it takes; one that a parameter
+        or the hierarchy object (``set_by_prior``) already sets, a ``ValueError`` naming it."""
+        params = self.get_params(deep=False)
         values = {name: params.get(name, default) for name, default in defaults.items()}
         options = getattr(self, "options", None)
-        if options is not None:
-            if not isinstance(options, dict):
-                raise ValueError(f"options must be a dict of the sampler's settings, got {type(options).__name__}")
-            paper = SAMPLER_PAPER[sampler, self._sampling_classifier]
-            unknown = sorted(set(options) - set(defaults) - {"prior", "likelihood", "link", "features", "kernel_width"})
-            if unknown:
-                prior = self.prior if self.prior is not None else self._default_prior(sampler)
-                raise ValueError(f"options {unknown} are not parameters of {paper} (method={self.method!r}, "
-                                 f"prior={hierarchy_name(prior)!r}); it takes "
-                                 f"{sorted(set(defaults) | {'prior', 'features', 'kernel_width'} | {('link' if self._sampling_classifier else 'likelihood')})}")
-            fixed = sorted(set(options) & (set(params) | {"prior", "likelihood", "link", "method"}))
-            if fixed:
-                raise ValueError(f"options {fixed} are set by prior= and method= (or are {type(self).__name__}'s "
-                                 "own parameters); remove them from options")
-            values.update(options)
-        return SamplerSettings(sampler, features=self.features, kernel_width=self.kernel_width, **values).check()
+        if options is None:
+            return values
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict of the sampler's settings, got {type(options).__name__}")
+        unknown = sorted(set(options) - set(defaults) - model - {"likelihood", "link"})
+        if unknown:
+            raise ValueError(f"options {unknown} are not parameters of {paper} (method={self.method!r}, "
+                             f"prior={prior_name!r}); it takes {sorted(set(defaults) | model)}")
+        fixed = sorted(set(options) & (set(params) | set(set_by_prior) | {"prior", "likelihood", "link", "method"}))
+        if fixed:
+            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
+                             f"parameters, {type(self).__name__} its own); remove them from options")
+        return {**values, **options}
 
     def _sampling_setup(self, sampler):
         """``(hierarchy, its engine form, likelihood, settings)`` of a fit by ``sampler``, each checked
@@ -472,11 +482,9 @@ class BayesianLassoMethods(SamplingMethods):
         from sparsebayes.inference.estimators.sampling_fit import BAYESIAN_LASSO_SAMPLERS
         from sparsebayes.models.priors.typeii import ScaledLaplacePrior
 
-        params = self.get_params(deep=False)
-        sampler = params.get("sampler", self.method)
+        sampler = self.get_params(deep=False).get("sampler", self.method)
         if sampler not in BAYESIAN_LASSO_SAMPLERS:
             raise ValueError(f"sampler must be 'gibbs', 'nuts' or 'nuts-marginal', got {sampler!r}")
-        values = {name: params.get(name, default) for name, default in BAYESIAN_LASSO_DEFAULTS.items()}
         prior, by_prior = self.prior, {}
         if is_hierarchy(prior):
             if not isinstance(prior, ScaledLaplacePrior):
@@ -490,35 +498,14 @@ class BayesianLassoMethods(SamplingMethods):
                                  f"method={self.method!r} would fit the default; leave "
                                  f"{'them' if len(dropped) > 1 else 'it'} at the default")
             by_prior = {param: float(getattr(prior, field)) for field, param in BAYESIAN_LASSO_FIELDS.items()}
-        options = getattr(self, "options", None)
-        if options is not None:
-            if not isinstance(options, dict):
-                raise ValueError(f"options must be a dict of the sampler's settings, got {type(options).__name__}")
-            unknown = sorted(set(options) - set(BAYESIAN_LASSO_DEFAULTS) - {"sampler"})
-            if unknown:
-                raise ValueError(f"options {unknown} are not parameters of BayesianLassoRegressor (method={self.method!r}, "
-                                 f"prior='scaled_laplace'); it takes {sorted(set(BAYESIAN_LASSO_DEFAULTS) | {'sampler'})}")
-            fixed = sorted(set(options) & (set(by_prior) | {"sampler", "prior", "likelihood", "method"}))
-            if fixed:
-                raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
-                                 "parameters); remove them from options")
-            values.update(options)
-        values.update(by_prior)
+        values = {**self._settings_values(BAYESIAN_LASSO_DEFAULTS, "BayesianLassoRegressor", "scaled_laplace",
+                                          {"sampler"}, set_by_prior=set(by_prior) | {"sampler"}), **by_prior}
         self._bayesian_lasso_model_checks()
-        check_number("credible_level", values["credible_level"], 0.0, strict=True)
-        if not values["credible_level"] < 1.0:
-            raise ValueError(f"credible_level must lie in (0, 1), got {values['credible_level']!r}")
-        check_count("seed", values["seed"], 0)
-        hyper = checked_hyper(values["lam2_shape"], values["lam2_rate"], values["c"], values["d"])
-        settings = SamplerSettings("gibbs" if sampler == "gibbs" else "nuts", c=hyper.c, d=hyper.d,
+        settings = SamplerSettings("gibbs" if sampler == "gibbs" else "nuts",
                                    **{k: values[k] for k in ("num_warmup", "num_samples", "num_chains", "seed",
-                                                             "credible_level", "rhat_max", "progress_bar")})
-        r = settings.rhat_max  # checked before the sampling, not after it; inf turns the check off
-        if not (isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, bool) and r > 1):
-            raise ValueError(f"rhat_max must be a number > 1 (inf: no check), got {r!r}")
-        if not isinstance(settings.progress_bar, (bool, np.bool_)):
-            raise ValueError(f"progress_bar must be True or False, got {settings.progress_bar!r}")
-        return hyper, settings, sampler
+                                                             "credible_level", "rhat_max", "progress_bar")}).check()
+        hyper = checked_hyper(values["lam2_shape"], values["lam2_rate"], values["c"], values["d"])
+        return hyper, dataclasses.replace(settings, c=hyper.c, d=hyper.d), sampler
 
     def _bayesian_lasso_model_checks(self):
         """``ValueError`` for a likelihood other than the Gaussian or a basis other than the inputs (the
