@@ -65,7 +65,13 @@ per class one-vs-all), and names the fitted model's record in its attributes (``
 parameters. Under ``method="type2"`` with the Gaussian likelihood the same holds with the type-II
 fitting core (:func:`~sparsebayes.inference.estimators.typeii_fit.fit_typeii_model`), and
 :class:`RVMRegressor`, :class:`BLSRegressor`, :class:`FLAPRegressor` are ``SparseRegressor`` with
-``method="type2"`` and their hierarchy fixed. The other pairs compose engine estimators: ``fit``
+``method="type2"`` and their hierarchy fixed. Under ``method="gibbs"`` and ``"nuts"`` the same holds with
+the sampling core (:func:`~sparsebayes.inference.estimators.sampling_fit.fit_sampling_model`; under
+``ScaledLaplacePrior`` the Bayesian Lasso's, :func:`~sparsebayes.inference.estimators.sampling_fit.fit_bayesian_lasso`,
+route ``"bayesian_lasso"``), the sampler's settings (:data:`~.sampling_fitted.SAMPLER_DEFAULTS`,
+:data:`~.sampling_fitted.BAYESIAN_LASSO_DEFAULTS`) in ``options``, and :class:`GibbsRegressor`,
+:class:`GibbsClassifier`, :class:`NutsRegressor`, :class:`NutsClassifier`, :class:`BayesianLassoRegressor`
+are the two with the method fixed and those settings as parameters. The other pairs compose engine estimators: ``fit``
 builds the one the ``(method, prior)`` pair names, with ``features``, ``kernel_width`` and the
 engine's own ``options``, fits it (``estimator_``), and copies its fitted attributes, so ``coef_``,
 ``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
