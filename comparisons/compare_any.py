@@ -131,11 +131,11 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
         twin,
     )
     from sparsebayes.inference.posterior.arviz_compat import copy, dataset, groups, set_group
-    from sparsebayes.inference.estimators.sparse_estimators import engine_estimator
+    from sparsebayes.inference.estimators.sparse_estimators import check_model
 
     from .compare_predictive import check_test_data
 
-    estimator = engine_estimator(estimator)  # SparseRegressor / SparseClassifier: the engine estimator they fit
+    estimator = check_model(estimator)  # a model no core fits is refused before any sampling
     if not callable(getattr(estimator, "posterior_model", None)):  # an estimator that describes its model
         raise ValueError(f"compare supports {', '.join(c.__name__ for c in SUPPORTED)} (estimators that describe "
                          f"their model by posterior_model); got {type(estimator).__name__}")

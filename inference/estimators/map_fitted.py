@@ -30,7 +30,7 @@ from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_map_model,
 from sparsebayes.inference.estimators.smlr_scale import scale_bias_row
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
-from sparsebayes.models.likelihoods import make_likelihood
+from sparsebayes.models.likelihoods import make_likelihood, methods_fitting
 from sparsebayes.models.likelihoods.multinomial import flatten, hessian, unflatten
 from sparsebayes.models.priors import HIERARCHIES, hierarchy_name, is_hierarchy
 from sparsebayes.models.priors.penalty import PENALTY_OF, penalty_prior
@@ -93,8 +93,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
     def _check_map_link(self):
         """``ValueError`` unless ``link`` is ``None``, the logistic or the multinomial logistic (a fitted
         ``likelihood_``): naming the link and the methods that fit it."""
-        from sparsebayes.inference.estimators.sparse_estimators import LIKELIHOOD_ENGINE, LINK_LIKELIHOODS
-        from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES
+        from sparsebayes.inference.estimators.sparse_estimators import LINK_LIKELIHOODS
 
         link = self.link
         if link is None:
@@ -105,11 +104,9 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         lik = make_likelihood(LINK_LIKELIHOODS[link] if isinstance(link, str) else link)
         if lik.name in MAP_LIKELIHOODS:
             return
-        able = [m for m, piece in LIKELIHOOD_ENGINE.items()
-                if not [k for k in LIKELIHOOD_CAPABILITIES[piece] if not hasattr(lik, k)]]
         raise ValueError(f"{MAP_PAPER} (method='map', prior={hierarchy_name(self.prior or 'laplace')!r}) fits the "
                          f"'multinomial' likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
-                         f"{', '.join(f'method={m!r}' for m in able) or 'no engine estimator yet'}")
+                         f"{methods_fitting(lik)}")
 
     def _validate_map_data(self, X, y):
         """Validated float64 ``X`` and encoded labels (``classes_``; an object ``y`` of unknown label type is

@@ -51,43 +51,46 @@ posterior (the intercept flat under the Gaussian, ``N(0, 10²)`` otherwise), so 
 directly. With ``prior=None`` each method takes its :data:`DEFAULT_PRIOR` (the samplers' the Bayesian
 Lasso for Gaussian regression, "laplace" otherwise: :data:`DEFAULT_PRIOR_NOT_GAUSSIAN`).
 
-:data:`REGRESSION_ENGINES` and :data:`CLASSIFICATION_ENGINES` are this table, the engine estimator
-of each pair.
+Every pair fits by a fitting core and answers through the core's fitted methods (the estimator's
+*route*, :meth:`_ComposedEstimator._route`): the core checks the parameters, builds the basis, fits, and
+returns one record of the fitted model, whose fields the estimator names in its attributes
+(``coef_``, ``intercept_``, ``n_iter_``, ``objective_``, ``active_``, ``prior_``, ``likelihood_``, the
+approximation or the draws); the route's class (:data:`SparseRegressor._ROUTES`) answers ``predict``,
+``to_inference_data``, ``posterior_model`` and ``sample_posterior``. The routes:
 
-Under ``method="em"`` the estimator fits the model itself: it checks the parameters, builds the basis
-and calls the fitting core (:func:`~sparsebayes.inference.estimators.em_fit.fit_em_model`, once, or once
-per class one-vs-all), and names the fitted model's record in its attributes (``coef_``,
-``intercept_``, ``n_iter_``, ``objective_``, ``active_``, ``prior_``, ``likelihood_``, the approximation
-``sigma_`` or ``laplace_cov_``); EM's settings other than the model (``gamma``, ``gamma_prior``,
-``bias``, ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``, :data:`EM_OPTIONS`) go in
-``options``. Figueiredo's estimators, :class:`AdaptiveSparseRegressor` and
-:class:`SparseProbitClassifier`, are these two with ``method="em"`` fixed and those settings as
-parameters. Under ``method="type2"`` with the Gaussian likelihood the same holds with the type-II
-fitting core (:func:`~sparsebayes.inference.estimators.typeii_fit.fit_typeii_model`), and
-:class:`RVMRegressor`, :class:`BLSRegressor`, :class:`FLAPRegressor` are ``SparseRegressor`` with
-``method="type2"`` and their hierarchy fixed. Under ``method="gibbs"`` and ``"nuts"`` the same holds with
-the sampling core (:func:`~sparsebayes.inference.estimators.sampling_fit.fit_sampling_model`; under
-``ScaledLaplacePrior`` the Bayesian Lasso's, :func:`~sparsebayes.inference.estimators.sampling_fit.fit_bayesian_lasso`,
-route ``"bayesian_lasso"``), the sampler's settings (:data:`~.sampling_fitted.SAMPLER_DEFAULTS`,
-:data:`~.sampling_fitted.BAYESIAN_LASSO_DEFAULTS`) in ``options``, and :class:`GibbsRegressor`,
-:class:`GibbsClassifier`, :class:`NutsRegressor`, :class:`NutsClassifier`, :class:`BayesianLassoRegressor`
-are the two with the method fixed and those settings as parameters. The other pairs compose engine estimators: ``fit``
-builds the one the ``(method, prior)`` pair names, with ``features``, ``kernel_width`` and the
-engine's own ``options``, fits it (``estimator_``), and copies its fitted attributes, so ``coef_``,
-``intercept_``, ``n_iter_`` mean what they mean on that estimator. A pair
-that no engine can fit is a ``ValueError`` naming the hierarchy and the missing piece; a likelihood
+=================  ======================================================  ==================================
+route              fitting core                                            fitted methods
+=================  ======================================================  ==================================
+"em"               :func:`~.em_fit.fit_em_model` (once, or once per class   :mod:`.em_fitted`
+                   one-vs-all)
+"type2"            :func:`~.typeii_fit.fit_typeii_model` (Gaussian)         :mod:`.typeii_fitted`
+"type2_laplace"    :func:`~.typeii_fit.fit_typeii_laplace_model`            :mod:`.typeii_laplace_fitted`
+"map"              :func:`~.map_fit.fit_map_model`                          :mod:`.map_fitted`
+"gibbs", "nuts"    :func:`~.sampling_fit.fit_sampling_model`                :mod:`.sampling_fitted`
+"bayesian_lasso"   :func:`~.sampling_fit.fit_bayesian_lasso`                :mod:`.sampling_fitted`
+=================  ======================================================  ==================================
+
+A method's settings other than the model go in ``options`` (EM's :data:`EM_OPTIONS`: ``gamma``,
+``gamma_prior``, ``bias``, ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``; each
+core's own for the others). The paper estimators are these two with the method (and the hierarchy or
+likelihood) fixed and those settings as parameters, as scikit-learn's ``Lasso`` is an ``ElasticNet``:
+:class:`AdaptiveSparseRegressor` and :class:`SparseProbitClassifier` (EM), :class:`RVMRegressor`,
+:class:`BLSRegressor`, :class:`FLAPRegressor`, :class:`PoissonRVMRegressor` and :class:`RVMClassifier`
+(type-II), :class:`SMLRClassifier` (MAP), :class:`GibbsRegressor`, :class:`GibbsClassifier`,
+:class:`NutsRegressor`, :class:`NutsClassifier` and :class:`BayesianLassoRegressor` (the samplers). A pair
+that no core can fit is a ``ValueError`` naming the hierarchy and the missing piece; a likelihood
 that the pair's engine cannot fit, one naming the likelihood, the missing piece
 (:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) and the methods that fit it. The
 fitted ``likelihood_`` (the object) beside ``prior_``: ``prior=est.prior_, likelihood=est.likelihood_``
 (``link=est.likelihood_`` for a classifier) with ``est``'s method refits ``est``'s model.
 
-A type-II hierarchy object (:mod:`sparsebayes.models.priors.typeii`) is its engine estimator's
+A type-II hierarchy object (:mod:`sparsebayes.models.priors.typeii`) is the type-II paper estimator's
 parameters in one piece: type-II estimates λ and σ², and the object's fields are what it does not
 estimate, the hyperprior constants ``a, b, c, d`` (``λ ~ Gamma(a, b)``, 004 eq. 8; ``p(σ²)`` of
 004 eq. 9) and the flags ``lambda_update``, ``noise_update``. They become the parameters of the same
 names (FLAP's ``noise_update="variances-fixed"`` is ``estimate_noise=True``, FLAPσ), so
 ``prior=ScaledLaplacePrior(a=1.0, b=0.1)`` fits what ``BLSRegressor(a=1.0, b=0.1)`` fits, and the
-fitted ``prior_`` of a type-II estimator refits its model. A field that the engine estimator has no
+fitted ``prior_`` of a type-II estimator refits its model. A field that the paper estimator has no
 parameter for (the RVM's ``lambda_update``, the classifier's noise prior) must keep its default.
 EM's :class:`~sparsebayes.models.priors.LaplacePrior` fixes γ (or puts EM's proper hyperprior on it)
 and is refused under type-II: the Laplace hierarchy of FLAP is ``LaplaceVariancePrior``.
@@ -110,8 +113,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.models.likelihoods import (LIKELIHOOD_CAPABILITIES, conjugate_noise, make_likelihood,
-                                            require_likelihood)
+from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood, require_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
 from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
@@ -136,26 +138,11 @@ DEFAULT_PRIOR_NOT_GAUSSIAN = {"gibbs": "laplace", "nuts": "laplace"}
 METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound": "map", "gibbs": "gibbs",
            "nuts": "nuts"}
 
-#: The engine estimator of each (method, hierarchy) pair for regression: method -> {hierarchy name:
-#: (module of ``sparsebayes.inference``, class)}. :func:`_engine_of` and the refusals read it. Under
-#: ``"em"`` the estimators fit the model themselves (:func:`~.em_fit.fit_em_model`), any hierarchy
-#: with an EM E-step.
-REGRESSION_ENGINES = {
-    "type2": {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
-              "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
-              "scaled_laplace": ("typeii_estimators", "BLSRegressor")},
-}
-
-#: The same for classification (under "map" the estimators fit the model themselves, :mod:`.map_fit`).
-CLASSIFICATION_ENGINES = {}
-
-#: The likelihood an engine estimator without a ``likelihood`` (or ``link``) parameter fits; those not
-#: listed fit the Gaussian. The others take the likelihood as a parameter.
-FIXED_LIKELIHOOD = {}
-
-#: The capability (:data:`~sparsebayes.models.likelihoods.LIKELIHOOD_CAPABILITIES`) each method's engine
-#: asks of a likelihood it takes as a parameter.
-LIKELIHOOD_ENGINE = {"em": "em", "gibbs": "gibbs", "nuts": "nuts"}
+#: The type-II paper estimator of each hierarchy name (module of ``sparsebayes.inference.estimators``,
+#: class): a name under ``method="type2"`` takes its model and defaults (:meth:`SparseRegressor._typeii_setup`).
+TYPEII_PAPER_ESTIMATORS = {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
+                           "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
+                           "scaled_laplace": ("typeii_estimators", "BLSRegressor")}
 
 #: The classifiers' links: the likelihood each names (``link=``; a likelihood object of the class is its own).
 LINK_LIKELIHOODS = {link: name for name, link in LINK_NAMES.items()}
@@ -168,54 +155,15 @@ def _lazy(module, name):
     return getattr(importlib.import_module(f"sparsebayes.inference.estimators.{module}"), name)
 
 
-def _engine_of(table, task, method, prior):
-    """(class, keyword arguments) of the engine estimator that ``table`` (:data:`REGRESSION_ENGINES`,
-    :data:`CLASSIFICATION_ENGINES`) names for ``(method, prior)``; the keyword arguments are what
-    ``prior`` sets (:data:`_PARAMETERS`). A pair the table lacks is a ``ValueError`` listing what
-    the method fits."""
-    cls = _row_class(table, task, method, prior)
-    return cls, _PARAMETERS[method](prior, cls, method)
-
-
-def _row_class(table, task, method, prior):
-    """The estimator class that ``table`` names for ``(method, prior)`` (:func:`_engine_of`)."""
-    if method not in table:
-        *others, last = [repr(m) for m in ("em", *table)]
-        raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
-    row = table[method]
+def _typeii_paper(prior):
+    """The type-II paper estimator class of ``prior`` (:data:`TYPEII_PAPER_ESTIMATORS`), or a ``ValueError``
+    listing the hierarchies type-II fits."""
     key = hierarchy_name(prior)
-    if key not in row:
+    if key not in TYPEII_PAPER_ESTIMATORS:
         label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
-        fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in row.items())
-        raise ValueError(f"prior {label} has no {method!r} engine; method={method!r} fits the priors {fits}")
-    return _lazy(*row[key])
-
-
-def _regression_engine(method, prior, likelihood="gaussian"):
-    """(class, keyword arguments) of the engine estimator for regression (:data:`REGRESSION_ENGINES`) under
-    ``likelihood`` (a registered name or a likelihood object)."""
-    lik = _regression_likelihood(likelihood)
-    cls, kw = _engine_of(REGRESSION_ENGINES, "regression", method, prior)
-    _take_likelihood(cls, kw, "likelihood", likelihood, lik, method, prior)
-    return cls, kw
-
-
-def _classification_engine(method, prior, link=None):
-    """(class, keyword arguments) of the engine estimator for classification (:data:`CLASSIFICATION_ENGINES`)
-    with ``link`` (``None``: the engine's own; ``"probit"``, ``"logistic"`` or a fitted ``likelihood_``)."""
-    cls, kw = _engine_of(CLASSIFICATION_ENGINES, "classification", method, prior)
-    if link is None:
-        return cls, kw
-    if isinstance(link, str):
-        if link not in LINK_LIKELIHOODS:
-            raise ValueError(f"link must be None, one of {sorted(LINK_LIKELIHOODS)} or a fitted likelihood_, "
-                             f"got {link!r}")
-        lik = make_likelihood(LINK_LIKELIHOODS[link])
-    else:
-        lik = make_likelihood(link)
-    name = LINK_NAMES.get(lik.name)
-    _take_likelihood(cls, kw, "link", name if name is not None else link, lik, method, prior)
-    return cls, kw
+        fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in TYPEII_PAPER_ESTIMATORS.items())
+        raise ValueError(f"prior {label} has no 'type2' engine; method='type2' fits the priors {fits}")
+    return _lazy(*TYPEII_PAPER_ESTIMATORS[key])
 
 
 def _regression_likelihoods():
@@ -224,27 +172,8 @@ def _regression_likelihoods():
     return ", ".join(n for n, c in sorted(LIKELIHOODS.items()) if getattr(c, "support", "real") in ("real", "counts"))
 
 
-def _take_likelihood(cls, kw, param, value, lik, method, prior):
-    """Put the likelihood ``value`` (``lik`` its object) into ``kw`` as ``cls``'s parameter ``param``, after
-    checking that ``method``'s engine has what it needs of it (:data:`LIKELIHOOD_ENGINE`); an engine
-    estimator that fixes its likelihood (:data:`FIXED_LIKELIHOOD`, the Gaussian for the others) takes it
-    only when it is that one. ``ValueError`` naming the likelihood and the missing piece otherwise."""
-    if param in cls().get_params():
-        if method in LIKELIHOOD_ENGINE:
-            require_likelihood(lik, LIKELIHOOD_ENGINE[method])
-        kw[param] = value
-        return
-    fixed = FIXED_LIKELIHOOD.get(cls.__name__, "gaussian")
-    if lik.name != fixed:
-        able = [m for m, piece in LIKELIHOOD_ENGINE.items()
-                if not [k for k in LIKELIHOOD_CAPABILITIES[piece] if not hasattr(lik, k)]]
-        raise ValueError(f"{cls.__name__} (method={method!r}, prior={hierarchy_name(prior)!r}) fits the {fixed!r} "
-                         f"likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
-                         f"{', '.join(f'method={m!r}' for m in able) or 'no engine estimator yet'}")
-
-
 def _check_hierarchy_class(prior, cls, method):
-    """The hierarchy class the engine estimator ``cls`` fits (its ``_hierarchy``, else the registry's
+    """The hierarchy class the paper estimator ``cls`` fits (its ``_hierarchy``, else the registry's
     class of ``prior``'s name); ``ValueError`` when the object ``prior`` is not one (another class that
     calls itself by that name would be fitted as if it were)."""
     hierarchy = getattr(cls, "_hierarchy", None) or HIERARCHIES[hierarchy_name(prior)]
@@ -253,40 +182,12 @@ def _check_hierarchy_class(prior, cls, method):
     return hierarchy
 
 
-def _hierarchy_parameters(prior, cls, method):
-    """The parameters of the engine estimator ``cls`` that a ``hierarchy`` object ``prior`` sets
-    (module docstring), each field's own; ``{}`` for a name. A field ``cls`` takes no parameter for must be at its default, else the
-    ``ValueError`` names it: the fit would silently drop it."""
-    if not is_hierarchy(prior):
-        return {}
-    _refuse_em_laplace(prior)
-    _check_hierarchy_class(prior, cls, method)
-    params = cls().get_params()
-    kw, unmatched = {}, []
-    for field in dataclasses.fields(prior):
-        value = getattr(prior, field.name)
-        value = value if isinstance(value, str) else float(value)
-        if field.name in params:
-            kw[field.name] = value
-        elif value != field.default:
-            unmatched.append(f"{field.name}={value!r}")
-    if unmatched:
-        raise ValueError(f"{cls.__name__} has no parameter for {type(prior).__name__}'s {', '.join(unmatched)}: "
-                         f"method={method!r} would fit the default; leave {'them' if len(unmatched) > 1 else 'it'} "
-                         "at the default")
-    return kw
-
-
 def _refuse_em_laplace(prior):
     """``ValueError`` for EM's Laplace hierarchy under type-II (whose Laplace hierarchy is FLAP's)."""
     if isinstance(prior, LaplacePrior):
         raise ValueError("method='type2' estimates the hyperparameters of the Laplace hierarchy (its rate λ, "
                          "FLAP): LaplacePrior is EM's object, with a fixed gamma or a proper gamma_prior; give "
                          "LaplaceVariancePrior(a=..., b=...) or the name 'laplace'")
-
-
-#: How each method's engine estimator takes the prior: ``(prior, class, method) -> keyword arguments``.
-_PARAMETERS = {"type2": _hierarchy_parameters}
 
 
 #: EM's settings besides the model (:class:`~.em_fit.EMOptions`, with the Laplace hierarchy's ``gamma`` and
@@ -315,16 +216,13 @@ def _classifier_prior(prior, c, n_classifiers):
 
 
 class _ComposedEstimator(BaseEstimator):
-    """Fit the model named by ``(method, prior)``: by EM's fitting core under ``method="em"``, else
-    by the engine estimator the tables name, whose fitted attributes it exposes (``estimator_``)."""
+    """Fit the model named by ``(prior, likelihood or link, method, features)`` by the fitting core of
+    its route (:meth:`_route`), and answer through the route's fitted methods (:data:`_ROUTES`)."""
 
     #: The paper estimator whose parameters the EM settings are (named when ``options`` has others).
     _em_paper = None
     #: The EM settings (:data:`EM_OPTIONS`) this estimator takes.
     _em_settings = tuple(EM_OPTIONS)
-
-    def _engine_for(self, method, prior):  # the subclasses': (class, kwargs) of the engine estimator
-        raise NotImplementedError
 
     def _default_prior(self, method):
         return DEFAULT_PRIOR[method]
@@ -334,33 +232,6 @@ class _ComposedEstimator(BaseEstimator):
         if not isinstance(self.method, str) or self.method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         return METHODS[self.method]
-
-    def _engine(self):
-        method = self._method()
-        prior = self._default_prior(method) if self.prior is None else self.prior
-        if not (isinstance(prior, str) or is_hierarchy(prior)):
-            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
-                             f"multiclass fit's prior_, a list of them), got {prior!r}")
-        options = {} if self.options is None else self.options
-        if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
-        cls, kw = self._engine_for(method, prior)
-        params = cls().get_params()
-        unknown = sorted(set(options) - set(params))
-        if unknown:
-            raise ValueError(f"options {unknown} are not parameters of {cls.__name__} (method={self.method!r}, "
-                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
-        fixed = sorted(set(options) & set(kw))
-        if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
-                             "parameters); remove them from options")
-        for key in ("features", "kernel_width"):
-            if key in params:
-                kw[key] = getattr(self, key)
-        if "features" not in params and self.features not in (None, "linear"):
-            raise ValueError(f"{cls.__name__} (method={self.method!r}) takes the inputs as they are: "
-                             f"features={self.features!r} is not available to it; use features='linear'")
-        return cls(**kw, **options)
 
     # --- method="em": the fitting core, the settings, the attribute names ------------------------
 
@@ -457,9 +328,16 @@ class _ComposedEstimator(BaseEstimator):
     #: fit is the method ``_fit_<route>``. Set by each generic class.
     _ROUTES = {}
 
+    #: route -> the method that checks a fit's parameters before any data is read (``ValueError`` naming
+    #: what is wrong) and returns what the fit needs of them
+    _SETUPS = {"em": "_em_setup", "type2": "_typeii_setup", "type2_laplace": "_laplace_setup", "map": "_map_setup",
+               "gibbs": "_check_sampling_setup", "nuts": "_check_sampling_setup",
+               "bayesian_lasso": "_check_sampling_setup"}
+
     def _route(self):
-        """The route ``fit`` takes for the parameters (``ValueError`` for an unknown method): ``"em"``,
-        ``"type2"`` (the Gaussian type-II core) or ``"engine"`` (an engine estimator, ``estimator_``)."""
+        """The route ``fit`` takes for the parameters: ``"em"``, ``"type2"`` (the Gaussian type-II core),
+        ``"type2_laplace"`` (its Laplace path), ``"map"``, ``"gibbs"``, ``"nuts"`` or ``"bayesian_lasso"``;
+        a ``ValueError`` for an unknown method or one without a route for this task."""
         method = self._method()
         if method == "em":
             return "em"
@@ -469,9 +347,16 @@ class _ComposedEstimator(BaseEstimator):
             return "type2_laplace"
         if method in ("gibbs", "nuts"):  # the sampling core ("bayesian_lasso" under ScaledLaplacePrior)
             return self._sampling_route(method)
-        if method == "map":  # the MAP fitting core (bound optimization)
+        if method == "map" and "map" in self._ROUTES:  # the MAP fitting core (bound optimization)
             return "map"
-        return "engine"
+        task = "classification" if isinstance(self, ClassifierMixin) else "regression"
+        *others, last = [repr(m) for m in dict.fromkeys(METHODS.values()) if m in self._ROUTES or m in ("gibbs", "nuts")]
+        raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
+
+    def _check_model(self):
+        """The checks of the route's set-up (:data:`_SETUPS`), before any data is read: ``ValueError``
+        naming what is wrong with the parameters."""
+        getattr(self, self._SETUPS[self._route()])()
 
     def _fitted_route(self):
         """The route of the fit (``NotFittedError`` when there is none)."""
@@ -485,24 +370,13 @@ class _ComposedEstimator(BaseEstimator):
 
     @atomic_fit
     def fit(self, X, y):
-        """Fit the model by the route the parameters name (:meth:`_route`: a fitting core, or the engine
-        estimator ``estimator_``); returns ``self``. A failed fit leaves nothing fitted, and the fit's
+        """Fit the model by the fitting core of the route the parameters name (:meth:`_route`); returns ``self``. A failed fit leaves nothing fitted, and the fit's
         warnings name the line that called it."""
         route = self._route()
         _clear_fitted(self)
         getattr(self, f"_fit_{route}")(X, y)
         self._route_ = route
         return self
-
-    def _fit_engine(self, X, y):
-        """Fit the engine estimator the tables name and copy its fitted attributes onto ``self``."""
-        estimator = self._engine().fit(X, y)
-        for key, value in vars(estimator).items():
-            if key.endswith("_") and not key.startswith("_"):
-                setattr(self, key, value)
-        if not hasattr(self, "likelihood_"):  # an engine estimator of one likelihood
-            self.likelihood_ = make_likelihood(FIXED_LIKELIHOOD.get(type(estimator).__name__, "gaussian"))
-        self.estimator_ = estimator
 
     def _typeii_route(self):
         """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_type2`)."""
@@ -536,37 +410,6 @@ class _ComposedEstimator(BaseEstimator):
         return picklable_state(super().__getstate__())  # a NUTS fit's run holds its model function
 
 
-class EngineMethods:
-    """The methods of a fit by an engine estimator (route ``"engine"``): those of ``estimator_``."""
-
-    def predict(self, X, **kwargs):
-        return self.estimator_.predict(X, **kwargs)
-
-    def predict_proba(self, X):
-        return self.estimator_.predict_proba(X)
-
-    def predict_log_proba(self, X):
-        return self.estimator_.predict_log_proba(X)
-
-    def decision_function(self, X):
-        return self.estimator_.decision_function(X)
-
-    def to_inference_data(self, *args, **kwargs):
-        if not hasattr(self.estimator_, "to_inference_data"):
-            raise ValueError(f"{type(self.estimator_).__name__} has no to_inference_data")
-        return self.estimator_.to_inference_data(*args, **kwargs)
-
-    def posterior_model(self, X=None, y=None, **kwargs):
-        engine = getattr(self, "estimator_", None)
-        return (self._engine() if engine is None else engine).posterior_model(X, y, **kwargs)
-
-    def sample_posterior(self, X, y, sampler="nuts", **kwargs):
-        if not hasattr(self.estimator_, "sample_posterior"):
-            raise ValueError(f"{type(self.estimator_).__name__} (method={self.method!r}) is fitted by posterior "
-                             "draws: to_inference_data() returns them")
-        return self.estimator_.sample_posterior(X, y, sampler, **kwargs)
-
-
 class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, TypeIIRegressorMethods,
                       TypeIILaplaceRegressorMethods, SamplingRegressorMethods, BayesianLassoMethods):
     """Sparse Bayesian regression: one estimator for every (hierarchy, engine) pair.
@@ -580,33 +423,32 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         ``"laplace"``, ``"jeffreys"``, ``"horseshoe"``, ``"ard"``, ``"scaled_laplace"``, or an
         object such as ``HorseshoePrior(tau=0.1)`` or ``LaplacePrior(gamma=2.0)`` (EM), or
         ``ScaledLaplacePrior(a=1.0, b=0.1)`` (type-II, or the samplers' Bayesian Lasso: its fields
-        are the engine estimator's parameters, module docstring). A fitted estimator's ``prior_``
+        are the paper estimator's parameters, module docstring). A fitted estimator's ``prior_``
         refits its model.
     likelihood : str or likelihood object, default="gaussian"
         The observation model: a registered likelihood of real or count targets (``"gaussian"``,
         ``"student_t"``, ``"poisson"``, ``"negative_binomial"``) or an object such as
-        ``StudentTLikelihood(df=3.0)``, passed to the engine estimator (module table); a fitted
+        ``StudentTLikelihood(df=3.0)`` (the module's table says which method fits which); a fitted
         ``likelihood_``.
     method : {"em", "type2", "gibbs", "nuts"}, default="em"
         The engine: EM posterior mode, type-II maximum likelihood, or posterior draws by a
         sampler, ``coef_`` their median (``"typeii"`` is a synonym of ``"type2"``).
     features : {"linear", "quadratic", "kernel"} or transformer, default="linear"
-        The basis ``h(x)``, passed to the engine estimator (samplers take the inputs as they are).
+        The basis ``h(x)``.
     kernel_width : float or "scale", default="scale"
         Width of ``features="kernel"``.
     options : dict or None, default=None
         Under ``method="em"`` EM's settings (:data:`EM_OPTIONS`: ``gamma``, ``gamma_prior``, ``bias``,
         ``standardize``, ``noise_var``, ``tol``, ``max_iter``, ``low_rank``, as
-        :class:`AdaptiveSparseRegressor` documents them); otherwise further parameters of the engine
-        estimator (e.g. ``{"max_iter": 500}``). A name that is neither is a ``ValueError`` listing them.
+        :class:`AdaptiveSparseRegressor` documents them); otherwise the settings of the method's fitting
+        core, as its paper estimator names them (e.g. ``{"max_iter": 500}``). A name that is neither is a ``ValueError`` listing them.
 
     Attributes
     ----------
     coef_, intercept_, n_iter_, objective_, active_, ... :
         Under ``method="em"`` those :class:`AdaptiveSparseRegressor` documents (EM's fitted model,
-        :func:`~.em_fit.fit_em_model`); otherwise the engine estimator's fitted attributes, copied.
-    estimator_ : estimator
-        The fitted engine estimator (methods other than ``"em"``).
+        :func:`~.em_fit.fit_em_model`); otherwise those the method's paper estimator documents (the
+        record of its fitting core, module docstring).
     prior_, likelihood_ :
         The hierarchy and the likelihood objects fitted: ``prior=prior_, likelihood=likelihood_`` refits.
     """
@@ -614,7 +456,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
     _em_paper = "AdaptiveSparseRegressor"
     _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "type2_laplace": TypeIILaplaceRegressorMethods,
                "gibbs": SamplingRegressorMethods, "nuts": SamplingRegressorMethods,
-               "bayesian_lasso": BayesianLassoMethods, "engine": EngineMethods}
+               "bayesian_lasso": BayesianLassoMethods}
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
@@ -625,8 +467,6 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         self.kernel_width = kernel_width
         self.options = options
 
-    def _engine_for(self, method, prior):
-        return _regression_engine(method, prior, self.likelihood)
 
     def _em_likelihood(self):
         """The likelihood object with EM's pieces (by name or as given), else a ``ValueError`` naming it
@@ -653,14 +493,14 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         return self
 
     def _default_prior(self, method):
-        if method in DEFAULT_PRIOR_NOT_GAUSSIAN and make_likelihood(self.likelihood).name != "gaussian":
+        if method in DEFAULT_PRIOR_NOT_GAUSSIAN and not conjugate_noise(make_likelihood(self.likelihood)):
             return DEFAULT_PRIOR_NOT_GAUSSIAN[method]
         return DEFAULT_PRIOR[method]
 
     def _typeii_route(self):
         """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others by its
         Laplace path, route ``"type2_laplace"``)."""
-        return self._method() == "type2" and _regression_likelihood(self.likelihood).name == "gaussian"
+        return self._method() == "type2" and conjugate_noise(_regression_likelihood(self.likelihood))
 
     def _typeii_setup(self):
         """(hierarchy, :class:`~.typeii_fit.TypeIIOptions`) of a Gaussian type-II fit: the hierarchy object
@@ -674,10 +514,10 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
                              f"multiclass fit's prior_, a list of them), got {prior!r}")
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
+            raise ValueError(f"options must be a dict of the type-II fit's settings, got {type(options).__name__}")
         if is_hierarchy(prior):
             _refuse_em_laplace(prior)
-        paper = _row_class(REGRESSION_ENGINES, "regression", "type2", prior)
+        paper = _typeii_paper(prior)
         params = paper().get_params()
         unknown = sorted(set(options) - set(params))
         if unknown:
@@ -748,14 +588,12 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
     ----------
     classes_, coef_, intercept_, n_iter_, objective_, laplace_cov_, ... :
         Under ``method="em"`` those :class:`SparseProbitClassifier` documents (one EM fit per class
-        beyond two, one-vs-all); otherwise the engine estimator's fitted attributes, copied.
-    estimator_ : estimator
-        The fitted engine estimator (methods other than ``"em"``).
+        beyond two, one-vs-all); otherwise those the method's paper estimator documents.
     """
 
     _em_paper = "SparseProbitClassifier"
     _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
-               "nuts": SamplingClassifierMethods, "map": MapClassifierMethods, "engine": EngineMethods}
+               "nuts": SamplingClassifierMethods, "map": MapClassifierMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
@@ -766,8 +604,6 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
         self.kernel_width = kernel_width
         self.options = options
 
-    def _engine_for(self, method, prior):
-        return _classification_engine(method, prior, self.link)
 
     def _default_prior(self, method):
         return DEFAULT_PRIOR_NOT_GAUSSIAN.get(method, DEFAULT_PRIOR[method])
@@ -823,7 +659,7 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
 
 def _clear_fitted(estimator):
     """Remove every fitted attribute of an earlier fit, so that none (``gamma_``, ``lam_`` of a Laplace
-    fit after ``set_params(prior="jeffreys")``, an engine estimator's) outlives the fit that set it."""
+    fit after ``set_params(prior="jeffreys")``, another route's) outlives the fit that set it."""
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
 
@@ -838,27 +674,11 @@ def _regression_likelihood(likelihood):
     return lik
 
 
-def engine_estimator(estimator):
-    """The engine estimator behind a generic one (fitted: ``estimator_``; unfitted: the one ``fit``
-    would build); an EM or Gaussian type-II fit, which has none, and any other estimator are returned as
-    they are.
-    :func:`sparsebayes.compare` uses it."""
-    if not isinstance(estimator, _ComposedEstimator):
-        return estimator
-    if hasattr(estimator, "estimator_"):
-        return estimator.estimator_
-    if estimator._method() == "em":
-        return estimator
-    if estimator._typeii_route():  # fitted by the type-II core: the refusals of a pair it cannot fit, else itself
-        estimator._typeii_setup()
-        return estimator
-    if estimator._route() == "type2_laplace":  # its Laplace path: the same
-        estimator._laplace_setup()
-        return estimator
-    if estimator._route() == "map":  # the MAP core: the same
-        estimator._map_setup()
-        return estimator
-    if estimator._route() in ("gibbs", "nuts", "bayesian_lasso"):  # the sampling core: the same
-        estimator._check_sampling_setup()
-        return estimator
-    return estimator._engine()
+def check_model(estimator):
+    """``estimator`` itself, after the checks its fit makes of its parameters before reading any data (a
+    generic estimator's or a paper estimator's route set-up: a ``ValueError`` names a pair no core fits, a
+    likelihood the core cannot fit, an option it does not take). :func:`sparsebayes.compare` calls it
+    first, so that a model it cannot fit is refused before any sampling."""
+    if isinstance(estimator, _ComposedEstimator):
+        estimator._check_model()
+    return estimator

@@ -39,7 +39,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
-from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, make_likelihood, require_likelihood
+from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, make_likelihood, methods_fitting, require_likelihood
 from sparsebayes.models.priors import hierarchy_name
 from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, typeii_hierarchy
 
@@ -67,11 +67,15 @@ ISOLATED_KERNEL = 1e-3
 
 def count_likelihood(likelihood, owner="PoissonRVMRegressor"):
     """The likelihood object ``likelihood`` names (or is), checked: counts as its ``support`` and the
-    pieces of the engine's Laplace path (``ValueError`` naming what is missing)."""
+    pieces of the engine's Laplace path (``ValueError`` naming what is missing; for a likelihood of real
+    targets, that type-II fits the Gaussian one, RVMRegressor's, and the methods that fit it)."""
     lik = make_likelihood(likelihood)
     if getattr(lik, "support", None) != "counts":
+        exact = (" (type-II fits the 'gaussian' likelihood of real targets exactly: RVMRegressor, BLSRegressor, "
+                 f"FLAPRegressor); the {lik.name!r} likelihood is fitted by {methods_fitting(lik)}"
+                 if getattr(lik, "support", "real") == "real" else "")
         raise ValueError(f"{owner} fits a likelihood of counts (poisson, negative_binomial), not "
-                         f"{lik.name!r} (support {getattr(lik, 'support', None)!r})")
+                         f"{lik.name!r} (support {getattr(lik, 'support', None)!r}){exact}")
     return require_likelihood(lik, "laplace")
 
 

@@ -80,6 +80,7 @@ from .registry import (
     flat_intercept,
     make_likelihood,
     masked_sum,
+    methods_fitting,
     register_likelihood,
     require_likelihood,
 )
@@ -88,5 +89,5 @@ from .student_t import StudentTLikelihood
 __all__ = ["BUILT_IN", "LIKELIHOODS", "LIKELIHOOD_CAPABILITIES", "LIKELIHOOD_DECLARATIONS", "conjugate_noise",
            "flat_intercept", "BernoulliLogisticLikelihood", "GaussianLikelihood",
            "NegativeBinomialLikelihood", "PoissonLikelihood", "ProbitLikelihood", "StudentTLikelihood",
-           "make_likelihood", "masked_sum", "probit_mills_ratio", "register_likelihood", "require_likelihood",
+           "make_likelihood", "masked_sum", "methods_fitting", "probit_mills_ratio", "register_likelihood", "require_likelihood",
            "scaled_erfc"]

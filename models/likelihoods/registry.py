@@ -99,6 +99,20 @@ def require_likelihood(likelihood, engine):
     return likelihood
 
 
+#: The methods of the generic estimators that take any likelihood with the pieces of an engine, and that
+#: engine's capability (:data:`LIKELIHOOD_CAPABILITIES`): what a refusal lists as the methods that fit a
+#: likelihood.
+METHOD_CAPABILITY = {"em": "em", "gibbs": "gibbs", "nuts": "nuts"}
+
+
+def methods_fitting(likelihood):
+    """The methods (:data:`METHOD_CAPABILITY`) whose engine has every piece it needs of ``likelihood``, as a
+    refusal writes them (``"method='em', method='nuts'"``; ``"no method yet"`` for none)."""
+    names = [f"method={m!r}" for m, cap in METHOD_CAPABILITY.items()
+             if not missing_pieces(likelihood, LIKELIHOOD_CAPABILITIES[cap])]
+    return ", ".join(names) or "no method yet"
+
+
 def make_likelihood(likelihood):
     """A registered likelihood by name (its defaults), or an object returned as it is; a ``ValueError``
     naming the registered names otherwise."""

@@ -14,11 +14,7 @@ from sparsebayes.inference import (
     SparseClassifier,
     SparseRegressor,
 )
-from sparsebayes.inference.estimators.sparse_estimators import (
-    CLASSIFICATION_ENGINES,
-    REGRESSION_ENGINES,
-    engine_estimator,
-)
+from sparsebayes.inference.estimators.sparse_estimators import TYPEII_PAPER_ESTIMATORS, check_model
 from sparsebayes.models import ARDPrior, FlatPrior, GaussianPrior, LaplacePrior, ScaledLaplacePrior
 
 
@@ -89,18 +85,18 @@ def test_bayesian_lasso_prior_maps_r_delta_c_d_and_refits_the_same_draws(regress
 
 
 def test_a_scaled_laplace_object_sets_the_samplers_hyperpriors_and_its_flags_must_stay_default():
-    nuts = engine_estimator(SparseRegressor(method="nuts", prior=ScaledLaplacePrior(a=3.0, b=0.2, c=0.5, d=0.7)))
+    nuts = check_model(SparseRegressor(method="nuts", prior=ScaledLaplacePrior(a=3.0, b=0.2, c=0.5, d=0.7)))
     hyper, settings, sampler = nuts._bayesian_lasso_setup()  # the Bayesian Lasso's route, its settings
     assert nuts._route() == "bayesian_lasso" and sampler == "nuts"
     assert tuple(hyper) == (3.0, 0.2, 0.5, 0.7)
-    by_name = engine_estimator(SparseRegressor(method="gibbs", prior="scaled_laplace"))
+    by_name = check_model(SparseRegressor(method="gibbs", prior="scaled_laplace"))
     assert by_name._bayesian_lasso_setup() == BayesianLassoRegressor()._bayesian_lasso_setup()  # the estimator's defaults
     for flag in [dict(noise_update="variances-fixed"), dict(lambda_update="profiled")]:
         with pytest.raises(ValueError, match=f"BayesianLassoRegressor has no parameter for ScaledLaplacePrior's "
                                              f"{next(iter(flag))}=.*method='gibbs'"):
-            engine_estimator(SparseRegressor(method="gibbs", prior=ScaledLaplacePrior(**flag)))
+            check_model(SparseRegressor(method="gibbs", prior=ScaledLaplacePrior(**flag)))
     with pytest.raises(ValueError, match=r"\['lam2_rate'\] are set by prior="):
-        engine_estimator(SparseRegressor(method="gibbs", prior=ScaledLaplacePrior(b=1.0),
+        check_model(SparseRegressor(method="gibbs", prior=ScaledLaplacePrior(b=1.0),
                                          options={"lam2_rate": 2.0}))
 
 
@@ -112,23 +108,22 @@ def test_poisson_rvm_prior_is_ard():
     assert est.prior_ == ARDPrior()
 
 
-@pytest.mark.parametrize("Est, table", [(SparseRegressor, REGRESSION_ENGINES),
-                                        (SparseClassifier, CLASSIFICATION_ENGINES)])
-def test_every_pair_of_the_engine_tables_builds_its_estimator(Est, table):
-    """The tables are what the generic estimators build, and what their refusals list."""
-    for method, row in table.items():
-        for name, (_, cls_name) in row.items():
-            est = engine_estimator(Est(method=method, prior=name))
-            if Est is SparseRegressor and method == "type2":  # the type-II core, with the paper estimator's model
-                import sparsebayes.inference as inference
-                assert est._typeii_setup()[0] == getattr(inference, cls_name)()._typeii_setup()[0]
-                continue
-            assert type(est).__name__ == cls_name
-        with pytest.raises(ValueError) as err:
-            engine_estimator(Est(method=method, prior="horseshoe"))
-        for name, (_, cls_name) in row.items():
-            assert f"{name!r} ({cls_name})" in str(err.value)
+def test_each_type2_name_fits_its_paper_estimators_model_and_the_refusal_lists_them():
+    """The table is what ``SparseRegressor(method="type2", prior=<name>)`` fits, and what its refusal lists."""
+    import sparsebayes.inference as inference
 
+    for name, (_, cls_name) in TYPEII_PAPER_ESTIMATORS.items():
+        est = check_model(SparseRegressor(method="type2", prior=name))
+        assert est._typeii_setup()[0] == getattr(inference, cls_name)()._typeii_setup()[0]
+    with pytest.raises(ValueError) as err:
+        check_model(SparseRegressor(method="type2", prior="horseshoe"))
+    for name, (_, cls_name) in TYPEII_PAPER_ESTIMATORS.items():
+        assert f"{name!r} ({cls_name})" in str(err.value)
+
+
+def test_a_method_without_a_route_for_the_task_is_refused_by_name():
+    with pytest.raises(ValueError, match="method='map' has no regression engine: use 'em', 'type2', 'gibbs' or 'nuts'"):
+        check_model(SparseRegressor(method="map"))
 
 
 def test_an_object_sets_an_absolute_lam_that_options_cannot_make_relative(binary):

@@ -149,7 +149,7 @@ def test_the_multinomial_model_and_sparse_classifier_take_the_hierarchy_objects(
     with pytest.raises(ValueError, match="HorseshoePrior has no marginal_distribution"):
         Predictive(mm.multinomial_logistic_model, num_samples=1)(jax.random.PRNGKey(0), X, n_classes=2,
                                                                  prior=HorseshoePrior())
-    ridge = SparseClassifier(method="map", prior=GaussianPrior(2.5)).fit(X, y).estimator_
-    assert (ridge.penalty, ridge.lam_) == ("l2", 2.5)
-    lasso = SparseClassifier(method="map", prior=LaplacePrior.from_lam(0.7)).fit(X, y).estimator_
-    assert (lasso.penalty, lasso.lam_) == ("l1", 0.7)
+    ridge = SparseClassifier(method="map", prior=GaussianPrior(2.5)).fit(X, y)
+    assert (ridge._penalty(), ridge.lam_) == ("l2", 2.5)
+    lasso = SparseClassifier(method="map", prior=LaplacePrior.from_lam(0.7)).fit(X, y)
+    assert (lasso._penalty(), lasso.lam_) == ("l1", 0.7)
