@@ -511,14 +511,12 @@ class BayesianLassoMethods(SamplingMethods):
         """``ValueError`` for a likelihood other than the Gaussian or a basis other than the inputs (the
         Bayesian Lasso's model is the Gaussian regression on the centred inputs)."""
         lik = make_likelihood(self.likelihood)
-        if lik.name != "gaussian":
-            from sparsebayes.models.likelihoods import LIKELIHOOD_CAPABILITIES
+        if lik.name != "gaussian":  # Park & Casella's engine: the Gaussian likelihood itself
+            from sparsebayes.models.likelihoods import methods_fitting
 
-            able = [m for m in ("em", "gibbs", "nuts")
-                    if not [k for k in LIKELIHOOD_CAPABILITIES[m] if not hasattr(lik, k)]]
             raise ValueError(f"BayesianLassoRegressor (method={self.method!r}, prior='scaled_laplace') fits the 'gaussian' "
                              f"likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
-                             f"{', '.join(f'method={m!r}' for m in able) or 'no engine estimator yet'}")
+                             f"{methods_fitting(lik)} under another prior ('laplace', 'horseshoe', ...)")
         if self.features not in (None, "linear"):
             raise ValueError(f"BayesianLassoRegressor (method={self.method!r}) takes the inputs as they are: "
                              f"features={self.features!r} is not available to it; use features='linear'")

@@ -493,7 +493,9 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         return self
 
     def _default_prior(self, method):
-        if method in DEFAULT_PRIOR_NOT_GAUSSIAN and not conjugate_noise(make_likelihood(self.likelihood)):
+        # the samplers' default, the Bayesian Lasso, is Park & Casella's Gaussian regression (its engine fits
+        # the Gaussian likelihood only): any other likelihood takes the Laplace hierarchy
+        if method in DEFAULT_PRIOR_NOT_GAUSSIAN and make_likelihood(self.likelihood).name != "gaussian":
             return DEFAULT_PRIOR_NOT_GAUSSIAN[method]
         return DEFAULT_PRIOR[method]
 

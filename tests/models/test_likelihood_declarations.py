@@ -92,5 +92,19 @@ def test_an_unknown_intercept_prior_is_named():
         check_declarations(_UnknownIntercept())
 
 
+def test_the_samplers_default_prior_for_a_users_gaussian_is_the_laplace_hierarchy_not_the_bayesian_lasso():
+    """The Bayesian Lasso (the samplers' default for the Gaussian) is Park & Casella's engine, which fits the
+    built-in Gaussian only: a user's Gaussian-like likelihood takes the Laplace hierarchy by default, and the
+    Bayesian Lasso's refusal names the methods and the priors that fit it."""
+    from sparsebayes.inference import SparseRegressor
+    from sparsebayes.inference.estimators.sparse_estimators import check_model
+
+    for method in ("gibbs", "nuts"):
+        est = check_model(SparseRegressor(method=method, likelihood=MyGaussian()))
+        assert est._route() == method and est._default_prior(method) == "laplace"
+    with pytest.raises(ValueError, match=r"not 'student_t'.*method='em'.*under another prior"):
+        check_model(SparseRegressor(method="nuts", prior="scaled_laplace", likelihood="student_t"))
+
+
 def test_a_users_gaussian_passes_the_check():
     check_declarations(MyGaussian())
