@@ -27,19 +27,7 @@ as it was. ``standardize=False`` is the paper's basis, which its reproductions
 """
 from __future__ import annotations
 
-from sparsebayes.inference.estimators.map_fit import (  # noqa: F401  (importable from this module too)
-    NEWTON_MAX_WEIGHTS,
-    MapOptions,
-    choose_solver,
-    fit_coef,
-    log_softmax,
-    reference_logits,
-    separates,
-    sklearn_layout,
-    training_digest as _digest,
-    visitation_seed,
-)
-from sparsebayes.inference.estimators.smlr_scale import UNIT_RANGE, bias_scale, lambda_max, scale_bias_row  # noqa: F401
+from sparsebayes.inference.estimators.map_fit import MapOptions
 from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier
 from sparsebayes.models.priors.penalty import penalty_prior
 
@@ -53,7 +41,7 @@ class SMLRClassifier(SparseClassifier):
         Laplace prior (SMLR, eq. 3), Gaussian prior (RMLR, Sec. 3.3) or none (ML).
     lam : float, default=1.0
         ``λ``: the Laplace parameter, or the Gaussian prior's inverse variance. Its size is
-        relative to the units of ``h(x)``: above ``λ_max`` (:func:`lambda_max`) every SMLR weight is
+        relative to the units of ``h(x)``: above ``λ_max`` (:func:`~.smlr_scale.lambda_max`) every SMLR weight is
         zero, and the fit warns (:class:`~sparsebayes.inference._warnings.DegenerateFitWarning`).
     lam_relative : bool, default=False
         Take ``lam`` as a fraction of ``λ_max`` of the training data (SMLR only): ``λ = lam · λ_max``,
@@ -63,7 +51,7 @@ class SMLRClassifier(SparseClassifier):
         Component-wise updates (eqs. 15–16), the block update (eqs. 7, 10, 13 with
         over-relaxation), the block surrogate maximized by coordinate sweeps, or an MM step
         followed by a damped Newton step on its support (not in the paper; same optimum)
-        (:mod:`sparsebayes.inference.engines.bound`); ``"auto"``: :func:`choose_solver`.
+        (:mod:`sparsebayes.inference.engines.bound`); ``"auto"``: :func:`~.map_fit.choose_solver`.
     features : {"linear", "quadratic", "kernel", None} or transformer, default="linear"
         ``h(x)``: inputs with a bias column, quadratic features, Gaussian kernels
         ``exp(−‖x−x'‖²/(2h²))`` on the training points (with a bias), raw ``X``, or any
@@ -88,7 +76,7 @@ class SMLRClassifier(SparseClassifier):
         et al. (2005) fit it: an offset of a column moves the penalized intercept and the fit, and the
         fit depends on the units of X by design; the bias column is then ``bias_scale_`` (a power of
         two; 1 for inputs within a factor 8 of unit size), so that the penalty on the intercept follows
-        the units of X (:func:`bias_scale`). Gaussian kernels (translation-invariant, their width
+        the units of X (:func:`~.smlr_scale.bias_scale`). Gaussian kernels (translation-invariant, their width
         sets the scale), ``features=None`` and transformers take the inputs as they are either way.
     tol : float, default=1e-6
         Stop when ``max|ΔW| / max|W| < tol``.
@@ -97,14 +85,14 @@ class SMLRClassifier(SparseClassifier):
     warm_start : bool, default=False
         Start from the previous fit's weights when the shapes agree.
     random_state : int, RandomState or None, default=0
-        Seeds the visitation of zero weights (:func:`visitation_seed`; ``None``: a fresh seed each fit).
+        Seeds the visitation of zero weights (:func:`~.map_fit.visitation_seed`; ``None``: a fresh seed each fit).
 
     Attributes
     ----------
     classes_ : ndarray (m,)
         Class labels; the last is the reference class.
     coef_ : ndarray (m, n_features_out), or (1, n_features_out) for two classes
-        ``LogisticRegression``'s layout (:func:`sklearn_layout`): ``decision_function(X)`` is
+        ``LogisticRegression``'s layout (:func:`~.map_fit.sklearn_layout`): ``decision_function(X)`` is
         ``X_out @ coef_.T + intercept_``, ``X_out`` the raw terms of the design without its bias column
         (``X`` itself for linear features; the terms ``feature_map_.get_feature_names_out`` names; with
         ``standardize=False`` or kernels, ``feature_map_.transform(X)``); the reference class's row is zero.

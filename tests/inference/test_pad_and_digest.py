@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference.engines._shapes import pad_to
-from sparsebayes.inference.estimators.smlr import _digest
+from sparsebayes.inference.estimators.map_fit import training_digest as _digest
 
 
 @pytest.mark.parametrize("shape, target", [((3, 4), (3, 4)), ((3, 4), (5, 4)), ((3, 4), (3, 7)), ((3, 4), (6, 9)),

@@ -67,7 +67,7 @@ def test_auto_solver_rule_and_solvers_agree():
     (10**8, 10, 10, "block"),
 ])
 def test_auto_takes_each_solver_on_its_side_of_the_rules(n, d, m, expected):
-    from sparsebayes.inference.estimators.smlr import choose_solver
+    from sparsebayes.inference.estimators.map_fit import choose_solver
 
     assert choose_solver("auto", n, d, m, backend="cpu") == expected  # the CPU rules, on any machine
     assert choose_solver("componentwise", n, d, m) == "componentwise"  # a named solver is kept
@@ -180,7 +180,7 @@ def test_lambda_max_is_the_gradient_at_zero_and_the_edge_of_the_all_zero_estimat
     """``lambda_max`` (NumPy, eq. 9 at W = 0) against the model's own JAX gradient, and eq. 15:
     just above it SMLR's estimate is all zeros, just below it is not (on the design ``[1, X]``: the raw
     basis, ``standardize=False``)."""
-    from sparsebayes.inference.estimators.smlr import lambda_max
+    from sparsebayes.inference.estimators.smlr_scale import lambda_max
     from sparsebayes.models.likelihoods import multinomial as mm
 
     X, y = _three_blobs(90)
@@ -203,7 +203,7 @@ def test_at_lambda_max_itself_every_solver_stops_at_zero(solver):
     came out an ulp above the NumPy λ_max: surrogate-cd and newton then flipped a weight between
     0 and 1e-16, a relative change of 1, for all 2000 iterations and a ConvergenceWarning. Now
     λ_max carries the summation's error bound and relative changes a floor (``LOGIT_FLOOR``)."""
-    from sparsebayes.inference.estimators.smlr import lambda_max
+    from sparsebayes.inference.estimators.smlr_scale import lambda_max
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 5))
