@@ -1,5 +1,5 @@
-"""The generic estimators fit what the engine estimator of their (method, prior) pair fits; under
-``method="em"`` what Figueiredo's estimators, their subclasses, fit (no engine estimator behind them)."""
+"""A generic estimator equals the paper estimator of its (method, prior) pair, which is the generic one
+with the method fixed: both take the same route (the method's fitting core) and fit the same model."""
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -42,12 +42,12 @@ REGRESSION_PAIRS = [
 ]
 
 
-@pytest.mark.parametrize("kw, engine", REGRESSION_PAIRS, ids=lambda v: str(v) if isinstance(v, dict) else "")
-def test_regressor_equals_its_engine_estimator(diabetes, kw, engine):
+@pytest.mark.parametrize("kw, paper", REGRESSION_PAIRS, ids=lambda v: str(v) if isinstance(v, dict) else "")
+def test_regressor_equals_its_paper_estimator(diabetes, kw, paper):
     X, y = diabetes
     est = SparseRegressor(**kw).fit(X, y)
-    ref = clone(engine).fit(X, y)
-    assert not hasattr(est, "estimator_")  # EM and type-II fit by their cores; the others by an engine estimator
+    ref = clone(paper).fit(X, y)
+    assert est._route_ == ref._route_  # fitted by the same core
     if kw["method"] == "em":
         np.testing.assert_array_equal(est.beta_, ref.beta_)
     else:
@@ -66,19 +66,16 @@ CLASSIFICATION_PAIRS = [
 ]
 
 
-@pytest.mark.parametrize("kw, engine", CLASSIFICATION_PAIRS, ids=lambda v: str(v) if isinstance(v, dict) else "")
-def test_classifier_equals_its_engine_estimator(binary, kw, engine):
+@pytest.mark.parametrize("kw, paper", CLASSIFICATION_PAIRS, ids=lambda v: str(v) if isinstance(v, dict) else "")
+def test_classifier_equals_its_paper_estimator(binary, kw, paper):
     X, y = binary
     est = SparseClassifier(**kw).fit(X, y)
-    ref = clone(engine).fit(X, y)
-    if kw["method"] in ("em", "type2"):  # fitted by their cores (type-II: its Laplace path), no engine estimator
-        assert not hasattr(est, "estimator_")
+    ref = clone(paper).fit(X, y)
+    assert est._route_ == ref._route_  # fitted by the same core (type-II: its Laplace route)
+    if kw["method"] in ("em", "type2"):
         np.testing.assert_array_equal(est.beta_, ref.beta_)
-    elif kw["method"] in ("map", "bound"):  # the MAP core: SMLRClassifier is SparseClassifier(method="map")
-        assert not hasattr(est, "estimator_")
+    else:  # "map", "bound": the MAP core (SMLRClassifier is SparseClassifier with method="map")
         np.testing.assert_array_equal(est._basis_weights_, ref._basis_weights_)
-    else:
-        assert type(est.estimator_) is type(ref)
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(est.classes_, ref.classes_)
@@ -115,7 +112,7 @@ def test_unsupported_pairs_name_the_prior_and_the_way_out(est, words):
         assert word in str(err.value)
 
 
-def test_refit_clears_the_previous_engine_attributes(diabetes):
+def test_refit_clears_the_previous_routes_attributes(diabetes):
     X, y = diabetes
     est = SparseRegressor(method="em").fit(X, y)
     assert hasattr(est, "log_posterior_") or hasattr(est, "objective_")
@@ -127,21 +124,22 @@ def test_refit_clears_the_previous_engine_attributes(diabetes):
     assert hasattr(est, "gaussian_conditional")  # and it answers as an EM fit again
 
 
-@pytest.mark.parametrize("method, engine", [("em", AdaptiveSparseRegressor), ("type2", RVMRegressor)])
-def test_prior_none_takes_the_methods_default(diabetes, method, engine):
+@pytest.mark.parametrize("method, paper", [("em", AdaptiveSparseRegressor), ("type2", RVMRegressor)])
+def test_prior_none_takes_the_methods_default(diabetes, method, paper):
     X, y = diabetes
     est = SparseRegressor(method=method).fit(X, y)
     if method == "em":
         assert est.prior_.name == "jeffreys"
-        np.testing.assert_array_equal(est.beta_, engine().fit(X, y).beta_)
+        np.testing.assert_array_equal(est.beta_, paper().fit(X, y).beta_)
     else:
-        assert not hasattr(est, "estimator_") and est.prior_ == engine().fit(X, y).prior_
-        np.testing.assert_array_equal(est.coef_, engine(features="linear").fit(X, y).coef_)
+        assert est.prior_ == paper().fit(X, y).prior_
+        np.testing.assert_array_equal(est.coef_, paper(features="linear").fit(X, y).coef_)
 
 
 @pytest.mark.slow
-def test_compare_and_sample_posterior_reach_the_engine_estimator(diabetes):
-    """``compare`` on a generic estimator is ``compare`` on the engine estimator it fitted."""
+def test_compare_and_sample_posterior_equal_the_paper_estimators(diabetes):
+    """``compare`` and ``sample_posterior`` on a generic estimator draw what they draw on its paper
+    estimator (the same fitted model, the same posterior, the same seed)."""
     import sparsebayes
 
     X, y = diabetes
