@@ -62,11 +62,6 @@ def sampler_defaults(sampler, classifier):
     return defaults
 
 
-def fitted_by_sampling(est):
-    """Whether ``est`` answers as a posterior-draw fit (:meth:`SamplingMethods._name_sampling_fits` set it)."""
-    return hasattr(est, "_sampling_settings_")
-
-
 class SamplingMethods(PosteriorSamplingMixin):
     """What the regressor's and the classifier's posterior-draw fits share (module docstring)."""
 
