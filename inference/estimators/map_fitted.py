@@ -68,7 +68,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
             raise ValueError(f"prior {label} has no {'map'!r} engine; method='map' fits the priors {fits}")
         options = {} if self.options is None else self.options
         if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of the engine estimator's parameters, got {type(options).__name__}")
+            raise ValueError(f"options must be a dict of {MAP_PAPER}'s parameters, got {type(options).__name__}")
         unknown = sorted(set(options) - set(MAP_SETTINGS) - {"penalty"})
         if unknown:
             raise ValueError(f"options {unknown} are not parameters of {MAP_PAPER} (method={self.method!r}, "

@@ -506,7 +506,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
 
     def _typeii_setup(self):
         """(hierarchy, :class:`~.typeii_fit.TypeIIOptions`) of a Gaussian type-II fit: the hierarchy object
-        as given (its constants as floats), or for a name the paper estimator's (:data:`REGRESSION_ENGINES`)
+        as given (its constants as floats), or for a name the paper estimator's (:data:`TYPEII_PAPER_ESTIMATORS`)
         at its defaults and ``options``; the other settings those of the paper estimator, its defaults
         and ``options``. ``ValueError`` naming a prior that type-II does not fit and options that are
         not the paper estimator's parameters or that the hierarchy object sets."""

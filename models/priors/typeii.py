@@ -320,7 +320,7 @@ class LaplaceVariancePrior(_ExponentialVariances):
 
 
 #: The type-II hierarchies by the names the estimators take (``"laplace"`` is FLAP's
-#: :class:`LaplaceVariancePrior` under type-II, as in :data:`sparsebayes.inference.estimators.sparse_estimators.REGRESSION_ENGINES`).
+#: :class:`LaplaceVariancePrior` under type-II, as in :data:`sparsebayes.inference.estimators.sparse_estimators.TYPEII_PAPER_ESTIMATORS`).
 TYPEII_NAMES = {"ard": ARDPrior, "laplace": LaplaceVariancePrior, "laplace_variance": LaplaceVariancePrior,
                 "scaled_laplace": ScaledLaplacePrior}
 
