@@ -555,8 +555,10 @@ BAYESIAN_LASSO_SAMPLERS = ("gibbs", "nuts", "nuts-marginal")
 class BayesianLassoFit:
     """The Bayesian Lasso's draws and summaries (:func:`fit_bayesian_lasso`).
 
-    ``idata``: the NUTS ``InferenceData``, or for Gibbs ``(GibbsDraws, coords)`` made ``InferenceData``
-    on first read (:func:`inference_data`); ``x_mean``, ``y_mean`` the training means the model is
+    ``idata``: the draws as the sampler left them: under ``"nuts"`` and ``"nuts-marginal"`` the
+    ``InferenceData`` :func:`~sparsebayes.inference.engines.nuts.run_nuts` built, under ``"gibbs"`` the
+    pair ``(GibbsDraws, coords)``, which the estimator's ``idata_`` makes ``InferenceData`` on its first
+    read (:func:`inference_data`); ``x_mean``, ``y_mean`` the training means the model is
     centred at; ``beta`` (draws, p) and ``noise_var`` (draws,), the chains concatenated; ``coef`` the
     medians, ``coef_mean`` the means, ``coef_interval`` (2, p), ``active`` where it excludes zero;
     ``noise_var_median``, ``lam`` (the median of √λ²); ``intercept = ȳ − x̄ᵀE[β]`` and
