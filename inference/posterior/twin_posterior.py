@@ -40,17 +40,16 @@ from sparsebayes.inference.posterior.posterior_model import layout
 
 
 def __getattr__(name):
-    """``SUPPORTED``: the estimator classes that describe their model (``posterior_model``) here, for
-    documentation and messages (the twin itself asks the hook, not this list)."""
+    """``SUPPORTED``: the estimator classes of :mod:`sparsebayes.inference` that describe their model
+    (``posterior_model``), the generic ``SparseRegressor`` and ``SparseClassifier`` first, then the paper
+    and sampler estimators (each a generic one with its method fixed), for documentation and messages
+    (the twin itself asks the hook, not this list)."""
     if name == "SUPPORTED":
-        from sparsebayes.inference.estimators.adaptive import AdaptiveSparseRegressor, SparseProbitClassifier
-        from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
-        from sparsebayes.inference.estimators.poisson_rvm import PoissonRVMRegressor
-        from sparsebayes.inference.estimators.rvm_classifier import RVMClassifier
-        from sparsebayes.inference.estimators.smlr import SMLRCV, SMLRClassifier
-        from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
-        return (AdaptiveSparseRegressor, SparseProbitClassifier, PoissonRVMRegressor, RVMRegressor, BLSRegressor,
-                FLAPRegressor, RVMClassifier, SMLRClassifier, SMLRCV, BayesianLassoRegressor)
+        import inspect
+
+        from sparsebayes import inference
+        return tuple(cls for cls in (getattr(inference, n) for n in inference.__all__)
+                     if inspect.isclass(cls) and callable(getattr(cls, "posterior_model", None)))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

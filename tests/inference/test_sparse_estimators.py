@@ -153,3 +153,20 @@ def test_compare_and_sample_posterior_equal_the_paper_estimators(diabetes):
     np.testing.assert_array_equal(
         draws.posterior["beta"].values,
         paper.sample_posterior(X, y, draws=30, chains=1, seed=2).posterior["beta"].values)
+
+
+def test_compare_refusal_names_the_generic_and_sampler_estimators(diabetes):
+    """An estimator without ``posterior_model`` is refused by a message naming those that have one: the
+    generic estimators and every paper and sampler estimator (each a generic one with its method fixed)."""
+    from sklearn.linear_model import LinearRegression
+
+    import sparsebayes
+    from sparsebayes.inference import GibbsClassifier, GibbsRegressor, NutsClassifier, NutsRegressor
+
+    X, y = diabetes
+    with pytest.raises(ValueError, match="compare supports") as err:
+        sparsebayes.compare(LinearRegression().fit(X, y), X, y)
+    named = str(err.value).split(";")[0]
+    for cls in (SparseRegressor, SparseClassifier, GibbsRegressor, GibbsClassifier, NutsRegressor, NutsClassifier,
+                AdaptiveSparseRegressor, RVMRegressor, SMLRClassifier):
+        assert cls.__name__ in named and callable(getattr(cls, "posterior_model", None))
