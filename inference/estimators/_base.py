@@ -40,6 +40,24 @@ def atomic_fit(fit):
     return wrapper
 
 
+def fitted_by(*routes):
+    """The check of :func:`sklearn.utils.metaestimators.available_if` that shows a route's own method
+    (``summary``, ``predict_log_rate``, ``laplace_covariance``, ...) only on an estimator whose fit took
+    one of ``routes`` (its ``_route_``): the generic estimators inherit every route's methods, and one
+    found on another route's fit would answer from attributes that fit did not set. An unfitted
+    estimator has no route, so the method is hidden (``hasattr`` is False) until a fit takes one of
+    them; an estimator without routes (no ``_ROUTES`` table, e.g. ``SMLRCV``) fits by its one core and
+    always has its methods."""
+
+    def check(est):
+        if not hasattr(type(est), "_ROUTES"):
+            return True
+        return getattr(est, "_route_", None) in routes
+
+    check.__name__ = f"fitted_by_{'_'.join(routes)}"
+    return check
+
+
 def make_feature_map(features, *, kernel_width=1.0, bias=True, allow_none=False, center=False, scale=False):
     """``"linear"``, ``"quadratic"``, ``"kernel"`` (Gaussian, width ``kernel_width``: a number or
     ``"scale"``) or a transformer (cloned); with ``allow_none``, ``None`` too (no map: returns

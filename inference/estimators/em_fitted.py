@@ -26,7 +26,7 @@ from sparsebayes.models.features import transform_validated
 from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise
 from sparsebayes.models.priors import hierarchy_name
 
-from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names
+from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names, fitted_by
 from sparsebayes.inference._validation import validate_predict_data
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
@@ -56,11 +56,6 @@ def likelihood_prediction(lik, params, eta, H_active, cov, return_std):
     slope = np.asarray(jax.vmap(jax.grad(lambda e: lik.mean(e, params)))(eta))
     spread = np.einsum("ij,jk,ik->i", H_active, cov, H_active)
     return mean, np.sqrt(np.asarray(lik.variance(eta, params)) + slope**2 * spread)
-
-
-def _fitted_by_em(est):
-    """Whether ``est`` answers as an EM fit (its fit took the route ``"em"``)."""
-    return getattr(est, "_route_", None) == "em"
 
 
 class EMRegressorMethods(PosteriorSamplingMixin):
@@ -100,7 +95,7 @@ class EMRegressorMethods(PosteriorSamplingMixin):
         return sparse_posterior_model(prior, lik, H, regression_targets(y, H.shape[0], lik), names=names,
                                       params=noise_var, surrogate_eps=surrogate_eps)
 
-    @available_if(_fitted_by_em)
+    @available_if(fitted_by("em"))
     def gaussian_conditional(self):
         """Mean and covariance of ``β_A | y, τ̂, σ̂²`` on the active set ``A`` at the final E-step.
 

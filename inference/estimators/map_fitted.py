@@ -21,10 +21,11 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference._validation import validate_classification_data, validate_predict_data
-from sparsebayes.inference.estimators._base import basis_names
+from sparsebayes.inference.estimators._base import basis_names, fitted_by
 from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_map_model, log_softmax, map_basis,
                                                       map_feature_map, map_penalty, standardized, training_digest)
 from sparsebayes.inference.estimators.smlr_scale import scale_bias_row
@@ -218,6 +219,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         logits = self._logits(X)
         return self.classes_[np.argmax(logits, axis=1)]
 
+    @available_if(fitted_by("map"))
     def laplace_covariance(self, X):
         """Covariance of RMLR's Laplace approximation ``N(vec W*, (λI − H(W*))⁻¹)`` (``penalty="l2"``).
 
@@ -265,6 +267,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         from sparsebayes.inference.posterior.twin_builders import smlr_model
         return smlr_model(self, X, y, surrogate_eps, train)
 
+    @available_if(fitted_by("map"))
     def generalization_bounds(self, X, y, *, delta=0.05, n_draws=2000, seed=0):
         """Rademacher (Theorem 1) and PAC-Bayes (Theorem 2) bounds on the error rate (binary SMLR).
 

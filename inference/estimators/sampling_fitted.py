@@ -24,13 +24,14 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import transform_validated
 from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood
 from sparsebayes.models.priors import hierarchy_name, is_hierarchy
 
-from sparsebayes.inference.estimators._base import basis_names
+from sparsebayes.inference.estimators._base import basis_names, fitted_by
 from sparsebayes.inference._validation import (validate_classification_data, validate_predict_data,
                                                validate_regression_data)
 from sparsebayes.inference.estimators.sampling_fit import (SamplerSettings, check_sampling_likelihood, gibbs_hierarchy,
@@ -188,6 +189,7 @@ class SamplingMethods(PosteriorSamplingMixin):
         X = validate_predict_data(self, X)
         return np.asarray(transform_validated(self.feature_map_, X), dtype=np.float64)
 
+    @available_if(fitted_by("gibbs", "nuts", "bayesian_lasso"))
     def summary(self):
         """ArviZ's summary of β (R-hat, bulk/tail ESS, MCSE) of the (first) posterior; the Bayesian Lasso's
         in the installed ArviZ's own layout (1.x gives an equal-tailed interval where 0.x gives the HDI)."""

@@ -36,6 +36,7 @@ from types import SimpleNamespace
 import numpy as np
 from scipy.special import log_expit
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
@@ -45,7 +46,7 @@ from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, 
 
 from sparsebayes.inference._validation import validate_classification_data, validate_predict_data, validate_regression_data
 from sparsebayes.inference._warnings import warn_degenerate
-from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names, has_bias_column, raw_weights
+from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names, has_bias_column, raw_weights, fitted_by
 from sparsebayes.inference.estimators.em_fit import split_bias
 from sparsebayes.inference.estimators.typeii_fit import LaplaceOptions, fit_typeii_laplace_model, laplace_basis
 from sparsebayes.inference.estimators.typeii_warnings import scale_advice
@@ -197,15 +198,20 @@ class TypeIILaplaceRegressorMethods(_LaplacePathMethods):
                             "basis function best aligned with the log counts); converged_ is False",
                             scale_advice(self.feature_map_, "the counts"), stacklevel=5)
 
+    @available_if(fitted_by("type2_laplace"))
     def predict_log_rate(self, X):
         """``η = wᵀh(x)``, the linear predictor (the log of the predicted mean count)."""
+        return self._log_rate(X)
+
+    def _log_rate(self, X):
+        """``wᵀh(x)`` of the fit (:meth:`predict_log_rate`)."""
         check_is_fitted(self, "beta_")
         X = validate_predict_data(self, X)
         return np.asarray(transform_validated(self.feature_map_, X), dtype=np.float64) @ self.beta_
 
     def predict(self, X):
         """The predicted mean count, the likelihood's mean at ``η`` (``exp(wᵀh(x))``)."""
-        eta = TypeIILaplaceRegressorMethods.predict_log_rate(self, X)
+        eta = TypeIILaplaceRegressorMethods._log_rate(self, X)
         if self.likelihood_param_ is None:
             return np.asarray(self.likelihood_.mean(eta))
         return np.asarray(self.likelihood_.mean(eta, self.likelihood_param_))

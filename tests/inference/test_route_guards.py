@@ -1,0 +1,75 @@
+"""The generic estimators inherit every route's fitted methods (their route classes are all bases):
+a route's own public method answers only after a fit by that route (``fitted_by``), the unfitted
+``posterior_model`` is the one ``fit`` would build, and no route's private state outlives the fit that
+set it."""
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from sparsebayes.inference.estimators.gibbs_estimators import GibbsRegressor
+from sparsebayes.inference.estimators.poisson_rvm import PoissonRVMRegressor
+from sparsebayes.inference.estimators.smlr import SMLRClassifier
+from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier, SparseRegressor
+
+FEW = dict(num_warmup=20, num_samples=30, num_chains=2, seed=4, rhat_max=np.inf)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = X @ np.array([1.5, 0.0, -1.0]) + 0.3 * rng.normal(size=40)
+    labels = (X[:, 0] - X[:, 2] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    counts = rng.poisson(np.exp(0.5 + 0.4 * X[:, 0]))
+    return X, y, labels, counts
+
+
+#: (estimator, the route methods it has) of every guarded method: hidden before a fit
+ROUTE_METHODS = {"summary": ("gibbs", "nuts", "bayesian_lasso"), "predict_log_rate": ("type2_laplace",),
+                 "laplace_covariance": ("map",), "generalization_bounds": ("map",)}
+
+
+@pytest.mark.parametrize("est", [SparseRegressor(), SparseClassifier(), GibbsRegressor(), SMLRClassifier(),
+                                 PoissonRVMRegressor()], ids=lambda e: type(e).__name__)
+def test_unfitted_estimators_hide_route_methods(est):
+    for name in ROUTE_METHODS:
+        assert not hasattr(est, name), name
+
+
+def test_em_fit_has_no_other_routes_methods(data):
+    X, y, labels, _ = data
+    reg = SparseRegressor(method="em").fit(X, y)
+    assert not hasattr(reg, "summary")  # was NotFittedError (no draws)
+    assert not hasattr(reg, "predict_log_rate")
+    clf = SparseClassifier(method="em").fit(X, labels)
+    assert not hasattr(clf, "laplace_covariance") and not hasattr(clf, "generalization_bounds")
+    assert hasattr(reg, "gaussian_conditional")
+
+
+def test_gibbs_fit_has_summary_not_log_rate(data):
+    X, y, _, _ = data
+    est = SparseRegressor(method="gibbs", prior="laplace", options=FEW).fit(X, y)
+    assert not hasattr(est, "predict_log_rate")  # was H @ beta_ without the intercept
+    assert est.summary().shape[0] == X.shape[1]
+    paper = GibbsRegressor(prior="laplace", **FEW).fit(X, y)
+    assert paper.summary().shape[0] == X.shape[1]
+
+
+def test_map_then_em_refit_hides_bounds(data):
+    X, _, labels, _ = data
+    est = SparseClassifier(method="map", prior="laplace").fit(X, labels)
+    assert hasattr(est, "generalization_bounds")
+    est.set_params(method="em").fit(X, labels)
+    assert not hasattr(est, "generalization_bounds")  # was AttributeError from inside the method
+    assert not hasattr(est, "laplace_covariance")
+
+
+def test_paper_subclasses_keep_their_methods(data):
+    X, _, labels, counts = data
+    smlr = SMLRClassifier(penalty="l1", lam=1.0).fit(X, labels)
+    bounds = smlr.generalization_bounds(X, labels, n_draws=50)
+    assert bounds is not None
+    rvm = PoissonRVMRegressor().fit(X, counts)
+    # the oracle: the log of the predicted mean count
+    np.testing.assert_allclose(np.exp(rvm.predict_log_rate(X)), rvm.predict(X), rtol=1e-12)
+    assert not hasattr(rvm, "summary") and not hasattr(smlr, "summary")
