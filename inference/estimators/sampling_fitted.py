@@ -223,17 +223,18 @@ class SamplingMethods(PosteriorSamplingMixin):
         the fit is ``K`` independent binary posteriors (one-vs-all), and so is the record
         (:func:`~sparsebayes.inference.posterior.twin_one_vs_all.one_vs_all_model`): class ``k``'s part is this
         record for the targets ``[y = classes_[k]]``, the point ``beta_`` on ``(basis, classifier)`` and the
-        intercepts' medians on ``classifier``. ``X = None``: the record without data (its samplers)."""
+        intercepts' medians on ``classifier``. ``X = None``: the record without data (its samplers); unfitted,
+        that of the model ``fit`` would sample (the hierarchy and likelihood the parameters name, no point)."""
         from sparsebayes.inference.posterior.posterior_model import binary_targets, design, regression_targets
 
+        if X is None and not hasattr(self, "_sampling_settings_"):
+            prior, _, lik, settings = self._sampling_setup(self._route())
+            return self._sampling_record(prior, lik, self._record_eps(settings, lik, surrogate_eps), None, None, None,
+                                         None, settings)
         check_is_fitted(self, "idata_")
         settings = self._sampling_settings_
         lik, prior = self.likelihood_, self.prior_
-        if conjugate_noise(lik) and (settings.c, settings.d) != (-1.0, 0.0):
-            raise ValueError("the posterior model puts the flat prior on σ² (000 eq. 6); this fit has c, d = "
-                             f"{settings.c}, {settings.d}: refit with the defaults to compare it")
-        eps = settings.surrogate_eps
-        eps = surrogate_eps if eps is None else eps
+        eps = self._record_eps(settings, lik, surrogate_eps)
         classifier = self._sampling_classifier
         point = None
         if not classifier or len(self.classes_) == 2:
@@ -264,14 +265,23 @@ class SamplingMethods(PosteriorSamplingMixin):
         record.point_label = point_label
         return record
 
-    def _sampling_record(self, prior, lik, eps, H, names, target, point):
+    @staticmethod
+    def _record_eps(settings, lik, surrogate_eps):
+        """The record's ``surrogate_eps`` (the fit's setting, else the one given), after the check that the
+        fit's noise prior is the record's flat one."""
+        if conjugate_noise(lik) and (settings.c, settings.d) != (-1.0, 0.0):
+            raise ValueError("the posterior model puts the flat prior on σ² (000 eq. 6); this fit has c, d = "
+                             f"{settings.c}, {settings.d}: refit with the defaults to compare it")
+        return surrogate_eps if settings.surrogate_eps is None else settings.surrogate_eps
+
+    def _sampling_record(self, prior, lik, eps, H, names, target, point, settings=None):
         """The record of one model this fit sampled (:meth:`posterior_model`): on design ``H`` with targets
-        ``target`` (``H = None``: without data)."""
+        ``target`` (``H = None``: without data); ``settings`` those of the fit (unfitted: the ones it would take)."""
         from sparsebayes.inference.estimators.sampling_fit import (WithIntercept, intercept_model_for,
                                                                    intercept_prior_model, intercept_scale)
         from sparsebayes.inference.posterior.posterior_model import sparse_posterior_model
 
-        fit_intercept = self._sampling_settings_.fit_intercept
+        fit_intercept = (self._sampling_settings_ if settings is None else settings).fit_intercept
         scale = intercept_scale(lik)
         if H is None:
             record = sparse_posterior_model(prior, lik, surrogate_eps=eps, point=point)

@@ -111,6 +111,7 @@ import dataclasses
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood, require_likelihood
@@ -392,8 +393,14 @@ class _ComposedEstimator(BaseEstimator):
 
     def posterior_model(self, X=None, y=None, **kwargs):
         """The record of this fit's model (:mod:`sparsebayes.inference.posterior.posterior_model`), the
-        route's (unfitted: the one ``fit`` would build)."""
+        route's. Unfitted, ``X = None`` gives the record without data of the model ``fit`` would build (its
+        hierarchy and likelihood, no point) on every route; a record on data ``X`` is the fit's, so unfitted
+        it is scikit-learn's ``NotFittedError``."""
         fitted = hasattr(self, "_route_")
+        if not fitted and X is not None:
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet: posterior_model(X, y) is "
+                                 "the fitted model's record on data; call 'fit' first (posterior_model() without "
+                                 "data is the record of the model fit would build)")
         return self._answering(fitted).posterior_model(self, X, y, **kwargs)
 
     def sample_posterior(self, X, y, sampler="nuts", **kwargs):

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
+from sparsebayes.models.likelihoods import make_likelihood
+
 from sparsebayes.inference.estimators.gibbs_estimators import GibbsRegressor
 from sparsebayes.inference.estimators.poisson_rvm import PoissonRVMRegressor
 from sparsebayes.inference.estimators.smlr import SMLRClassifier
@@ -73,3 +75,41 @@ def test_paper_subclasses_keep_their_methods(data):
     # the oracle: the log of the predicted mean count
     np.testing.assert_allclose(np.exp(rvm.predict_log_rate(X)), rvm.predict(X), rtol=1e-12)
     assert not hasattr(rvm, "summary") and not hasattr(smlr, "summary")
+
+
+#: one estimator per route of the generic estimators (and the Bayesian Lasso's paper class)
+def _route_estimators():
+    from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
+
+    return {"em": SparseRegressor(method="em"), "type2": SparseRegressor(method="type2"),
+            "type2_laplace": SparseRegressor(method="type2", likelihood="poisson"),
+            "map": SparseClassifier(method="map", prior="laplace"),
+            "gibbs": SparseRegressor(method="gibbs", prior="laplace"),
+            "nuts": SparseRegressor(method="nuts", prior="laplace"),
+            "gibbs_classifier": SparseClassifier(method="gibbs"),
+            "bayesian_lasso": BayesianLassoRegressor()}
+
+
+@pytest.mark.parametrize("route", list(_route_estimators()))
+def test_unfitted_posterior_model(route, data):
+    est = _route_estimators()[route]
+    X, y = data[0], data[1]
+    with pytest.raises(NotFittedError):
+        est.posterior_model(X, y)  # was AttributeError (em, type2, map, ...)
+    record = est.posterior_model()  # was NotFittedError (gibbs, nuts)
+    assert getattr(record, "point", None) is None  # the model, no fit's point
+    assert getattr(record, "likelihood", None) is None or record.likelihood.name == (
+        "probit" if isinstance(est, SparseClassifier) and route != "map" else make_likelihood(est.likelihood).name)
+
+
+@pytest.mark.parametrize("classifier", [False, True])
+def test_unfitted_sampling_record_is_the_fitted_ones_without_its_point(classifier, data):
+    X, y, labels, _ = data
+    est = (SparseClassifier(method="gibbs", options=FEW) if classifier else
+           SparseRegressor(method="gibbs", prior="laplace", options=FEW))
+    unfitted = est.posterior_model()
+    fitted = est.fit(X, labels if classifier else y).posterior_model()
+    assert sorted(vars(unfitted)) == sorted(vars(fitted))
+    assert type(unfitted.likelihood) is type(fitted.likelihood) and unfitted.likelihood.name == fitted.likelihood.name
+    assert (unfitted.gibbs is None) == (fitted.gibbs is None)
+    assert unfitted.point is None and fitted.point is not None
