@@ -115,14 +115,15 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         if y is not None and np.asarray(y).dtype == object:
             type_of_target(y, input_name="y", raise_unknown=True)
         X, y_enc = validate_classification_data(self, X, y)
-        self._training_digest = training_digest(X)
+        self._training_digest_ = training_digest(X)
         return X, y_enc
 
     def _fit_map(self, X, y):
         """Fit the MAP of eq. 3 (RMLR, ML) by bound optimization: :func:`~.map_fit.fit_map_model` on the
         basis of the fitted feature map, its record named here; with ``warm_start``, from the previous
         fit's weights where the basis and the classes agree (``_warm_weights``: kept across the clearing of
-        the fitted attributes, dropped by a failed fit)."""
+        the fitted attributes, dropped by a failed fit and by a fit of another route, so that they are
+        always the last fit's)."""
         old = vars(self).pop("_warm_weights", None)
         penalty, lam, options = self._map_setup()
         options.check(penalty)
@@ -165,7 +166,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
     def _training_inputs(self, X, purpose):
         """``X`` validated, or a ``ValueError`` unless it is the data the estimator was fitted on."""
         X = validate_predict_data(self, X)
-        if training_digest(X) != getattr(self, "_training_digest", None):
+        if training_digest(X) != getattr(self, "_training_digest_", None):
             raise ValueError(f"X must be the training inputs: {purpose} is taken on them (these differ from the "
                              "data the estimator was fitted on)")
         return X

@@ -375,6 +375,8 @@ class _ComposedEstimator(BaseEstimator):
         warnings name the line that called it."""
         route = self._route()
         _clear_fitted(self)
+        if route != "map":  # MAP's warm start resumes from the last fit only (map_fitted's _fit_map)
+            vars(self).pop("_warm_weights", None)
         getattr(self, f"_fit_{route}")(X, y)
         self._route_ = route
         return self

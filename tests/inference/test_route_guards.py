@@ -113,3 +113,44 @@ def test_unfitted_sampling_record_is_the_fitted_ones_without_its_point(classifie
     assert type(unfitted.likelihood) is type(fitted.likelihood) and unfitted.likelihood.name == fitted.likelihood.name
     assert (unfitted.gibbs is None) == (fitted.gibbs is None)
     assert unfitted.point is None and fitted.point is not None
+
+
+class _FailingMap:
+    """A transformer whose ``fit`` fails: a MAP fit that fails after its data were validated."""
+
+    def fit(self, X, y=None):
+        raise RuntimeError("this map cannot fit")
+
+    def transform(self, X):
+        return X
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X, y).transform(X)
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+
+def test_failed_map_fit_leaves_no_training_digest(data):
+    X, _, labels, _ = data
+    est = SparseClassifier(method="map", prior="laplace").fit(X, labels)
+    est.set_params(features=_FailingMap())
+    with pytest.raises(RuntimeError, match="cannot fit"):
+        est.fit(X[:30], labels[:30])
+    assert not [k for k in vars(est) if "digest" in k]  # the failed fit's inputs' digest was kept
+
+
+def test_warm_start_resumes_from_the_last_fit_only(data):
+    X, _, labels, _ = data
+    warm = {"warm_start": True, "lam": 0.5}
+    cold = SparseClassifier(method="map", prior="laplace", options=warm).fit(X, labels)
+    est = SparseClassifier(method="map", prior="laplace", options=warm).fit(X, labels)
+    est.fit(X, labels)  # map -> map: from the previous weights, the oracle that warm start is on
+    assert est.n_iter_ < cold.n_iter_
+    est.set_params(method="em", options=None, prior="laplace").fit(X, labels)
+    est.set_params(method="map", options=warm).fit(X, labels)  # map -> em -> map: from the start
+    assert est.n_iter_ == cold.n_iter_
+    np.testing.assert_array_equal(est.coef_, cold.coef_)
