@@ -82,7 +82,7 @@ def _within_mcse(idata, mean, sd, var="beta"):
 def test_gaussian_gibbs_posterior_equals_quadrature(one_input, prior, log_prior):
     X, y = one_input
     est = SparseRegressor(method="gibbs", prior=prior, options=dict(DRAWS, rhat_max=1.02)).fit(X, y)
-    assert est._route_ == "gibbs" and not hasattr(est, "estimator_")  # the sampling core, no engine estimator
+    assert est._route_ == "gibbs" and not hasattr(est, "estimator_")  # the sampling core
     log_lik = _gaussian_log_lik(X, y)
     mean, sd = _moments(lambda b: log_prior(b) + log_lik(b), -4.0, 5.0)
     _within_mcse(est.to_inference_data(), mean, sd)
@@ -149,7 +149,7 @@ def test_prior_and_likelihood_refit_the_model(one_input, kw, route):
     est = SparseRegressor(**kw).fit(X, y)
     again = SparseRegressor(method=kw["method"], prior=est.prior_, likelihood=est.likelihood_,
                             options=kw.get("options")).fit(X, y)
-    # each fitted by its route's core: no engine estimator
+    # each fitted by its route's core
     assert est._route_ == again._route_ == route and not hasattr(est, "estimator_")
     assert again.likelihood_ == est.likelihood_ and again.prior_ == est.prior_
     np.testing.assert_array_equal(again.coef_, est.coef_)

@@ -95,7 +95,7 @@ def test_map_penalty_refuses_what_bound_optimization_does_not_fit(prior, words):
 @pytest.mark.parametrize("kw", [dict(prior="laplace", options={"lam": 0.2}), dict(prior=GaussianPrior(0.5)),
                                 dict(prior="laplace", options={"lam": 0.05, "lam_relative": True}, features="kernel")])
 def test_route_is_the_core_named(kw):
-    """``SparseClassifier(method="map")`` fits by the core (no engine estimator, route ``"map"``): its attributes
+    """``SparseClassifier(method="map")`` fits by the core (route ``"map"``): its attributes
     are the record's, and it answers with the record's weights (eq. 1's softmax of ``[h(x)ᵀW, 0]``)."""
     X, y = _blobs(seed=3)
     est = SparseClassifier(method="map", **kw).fit(X, y)

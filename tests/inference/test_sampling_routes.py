@@ -35,7 +35,7 @@ def test_the_paper_classes_are_the_generic_estimator_with_the_method_fixed(data)
     generic = SparseRegressor(method="gibbs", prior="laplace", likelihood="student_t", options=FEW).fit(X, y)
     assert isinstance(paper, SparseRegressor) and issubclass(NutsRegressor, SparseRegressor)
     assert issubclass(GibbsClassifier, SparseClassifier)
-    for est in (paper, generic):  # fitted by the core: no engine estimator, the route recorded
+    for est in (paper, generic):  # fitted by the sampling core, the route recorded
         assert est._route_ == "gibbs" and not hasattr(est, "estimator_")
     for name in ("beta_draws_", "intercept_draws_", "param_draws_", "coef_", "intercept_", "coef_interval_"):
         np.testing.assert_array_equal(getattr(generic, name), getattr(paper, name))

@@ -411,8 +411,8 @@ def test_cv_that_chooses_the_all_zero_estimate_says_so():
 
 
 def test_smlr_is_the_generic_classifier_with_method_map():
-    """SMLRClassifier is ``SparseClassifier(method="map")`` with SMLR's parameters (the same names and defaults
-    as the paper estimator always had): it fits by the MAP route, no engine estimator behind it."""
+    """SMLRClassifier is ``SparseClassifier(method="map")`` with SMLR's parameters (the same names and
+    defaults): it fits by the MAP route."""
     from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier
 
     assert issubclass(SMLRClassifier, SparseClassifier)

@@ -1,7 +1,7 @@
 """The Gaussian type-II fitting core (:mod:`sparsebayes.inference.estimators.typeii_fit`) and the estimators
 composed on it: the core's record against the dense evidence and posterior computed here from its
 fitted variances (Tipping & Faul 2003; 004 eqs. 10–13), the empty model against scipy; the generic
-estimator under ``method="type2"`` fits through the core directly (no engine estimator), and the
+estimator under ``method="type2"`` fits through the core directly, and the
 papers' RVM, BLS and FLAP are its subclasses with their parameters."""
 import numpy as np
 import pytest
@@ -76,8 +76,8 @@ def test_the_empty_model_is_the_noise_only_density():
                          ids=["rvm", "bls", "flap"])
 def test_the_paper_estimators_are_the_generic_one_with_type2_fixed(sparse_regression, Est, prior):
     """RVM, BLS and FLAP are ``SparseRegressor`` with ``method="type2"`` and their hierarchy fixed: the
-    generic estimator on the hierarchy object fits the same numbers, neither has an engine estimator
-    behind it, and the core called directly gives the record both name."""
+    generic estimator on the hierarchy object fits the same numbers, both by the
+    type-II core, and the core called directly gives the record both name."""
     H, y = sparse_regression
     assert issubclass(Est, SparseRegressor)
     paper = Est().fit(H, y)

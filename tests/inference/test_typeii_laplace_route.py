@@ -1,6 +1,6 @@
 """The Laplace-path type-II route of the generic estimators (``method="type2"`` with a likelihood other than
 the Gaussian, and the classifier): the fitting core's record against a dense computation at the mode, the
-route (no engine estimator) and its settings, and the FLAP / BLS classifier's posterior twin against a
+route and its settings, and the FLAP / BLS classifier's posterior twin against a
 direct quadrature of its posterior."""
 import numpy as np
 import pytest
@@ -49,7 +49,7 @@ def test_the_core_record_is_the_mode_and_the_laplace_covariance_there(likelihood
 
 
 def test_the_generic_estimators_fit_by_the_route_and_equal_the_paper_classes():
-    """No engine estimator: ``_route_`` is ``"type2_laplace"`` and the fit is the paper class's, bit for bit;
+    """``_route_`` is ``"type2_laplace"`` and the fit is the paper class's, bit for bit;
     ``options`` carry the paper class's settings (an unknown one is a ValueError naming it)."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 3))
