@@ -63,8 +63,9 @@ class BayesianLassoRegressor(SparseRegressor):
         built from the Gibbs draws on first access, so that a fit needs no ArviZ);
     prior_ : the hierarchy fitted, ``ScaledLaplacePrior(a=lam2_shape, b=lam2_rate, c=c, d=d)``
         (:data:`~sparsebayes.inference.estimators.sampling_fitted.BAYESIAN_LASSO_FIELDS`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
-        for ``sampler="nuts"``) with the other parameters as options refits this model, the same
-        draws for the same ``seed``;
+        for ``sampler="nuts"``; ``method="nuts"`` with ``options={"sampler": "nuts-marginal"}`` for
+        ``"nuts-marginal"``) with the other parameters as options refits this model, the same draws
+        for the same ``seed``;
     likelihood_ : the :class:`~sparsebayes.models.likelihoods.GaussianLikelihood` (σ² sampled: ``noise_var_``).
     """
 

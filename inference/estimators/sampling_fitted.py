@@ -482,14 +482,23 @@ class BayesianLassoMethods(SamplingMethods):
 
     def _bayesian_lasso_setup(self):
         """``(hyper, settings, sampler)`` of a Bayesian Lasso fit, each checked before the data is read: the
-        sampler (a ``sampler`` parameter, else ``method``), the hyperprior constants (a ``ScaledLaplacePrior``
+        sampler (a ``sampler`` parameter, else a generic estimator's ``options["sampler"]``, one of its
+        ``method``'s: ``"nuts-marginal"`` for ``"nuts"``, else ``method``), the hyperprior constants (a ``ScaledLaplacePrior``
         object's fields, else the parameters or ``options``, else :data:`BAYESIAN_LASSO_DEFAULTS`) and the
         chains' settings. ``ValueError`` naming what is wrong."""
         from sparsebayes.inference.engines.bayesian_lasso import checked_hyper
         from sparsebayes.inference.estimators.sampling_fit import BAYESIAN_LASSO_SAMPLERS
         from sparsebayes.models.priors.typeii import ScaledLaplacePrior
 
-        sampler = self.get_params(deep=False).get("sampler", self.method)
+        params = self.get_params(deep=False)
+        if "sampler" in params:
+            sampler = params["sampler"]
+        else:  # a generic estimator: the sampler of its method, NUTS on the mixture or (options) the marginal
+            options = self.options if isinstance(self.options, dict) else {}
+            sampler = options.get("sampler", self.method)
+            if sampler in BAYESIAN_LASSO_SAMPLERS and ("gibbs" if sampler == "gibbs" else "nuts") != self.method:
+                raise ValueError(f"options sampler={sampler!r} is not a sampler of method={self.method!r}: "
+                                 f"method='gibbs' samples by 'gibbs', method='nuts' by 'nuts' or 'nuts-marginal'")
         if sampler not in BAYESIAN_LASSO_SAMPLERS:
             raise ValueError(f"sampler must be 'gibbs', 'nuts' or 'nuts-marginal', got {sampler!r}")
         prior, by_prior = self.prior, {}
@@ -506,7 +515,7 @@ class BayesianLassoMethods(SamplingMethods):
                                  f"{'them' if len(dropped) > 1 else 'it'} at the default")
             by_prior = {param: float(getattr(prior, field)) for field, param in BAYESIAN_LASSO_FIELDS.items()}
         values = {**self._settings_values(BAYESIAN_LASSO_DEFAULTS, "BayesianLassoRegressor", "scaled_laplace",
-                                          {"sampler"}, set_by_prior=set(by_prior) | {"sampler"}), **by_prior}
+                                          {"sampler"}, set_by_prior=set(by_prior)), **by_prior}
         self._bayesian_lasso_model_checks()
         settings = SamplerSettings("gibbs" if sampler == "gibbs" else "nuts",
                                    **{k: values[k] for k in ("num_warmup", "num_samples", "num_chains", "seed",

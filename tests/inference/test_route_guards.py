@@ -154,3 +154,20 @@ def test_warm_start_resumes_from_the_last_fit_only(data):
     est.set_params(method="map", options=warm).fit(X, labels)  # map -> em -> map: from the start
     assert est.n_iter_ == cold.n_iter_
     np.testing.assert_array_equal(est.coef_, cold.coef_)
+
+
+def test_bayesian_lasso_marginal_refits_through_the_generic_estimator(data):
+    from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
+
+    X, y, _, _ = data
+    chains = dict(num_warmup=30, num_samples=30, num_chains=1, seed=2, rhat_max=np.inf)
+    paper = BayesianLassoRegressor(sampler="nuts-marginal", **chains).fit(X, y)
+    generic = SparseRegressor(method="nuts", prior=paper.prior_, options={"sampler": "nuts-marginal", **chains}).fit(X, y)
+    # the oracle: the paper class's draws, the same sampler and seed
+    np.testing.assert_array_equal(generic.beta_draws_, paper.beta_draws_)
+    np.testing.assert_array_equal(generic.coef_, paper.coef_)
+    assert "tau2" not in generic.idata_.posterior  # the marginal, not the mixture
+    with pytest.raises(ValueError, match="not a sampler of method='gibbs'"):
+        SparseRegressor(method="gibbs", prior=paper.prior_, options={"sampler": "nuts-marginal"}).fit(X, y)
+    with pytest.raises(ValueError, match="sampler must be"):
+        SparseRegressor(method="nuts", prior=paper.prior_, options={"sampler": "bogus"}).fit(X, y)
