@@ -156,6 +156,24 @@ def test_warm_start_resumes_from_the_last_fit_only(data):
     np.testing.assert_array_equal(est.coef_, cold.coef_)
 
 
+def test_bayesian_lasso_marginal_setup_through_the_generic_estimator():
+    """No fit: the generic estimator's set-up of a Bayesian Lasso fit is the paper class's (the oracle)."""
+    from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
+    from sparsebayes.models.priors.typeii import ScaledLaplacePrior
+
+    chains = dict(num_warmup=30, num_samples=30, num_chains=1, seed=2, rhat_max=np.inf)
+    paper = BayesianLassoRegressor(sampler="nuts-marginal", lam2_rate=2.5, **chains)
+    prior = ScaledLaplacePrior(a=1.0, b=2.5, c=0.0, d=0.0)  # what the paper class's prior_ is
+    generic = SparseRegressor(method="nuts", prior=prior, options={"sampler": "nuts-marginal", **chains})
+    assert generic._route() == "bayesian_lasso"
+    assert generic._bayesian_lasso_setup() == paper._bayesian_lasso_setup()  # was "options ['sampler'] are set by"
+    with pytest.raises(ValueError, match="not a sampler of method='gibbs'"):
+        SparseRegressor(method="gibbs", prior=prior, options={"sampler": "nuts-marginal"})._bayesian_lasso_setup()
+    with pytest.raises(ValueError, match="sampler must be"):
+        SparseRegressor(method="nuts", prior=prior, options={"sampler": "bogus"})._bayesian_lasso_setup()
+
+
+@pytest.mark.slow
 def test_bayesian_lasso_marginal_refits_through_the_generic_estimator(data):
     from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
 
@@ -167,7 +185,3 @@ def test_bayesian_lasso_marginal_refits_through_the_generic_estimator(data):
     np.testing.assert_array_equal(generic.beta_draws_, paper.beta_draws_)
     np.testing.assert_array_equal(generic.coef_, paper.coef_)
     assert "tau2" not in generic.idata_.posterior  # the marginal, not the mixture
-    with pytest.raises(ValueError, match="not a sampler of method='gibbs'"):
-        SparseRegressor(method="gibbs", prior=paper.prior_, options={"sampler": "nuts-marginal"}).fit(X, y)
-    with pytest.raises(ValueError, match="sampler must be"):
-        SparseRegressor(method="nuts", prior=paper.prior_, options={"sampler": "bogus"}).fit(X, y)
