@@ -123,9 +123,9 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     from sklearn.utils.validation import check_is_fitted
 
     from sparsebayes.inference.posterior.twin_posterior import (
-        _hook,
         default_samplers,
         point_estimate_dataset,
+        posterior_model_of,
         prior_beta_draws,
         sample_posterior,
         twin,
@@ -136,7 +136,7 @@ def compare(estimator, X, y, *, samplers="auto", num_warmup=1000, num_samples=10
     from .compare_predictive import check_test_data
 
     estimator = check_model(estimator)  # a model no core fits is refused before any sampling
-    _hook(estimator)  # an estimator that describes its model (posterior_model), else a ValueError naming them
+    posterior_model_of(estimator)  # an estimator that describes its model (posterior_model), else a ValueError naming them
     auto = samplers is None or (isinstance(samplers, str) and samplers == "auto")
     if not auto and (isinstance(samplers, str) or not samplers or len(set(samplers)) != len(samplers)):
         raise ValueError(f"samplers must be 'auto' or a non-empty tuple of distinct names such as ('nuts',), "

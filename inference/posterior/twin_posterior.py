@@ -53,7 +53,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _hook(est):
+def posterior_model_of(est):
     """``est.posterior_model``, else a ``ValueError`` naming the estimators that have one."""
     hook = getattr(est, "posterior_model", None)
     if not callable(hook):
@@ -77,7 +77,7 @@ def twin(est, X, y, *, surrogate_eps=None, train=None):
     rows must be the training model's, so what the twin takes from the data (the Bayesian Lasso's
     centring, the type-II twins' columns left out as constant) is taken from ``train``.
     """
-    hook = _hook(est)
+    hook = posterior_model_of(est)
     check_is_fitted(est)
     t = hook(X, y, surrogate_eps=surrogate_eps, train=train)
     for record in (t, *(getattr(t, "parts", None) or ())):  # a one-vs-all record's binary parts alike
@@ -222,7 +222,7 @@ def gibbs_able(est, t=None):
     the Gaussian regressor with a hierarchy that has Gibbs conditionals and σ² estimated (flat prior, as
     the engine's), a likelihood with a conjugate augmentation under a hierarchy with Gibbs conditionals
     (:mod:`sparsebayes.inference.posterior.posterior_model`)."""
-    record = t if t is not None else _hook(est)()
+    record = t if t is not None else posterior_model_of(est)()
     return getattr(record, "gibbs", None) is not None
 
 
@@ -317,7 +317,7 @@ def point_estimate_dataset(est, names, dims=("basis",), coords=None):
     labelled as such."""
     from sparsebayes.inference.posterior.arviz_compat import group_from_dict
     coords = {"basis": list(names)} if coords is None else coords
-    record = _hook(est)()
+    record = posterior_model_of(est)()
     if getattr(record, "point", None) is not None:  # the point as the model's record gives it
         data, method = dict(record.point), record.point_label
     else:
