@@ -58,6 +58,13 @@ def likelihood_prediction(lik, params, eta, H_active, cov, return_std):
     return mean, np.sqrt(np.asarray(lik.variance(eta, params)) + slope**2 * spread)
 
 
+def fitted_em_model(est):
+    """``(hierarchy, EMOptions)`` of ``est``'s EM fit as it was fitted (a later ``set_params`` without a refit
+    does not change the model its record states); unfitted, those its parameters name."""
+    fitted = getattr(est, "_em_model_", None)
+    return fitted if fitted is not None else (est._em_prior(), est._em_options())
+
+
 class EMRegressorMethods(PosteriorSamplingMixin):
     """The methods of a fitted EM regression (Figueiredo 2003, Sec. 3); module docstring."""
 
@@ -88,7 +95,8 @@ class EMRegressorMethods(PosteriorSamplingMixin):
         from sparsebayes.inference.posterior.posterior_model import design, regression_targets, sparse_posterior_model
         lik = getattr(self, "likelihood_", None)
         lik = self._em_likelihood() if lik is None else lik
-        prior, noise_var = self._em_prior(), self._em_options().noise_var
+        prior, options = fitted_em_model(self)
+        noise_var = options.noise_var
         if X is None:
             return sparse_posterior_model(prior, lik, params=noise_var, surrogate_eps=surrogate_eps)
         H, names = design(self, X)
@@ -171,7 +179,7 @@ class EMClassifierMethods(OneVsAllLinkClassifier, PosteriorSamplingMixin):
         from sparsebayes.inference.posterior.twin_one_vs_all import one_vs_all_model
         lik = getattr(self, "likelihood_", None)
         lik = self._em_likelihood() if lik is None else lik
-        prior, link = self._em_prior(), self._link_name()
+        prior, link = fitted_em_model(self)[0], self._link_name()
         H, names = design(self, X) if X is not None else (None, None)
         if len(getattr(self, "classes_", ())) > 2:
             estimated = [getattr(p, "estimated_sites", dict)() for p in self.prior_]  # γ per class where EM estimated it

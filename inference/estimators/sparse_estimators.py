@@ -492,6 +492,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         basis = em_basis(X, prior, options, owner=self)
         fit = fit_em_model(basis, y, prior, lik, options, owner=self)
         self._name_em_fit(basis, fit.beta)
+        self._em_model_ = (prior, options)  # the model the record states (posterior_model), whatever set_params does
         self.likelihood_ = lik
         self.likelihood_param_ = fit.likelihood_param
         self.noise_var_ = fit.likelihood_param if conjugate_noise(lik) else None
@@ -643,6 +644,7 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
                              owner=self, which="" if len(targets) == 1 else
                              f" of class {self.classes_[c]} (one-vs-all)") for c, t in enumerate(targets)]
         self._name_em_fit(basis, np.array([fit.beta for fit in fits]))
+        self._em_model_ = (prior, options)  # the model the record states (posterior_model), whatever set_params does
         iters, objs = [fit.n_iter for fit in fits], [fit.objective for fit in fits]
         self.n_iter_ = iters[0] if len(iters) == 1 else np.array(iters)
         self.objective_ = objs[0] if len(objs) == 1 else np.array(objs)

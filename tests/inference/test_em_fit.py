@@ -89,3 +89,20 @@ def test_em_settings_are_checked_by_name(est, words):
     for word in words:
         assert word in str(err.value)
     assert not [k for k in vars(est) if k.endswith("_")]  # nothing fitted
+
+
+def test_the_record_states_the_model_fitted_not_parameters_set_after_the_fit(sparse_regression):
+    """``posterior_model`` pairs the fitted weights with the model that produced them: a ``set_params``
+    after the fit (another prior, a fixed σ²) changes what the next ``fit`` does, not this fit's record."""
+    H, y = sparse_regression
+    est = SparseRegressor(prior="laplace", options={"gamma": 4.0}).fit(H, y)
+    before = est.posterior_model(H, y)
+    est.set_params(prior="horseshoe", options={"noise_var": 0.7})
+    after = est.posterior_model(H, y)
+    assert type(after.prior) is type(before.prior) and type(after.prior).__name__ == "LaplacePrior"
+    assert after.params is None and before.params is None  # σ² was estimated by this fit, not fixed
+    clf = SparseClassifier(prior="laplace").fit(H, (y > 0).astype(int))
+    clf.set_params(prior="horseshoe")
+    assert type(clf.posterior_model(H, (y > 0).astype(int)).prior).__name__ == "LaplacePrior"
+    refit = est.fit(H, y).posterior_model(H, y)  # the next fit takes the new parameters
+    assert type(refit.prior).__name__ == "HorseshoePrior" and refit.params == 0.7
