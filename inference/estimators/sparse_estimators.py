@@ -485,7 +485,6 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
     def _fit_em(self, X, y):
         """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
         (Figueiredo 2003, Sec. 3, eqs. 12–16): :func:`~.em_fit.fit_em_model`, its record named here."""
-        _clear_fitted(self)
         options, prior, lik = self._em_setup()
         X, y = validate_regression_data(self, X, y)
         check_targets(lik, y)
@@ -559,7 +558,6 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II maximum
         likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1): :func:`~.typeii_fit.fit_typeii_model`,
         its record named here (:class:`~.typeii_fitted.TypeIIRegressorMethods`)."""
-        _clear_fitted(self)
         prior, options = self._typeii_setup()
         X, y = validate_regression_data(self, X, y)
         fit = fit_typeii_model(typeii_basis(X, options), y, prior, options, owner=self)
@@ -634,7 +632,6 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
         """Fit the sparse probit (or logistic) MAP by EM over the latent targets (Figueiredo 2003, Sec. 4):
         one model for two classes, one per class (one-vs-all, 002 Sec. 4.2) beyond, each
         :func:`~.em_fit.fit_em_model` on one shared design; their records named here."""
-        _clear_fitted(self)
         options, prior, lik = self._em_setup()
         X, y_enc = validate_classification_data(self, X, y)
         basis = em_basis(X, prior, options, owner=self)
