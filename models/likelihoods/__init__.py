@@ -57,11 +57,11 @@ The type-II engine's Laplace path also asks ``init_target(y)`` (a finite stand-i
 bound engine the multinomial's ``log_normalizer`` and ``bohning_bound``
 (:class:`~sparsebayes.models.likelihoods.multinomial.MultinomialLogisticLikelihood`). Each engine says the pieces
 it needs in :data:`LIKELIHOOD_CAPABILITIES` and checks them once with :func:`require_likelihood`. The
-conformance harness (:mod:`sparsebayes.inference.likelihood_conformance`) checks every registered
+conformance harness (:mod:`sparsebayes.testing.likelihoods`) checks every registered
 likelihood against autodiff of its own ``log_lik``, NumPyro and its own draws.
 
 ``n_obs`` (optional, may be traced): only the first ``n_obs`` rows are data. The EM engine pads the
-rest to a shared array size (:func:`sparsebayes.inference.engines.em.fit_em`) with zero rows of the design, so
+rest to a shared array size (:func:`sparsebayes.inference.engines.em_slices.fit_em`) with zero rows of the design, so
 ``η = 0`` and ``y = 0`` there; those rows must add nothing to the parameter update or to the objective.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ import numpyro.distributions as dist
 import pytest
 
 import sparsebayes.models  # noqa: F401  (registers every built-in hierarchy)
-from sparsebayes.inference.conformance import check_em_objective_monotone, check_hierarchy, hierarchy_checks
+from sparsebayes.testing.hierarchies import check_em_objective_monotone, check_hierarchy, hierarchy_checks
 from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, make_prior, register_hierarchy, require
 
@@ -114,7 +114,7 @@ def test_a_wrong_type_ii_piece_is_caught():
     fails the optimum check; λ's update 10 % off its maximiser fails the λ check."""
     import dataclasses
 
-    from sparsebayes.inference.conformance import check_typeii_lambda_update, check_typeii_optimum
+    from sparsebayes.testing.hierarchies import check_typeii_lambda_update, check_typeii_optimum
     from sparsebayes.models.priors.typeii import LaplaceVariancePrior
 
     @dataclasses.dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Every registered likelihood passes the protocol's conformance checks
-(:mod:`sparsebayes.inference.likelihood_conformance`), parametrized over the registry: a newly
+(:mod:`sparsebayes.testing.likelihoods`), parametrized over the registry: a newly
 registered likelihood is checked with no other change. Broken likelihoods fail the checks that
 should catch them, and a toy likelihood defined here joins the registry, passes and is fitted by EM."""
 import jax.numpy as jnp
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference.engines.em import fit_em
-from sparsebayes.inference.likelihood_conformance import check_likelihood, likelihood_checks
+from sparsebayes.testing.likelihoods import check_likelihood, likelihood_checks
 from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, GaussianLikelihood,
                                             PoissonLikelihood, StudentTLikelihood, register_likelihood)
 from sparsebayes.models.priors import LaplacePrior

@@ -5,7 +5,7 @@ sweep and flat intercept; the conformance check holds a likelihood to what it st
 import numpy as np
 import pytest
 
-from sparsebayes.inference.likelihood_conformance import check_declarations, likelihood_checks
+from sparsebayes.testing.likelihoods import check_declarations, likelihood_checks
 from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, GaussianLikelihood,
                                             StudentTLikelihood, conjugate_noise, flat_intercept)
 
