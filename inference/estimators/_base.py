@@ -16,6 +16,19 @@ from sparsebayes.inference.engines.lowrank import factor_kernel_design, kernel_f
 from sparsebayes.inference._validation import validate_predict_data
 
 
+def set_init_params(estimator, params):
+    """Store each constructor argument on ``estimator`` under its own name, as given: scikit-learn's
+    rule for ``__init__`` (no validation and no other attribute there; ``fit`` checks the values), so
+    that ``get_params``, which reads the constructor's signature, ``set_params`` and ``clone``
+    round-trip them. Called as the first statement of every estimator's ``__init__`` with
+    ``locals()`` (``params``: the arguments and ``self``, which is skipped). A paper class fixes the
+    generic estimator's other arguments (``method``, ``options``, a fixed ``prior``) as class
+    attributes, so that they are not parameters and its ``get_params`` is its signature's."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def atomic_fit(fit):
     """Decorate ``fit`` so that a failing fit leaves no fitted attribute behind (no half-fitted state),
     and so that the warnings raised inside it (a ``ConvergenceWarning``, say) name the line that

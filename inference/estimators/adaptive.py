@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, ProbitLikelihood
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier, SparseRegressor
 
 #: The classifiers' links and their likelihoods (:class:`SparseProbitClassifier`'s ``link``).
@@ -155,18 +156,14 @@ class AdaptiveSparseRegressor(SparseRegressor):
         hierarchies only).
     """
 
+    #: The generic estimator's arguments this paper class fixes (class attributes, not parameters).
+    method = "em"
+    options = None
+
     def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, likelihood="gaussian", features="linear",
                  kernel_width="scale", bias=True, standardize=True, noise_var=None, tol=1e-3, max_iter=1000,
                  low_rank=True):
-        super().__init__(prior=prior, likelihood=likelihood, method="em", features=features, kernel_width=kernel_width)
-        self.gamma = gamma
-        self.gamma_prior = gamma_prior
-        self.bias = bias
-        self.standardize = standardize
-        self.noise_var = noise_var
-        self.tol = tol
-        self.max_iter = max_iter
-        self.low_rank = low_rank
+        set_init_params(self, locals())
 
 
 class SparseProbitClassifier(SparseClassifier):
@@ -226,13 +223,10 @@ class SparseProbitClassifier(SparseClassifier):
         :class:`AdaptiveSparseRegressor`.
     """
 
+    #: The generic estimator's arguments this paper class fixes (class attributes, not parameters).
+    method = "em"
+    options = None
+
     def __init__(self, *, prior="jeffreys", gamma=1.0, gamma_prior=None, link="probit", features="linear",
                  kernel_width="scale", bias=True, standardize=True, tol=1e-3, max_iter=1000, low_rank=True):
-        super().__init__(prior=prior, link=link, method="em", features=features, kernel_width=kernel_width)
-        self.gamma = gamma
-        self.gamma_prior = gamma_prior
-        self.bias = bias
-        self.standardize = standardize
-        self.tol = tol
-        self.max_iter = max_iter
-        self.low_rank = low_rank
+        set_init_params(self, locals())

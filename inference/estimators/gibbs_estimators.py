@@ -53,6 +53,7 @@ Gaussian kernels are translation-invariant and are used as they are. The draws (
 """
 from __future__ import annotations
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier, SparseRegressor
 
 
@@ -137,21 +138,7 @@ class GibbsRegressor(FixedSampler, SparseRegressor):
     def __init__(self, *, prior="horseshoe", likelihood="gaussian", c=-1.0, d=0.0, features="linear",
                  kernel_width="scale", fit_intercept=True, standardize=True, num_warmup=500, num_samples=1000,
                  num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01, progress_bar=False):
-        self.prior = prior
-        self.likelihood = likelihood
-        self.c = c
-        self.d = d
-        self.features = features
-        self.kernel_width = kernel_width
-        self.fit_intercept = fit_intercept
-        self.standardize = standardize
-        self.num_warmup = num_warmup
-        self.num_samples = num_samples
-        self.num_chains = num_chains
-        self.seed = seed
-        self.credible_level = credible_level
-        self.rhat_max = rhat_max
-        self.progress_bar = progress_bar
+        set_init_params(self, locals())
 
 
 class GibbsClassifier(FixedSampler, SparseClassifier):
@@ -187,16 +174,4 @@ class GibbsClassifier(FixedSampler, SparseClassifier):
     def __init__(self, *, prior="laplace", link="probit", features="linear", kernel_width="scale", fit_intercept=True,
                  standardize=True, num_warmup=500, num_samples=1000, num_chains=4, seed=0, credible_level=0.95,
                  rhat_max=1.01, progress_bar=False):
-        self.prior = prior
-        self.link = link
-        self.features = features
-        self.kernel_width = kernel_width
-        self.fit_intercept = fit_intercept
-        self.standardize = standardize
-        self.num_warmup = num_warmup
-        self.num_samples = num_samples
-        self.num_chains = num_chains
-        self.seed = seed
-        self.credible_level = credible_level
-        self.rhat_max = rhat_max
-        self.progress_bar = progress_bar
+        set_init_params(self, locals())

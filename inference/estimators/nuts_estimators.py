@@ -30,6 +30,7 @@ as ``coef_``, ``intercept_`` in the data's units; posterior predictive means).
 """
 from __future__ import annotations
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.gibbs_estimators import _DOC_SAMPLER, FixedSampler
 from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier, SparseRegressor
 
@@ -68,21 +69,7 @@ class NutsRegressor(FixedSampler, SparseRegressor):
     def __init__(self, *, prior="laplace", likelihood="gaussian", features="linear", kernel_width="scale",
                  fit_intercept=True, standardize=True, num_warmup=500, num_samples=1000, num_chains=2, seed=0,
                  credible_level=0.95, rhat_max=1.01, progress_bar=False, surrogate_eps=None, target_accept_prob=None):
-        self.prior = prior
-        self.likelihood = likelihood
-        self.features = features
-        self.kernel_width = kernel_width
-        self.fit_intercept = fit_intercept
-        self.standardize = standardize
-        self.num_warmup = num_warmup
-        self.num_samples = num_samples
-        self.num_chains = num_chains
-        self.seed = seed
-        self.credible_level = credible_level
-        self.rhat_max = rhat_max
-        self.progress_bar = progress_bar
-        self.surrogate_eps = surrogate_eps
-        self.target_accept_prob = target_accept_prob
+        set_init_params(self, locals())
 
 
 class NutsClassifier(FixedSampler, SparseClassifier):
@@ -106,18 +93,4 @@ class NutsClassifier(FixedSampler, SparseClassifier):
     def __init__(self, *, prior="laplace", link="probit", features="linear", kernel_width="scale", fit_intercept=True,
                  standardize=True, num_warmup=500, num_samples=1000, num_chains=2, seed=0, credible_level=0.95,
                  rhat_max=1.01, progress_bar=False, surrogate_eps=None, target_accept_prob=None):
-        self.prior = prior
-        self.link = link
-        self.features = features
-        self.kernel_width = kernel_width
-        self.fit_intercept = fit_intercept
-        self.standardize = standardize
-        self.num_warmup = num_warmup
-        self.num_samples = num_samples
-        self.num_chains = num_chains
-        self.seed = seed
-        self.credible_level = credible_level
-        self.rhat_max = rhat_max
-        self.progress_bar = progress_bar
-        self.surrogate_eps = surrogate_eps
-        self.target_accept_prob = target_accept_prob
+        set_init_params(self, locals())

@@ -24,6 +24,7 @@ The estimator is :class:`~sparsebayes.inference.estimators.sparse_estimators.Spa
 """
 from __future__ import annotations
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.sparse_estimators import SparseRegressor
 
 
@@ -77,13 +78,13 @@ class PoissonRVMRegressor(SparseRegressor):
     :class:`~sparsebayes.models.likelihoods.PoissonLikelihood`: ``prior_`` and ``likelihood_`` name the model).
     """
 
+    #: The generic estimator's arguments this paper class fixes (class attributes, not parameters).
+    method = "type2"
+    options = None
+
     def __init__(self, *, prior="ard", likelihood="poisson", features="linear", kernel_width="scale", bias=True,
                  max_iter=1000, tol=1e-6):
-        super().__init__(prior=prior, likelihood=likelihood, method="type2", features=features,
-                         kernel_width=kernel_width)
-        self.bias = bias
-        self.max_iter = max_iter
-        self.tol = tol
+        set_init_params(self, locals())
 
     def _typeii_route(self):
         """Never the Gaussian core: the route is the Laplace path, whose likelihood check names a Gaussian

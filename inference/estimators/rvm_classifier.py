@@ -28,6 +28,7 @@ to change.
 """
 from __future__ import annotations
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier
 
 
@@ -78,8 +79,10 @@ class RVMClassifier(SparseClassifier):
     ``beta_``, :func:`~._base.raw_weights`, not the weights on ``feature_map_``'s columns).
     """
 
+    #: The generic estimator's arguments this paper class fixes (class attributes, not parameters).
+    method = "type2"
+    link = None
+    options = None
+
     def __init__(self, *, prior="ard", features="kernel", kernel_width="scale", bias=True, max_iter=1000, tol=1e-6):
-        super().__init__(prior=prior, method="type2", features=features, kernel_width=kernel_width)
-        self.bias = bias
-        self.max_iter = max_iter
-        self.tol = tol
+        set_init_params(self, locals())

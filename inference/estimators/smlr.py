@@ -27,6 +27,7 @@ as it was. ``standardize=False`` is the paper's basis, which its reproductions
 """
 from __future__ import annotations
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.map_fit import MapOptions
 from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier
 from sparsebayes.models.priors.penalty import penalty_prior
@@ -124,18 +125,15 @@ class SMLRClassifier(SparseClassifier):
     scikit-learn.
     """
 
+    #: The generic estimator's arguments this paper class fixes (class attributes, not parameters).
+    method = "map"
+    prior = None
+    link = None
+    options = None
+
     def __init__(self, *, penalty="l1", lam=1.0, lam_relative=False, solver="auto", features="linear", kernel_width="scale",
                  standardize=True, tol=1e-6, max_iter=2000, warm_start=False, random_state=0):
-        super().__init__(method="map", features=features, kernel_width=kernel_width)
-        self.penalty = penalty
-        self.lam = lam
-        self.lam_relative = lam_relative
-        self.solver = solver
-        self.standardize = standardize
-        self.tol = tol
-        self.max_iter = max_iter
-        self.warm_start = warm_start
-        self.random_state = random_state
+        set_init_params(self, locals())
 
     def _map_setup(self):
         """``(penalty, lam, options)`` of this estimator's parameters (:meth:`~.map_fitted.MapClassifierMethods._fit_map`):

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedKFold
 from tqdm.auto import tqdm
 
-from sparsebayes.inference.estimators._base import atomic_fit
+from sparsebayes.inference.estimators._base import atomic_fit, set_init_params
 from sparsebayes.inference.estimators import smlr_cv_path  # a module, not its names (a worker unpickles its task)
 from sparsebayes.inference.parallel import parallel_map
 from sparsebayes.inference._validation import check_count, check_flags, check_max_iter, check_number
@@ -104,21 +104,7 @@ class SMLRCV(ClassifierMixin, MapClassifierMethods, BaseEstimator):
     def __init__(self, *, penalty="l1", lams=None, n_lams=12, cv=5, solver="auto", features="linear",
                  kernel_width="scale", kernel_widths=None, standardize=True, tie_break="sparsest", tol=1e-6,
                  max_iter=2000, random_state=0, progress_bar=False, n_jobs=None):
-        self.penalty = penalty
-        self.lams = lams
-        self.n_lams = n_lams
-        self.cv = cv
-        self.solver = solver
-        self.features = features
-        self.kernel_width = kernel_width
-        self.kernel_widths = kernel_widths
-        self.standardize = standardize
-        self.tie_break = tie_break
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.progress_bar = progress_bar
-        self.n_jobs = n_jobs
+        set_init_params(self, locals())
 
     def _feature_map(self, kernel_width):
         """The unfitted map of ``features`` at ``kernel_width`` (:func:`~.map_fit.map_feature_map`)."""

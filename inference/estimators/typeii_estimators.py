@@ -47,6 +47,7 @@ import numpy as np
 
 from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.rvm_classifier import RVMClassifier  # noqa: F401  (re-exported: importable from this module too)
 from sparsebayes.inference.estimators.sparse_estimators import SparseRegressor
 from sparsebayes.inference.estimators.typeii_fit import TypeIIOptions, check_hyperpriors, hierarchy_of
@@ -66,9 +67,15 @@ class _TypeIIPaperRegressor(SparseRegressor):
     #: The hierarchy's flags (``lambda_update``, ``noise_update``) that the parameters carry; a hierarchy
     #: object with another flag off its default is not this estimator's model.
     _carried_flags = ("lambda_update", "noise_update")
+    #: The generic estimator's arguments this paper class fixes (class attributes, not parameters).
+    method = "type2"
+    likelihood = "gaussian"
+    options = None
 
-    def __init__(self, *, features, kernel_width):
-        super().__init__(prior=self._hierarchy(), method="type2", features=features, kernel_width=kernel_width)
+    @property
+    def prior(self):
+        """The hierarchy fixed, ``_hierarchy`` at its defaults (the parameters carry its constants)."""
+        return self._hierarchy()
 
     def _typeii_setup(self):
         """(hierarchy, :class:`~.typeii_fit.TypeIIOptions`) of this estimator's parameters."""
@@ -134,15 +141,7 @@ class RVMRegressor(_TypeIIPaperRegressor):
 
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, c=-1.0, d=0.0, max_iter=2000,
                  tol=1e-9, noise_every=5, max_active=None, low_rank=True):
-        super().__init__(features=features, kernel_width=kernel_width)
-        self.fit_intercept = fit_intercept
-        self.c = c
-        self.d = d
-        self.max_iter = max_iter
-        self.tol = tol
-        self.noise_every = noise_every
-        self.max_active = max_active
-        self.low_rank = low_rank
+        set_init_params(self, locals())
 
 
 class BLSRegressor(_TypeIIPaperRegressor):
@@ -181,19 +180,7 @@ class BLSRegressor(_TypeIIPaperRegressor):
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, a=0.0, b=0.0, c=0.0, d=0.0,
                  lambda_update="algorithm1", noise_update="eq18", max_iter=2000, tol=1e-5, noise_every=1,
                  max_active=None, low_rank=True):
-        super().__init__(features=features, kernel_width=kernel_width)
-        self.fit_intercept = fit_intercept
-        self.a = a
-        self.b = b
-        self.c = c
-        self.d = d
-        self.lambda_update = lambda_update
-        self.noise_update = noise_update
-        self.max_iter = max_iter
-        self.tol = tol
-        self.noise_every = noise_every
-        self.max_active = max_active
-        self.low_rank = low_rank
+        set_init_params(self, locals())
 
     @classmethod
     def _hierarchy_of(cls, values):
@@ -241,20 +228,7 @@ class FLAPRegressor(_TypeIIPaperRegressor):
     def __init__(self, *, features=None, kernel_width="scale", fit_intercept=True, estimate_noise=False,
                  noise_var=None, a=0.0, b=0.0, c=0.0, d=0.0, lambda_update=None, max_iter=2000, tol=1e-5,
                  noise_every=1, max_active=None, low_rank=True):
-        super().__init__(features=features, kernel_width=kernel_width)
-        self.fit_intercept = fit_intercept
-        self.estimate_noise = estimate_noise
-        self.noise_var = noise_var
-        self.a = a
-        self.b = b
-        self.c = c
-        self.d = d
-        self.lambda_update = lambda_update
-        self.max_iter = max_iter
-        self.tol = tol
-        self.noise_every = noise_every
-        self.max_active = max_active
-        self.low_rank = low_rank
+        set_init_params(self, locals())
 
     @classmethod
     def _hierarchy_of(cls, values):
