@@ -117,7 +117,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood, require_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
-from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
+from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column, set_init_params
 from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
 from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
@@ -469,12 +469,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
-        self.prior = prior
-        self.likelihood = likelihood
-        self.method = method
-        self.features = features
-        self.kernel_width = kernel_width
-        self.options = options
+        set_init_params(self, locals())
 
 
     def _em_likelihood(self):
@@ -607,12 +602,7 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
-        self.prior = prior
-        self.link = link
-        self.method = method
-        self.features = features
-        self.kernel_width = kernel_width
-        self.options = options
+        set_init_params(self, locals())
 
 
     def _default_prior(self, method):
