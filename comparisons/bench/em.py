@@ -162,7 +162,7 @@ def _large_solver(solver, n, alpha, tols):
     from sklearn.exceptions import ConvergenceWarning
 
     from sparsebayes.inference import AdaptiveSparseRegressor
-    from sparsebayes.inference.engines.em import fit_em
+    from sparsebayes.inference.engines.em_slices import fit_em
     from sparsebayes.inference.engines.em_working_set import coordinate_keeps
     from sparsebayes.models.likelihoods import GaussianLikelihood
     from sparsebayes.models.priors import JeffreysPrior, LaplacePrior

@@ -45,7 +45,7 @@ jitted wrappers that bind its settings to ``step`` and call this module, so that
 stopping rule and the trace are written once.
 
 Loops that stay outside the driver: the host loops above ``run`` (EM's shrinking active set,
-:func:`~sparsebayes.inference.engines.em.run_slices`; the type-II slot growth,
+:func:`~sparsebayes.inference.engines.em_slices.run_slices`; the type-II slot growth,
 :func:`~sparsebayes.inference.engines.typeii_moves.grow_slots`), which call it, and the type-II
 work queue of ``vmap``-ed lanes (:func:`~sparsebayes.inference.engines.typeii_batch._fit_queue`),
 which refills lanes inside its loop and so is not one engine's loop.

@@ -48,7 +48,8 @@ import scipy.linalg
 from sparsebayes.models.likelihoods import conjugate_noise
 
 from sparsebayes.inference.engines._shapes import bucket, pad_to
-from sparsebayes.inference.engines.em import PAD_PER_OCTAVE, EMControls, EMResult, run_slices
+from sparsebayes.inference.engines.em import EMControls
+from sparsebayes.inference.engines.em_slices import PAD_PER_OCTAVE, EMResult, run_slices
 from sparsebayes.inference.engines.em_start import RidgeStart
 
 __all__ = ["coordinate_keeps", "fit_em_working_set", "large_design", "sufficient_design", "use_working_set"]
@@ -141,7 +142,7 @@ def _host(prior):
 def fit_em_working_set(H, y, prior, likelihood, *, noise_var=None, tol=1e-3, max_iter=1000, prune_tol=1e-8,
                        noise_floor_rel=1e-10, start_size=START_SIZE, working_set=None, max_rounds=MAX_ROUNDS):
     """EM on a working set of columns with a check on the full design (module docstring); returns
-    :class:`~sparsebayes.inference.engines.em.EMResult` as :func:`~sparsebayes.inference.engines.em.fit_em` does.
+    :class:`~sparsebayes.inference.engines.em_slices.EMResult` as :func:`~sparsebayes.inference.engines.em_slices.fit_em` does.
 
     Parameters
     ----------
@@ -150,7 +151,7 @@ def fit_em_working_set(H, y, prior, likelihood, *, noise_var=None, tol=1e-3, max
     y : ndarray (n,)
         Targets.
     prior, likelihood, noise_var, tol, max_iter, prune_tol, noise_floor_rel
-        As for :func:`~sparsebayes.inference.engines.em.fit_em`; the likelihood must state
+        As for :func:`~sparsebayes.inference.engines.em_slices.fit_em`; the likelihood must state
         ``conjugate_noise`` (``y ~ N(η, σ²)``: the Gaussian).
     start_size : int
         Columns in the first working set: those of largest ``|h_jᵀy| / ‖h_j‖``.

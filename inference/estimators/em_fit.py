@@ -4,7 +4,7 @@ The estimators are shells over two pure functions. :func:`em_basis` builds the d
 feature map on the inputs (standardized as :mod:`sparsebayes.inference.estimators.adaptive` says,
 factored when a Gaussian kernel design has low rank), and :func:`fit_em_model` runs EM on it for
 one target vector (a regression, or one binary classifier of a one-vs-all fit) under one hierarchy
-and one likelihood (:func:`~sparsebayes.inference.engines.em.fit_em`: 000 Sec. 3, eqs. 12–16; 002
+and one likelihood (:func:`~sparsebayes.inference.engines.em_slices.fit_em`: 000 Sec. 3, eqs. 12–16; 002
 Secs. 2–3) and returns the fitted model as an :class:`EMFit` record: the weights on the design's
 columns, the iterations, the objective, the fitted hierarchy and likelihood parameter, and the
 estimator's own approximation of the posterior at the fit (the Gaussian conditional at the final
@@ -36,7 +36,7 @@ from sparsebayes.inference.estimators._base import (
 )
 from sparsebayes.inference._validation import check_max_iter, check_number
 from sparsebayes.inference._warnings import warn_degenerate
-from sparsebayes.inference.engines.em import EMDesign, fit_em
+from sparsebayes.inference.engines.em_slices import EMDesign, fit_em
 from sparsebayes.inference.engines.em_covariance import conditional_covariance, laplace_covariance
 from sparsebayes.inference.engines.em_working_set import fit_em_working_set, large_design, use_working_set
 
@@ -75,7 +75,7 @@ class EMOptions:
 class EMBasis:
     """The fitted feature map and its design on the training inputs: ``H`` (n × p), or ``factor`` (the
     :class:`~sparsebayes.inference.engines.lowrank.DesignFactor` ``H = QH̃`` of a low-rank kernel design,
-    ``H = None``); ``shared``, an :class:`~sparsebayes.inference.engines.em.EMDesign` that several fits on
+    ``H = None``); ``shared``, an :class:`~sparsebayes.inference.engines.em_slices.EMDesign` that several fits on
     the one design share (``HᵀH`` and the ridge start's factor, the one-vs-all classifiers of 002 Sec. 4.2)."""
 
     feature_map: object

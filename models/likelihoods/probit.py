@@ -60,7 +60,7 @@ class ProbitLikelihood(NamedTuple):
     name = "probit"
     #: No parameter of its own.
     param_name = None
-    #: σ² of the latent ``z`` (002 eq. 3), which :func:`sparsebayes.inference.engines.em.fit_em` uses
+    #: σ² of the latent ``z`` (002 eq. 3), which :func:`sparsebayes.inference.engines.em_slices.fit_em` uses
     #: whatever ``noise_var`` it is given (a likelihood without it has σ² free).
     fixed_noise_var = 1.0
     #: EM's working weight is 1 on every row (the latent ``z``'s unit variance).

@@ -44,7 +44,8 @@ from sparsebayes.models.likelihoods import GaussianLikelihood
 from sparsebayes.models.priors import CAPABILITIES, require, supports
 
 from sparsebayes.inference.engines import em
-from sparsebayes.inference.engines.em import EMData, column_norms, log_posterior
+from sparsebayes.inference.engines.em import EMData, log_posterior
+from sparsebayes.inference.engines.em_slices import column_norms
 
 __all__ = ["check_hierarchy", "hierarchy_checks", "check_capability_errors", "check_e_step_quadrature",
            "check_e_step_variance_quadrature", "check_marginal_quadrature", "check_twin_draws_marginal",

@@ -16,9 +16,10 @@ from sparsebayes.inference.engines.em import (
     RidgeStart,
     _active_gram_solve,
     _gram_solve,
-    fit_em,
     log_posterior,
 )
+from sparsebayes.inference.engines import em_slices
+from sparsebayes.inference.engines.em_slices import EMDesign, fit_em
 from sparsebayes.models.adaptive import sparse_probit_model, sparse_regression_model
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
@@ -276,7 +277,7 @@ def test_padding_to_a_bucket_changes_no_step(monkeypatch, H, y, prior, likelihoo
     instead (``bucket`` the identity), it takes the same steps to the same fit: only the rounding
     of sums over more (zero) terms differs."""
     padded = fit_em(H, y, prior, likelihood, tol=1e-6, **kw)
-    monkeypatch.setattr(em, "bucket", lambda k, **_: k)
+    monkeypatch.setattr(em_slices, "bucket", lambda k, **_: k)
     exact = fit_em(H, y, prior, likelihood, tol=1e-6, **kw)
     assert padded.converged and exact.converged
     assert padded.n_iter == exact.n_iter
@@ -301,8 +302,6 @@ def test_probit_keeps_its_unit_noise_variance_whatever_noise_var_says():
 def test_a_shared_em_design_gives_each_target_the_fit_it_gets_alone(H, y, prior, likelihood, kw):
     """One-vs-all fits share an :class:`EMDesign` (HᵀH and the ridge factor made once): each
     target's fit on it equals, bit for bit, the fit that prepares its own design."""
-    from sparsebayes.inference.engines.em import EMDesign
-
     shared_kw = {k: v for k, v in kw.items() if k != "factor"}
     design = EMDesign(H, y.size, kw.get("factor"))
     for target in (y, y[::-1].copy()):

@@ -1,7 +1,7 @@
-"""``em._gather``: the slice EM runs on holds the active columns (and Gram block) first, zeros after."""
+"""``em_slices._gather``: the slice EM runs on holds the active columns (and Gram block) first, zeros after."""
 import numpy as np
 import pytest
-from sparsebayes.inference.engines.em import _gather
+from sparsebayes.inference.engines.em_slices import _gather
 
 
 @pytest.mark.parametrize("active", [np.arange(7), np.array([0, 2, 6]), np.array([5])])

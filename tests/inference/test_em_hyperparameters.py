@@ -14,7 +14,9 @@ from sklearn.base import clone
 from sparsebayes.inference import AdaptiveSparseRegressor, SparseProbitClassifier
 
 from sparsebayes.inference.engines import em
-from sparsebayes.inference.engines.em import EMControls, EMData, RidgeStart, fit_em, log_posterior
+from sparsebayes.inference.engines._shapes import bucket
+from sparsebayes.inference.engines.em import EMControls, EMData, RidgeStart, log_posterior
+from sparsebayes.inference.engines.em_slices import PAD_PER_OCTAVE, fit_em
 from sparsebayes.models.priors.horseshoe import HorseshoePrior, make_horseshoe
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import LaplacePrior, make_prior, neg_log_hyperprior, update_shared
@@ -138,7 +140,7 @@ def test_fit_em_counts_the_model_weights_not_the_padded_columns_in_the_gamma_ste
     prior = LaplacePrior(1.0, (a, b))
     b0 = RidgeStart(X)(y)
     res = fit_em(X, y, prior, GaussianLikelihood(), beta0=b0, tol=1e-10, max_iter=2000)
-    assert res.converged and em.bucket(p, per_octave=em.PAD_PER_OCTAVE) > p
+    assert res.converged and bucket(p, per_octave=PAD_PER_OCTAVE) > p
     controls = EMControls(prune_tol=1e-8, noise_floor=1e-10 * float(np.mean(y**2)), prune_floor=1e-8 * float(np.max(np.abs(b0))))
     data, model = EMData(jnp.asarray(X), jnp.asarray(y), jnp.asarray(X.T @ X)), em.EMModel(prior, GaussianLikelihood())
     final, _ = em.trace(em.init(data, model, b0, np.var(y)), data, model, controls, n_steps=res.n_iter,

@@ -1,7 +1,7 @@
 """A warm EM fit at small n waits on the device only for what the host reads.
 
 At n ≤ 300 a whole Jeffreys probit fit takes milliseconds, and each array read back from the
-compiled loop is a wait of its own: :func:`sparsebayes.inference.engines.em.fit_em` reads the state
+compiled loop is a wait of its own: :func:`sparsebayes.inference.engines.em_slices.fit_em` reads the state
 (weights, σ², iterations, last relative change; the Jeffreys hierarchy has no estimated
 hyperparameter) and two entries of the step's info (the E-step scale, the objective) in one
 ``jax.device_get`` per slice of the active set, and reads nothing else. The M-step's active
@@ -14,7 +14,7 @@ import pytest
 
 from sparsebayes.inference import SparseProbitClassifier
 
-from sparsebayes.inference.engines import em
+from sparsebayes.inference.engines import em_slices
 from sparsebayes.inference.engines._active import active_first
 
 #: the concrete class of JAX's arrays, whose ``_value`` is the read back to the host
@@ -38,7 +38,7 @@ def test_em_small_a_warm_probit_fit_reads_each_slice_back_once(monkeypatch):
 
     fit()  # compiles every slice width
     counts = {"run": 0, "device_get": 0, "reads": 0}
-    run, device_get, value = em.run, jax.device_get, ArrayImpl._value
+    run, device_get, value = em_slices.run, jax.device_get, ArrayImpl._value
 
     def counting_run(*args, **kwargs):
         counts["run"] += 1
@@ -52,7 +52,7 @@ def test_em_small_a_warm_probit_fit_reads_each_slice_back_once(monkeypatch):
         counts["reads"] += 1
         return value.fget(self)
 
-    monkeypatch.setattr(em, "run", counting_run)
+    monkeypatch.setattr(em_slices, "run", counting_run)
     monkeypatch.setattr(jax, "device_get", counting_get)
     monkeypatch.setattr(ArrayImpl, "_value", property(counting_value))
     model = fit()

@@ -8,7 +8,7 @@ from sklearn.linear_model import Lasso
 
 from sparsebayes.inference import AdaptiveSparseRegressor
 from sparsebayes.inference.engines import em_working_set as ws
-from sparsebayes.inference.engines.em import fit_em
+from sparsebayes.inference.engines.em_slices import fit_em
 from sparsebayes.inference.engines.em_working_set import coordinate_keeps, fit_em_working_set, sufficient_design
 from sparsebayes.models.priors.horseshoe import HorseshoePrior
 from sparsebayes.models.likelihoods import GaussianLikelihood

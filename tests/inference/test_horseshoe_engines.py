@@ -10,7 +10,7 @@ from sklearn.datasets import load_diabetes
 from sparsebayes.inference.posterior import arviz_compat as compat
 from sparsebayes.inference.engines import hierarchy_gibbs
 from sparsebayes.inference import run_nuts
-from sparsebayes.inference.engines.em import fit_em
+from sparsebayes.inference.engines.em_slices import fit_em
 from sparsebayes.models import GaussianLikelihood, HorseshoePrior, require, sparse_regression_model
 
 

@@ -12,7 +12,7 @@ from sparsebayes.inference import (
     SparseProbitClassifier,
 )
 from sparsebayes.inference.engines.lowrank import RANK_TOL, factor_kernel_design, gaussian_kernel_rows, pivoted_cholesky
-from sparsebayes.inference.engines.em import fit_em
+from sparsebayes.inference.engines.em_slices import fit_em
 from sparsebayes.models.features import GaussianKernelFeatures, gaussian_kernel
 from sparsebayes.models.likelihoods import GaussianLikelihood, ProbitLikelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior

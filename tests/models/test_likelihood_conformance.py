@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from sparsebayes.inference.engines.em import fit_em
+from sparsebayes.inference.engines.em_slices import fit_em
 from sparsebayes.testing.likelihoods import check_likelihood, likelihood_checks
 from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, GaussianLikelihood,
                                             PoissonLikelihood, StudentTLikelihood, register_likelihood)

@@ -59,7 +59,7 @@ def test_the_multinomial_pieces_are_the_papers():
 
 
 def test_an_engine_names_the_missing_piece():
-    from sparsebayes.inference.engines.em import fit_em
+    from sparsebayes.inference.engines.em_slices import fit_em
     from sparsebayes.inference.engines.typeii_laplace import fit
     from sparsebayes.models.priors import JeffreysPrior
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference.engines import hierarchy_gibbs_augmented
-from sparsebayes.inference.engines.em import fit_em
+from sparsebayes.inference.engines.em_slices import fit_em
 from sparsebayes.inference.engines.gibbs_augment import MAX_CONCENTRATION
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models import LaplacePrior
