@@ -63,8 +63,8 @@ route              fitting core                                            fitte
 =================  ======================================================  ==================================
 "em"               :func:`~.em_fit.fit_em_model` (once, or once per class   :mod:`.em_fitted`
                    one-vs-all)
-"type2"            :func:`~.typeii_fit.fit_typeii_model` (Gaussian)         :mod:`.typeii_fitted`
-"type2_laplace"    :func:`~.typeii_fit.fit_typeii_laplace_model`            :mod:`.typeii_laplace_fitted`
+"typeii"           :func:`~.typeii_fit.fit_typeii_model` (Gaussian)         :mod:`.typeii_fitted`
+"typeii_laplace"   :func:`~.typeii_fit.fit_typeii_laplace_model`            :mod:`.typeii_laplace_fitted`
 "map"              :func:`~.map_fit.fit_map_model`                          :mod:`.map_fitted`
 "gibbs", "nuts"    :func:`~.sampling_fit.fit_sampling_model`                :mod:`.sampling_fitted`
 "bayesian_lasso"   :func:`~.sampling_fit.fit_bayesian_lasso`                :mod:`.sampling_fitted`
@@ -331,21 +331,21 @@ class _ComposedEstimator(BaseEstimator):
 
     #: route -> the method that checks a fit's parameters before any data is read (``ValueError`` naming
     #: what is wrong) and returns what the fit needs of them
-    _SETUPS = {"em": "_em_setup", "type2": "_typeii_setup", "type2_laplace": "_laplace_setup", "map": "_map_setup",
+    _SETUPS = {"em": "_em_setup", "typeii": "_typeii_setup", "typeii_laplace": "_laplace_setup", "map": "_map_setup",
                "gibbs": "_check_sampling_setup", "nuts": "_check_sampling_setup",
                "bayesian_lasso": "_check_sampling_setup"}
 
     def _route(self):
-        """The route ``fit`` takes for the parameters: ``"em"``, ``"type2"`` (the Gaussian type-II core),
-        ``"type2_laplace"`` (its Laplace path), ``"map"``, ``"gibbs"``, ``"nuts"`` or ``"bayesian_lasso"``;
+        """The route ``fit`` takes for the parameters: ``"em"``, ``"typeii"`` (the Gaussian type-II core),
+        ``"typeii_laplace"`` (its Laplace path), ``"map"``, ``"gibbs"``, ``"nuts"`` or ``"bayesian_lasso"``;
         a ``ValueError`` for an unknown method or one without a route for this task."""
         method = self._method()
         if method == "em":
             return "em"
         if self._typeii_route():
-            return "type2"
+            return "typeii"
         if method == "type2":  # another likelihood: the type-II core's Laplace path
-            return "type2_laplace"
+            return "typeii_laplace"
         if method in ("gibbs", "nuts"):  # the sampling core ("bayesian_lasso" under ScaledLaplacePrior)
             return self._sampling_route(method)
         if method == "map" and "map" in self._ROUTES:  # the MAP fitting core (bound optimization)
@@ -382,7 +382,7 @@ class _ComposedEstimator(BaseEstimator):
         return self
 
     def _typeii_route(self):
-        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_type2`)."""
+        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_typeii`)."""
         return False
 
     def predict(self, X, **kwargs):
@@ -463,7 +463,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
     """
 
     _em_paper = "AdaptiveSparseRegressor"
-    _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "type2_laplace": TypeIILaplaceRegressorMethods,
+    _ROUTES = {"em": EMRegressorMethods, "typeii": TypeIIRegressorMethods, "typeii_laplace": TypeIILaplaceRegressorMethods,
                "gibbs": SamplingRegressorMethods, "nuts": SamplingRegressorMethods,
                "bayesian_lasso": BayesianLassoMethods}
 
@@ -505,7 +505,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
 
     def _typeii_route(self):
         """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others by its
-        Laplace path, route ``"type2_laplace"``)."""
+        Laplace path, route ``"typeii_laplace"``)."""
         return self._method() == "type2" and conjugate_noise(_regression_likelihood(self.likelihood))
 
     def _typeii_setup(self):
@@ -549,7 +549,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
             hierarchy = hierarchy_of(type(prior), constants, **{f: getattr(prior, f) for f in flags})
         return hierarchy, settings
 
-    def _fit_type2(self, X, y):
+    def _fit_typeii(self, X, y):
         """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II maximum
         likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1): :func:`~.typeii_fit.fit_typeii_model`,
         its record named here (:class:`~.typeii_fitted.TypeIIRegressorMethods`)."""
@@ -597,7 +597,7 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
     """
 
     _em_paper = "SparseProbitClassifier"
-    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
+    _ROUTES = {"em": EMClassifierMethods, "typeii_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
                "nuts": SamplingClassifierMethods, "map": MapClassifierMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 

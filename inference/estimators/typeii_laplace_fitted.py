@@ -4,12 +4,12 @@ Poisson and negative-binomial RVM, their FLAP and BLS versions) and the Bernoull
 path (:func:`~sparsebayes.inference.estimators.typeii_fit.fit_typeii_laplace_model`).
 
 :class:`TypeIILaplaceRegressorMethods` is mixed into
-:class:`~sparsebayes.inference.estimators.sparse_estimators.SparseRegressor` (route ``"type2_laplace"``:
+:class:`~sparsebayes.inference.estimators.sparse_estimators.SparseRegressor` (route ``"typeii_laplace"``:
 ``method="type2"`` with a likelihood other than the Gaussian; its paper subclass
 :class:`~sparsebayes.inference.estimators.poisson_rvm.PoissonRVMRegressor`), and
 :class:`TypeIIClassifierMethods` into ``SparseClassifier`` (the same route, ``method="type2"``; its paper
 subclass :class:`~sparsebayes.inference.estimators.rvm_classifier.RVMClassifier`). Each has the route's fit,
-``_fit_type2_laplace``, which checks the parameters, builds the basis, calls the fitting core (once, or
+``_fit_typeii_laplace``, which checks the parameters, builds the basis, calls the fitting core (once, or
 once per class) and names the records in the fitted attributes; and the methods that read them back:
 prediction, ArviZ ``InferenceData``, the record of the model (:meth:`posterior_model`, which ``compare``
 and ``sample_posterior`` sample).
@@ -150,7 +150,7 @@ class TypeIILaplaceRegressorMethods(_LaplacePathMethods):
     def _laplace_likelihood(self):
         return count_likelihood(self.likelihood, self._laplace_paper)
 
-    def _fit_type2_laplace(self, X, y):
+    def _fit_typeii_laplace(self, X, y):
         """Fit nonnegative counts ``y`` on ``X`` by sequential type-II maximum likelihood with the Laplace
         approximation at the mode (Tipping & Faul 2003, Sec. 5): :func:`~.typeii_fit.fit_typeii_laplace_model`,
         its record named here."""
@@ -198,7 +198,7 @@ class TypeIILaplaceRegressorMethods(_LaplacePathMethods):
                             "basis function best aligned with the log counts); converged_ is False",
                             scale_advice(self.feature_map_, "the counts"), stacklevel=5)
 
-    @available_if(fitted_by("type2_laplace"))
+    @available_if(fitted_by("typeii_laplace"))
     def predict_log_rate(self, X):
         """``η = wᵀh(x)``, the linear predictor (the log of the predicted mean count)."""
         return self._log_rate(X)
@@ -320,7 +320,7 @@ class TypeIIClassifierMethods(OneVsAllLinkClassifier, _LaplacePathMethods):
                              "method='em', method='gibbs' and method='nuts'")
         return LOGISTIC
 
-    def _fit_type2_laplace(self, X, y):
+    def _fit_typeii_laplace(self, X, y):
         """Fit by sequential type-II maximum likelihood with the Laplace approximation at the mode (Tipping
         2001, Sec. 4; Tipping & Faul 2003, Sec. 5), one classifier per class beyond two (one-vs-all), each
         :func:`~.typeii_fit.fit_typeii_laplace_model` on one shared design; their records named here."""

@@ -86,7 +86,7 @@ def _prepare(estimator, X, y):
     problem = prepare_typeii(typeii_basis(X, options), y, prior, options, owner=estimator)
     if isinstance(problem, TypeIIFit):
         estimator._name_typeii_fit(problem)
-        estimator._route_ = "type2"
+        estimator._route_ = "typeii"
         return None
     return problem
 
@@ -95,4 +95,4 @@ def _prepare(estimator, X, y):
 def _finish(estimator, problem, state):
     """The fit's second half (:func:`~.typeii_fit.finish_typeii`) with the warnings of ``fit``, named on ``estimator``."""
     estimator._name_typeii_fit(finish_typeii(problem, state, owner=estimator))
-    estimator._route_ = "type2"
+    estimator._route_ = "typeii"

@@ -138,7 +138,7 @@ def test_the_estimator_runs_the_engine(one_input):
 
 @pytest.mark.parametrize("kw, route", [
     (dict(method="em", prior="laplace", likelihood="student_t"), "em"),
-    (dict(method="type2", prior="ard", likelihood="poisson"), "type2_laplace"),
+    (dict(method="type2", prior="ard", likelihood="poisson"), "typeii_laplace"),
     (dict(method="gibbs", prior=HorseshoePrior(0.5, tau_prior=1.0), likelihood="gaussian",
           options=dict(num_warmup=50, num_samples=100, num_chains=2, rhat_max=np.inf)), "gibbs"),
 ])

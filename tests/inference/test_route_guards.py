@@ -27,7 +27,7 @@ def data():
 
 
 #: (estimator, the route methods it has) of every guarded method: hidden before a fit
-ROUTE_METHODS = {"summary": ("gibbs", "nuts", "bayesian_lasso"), "predict_log_rate": ("type2_laplace",),
+ROUTE_METHODS = {"summary": ("gibbs", "nuts", "bayesian_lasso"), "predict_log_rate": ("typeii_laplace",),
                  "laplace_covariance": ("map",), "generalization_bounds": ("map",)}
 
 
@@ -81,8 +81,8 @@ def test_paper_subclasses_keep_their_methods(data):
 def _route_estimators():
     from sparsebayes.inference.estimators.bayesian_lasso_estimator import BayesianLassoRegressor
 
-    return {"em": SparseRegressor(method="em"), "type2": SparseRegressor(method="type2"),
-            "type2_laplace": SparseRegressor(method="type2", likelihood="poisson"),
+    return {"em": SparseRegressor(method="em"), "typeii": SparseRegressor(method="type2"),
+            "typeii_laplace": SparseRegressor(method="type2", likelihood="poisson"),
             "map": SparseClassifier(method="map", prior="laplace"),
             "gibbs": SparseRegressor(method="gibbs", prior="laplace"),
             "nuts": SparseRegressor(method="nuts", prior="laplace"),
