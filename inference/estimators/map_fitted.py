@@ -37,12 +37,10 @@ from sparsebayes.models.priors import HIERARCHIES, hierarchy_name, is_hierarchy
 from sparsebayes.models.priors.penalty import PENALTY_OF, penalty_prior
 
 #: The parameters of the paper estimator (:class:`~sparsebayes.inference.estimators.smlr.SMLRClassifier`)
-#: that ``SparseClassifier(method="map")`` takes in ``options``: ``lam`` (with a hierarchy name) and the
-#: :class:`~.map_fit.MapOptions` other than the basis.
-MAP_SETTINGS = ("lam", *(f.name for f in dataclasses.fields(MapOptions) if f.name not in ("features", "kernel_width")))
-
-#: The paper estimator whose parameters the settings are (named in the refusals).
-MAP_PAPER = "SMLRClassifier"
+#: that ``SparseClassifier(method="map")`` takes in ``options``, and their defaults: ``lam`` (with a
+#: hierarchy name) and the :class:`~.map_fit.MapOptions` other than the basis.
+MAP_SETTINGS = {"lam": 1.0, **{f.name: f.default for f in dataclasses.fields(MapOptions)
+                               if f.name not in ("features", "kernel_width")}}
 
 #: The likelihoods a MAP fit takes as ``link``: the multinomial logistic, the logistic for two classes.
 MAP_LIKELIHOODS = ("multinomial", "bernoulli_logistic")
@@ -65,30 +63,21 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         name = hierarchy_name(prior)
         if name not in PENALTY_OF:
             label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)
-            fits = ", ".join(f"{n!r} ({MAP_PAPER})" for n in PENALTY_OF)
+            fits = ", ".join(f"{n!r} ({self._paper('map')})" for n in PENALTY_OF)
             raise ValueError(f"prior {label} has no {'map'!r} engine; method='map' fits the priors {fits}")
-        options = {} if self.options is None else self.options
-        if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of {MAP_PAPER}'s parameters, got {type(options).__name__}")
-        unknown = sorted(set(options) - set(MAP_SETTINGS) - {"penalty"})
-        if unknown:
-            raise ValueError(f"options {unknown} are not parameters of {MAP_PAPER} (method={self.method!r}, "
-                             f"prior={name!r}); it takes {sorted((*MAP_SETTINGS, 'penalty', 'features', 'kernel_width'))}")
-        fixed = sorted(set(options) & ({"penalty", "lam", "lam_relative"} if is_hierarchy(prior) and PENALTY_OF[name]
-                                       else {"penalty"}))
-        if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
-                             "parameters); remove them from options")
+        # the penalty is the prior's; a hierarchy object with a penalty sets its λ too
+        by_prior = {"penalty", "lam", "lam_relative"} if is_hierarchy(prior) and PENALTY_OF[name] else {"penalty"}
+        values = self._route_settings("map", MAP_SETTINGS, by_prior)
         self._check_map_link()
         if is_hierarchy(prior):
             if not isinstance(prior, HIERARCHIES[name]):
-                raise ValueError(f"{MAP_PAPER} (method='map') fits {HIERARCHIES[name].__name__}, not "
+                raise ValueError(f"{self._paper('map')} (method='map') fits {HIERARCHIES[name].__name__}, not "
                                  f"{type(prior).__name__}")
             penalty, lam = map_penalty(prior)
         else:
-            penalty, lam = PENALTY_OF[name], options.get("lam", 1.0)
+            penalty, lam = PENALTY_OF[name], values["lam"]
             penalty_prior(penalty, lam)
-        settings = {k: v for k, v in options.items() if k not in ("lam", "penalty")}
+        settings = {k: v for k, v in values.items() if k != "lam"}
         return penalty, lam, MapOptions(features=self.features, kernel_width=self.kernel_width, **settings)
 
     def _check_map_link(self):
@@ -105,7 +94,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         lik = make_likelihood(LINK_LIKELIHOODS[link] if isinstance(link, str) else link)
         if lik.name in MAP_LIKELIHOODS:
             return
-        raise ValueError(f"{MAP_PAPER} (method='map', prior={hierarchy_name(self.prior or 'laplace')!r}) fits the "
+        raise ValueError(f"{self._paper('map')} (method='map', prior={hierarchy_name(self.prior or 'laplace')!r}) fits the "
                          f"'multinomial' likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
                          f"{methods_fitting(lik)}")
 

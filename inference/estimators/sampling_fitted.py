@@ -49,11 +49,6 @@ SAMPLER_DEFAULTS = {
                  credible_level=0.95, rhat_max=1.01, progress_bar=False, surrogate_eps=None, target_accept_prob=None),
 }
 
-#: The paper class of each sampler and task, named in the messages about ``options``.
-SAMPLER_PAPER = {("gibbs", False): "GibbsRegressor", ("gibbs", True): "GibbsClassifier",
-                 ("nuts", False): "NutsRegressor", ("nuts", True): "NutsClassifier"}
-
-
 def sampler_defaults(sampler, classifier):
     """The settings (:data:`SAMPLER_DEFAULTS`) ``sampler`` takes for a classifier or a regressor."""
     defaults = dict(SAMPLER_DEFAULTS[sampler])
@@ -92,36 +87,10 @@ class SamplingMethods(PosteriorSamplingMixin):
 
     def _sampling_settings(self, sampler):
         """The :class:`SamplerSettings` of a fit by ``sampler``, checked: the estimator's own parameters of
-        :func:`sampler_defaults`' names, then ``options`` (a name the sampler does not take, or that a
-        parameter already sets, is a ``ValueError`` listing what it takes)."""
-        defaults = sampler_defaults(sampler, self._sampling_classifier)
-        model = {"prior", "features", "kernel_width", "link" if self._sampling_classifier else "likelihood"}
-        prior = self.prior if self.prior is not None else self._default_prior(sampler)
-        values = self._settings_values(defaults, SAMPLER_PAPER[sampler, self._sampling_classifier],
-                                       hierarchy_name(prior), model)
+        :func:`sampler_defaults`' names, then ``options`` (the generic estimators' ``_route_settings``: a
+        name the sampler does not take, or that a parameter already sets, is a ``ValueError``)."""
+        values = self._route_settings(sampler, sampler_defaults(sampler, self._sampling_classifier))
         return SamplerSettings(sampler, features=self.features, kernel_width=self.kernel_width, **values).check()
-
-    def _settings_values(self, defaults, paper, prior_name, model, set_by_prior=()):
-        """The settings ``defaults`` names: the estimator's own parameters (a paper class's), else
-        ``options``, else the defaults. An option that is none of them (nor of the ``model`` parameters the
-        paper class ``paper`` takes besides) is a ``ValueError`` listing what it takes; one that a parameter
-        or the hierarchy object (``set_by_prior``) already sets, a ``ValueError`` naming it."""
-        params = self.get_params(deep=False)
-        values = {name: params.get(name, default) for name, default in defaults.items()}
-        options = getattr(self, "options", None)
-        if options is None:
-            return values
-        if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of the sampler's settings, got {type(options).__name__}")
-        unknown = sorted(set(options) - set(defaults) - model - {"likelihood", "link"})
-        if unknown:
-            raise ValueError(f"options {unknown} are not parameters of {paper} (method={self.method!r}, "
-                             f"prior={prior_name!r}); it takes {sorted(set(defaults) | model)}")
-        fixed = sorted(set(options) & (set(params) | set(set_by_prior) | {"prior", "likelihood", "link", "method"}))
-        if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
-                             f"parameters, {type(self).__name__} its own); remove them from options")
-        return {**values, **options}
 
     def _sampling_setup(self, sampler):
         """``(hierarchy, its engine form, likelihood, settings)`` of a fit by ``sampler``, each checked
@@ -514,8 +483,8 @@ class BayesianLassoMethods(SamplingMethods):
                                  f"method={self.method!r} would fit the default; leave "
                                  f"{'them' if len(dropped) > 1 else 'it'} at the default")
             by_prior = {param: float(getattr(prior, field)) for field, param in BAYESIAN_LASSO_FIELDS.items()}
-        values = {**self._settings_values(BAYESIAN_LASSO_DEFAULTS, "BayesianLassoRegressor", "scaled_laplace",
-                                          {"sampler"}, set_by_prior=set(by_prior)), **by_prior}
+        values = {**self._route_settings("bayesian_lasso", {**BAYESIAN_LASSO_DEFAULTS, "sampler": self.method},
+                                         set_by_prior=set(by_prior)), **by_prior}
         self._bayesian_lasso_model_checks()
         settings = SamplerSettings("gibbs" if sampler == "gibbs" else "nuts",
                                    **{k: values[k] for k in ("num_warmup", "num_samples", "num_chains", "seed",

@@ -220,8 +220,6 @@ class _ComposedEstimator(BaseEstimator):
     """Fit the model named by ``(prior, likelihood or link, method, features)`` by the fitting core of
     its route (:meth:`_route`), and answer through the route's fitted methods (:data:`_ROUTES`)."""
 
-    #: The paper estimator whose parameters the EM settings are (named when ``options`` has others).
-    _em_paper = None
     #: The EM settings (:data:`EM_OPTIONS`) this estimator takes.
     _em_settings = tuple(EM_OPTIONS)
 
@@ -234,28 +232,51 @@ class _ComposedEstimator(BaseEstimator):
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         return METHODS[self.method]
 
-    # --- method="em": the fitting core, the settings, the attribute names ------------------------
+    # --- every route: the settings besides the model -------------------------------------------------
 
-    def _em_values(self):
-        """The EM settings (:data:`EM_OPTIONS`) the parameters give: the estimator's own (a paper
-        subclass's), else ``options``, checked against the ones this estimator takes."""
+    #: route -> the paper class whose parameters the route's settings are (:meth:`_paper`). Set by each
+    #: generic class; the Gaussian type-II route's is the hierarchy's (:data:`TYPEII_PAPER_ESTIMATORS`).
+    _PAPERS = {}
+
+    def _paper(self, route):
+        """The name of the paper class whose parameters the settings of a fit by ``route`` are (named in
+        the errors about the fit's settings and model): :data:`_PAPERS`, or for the Gaussian type-II route
+        the paper estimator of the hierarchy (:func:`_typeii_paper`)."""
+        if route == "typeii":
+            return _typeii_paper(self._default_prior("type2") if self.prior is None else self.prior).__name__
+        return self._PAPERS[route]
+
+    def _route_settings(self, route, defaults, set_by_prior=()):
+        """The settings ``defaults`` names (name -> default) of a fit by ``route``: the estimator's own
+        parameters of those names (a paper subclass's), else ``options``, else the defaults. A
+        ``ValueError`` for ``options`` that is not a dict; for a key of it that is none of these settings
+        (naming the route's paper class, :meth:`_paper`, and listing what it takes); for a key that a
+        parameter of the estimator, or the hierarchy object (``set_by_prior``: its fields' parameters),
+        already sets."""
         params = self.get_params(deep=False)
-        values = {name: params.get(name, default) for name, default in EM_OPTIONS.items() if name in self._em_settings}
+        values = {name: params.get(name, default) for name, default in defaults.items()}
         options = params.get("options")
         if options is None:
             return values
         if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of EM's settings, got {type(options).__name__}")
-        fixed = set(options) & (set(params) | {"prior", "likelihood", "link", "method"})
-        unknown = sorted(set(options) - set(self._em_settings) - fixed)
+            raise ValueError(f"options must be a dict of {self._paper(route)}'s parameters, got {type(options).__name__}")
+        fixed = set(options) & (set(params) | set(set_by_prior) | {"prior", "likelihood", "link", "method"})
+        unknown = sorted(set(options) - set(defaults) - fixed)
         if unknown:
-            raise ValueError(f"options {unknown} are not parameters of the EM fit (method={self.method!r}, "
-                             f"prior={hierarchy_name(self.prior or self._default_prior('em'))!r}, {self._em_paper}'s "
-                             f"settings); it takes {sorted(self._em_settings)}")
+            prior = self._default_prior(self._method()) if self.prior is None else self.prior
+            raise ValueError(f"options {unknown} are not parameters of {self._paper(route)} (method={self.method!r}, "
+                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(defaults)}")
         if fixed:
-            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (or are {type(self).__name__}'s "
-                             "own parameters); remove them from options")
+            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (a hierarchy object sets its "
+                             f"fields' parameters, {type(self).__name__} its own); remove them from options")
         return {**values, **options}
+
+    # --- method="em": the fitting core, the settings, the attribute names ------------------------
+
+    def _em_values(self):
+        """The EM settings (:data:`EM_OPTIONS`) this estimator takes, as the parameters give them
+        (:meth:`_route_settings`)."""
+        return self._route_settings("em", {name: EM_OPTIONS[name] for name in self._em_settings})
 
     def _em_options(self):
         """The :class:`~.em_fit.EMOptions` of an EM fit (unchecked: :meth:`~.em_fit.EMOptions.check`)."""
@@ -351,7 +372,7 @@ class _ComposedEstimator(BaseEstimator):
         if method == "map" and "map" in self._ROUTES:  # the MAP fitting core (bound optimization)
             return "map"
         task = "classification" if isinstance(self, ClassifierMixin) else "regression"
-        *others, last = [repr(m) for m in dict.fromkeys(METHODS.values()) if m in self._ROUTES or m in ("gibbs", "nuts")]
+        *others, last = [repr(m) for m in dict.fromkeys(METHODS.values()) if m != "map" or "map" in self._ROUTES]
         raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
 
     def _check_model(self):
@@ -462,7 +483,8 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         The hierarchy and the likelihood objects fitted: ``prior=prior_, likelihood=likelihood_`` refits.
     """
 
-    _em_paper = "AdaptiveSparseRegressor"
+    _PAPERS = {"em": "AdaptiveSparseRegressor", "typeii_laplace": "PoissonRVMRegressor", "gibbs": "GibbsRegressor",
+               "nuts": "NutsRegressor", "bayesian_lasso": "BayesianLassoRegressor"}
     _ROUTES = {"em": EMRegressorMethods, "typeii": TypeIIRegressorMethods, "typeii_laplace": TypeIILaplaceRegressorMethods,
                "gibbs": SamplingRegressorMethods, "nuts": SamplingRegressorMethods,
                "bayesian_lasso": BayesianLassoMethods}
@@ -518,23 +540,12 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         if not (isinstance(prior, str) or is_hierarchy(prior)):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
                              f"multiclass fit's prior_, a list of them), got {prior!r}")
-        options = {} if self.options is None else self.options
-        if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of the type-II fit's settings, got {type(options).__name__}")
         if is_hierarchy(prior):
             _refuse_em_laplace(prior)
         paper = _typeii_paper(prior)
-        params = paper().get_params()
-        unknown = sorted(set(options) - set(params))
-        if unknown:
-            raise ValueError(f"options {unknown} are not parameters of {paper.__name__} (method={self.method!r}, "
-                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
-        fixed = sorted(set(options) & set(paper._hierarchy_params)) if is_hierarchy(prior) else []
-        if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
-                             "parameters); remove them from options")
-        hierarchy, settings = paper._typeii_model({**params, **options, "features": self.features,
-                                                   "kernel_width": self.kernel_width})
+        defaults = {k: v for k, v in paper().get_params().items() if k not in ("features", "kernel_width")}
+        values = self._route_settings("typeii", defaults, paper._hierarchy_params if is_hierarchy(prior) else ())
+        hierarchy, settings = paper._typeii_model({**values, "features": self.features, "kernel_width": self.kernel_width})
         if is_hierarchy(prior):
             _check_hierarchy_class(prior, paper, "type2")
             flags = ("lambda_update", "noise_update")
@@ -596,7 +607,8 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
         beyond two, one-vs-all); otherwise those the method's paper estimator documents.
     """
 
-    _em_paper = "SparseProbitClassifier"
+    _PAPERS = {"em": "SparseProbitClassifier", "typeii_laplace": "RVMClassifier", "map": "SMLRClassifier",
+               "gibbs": "GibbsClassifier", "nuts": "NutsClassifier"}
     _ROUTES = {"em": EMClassifierMethods, "typeii_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
                "nuts": SamplingClassifierMethods, "map": MapClassifierMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")

@@ -41,7 +41,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, make_likelihood, methods_fitting, require_likelihood
-from sparsebayes.models.priors import hierarchy_name
 from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, typeii_hierarchy
 
 from sparsebayes.inference._validation import validate_classification_data, validate_predict_data, validate_regression_data
@@ -92,41 +91,17 @@ def check_counts(y, owner="PoissonRVMRegressor"):
 class _LaplacePathMethods(PosteriorSamplingMixin):
     """What the regressor's and the classifier's Laplace-path fits share: their settings and model."""
 
-    #: The paper estimator of the model (named in the errors about it).
-    _laplace_paper = None
-
     def _laplace_likelihood(self):  # the task's: the checked likelihood object
         raise NotImplementedError
-
-    def _laplace_values(self):
-        """The settings (:data:`LAPLACE_SETTINGS`) the parameters give: the estimator's own (a paper
-        subclass's), else ``options`` (``ValueError`` naming any other key)."""
-        params = self.get_params(deep=False)
-        values = {name: params.get(name, default) for name, default in LAPLACE_SETTINGS.items()}
-        options = params.get("options")
-        if options is None:
-            return values
-        if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of the fit's settings, got {type(options).__name__}")
-        fixed = sorted(set(options) & (set(params) | {"prior", "likelihood", "link", "method"}))
-        if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method= (or are {type(self).__name__}'s own "
-                             "parameters); remove them from options")
-        unknown = sorted(set(options) - set(LAPLACE_SETTINGS))
-        if unknown:
-            prior = self.prior if self.prior is not None else self._default_prior("type2")
-            raise ValueError(f"options {unknown} are not parameters of {self._laplace_paper} (method={self.method!r}, "
-                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(LAPLACE_SETTINGS)}")
-        return {**values, **options}
 
     def _laplace_setup(self):
         """``(hierarchy, likelihood, options)`` of a fit, each checked (``ValueError`` naming the problem):
         the type-II hierarchy ``prior`` names or is (``None``: the RVM's ARD) with its noise-prior fields at
         their defaults, the likelihood, the :class:`~.typeii_fit.LaplaceOptions`."""
         options = LaplaceOptions(features=self.features, kernel_width=self.kernel_width,
-                                 **self._laplace_values()).check()
+                                 **self._route_settings("typeii_laplace", LAPLACE_SETTINGS)).check()
         prior = self._default_prior("type2") if self.prior is None else self.prior
-        hierarchy = check_no_noise_settings(typeii_hierarchy(prior), self._laplace_paper)
+        hierarchy = check_no_noise_settings(typeii_hierarchy(prior), self._paper("typeii_laplace"))
         return hierarchy, self._laplace_likelihood(), options
 
     def _name_laplace_rates(self, fits, *, per_fit):
@@ -145,10 +120,8 @@ class TypeIILaplaceRegressorMethods(_LaplacePathMethods):
     """The fit and methods of a Laplace-path type-II count regression (module docstring): ``E[t | x]`` the
     likelihood's mean at ``η = wᵀh(x)`` (``exp(η)`` for the Poisson and the negative binomial)."""
 
-    _laplace_paper = "PoissonRVMRegressor"
-
     def _laplace_likelihood(self):
-        return count_likelihood(self.likelihood, self._laplace_paper)
+        return count_likelihood(self.likelihood, self._paper("typeii_laplace"))
 
     def _fit_typeii_laplace(self, X, y):
         """Fit nonnegative counts ``y`` on ``X`` by sequential type-II maximum likelihood with the Laplace
@@ -156,7 +129,7 @@ class TypeIILaplaceRegressorMethods(_LaplacePathMethods):
         its record named here."""
         hierarchy, likelihood, options = self._laplace_setup()
         X, y = validate_regression_data(self, X, y)
-        check_counts(y, self._laplace_paper)
+        check_counts(y, self._paper("typeii_laplace"))
         basis = laplace_basis(X, options)
         fit = fit_typeii_laplace_model(basis, y, hierarchy, likelihood, options)
         self.feature_map_ = basis.feature_map
@@ -306,8 +279,6 @@ class TypeIIClassifierMethods(OneVsAllLinkClassifier, _LaplacePathMethods):
     :class:`~sparsebayes.inference.estimators._base.OneVsAllLinkClassifier`: their ``σ(w_cᵀh(x))``
     normalized into class probabilities)."""
 
-    _laplace_paper = "RVMClassifier"
-
     def _laplace_likelihood(self):
         """The Bernoulli-logistic likelihood: the link must be ``None``, ``"logistic"`` or that likelihood
         (``ValueError`` naming the link otherwise)."""
@@ -315,7 +286,7 @@ class TypeIIClassifierMethods(OneVsAllLinkClassifier, _LaplacePathMethods):
         if link is None or (isinstance(link, str) and link == "logistic"):
             return LOGISTIC
         if isinstance(link, str) or make_likelihood(link).name != LOGISTIC.name:
-            raise ValueError(f"{self._laplace_paper} (method='type2') fits the 'bernoulli_logistic' likelihood only "
+            raise ValueError(f"{self._paper('typeii_laplace')} (method='type2') fits the 'bernoulli_logistic' likelihood only "
                              f"(link=None or 'logistic'), not link={link!r}; the probit link is fitted by "
                              "method='em', method='gibbs' and method='nuts'")
         return LOGISTIC
