@@ -33,7 +33,7 @@ path chooses (:func:`.typeii_moves.choose`: the hierarchy's ``κ``, per-basis op
 gain at the current λ, or with λ re-maximised for a profiled hierarchy; ARD's ``κ = 0`` is the RVM's
 ``α = s²/(q² − s)``), sets λ by the hierarchy's update (004 eq. 17), moves ``w*`` to the new mode by
 Newton's method with step halving and evaluates ``L`` there; then, for a likelihood with its own
-parameter, moves ``θ`` up ``L`` (:func:`param_step`: the likelihood's ``update_params`` at the mode,
+parameter, moves ``θ`` up ``L`` (:func:`~.typeii_param.param_step`: the likelihood's ``update_params`` at the mode,
 then a Newton step on ``L``, each taken only where ``L`` does not fall). The fit has converged when
 no move gains more than ``tol`` and ``θ`` has settled.
 
@@ -58,7 +58,7 @@ keeps it too. The move choice and λ's update are the Gaussian path's (:func:`.t
 
 Active set only: the weights in the model live in ``capacity`` slots (``-1`` = free), and a step
 gathers the active ones into ``k`` of them, the active count rounded up to 4, 8 or the capacity
-(:func:`_on_active_slots`), so the Newton iterations cost ``O(N k²)`` and a step's ``S, Q`` for
+(:func:`~.typeii_laplace_mode._on_active_slots`), so the Newton iterations cost ``O(N k²)`` and a step's ``S, Q`` for
 all ``M`` candidates ``O(N M k)``; :func:`fit` doubles the capacity when a wanted add finds no
 free slot (:func:`.typeii_moves.grow_slots`).
 """
@@ -71,31 +71,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
-from jax.scipy.linalg import cho_solve, solve_triangular
 
 import sparsebayes  # noqa: F401  (float64)
 from sparsebayes.inference.engines._compile import quick_twin
 from sparsebayes.inference.engines import driver
-from sparsebayes.inference.engines._active import active_first
 from sparsebayes.inference.engines._shapes import bucket, pad_to
+from sparsebayes.inference.engines.typeii_laplace_mode import (
+    ACTIVE_WIDTHS, ARD, CLOSED, UNIT_NOISE, _lam, _laplace_covariance, _settle, _widths, small, sparsity_quality)
 from sparsebayes.inference.engines.typeii_moves import Info, capacity_hit, choose, grow_slots, update_lambda
-from sparsebayes.models.likelihoods import masked_sum, require_likelihood
+from sparsebayes.inference.engines.typeii_param import _start_params, has_own_parameter, param_step
+from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.priors import require
-from sparsebayes.models.priors.typeii import ARDPrior
-
-#: The hierarchy of a fit that names none: the RVM's ARD (flat hyperprior on every ``α_i``, no term in ``L``).
-ARD = ARDPrior()
-
-#: ``σ²`` of the hierarchies' type-II pieces on this path: the likelihoods here have no noise variance,
-#: so BLS's ``v_i = σ²τ_i`` is ``τ_i`` and its ``κ = λ/(2σ²)`` is FLAP's ``λ/2``.
-UNIT_NOISE = 1.0
 
 
 class State(NamedTuple):
     """Prior variances ``var`` over the M candidates (0 = not in the model), the slots of the
     active ones (``basis_of_slot``, ``-1`` free), the mode ``w`` over the slots, ``L`` (``objective``)
     and ``chol``, the Cholesky factor of ``Σ⁻¹ = Φ_AᵀBΦ_A + V_A⁻¹`` at the mode over the slots
-    (identity rows where free; set by :func:`_settle`); ``lam`` the hierarchy's rate λ (0 for ARD)
+    (identity rows where free; set by :func:`~.typeii_laplace_mode._settle`); ``lam`` the hierarchy's rate λ (0 for ARD)
     and ``params`` the likelihood's own parameter (the negative binomial's dispersion ``r``; a
     placeholder 1 for a likelihood without one). A state built without ``lam`` or ``params`` reads
     them as 0 and 1.
@@ -120,197 +113,11 @@ class State(NamedTuple):
     best: "State" = None
 
 
-def _lam(state):
-    """The state's λ (0 where it has none)."""
-    return 0.0 if state.lam is None else state.lam
-
-
-def _own(state):
-    """The likelihood's parameter held by the state (the placeholder 1 where it has none)."""
-    return 1.0 if state.params is None else state.params
-
-
-def _log_lik_sum(likelihood, t, eta, params, n_obs):
-    """``Σ log p(t_n | η_n, params)`` over every row (``n_obs`` None: padded rows add a constant that
-    :func:`_finish` removes) or over the first ``n_obs`` rows (a likelihood with its own parameter,
-    whose padded rows' constant moves with it)."""
-    terms = likelihood.log_lik(t, eta, params)
-    return jnp.sum(terms) if n_obs is None else masked_sum(terms, n_obs)
-
-
-def _hyperprior_terms(prior, var, lam):
-    """What the hierarchy adds to ``L`` at the prior variances ``var`` (over the candidates) and ``λ``:
-    ``typeii_log_variance_prior`` with ``σ² = 1`` (0 for ARD; for FLAP and BLS ``A log(λ/2) − λΣv_i/2 +
-    log p(λ)``, 004 eq. 13)."""
-    return prior.typeii_log_variance_prior(jnp.sum(var), lam, UNIT_NOISE, jnp.sum(var > 0))
-
-
-def _slots(Phi, state):
-    """Design columns and prior variances of the slots (zero column, variance 1 where free)."""
-    active = jnp.asarray(state.basis_of_slot) >= 0
-    idx = jnp.where(active, state.basis_of_slot, 0)
-    return active, jnp.where(active[None, :], Phi[:, idx], 0.0), jnp.where(active, state.var[idx], 1.0)
-
-
-def _log_joint(likelihood, w, Phi_A, t, inv_var, params=1.0, n_obs=None):
-    """``Σ log p(t | w) − ½ Σ w²/v``, the log posterior up to a constant."""
-    return _log_lik_sum(likelihood, t, Phi_A @ w, params, n_obs) - 0.5 * jnp.sum(inv_var * w * w)
-
-
-def _precision_factor(Phi_A, b, active, v_slot):
-    """Cholesky factor of ``Φ_AᵀBΦ_A + V_A⁻¹`` on the slots (identity where a slot is free)."""
-    both = active[:, None] & active[None, :]
-    H = jnp.einsum("nk,n,nj->kj", Phi_A, b, Phi_A)
-    P = jnp.where(both, H + jnp.diag(1.0 / v_slot), jnp.eye(active.shape[0]))
-    return jnp.linalg.cholesky(P)
-
-
-def posterior_mode(likelihood, Phi_A, t, active, v_slot, w0, *, params=1.0, n_obs=None, max_newton=50, gtol=1e-8):
-    """Mode of the slot weights by Newton's method with step halving (free slots stay 0): the
-    gradient ``Φ_Aᵀ g(η) − V_A⁻¹w`` with ``g`` the likelihood's ``score`` (``t − μ(η)`` for a
-    canonical link) and the Hessian ``−(Φ_AᵀBΦ_A + V_A⁻¹)``, ``B`` its ``curvature`` (the Fisher
-    information where the likelihood is not log-concave: Fisher scoring, still an ascent with the
-    step halving). ``params`` is the likelihood's own parameter, ``n_obs`` the rows that are data.
-
-    Returns ``(w, L)``: the mode and the Cholesky factor of ``Σ⁻¹`` there.
-    """
-    inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
-
-    def newton(carry):
-        w, it, _ = carry
-        eta = Phi_A @ w
-        g = jnp.where(active, likelihood.score(t, eta, params) @ Phi_A - inv_var * w, 0.0)
-        L = _precision_factor(Phi_A, likelihood.curvature(t, eta, params), active, v_slot)
-        step = jnp.where(active, cho_solve((L, True), g), 0.0)
-        f0 = _log_joint(likelihood, w, Phi_A, t, inv_var, params, n_obs)
-        scale, _ = jax.lax.while_loop(
-            lambda c: (_log_joint(likelihood, w + c[0] * step, Phi_A, t, inv_var, params, n_obs) < f0) & (c[1] < 30),
-            lambda c: (c[0] * 0.5, c[1] + 1), (jnp.asarray(1.0), 0))
-        return w + scale * step, it + 1, jnp.max(jnp.abs(scale * step))
-
-    def keep_going(carry):
-        w, it, change = carry
-        return (it < max_newton) & (change > gtol * jnp.maximum(1.0, jnp.max(jnp.abs(w))))
-
-    w, _, _ = jax.lax.while_loop(keep_going, newton, (jnp.where(active, w0, 0.0), 0, jnp.asarray(jnp.inf)))
-    return w, _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ w, params), active, v_slot)
-
-
-def _evidence(likelihood, Phi_A, t, active, v_slot, w, L, params=1.0, n_obs=None):
-    """Laplace approximation of the log marginal likelihood (module docstring)."""
-    inv_var = jnp.where(active, 1.0 / v_slot, 0.0)
-    log_var = jnp.sum(jnp.where(active, jnp.log(v_slot), 0.0))
-    logdet_Sigma = -2.0 * jnp.sum(jnp.log(jnp.diag(L)))
-    return _log_joint(likelihood, w, Phi_A, t, inv_var, params, n_obs) - 0.5 * log_var + 0.5 * logdet_Sigma
-
-
-#: A step's work (:func:`sparsity_quality`, the Newton iterations of :func:`_settle`) runs on the
-#: active slots gathered into the smallest of these widths that holds them (or on all
-#: ``capacity`` slots): fits carry 4–8 active basis functions in 16 or more slots for most of
-#: their steps (:func:`_on_active_slots`).
-ACTIVE_WIDTHS = (4, 8)
-
-#: Below this many multiply-adds of a step's ``K × M`` products (``N · M · K``: rows, candidates,
-#: slots) the step runs on all ``K`` slots alone: each width is a compiled copy of the step (about
-#: as much XLA compile time as the rest of the program), and at this size a narrower width saves
-#: less time per step than its copy costs to compile (:func:`_widths`).
-NARROW_ABOVE = 1 << 22
-
-
-#: ``basis_of_slot`` of a slot not open yet: a fit's first program holds twice the slots it starts
-#: with and opens the second half when an add finds none free (:func:`fit`).
-CLOSED = -2
-
-
-def _widths(shape, K):
-    """The widths a step of ``K`` slots on a padded ``Φ`` of ``shape`` gathers its active slots into
-    (:func:`_on_active_slots`): those of :data:`ACTIVE_WIDTHS` below ``K`` and ``K`` itself, or ``K``
-    alone (a static choice: one compiled copy of the step) when ``N · M · K`` is at most
-    :data:`NARROW_ABOVE` or ``K`` is over twice the largest narrow width: :func:`fit` starts in at
-    most that many slots, and a fit in more has outgrown half of them, so its active count stays
-    above the narrow widths. Free slots are decoupled from the active ones, so the width changes no
-    value of ``S``, ``Q``, the mode or ``L``, only the cost of computing them."""
-    if shape[0] * shape[1] * K <= NARROW_ABOVE or K > 2 * max(ACTIVE_WIDTHS):
-        return (K,)
-    return tuple(k for k in ACTIVE_WIDTHS if k < K) + (K,)
-
-
-def _on_active_slots(slots, fn, shape, *, one_active=False):
-    """``fn(idx)`` on the slots ``idx``: the active ones in slot order, padded with free ones to the
-    smallest width of ``ACTIVE_WIDTHS`` that holds them (all open slots, in order, past the largest).
-
-    Free slots are decoupled from the rest (zero columns of ``Φ_A``, identity rows of the
-    precision), so the rows and columns that ``idx`` selects from the Cholesky factor of the
-    precision are the factor of its block, and nothing outside ``idx`` changes ``S``, ``Q``, the
-    mode or the evidence. One ``lax.switch`` branch per width, compiled once; with
-    ``one_active`` (the start, :func:`init`) the smallest width's branch alone, the one the switch
-    would take, so that the start compiles one copy of ``fn`` instead of one per width. While only
-    the first ``k`` slots are open (the rest :data:`CLOSED`, ``k`` a width), the width ``k`` takes
-    them in order, as a fit in ``k`` slots does.
-    """
-    K = slots.shape[0]
-    active = slots >= 0
-    n_open = jnp.sum(slots != CLOSED)
-    widths = _widths(shape, K)
-    if len(widths) == 1:
-        return fn(None)  # every slot, in order: no gather
-    branches = [lambda _, k=k: fn(jnp.where(n_open == k, jnp.arange(k), active_first(active, k)) if k < K
-                                  else jnp.arange(K)) for k in widths]
-    if one_active:
-        return branches[0](None)
-    # the first width that holds the active count (searchsorted's index, without its scan loop)
-    return jax.lax.switch(jnp.sum(jnp.asarray(widths) < jnp.sum(active)), branches, None)
-
-
-def sparsity_quality(likelihood, Phi, t, state, L):
-    """``S_m, Q_m`` for every candidate (module docstring), and ``s_m, q_m = S, Q / (1 − v_m S_m)``;
-    the ``K × M`` work on the active slots alone (:func:`_on_active_slots`)."""
-    _, Phi_A, _ = _slots(Phi, state)
-    eta = Phi_A @ state.w
-    b = likelihood.curvature(t, eta, _own(state))
-
-    def explained(idx):  # φ_mᵀBΦ_A Σ Φ_AᵀBφ_m (idx None: every slot)
-        cols, L_idx = (Phi_A, L) if idx is None else (Phi_A[:, idx], L[jnp.ix_(idx, idx)])
-        Z = jnp.einsum("nk,n,nm->km", cols, b, Phi)  # Φ_AᵀBφ_m, zero rows for free slots
-        V = solve_triangular(L_idx, Z, lower=True)
-        return jnp.sum(V * V, axis=0)
-
-    S = b @ (Phi * Phi) - _on_active_slots(state.basis_of_slot, explained, Phi.shape)
-    Q = likelihood.score(t, eta, _own(state)) @ Phi
-    denom = 1.0 - state.var * S
-    return S, Q, S / denom, Q / denom
-
-
-def _settle(likelihood, Phi, t, state, one_active=False, *, prior=ARD, n_obs=None):
-    """Move ``w`` to the mode for ``state.var`` (and the likelihood's parameter ``state.params``) and
-    recompute ``L``, the Laplace evidence plus the hierarchy's terms at ``state.lam``
-    (:func:`_hyperprior_terms`), both on the active slots alone (:func:`_on_active_slots`, with
-    ``one_active`` for a state with one basis function in); returns the state (its ``chol`` set)
-    and that factor."""
-    active, Phi_A, v_slot = _slots(Phi, state)
-    K = active.shape[0]
-    params = _own(state)
-
-    def settle(idx):  # idx None: every slot, in order
-        if idx is None:
-            w, L = posterior_mode(likelihood, Phi_A, t, active, v_slot, jnp.asarray(state.w), params=params,
-                                  n_obs=n_obs)
-            return w, L, _evidence(likelihood, Phi_A, t, active, v_slot, w, L, params, n_obs)
-        cols, act, var = Phi_A[:, idx], active[idx], v_slot[idx]
-        w, L = posterior_mode(likelihood, cols, t, act, var, jnp.asarray(state.w)[idx], params=params, n_obs=n_obs)
-        return (jnp.zeros(K).at[idx].set(w), jnp.eye(K).at[jnp.ix_(idx, idx)].set(L),
-                _evidence(likelihood, cols, t, act, var, w, L, params, n_obs))
-
-    w, L, objective = _on_active_slots(state.basis_of_slot, settle, Phi.shape, one_active=one_active)
-    objective = objective + _hyperprior_terms(prior, state.var, _lam(state))
-    return state._replace(w=w, objective=objective, chol=L), L
-
-
 class LaplaceData(NamedTuple):
     """The data of the Laplace path: the design ``Phi`` (N × M), the targets ``t``, the candidates that
     may enter (``basis_mask``) and ``n_obs``, the rows that are data (``None``: every row, a padded row
     adding a constant that :func:`fit` removes; a likelihood with its own parameter sums over the first
-    ``n_obs`` rows, :func:`_log_lik_sum`)."""
+    ``n_obs`` rows, :func:`~.typeii_laplace_mode._log_lik_sum`)."""
 
     Phi: jax.Array
     t: jax.Array
@@ -339,7 +146,7 @@ def init(data, model, capacity, *, params=None, n_open=None, settle=True):
     weight the least-squares coefficient on that target, settled at its mode; λ the hierarchy's
     update for it (0 under a flat hyperprior), the likelihood's parameter ``params`` (``None``: its
     ``init_params``, on the host). ``capacity`` slots, the first ``n_open`` of them open (all by
-    default; the others :data:`CLOSED`).
+    default; the others :data:`~.typeii_laplace_mode.CLOSED`).
 
     ``settle=False`` leaves the weight at its least-squares value (``since = −1``): the first
     :func:`step` then settles it and takes no move (:func:`_start_and_run`, whose loop settles the start
@@ -355,23 +162,9 @@ def init(data, model, capacity, *, params=None, n_open=None, settle=True):
     return start._replace(best=start, since=jnp.asarray(0 if settle else -1))
 
 
-def has_own_parameter(likelihood):
-    """Whether the likelihood has a parameter of its own (``param_name``: the negative binomial's
-    dispersion), which the fit estimates between moves (:func:`param_step`)."""
-    return getattr(likelihood, "param_name", None) is not None
-
-
-def _start_params(likelihood, t, params):
-    """The likelihood's parameter a fit starts from: ``params``, else its ``init_params(t)`` (the
-    placeholder 1 for a likelihood without one), as a float64."""
-    if params is None:
-        params = likelihood.init_params(np.asarray(t, np.float64)) if has_own_parameter(likelihood) else 1.0
-    return np.float64(params)
-
-
 def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None, *, prior=ARD, params=1.0):
-    """:func:`init`'s state before :func:`_settle` (``w`` the least-squares weight), in ``capacity``
-    slots, the first ``n_open`` of them open (all by default; the others :data:`CLOSED`)."""
+    """:func:`init`'s state before :func:`~.typeii_laplace_mode._settle` (``w`` the least-squares weight), in ``capacity``
+    slots, the first ``n_open`` of them open (all by default; the others :data:`~.typeii_laplace_mode.CLOSED`)."""
     z = likelihood.init_target(t)
     col_sq = jnp.sum(Phi * Phi, axis=0)
     proj = z @ Phi
@@ -389,62 +182,6 @@ def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None, *, p
         chol=jnp.eye(capacity), lam=jnp.asarray(prior.typeii_update_lambda(jnp.sum(var), UNIT_NOISE, 1), jnp.float64),
         params=jnp.asarray(params, jnp.float64))
     return state
-
-
-#: The step in ``log`` of the likelihood's parameter of the central differences of ``L`` (:func:`param_step`).
-PARAM_DIFF_STEP = 1e-3
-
-
-def _param_line_search(state, likelihood, Phi, t, log_step, *, prior, n_obs, halvings):
-    """The state settled at the parameter ``params · exp(log_step · 2⁻ᵏ)`` for the first ``k ≤ halvings``
-    whose ``L`` is not below ``state``'s, else ``state`` itself."""
-    old = _own(state)
-
-    def trial(carry):
-        k, _ = carry
-        tried = state._replace(params=old * jnp.exp(log_step * 0.5 ** k))
-        return k + 1, _settle(likelihood, Phi, t, tried, prior=prior, n_obs=n_obs)[0]
-
-    def worse(carry):
-        k, tried = carry
-        return (k == 0) | ((tried.objective < state.objective) & (k <= halvings))
-
-    _, tried = jax.lax.while_loop(worse, trial, (0, state._replace(objective=jnp.asarray(-jnp.inf))))
-    taken = tried.objective >= state.objective
-    return jax.tree.map(lambda a, b: jnp.where(taken, a, b), tried, state)
-
-
-def param_step(state, likelihood, Phi, t, *, prior=ARD, n_obs=None, halvings=4):
-    """The likelihood's own parameter (``state.params``: the negative binomial's dispersion, a positive
-    scale) moved up ``L``, the type-II objective, in two line searches on its log, each halving its step
-    up to ``halvings`` times until ``L`` (the mode settled at the new parameter) does not fall, and
-    taking no step where it falls every time; so no step lowers ``L``.
-
-    The first goes to the likelihood's ``update_params`` at ``η* = Φw*``, the maximiser of
-    ``Σ log p(t | η*, ·)``: a large step from a far start, but not the maximiser of ``L``, which also
-    has ``½ log|Σ|`` and the mode moving with the parameter (envelope theorem: ``dL/dr`` is
-    ``∂_r Σ log p + ½ d log|Σ|/dr``). The second is Newton's step on ``L`` in ``log r`` from central
-    differences at :data:`PARAM_DIFF_STEP` (a step of ``sign(dL) · ½`` where ``L`` is not concave
-    there; at most 1 in ``log r``), so that the parameter settles where ``dL/dr = 0``.
-
-    Returns the state (settled at the parameter taken) and the relative change of the parameter."""
-    _, Phi_A, _ = _slots(Phi, state)
-    old = _own(state)
-    proposal = likelihood.update_params(t, Phi_A @ state.w, old, n_obs)
-    search = partial(_param_line_search, likelihood=likelihood, Phi=Phi, t=t, prior=prior, n_obs=n_obs,
-                     halvings=halvings)
-    first = search(state, log_step=jnp.log(proposal) - jnp.log(old))
-    h = PARAM_DIFF_STEP
-
-    def objective_at(sign):
-        return _settle(likelihood, Phi, t, first._replace(params=first.params * jnp.exp(sign * h)), prior=prior,
-                       n_obs=n_obs)[0].objective
-
-    up, down = jax.lax.map(objective_at, jnp.array([1.0, -1.0]))
-    slope, curve = (up - down) / (2.0 * h), (up - 2.0 * first.objective + down) / (h * h)
-    newton = jnp.where(curve < 0, -slope / jnp.where(curve < 0, curve, -1.0), 0.5 * jnp.sign(slope))
-    new = search(first, log_step=jnp.clip(newton, -1.0, 1.0))
-    return new, jnp.abs(new.params - old) / old
 
 
 def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_params, param_tol):
@@ -497,14 +234,14 @@ def step(state, data, model, *, tol, pause_when_full=False, estimate_params=Fals
     """One add / re-estimate / delete of largest predicted gain under the hierarchy ``model.prior``
     (:func:`.typeii_moves.choose`: its ``κ``, optimum and gain at the state's λ, or with λ
     re-maximised), then λ by the hierarchy's update, the new mode and ``L``, and, with
-    ``estimate_params``, a :func:`param_step` of the likelihood's own parameter; returns the new
+    ``estimate_params``, a :func:`~.typeii_param.param_step` of the likelihood's own parameter; returns the new
     :class:`State` and the step's :class:`~sparsebayes.inference.engines.typeii_moves.Info`. The
     step has converged when it took no move (and the parameter changed by at most ``param_tol``,
     relative).
 
     When the best move is an add with no free slot, the step takes the best move that fits and
     sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
-    (``info.kind == PAUSED``) and, where :data:`CLOSED` slots are left, opens them and clears the
+    (``info.kind == PAUSED``) and, where :data:`~.typeii_laplace_mode.CLOSED` slots are left, opens them and clears the
     flag (what a widening between two programs does). A state with ``since < 0`` (:func:`init` with
     ``settle=False``) is settled at its mode and takes no move, counting no step (the start of
     :func:`_start_and_run`, settled by the loop's own code rather than by a second copy of it).
@@ -558,7 +295,7 @@ def run(state, data, model, *, max_iter, tol, patience, pause_when_full=False, e
     """The jit boundary of the Laplace path: :func:`step` from ``state``
     (:func:`~sparsebayes.inference.engines.driver.run`) until :func:`stopped` (converged, or no better
     ``L`` for ``patience`` steps) or ``max_iter`` or, with ``pause_when_full``, an add that finds no
-    free slot and no :data:`CLOSED` one to open (the state then returned as it was, ``capacity_hit``
+    free slot and no :data:`~.typeii_laplace_mode.CLOSED` one to open (the state then returned as it was, ``capacity_hit``
     set). A state with ``since < 0`` (an unsettled start) is settled by the first iteration."""
     one = partial(step, tol=tol, pause_when_full=pause_when_full, estimate_params=estimate_params,
                   param_tol=param_tol)
@@ -574,8 +311,8 @@ _run_quick = quick_twin(run, static_argnames=_RUN_STATIC)
 def _programs(shape, capacity):
     """``(_start_and_run, run)`` compiled for a fit in ``capacity`` slots on a padded ``Φ`` of
     ``shape``: at :data:`~._compile.QUICK_COMPILE` where the fit is small (``N · M · K`` at most
-    :data:`NARROW_ABOVE`, :func:`_widths`)."""
-    if shape[0] * shape[1] * capacity <= NARROW_ABOVE:
+    :data:`~.typeii_laplace_mode.NARROW_ABOVE`, :func:`~.typeii_laplace_mode._widths`)."""
+    if small(shape, capacity):
         return _start_and_run_quick, _run_quick
     return _start_and_run, run
 
@@ -633,12 +370,12 @@ def fit(Phi, t, basis_mask, *, likelihood, prior=None, params=None, estimate_par
     state returned (NumPy arrays) is over the ``Phi.shape[1]`` candidates and ``L`` that of the
     unpadded data.
 
-    A start in a capacity of :data:`ACTIVE_WIDTHS` that may grow runs in one program of twice the
-    slots, the second half :data:`CLOSED` until an add finds the first half full: each of its steps
+    A start in a capacity of :data:`~.typeii_laplace_mode.ACTIVE_WIDTHS` that may grow runs in one program of twice the
+    slots, the second half :data:`~.typeii_laplace_mode.CLOSED` until an add finds the first half full: each of its steps
     is the step of a fit in ``capacity`` slots, then in twice as many (the widths gather the same
     slots), and a kernel fit that passes 8 active functions on its way compiles the step once,
     not twice (a first fit's time is mostly compiling). Where the step runs on all its slots
-    (:func:`_widths`: small ``Φ``), the twice as many slots are all open from the start instead."""
+    (:func:`~.typeii_laplace_mode._widths`: small ``Φ``), the twice as many slots are all open from the start instead."""
     require_likelihood(likelihood, "laplace")
     prior = check_prior(prior)
     n, n_basis = np.shape(Phi)
@@ -729,14 +466,6 @@ def coefficients(state, n_basis):
     beta = np.zeros(n_basis)
     beta[slots[active]] = np.asarray(state.w)[active]
     return beta
-
-
-@jax.jit
-def _laplace_covariance(likelihood, Phi, t, state):
-    """``Σ`` over all slots (identity rows where free)."""
-    active, Phi_A, v_slot = _slots(Phi, state)
-    L = _precision_factor(Phi_A, likelihood.curvature(t, Phi_A @ state.w, _own(state)), active, v_slot)
-    return cho_solve((L, True), jnp.eye(active.shape[0]))
 
 
 def posterior_covariance(Phi, t, state, *, likelihood):

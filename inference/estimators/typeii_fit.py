@@ -42,7 +42,7 @@ from sparsebayes.models.priors.typeii import _log_noise_prior
 
 from sparsebayes.inference._validation import check_count, check_max_iter, check_number
 from sparsebayes.inference._warnings import warn_degenerate
-from sparsebayes.inference.engines import typeii, typeii_laplace
+from sparsebayes.inference.engines import typeii, typeii_laplace, typeii_param
 from sparsebayes.inference.engines.lowrank import centred_design_factor
 from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
 from sparsebayes.inference.estimators._base import fit_feature_design, make_feature_map
@@ -409,7 +409,7 @@ def fit_typeii_laplace_model(basis, t, prior, likelihood, options):
         coef=np.asarray(typeii_laplace.coefficients(state, Phi.shape[1])), prior_var=var, active=var > 0,
         covariance=np.asarray(typeii_laplace.posterior_covariance(Phi, t, state, likelihood=likelihood)),
         rate=float(state.lam),
-        likelihood_param=float(state.params) if typeii_laplace.has_own_parameter(likelihood) else None,
+        likelihood_param=float(state.params) if typeii_param.has_own_parameter(likelihood) else None,
         objective=float(state.objective), n_iter=int(state.n_iter), stalled=bool(state.stalled), at_start=at_start,
         converged=bool(state.converged) and not at_start, prior=prior, likelihood=likelihood, basis=basis,
         options=options)

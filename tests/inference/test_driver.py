@@ -14,7 +14,7 @@ from jax import lax
 
 import sparsebayes.inference.engines as engines
 from sparsebayes.inference.engines import (bound, driver, em, hierarchy_gibbs, hierarchy_gibbs_augmented, hierarchy_gibbs_batch,
-                                          hierarchy_gibbs_variates, typeii, typeii_laplace)
+                                          hierarchy_gibbs_variates, typeii, typeii_laplace, typeii_param)
 from sparsebayes.inference.engines._compile import QUICK_COMPILE
 from sparsebayes.models.likelihoods import GaussianLikelihood, make_likelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
@@ -228,7 +228,7 @@ def test_typeii_laplace_run_is_its_hand_written_loop(likelihood, prior):
     data = typeii_laplace.LaplaceData(jnp.asarray(Phi), jnp.asarray(t), jnp.ones(6, bool),
                                       jnp.asarray(50, jnp.int32) if likelihood != "poisson" else None)
     model = typeii_laplace.make_model(lik, prior)
-    own = typeii_laplace.has_own_parameter(lik)
+    own = typeii_param.has_own_parameter(lik)
     start = typeii_laplace.init(data, model, 6, params=2.0 if own else None, settle=False)
     final = typeii_laplace.run(start, data, model, max_iter=200, tol=1e-6, patience=7, estimate_params=own)
     hand = _hand_loop(lambda s, st, d, m: typeii_laplace.step(s, d, m, tol=1e-6, estimate_params=own),

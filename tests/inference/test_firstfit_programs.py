@@ -53,18 +53,19 @@ def test_a_first_program_that_opens_its_closed_slots_takes_the_steps_of_a_wideni
     ran in 8 slots, paused, was widened to 16 and went on in a second program (driven here by
     hand). A width that takes the open slots in another order than the 8-slot program does
     (active first rather than in slot order) moves the weights by 1e-8. Closed slots serve the
-    narrow widths of a step (``typeii_laplace._widths``), which this size would not take by itself."""
+    narrow widths of a step (``typeii_laplace_mode._widths``), which this size would not take by itself."""
     import jax
     import numpy as np
     from sklearn.datasets import make_classification
     from sklearn.preprocessing import StandardScaler
     from sparsebayes.inference.engines import typeii_laplace as tl
+    from sparsebayes.inference.engines import typeii_laplace_mode
     from sparsebayes.inference.estimators._base import fit_feature_design
     from sparsebayes.inference.engines.typeii_moves import grow_slots
     from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 
     # the narrow widths at this size: the path with closed slots (traced afresh, and not left for later tests)
-    monkeypatch.setattr(tl, "NARROW_ABOVE", 0)
+    monkeypatch.setattr(typeii_laplace_mode, "NARROW_ABOVE", 0)
     jax.clear_caches()
     request.addfinalizer(jax.clear_caches)
     X, y = make_classification(n_samples=200, n_features=8, random_state=0)

@@ -14,7 +14,7 @@ from scipy.special import gammaln
 
 from sparsebayes.inference import PoissonRVMRegressor
 
-from sparsebayes.inference.engines import typeii_laplace
+from sparsebayes.inference.engines import typeii_laplace, typeii_laplace_mode
 from sparsebayes.inference._warnings import DegenerateFitWarning
 from sparsebayes.models.likelihoods import PoissonLikelihood
 
@@ -69,7 +69,7 @@ def test_evidence_at_given_variances_matches_a_direct_computation(var):
     slots = np.r_[np.flatnonzero(var > 0), -1].astype(np.int32)
     state = typeii_laplace.State(var=var, basis_of_slot=slots, w=np.zeros(slots.size), objective=0.0, n_iter=0,
                                         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
-    state, _ = typeii_laplace._settle(POISSON, Phi, t, state)
+    state, _ = typeii_laplace_mode._settle(POISSON, Phi, t, state)
     ev, A, w = _dense_evidence(Phi, t, var)
     np.testing.assert_allclose(typeii_laplace.coefficients(state, Phi.shape[1])[A], w, rtol=1e-6, atol=1e-8)
     assert float(state.objective) == pytest.approx(ev, abs=1e-8)
@@ -81,8 +81,8 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem():
     slots = np.array([0, 2, 4, -1], np.int32)
     state = typeii_laplace.State(var=var, basis_of_slot=slots, w=np.zeros(4), objective=0.0, n_iter=0,
                                         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
-    state, L = typeii_laplace._settle(POISSON, Phi, t, state)
-    S, Q, _, _ = typeii_laplace.sparsity_quality(POISSON, Phi, t, state, L)
+    state, L = typeii_laplace_mode._settle(POISSON, Phi, t, state)
+    S, Q, _, _ = typeii_laplace_mode.sparsity_quality(POISSON, Phi, t, state, L)
     w = typeii_laplace.coefficients(state, Phi.shape[1])
     b = np.exp(Phi @ w)
     t_hat = Phi @ w + (t - b) / b

@@ -14,7 +14,7 @@ from scipy.special import expit, log_expit
 
 from sparsebayes.comparisons import datasets
 from sparsebayes.inference import RVMClassifier
-from sparsebayes.inference.engines import typeii_laplace
+from sparsebayes.inference.engines import typeii_laplace, typeii_laplace_mode
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 
@@ -79,7 +79,7 @@ def test_model_equals_solver_log_joint_up_to_a_constant():
     for _ in range(5):
         w = rng.normal(scale=2.0, size=Phi.shape[1])
         lp, _ = log_density(rvm_classifier_model, (Phi, t), {"prior_var": var}, {"w": w})
-        diffs.append(float(lp) - float(typeii_laplace._log_joint(BERNOULLI, w, Phi, t, 1.0 / var)))
+        diffs.append(float(lp) - float(typeii_laplace_mode._log_joint(BERNOULLI, w, Phi, t, 1.0 / var)))
     assert np.ptp(diffs) < 1e-8
 
 
@@ -96,8 +96,8 @@ def test_sparsity_and_quality_equal_the_linearized_gaussian_problem(slots):
     state = typeii_laplace.State(
         var=var, basis_of_slot=np.array(slots, np.int32), w=np.zeros(len(slots)), objective=0.0, n_iter=0,
         converged=False, capacity_hit=False, last_gain=0.0, stalled=False)
-    state, L = typeii_laplace._settle(BERNOULLI, Phi, t, state)
-    S, Q, _, _ = typeii_laplace.sparsity_quality(BERNOULLI, Phi, t, state, L)
+    state, L = typeii_laplace_mode._settle(BERNOULLI, Phi, t, state)
+    S, Q, _, _ = typeii_laplace_mode.sparsity_quality(BERNOULLI, Phi, t, state, L)
     w = np.asarray(typeii_laplace.coefficients(state, Phi.shape[1]))
     y = expit(Phi @ w)
     b = y * (1 - y)

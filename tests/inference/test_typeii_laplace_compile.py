@@ -1,6 +1,6 @@
 """What the type-II Laplace engine compiles: one copy of the step for a small fit, and nothing on a refit.
 
-A small fit (``N · M · K`` at most ``typeii_laplace.NARROW_ABOVE``) runs its step on all ``K`` slots,
+A small fit (``N · M · K`` at most ``typeii_laplace_mode.NARROW_ABOVE``) runs its step on all ``K`` slots,
 at XLA's optimization level 0 (``QUICK_COMPILE``); a larger one gathers the active slots into the
 narrow widths of ``ACTIVE_WIDTHS`` (one ``lax.switch`` branch, one compiled copy of the step, per
 width). Free slots are decoupled from the active ones, so both compute the same fit: checked here
@@ -13,6 +13,7 @@ from jax._src import monitoring
 
 from sparsebayes.inference import PoissonRVMRegressor, RVMClassifier
 from sparsebayes.inference.engines import typeii_laplace as tl
+from sparsebayes.inference.engines import typeii_laplace_mode
 from sparsebayes.inference.estimators._base import fit_feature_design
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, PoissonLikelihood
 
@@ -25,10 +26,10 @@ def fresh_programs(request):
 
 
 def test_the_width_rule():
-    assert tl._widths((224, 224), 16) == (16,)  # small: one copy of the step
-    assert tl._widths((2048, 2048), 16) == (4, 8, 16)
-    assert tl._widths((2048, 2048), 8) == (4, 8)
-    assert tl._widths((2048, 2048), 32) == (32,)  # a fit that outgrew 16 slots: more than 8 active
+    assert typeii_laplace_mode._widths((224, 224), 16) == (16,)  # small: one copy of the step
+    assert typeii_laplace_mode._widths((2048, 2048), 16) == (4, 8, 16)
+    assert typeii_laplace_mode._widths((2048, 2048), 8) == (4, 8)
+    assert typeii_laplace_mode._widths((2048, 2048), 32) == (32,)  # a fit that outgrew 16 slots: more than 8 active
 
 
 def _kernel_problem(likelihood, n=90, seed=0):
@@ -45,7 +46,7 @@ def _kernel_problem(likelihood, n=90, seed=0):
 def test_one_width_and_the_narrow_widths_give_the_same_fit(likelihood, monkeypatch, fresh_programs):
     Phi, t, mask = _kernel_problem(likelihood)
     one = tl.fit(Phi, t, mask, likelihood=likelihood)
-    monkeypatch.setattr(tl, "NARROW_ABOVE", 0)
+    monkeypatch.setattr(typeii_laplace_mode, "NARROW_ABOVE", 0)
     jax.clear_caches()
     narrow = tl.fit(Phi, t, mask, likelihood=likelihood)
     assert int(one.n_iter) == int(narrow.n_iter) and bool(one.converged) == bool(narrow.converged)

@@ -19,6 +19,7 @@ from jax.scipy import stats as jstats
 
 from sparsebayes.inference import PoissonRVMRegressor, RVMClassifier, SparseClassifier, SparseRegressor
 from sparsebayes.inference.engines import typeii_laplace as tl
+from sparsebayes.inference.engines import typeii_laplace_mode, typeii_param
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, NegativeBinomialLikelihood, PoissonLikelihood
 from sparsebayes.models.priors import LaplacePrior
 from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
@@ -108,7 +109,7 @@ def test_flap_and_bls_differ_from_ard_only_by_the_hierarchys_terms():
     state = tl.State(var=var, basis_of_slot=np.array([0, 1, 2, -1], np.int32), w=np.zeros(4), objective=0.0,
                      n_iter=0, converged=False, capacity_hit=False, last_gain=0.0, stalled=False, lam=1.3,
                      params=1.0)
-    L = {k: float(tl._settle(POISSON, Phi, t, state, prior=p)[0].objective) for k, p in HIERARCHIES.items()}
+    L = {k: float(typeii_laplace_mode._settle(POISSON, Phi, t, state, prior=p)[0].objective) for k, p in HIERARCHIES.items()}
     terms = np.sum(scipy.stats.expon.logpdf(var[:3], scale=2 / 1.3)) + scipy.stats.gamma.logpdf(1.3, 2.0, scale=2.0)
     assert L["flap"] - L["ard"] == pytest.approx(terms, rel=1e-12)
     assert L["bls"] == pytest.approx(L["flap"], rel=1e-14)
@@ -137,13 +138,13 @@ def test_sparsity_quality_and_the_mode_come_from_the_likelihoods_own_score_and_c
     t_hat = eta + score / b
     S = np.einsum("nm,nm->m", Phi, np.linalg.solve(C, Phi))
     Q = Phi.T @ np.linalg.solve(C, t_hat)
-    S_e, Q_e, _, _ = tl.sparsity_quality(NB, jnp.asarray(Phi), jnp.asarray(t), st, jnp.asarray(st.chol))
+    S_e, Q_e, _, _ = typeii_laplace_mode.sparsity_quality(NB, jnp.asarray(Phi), jnp.asarray(t), st, jnp.asarray(st.chol))
     np.testing.assert_allclose(S_e, S, rtol=1e-7)
     np.testing.assert_allclose(Q_e, Q, rtol=1e-6, atol=1e-8)
 
 
 def test_each_dispersion_step_never_lowers_the_evidence_and_the_fit_climbs_it():
-    """The engine's claim for the likelihood's parameter (:func:`typeii_laplace.param_step`): from every
+    """The engine's claim for the likelihood's parameter (:func:`typeii_param.param_step`): from every
     state of a negative binomial fit the step takes a dispersion whose ``L`` is not below the state's,
     and moves it while the fit runs; the fit's ``r`` is then a stationary point of ``L`` in ``r``
     (a nearby ``r`` on either side, the mode settled there, is not higher)."""
@@ -152,7 +153,7 @@ def test_each_dispersion_step_never_lowers_the_evidence_and_the_fit_climbs_it():
     prior = HIERARCHIES["ard"]
     data, model = tl.LaplaceData(Phi, t, mask), tl.make_model(NB, prior)
     move = jax.jit(lambda s: tl.step(s, data, model, tol=1e-6, estimate_params=False)[0])
-    param = jax.jit(lambda s: tl.param_step(s, NB, Phi, t, prior=prior))
+    param = jax.jit(lambda s: typeii_param.param_step(s, NB, Phi, t, prior=prior))
     state = tl.init(data, model, 5, params=20.0)  # a start far from the data's r = 2
     moved_r = 0
     for _ in range(40):
@@ -163,7 +164,7 @@ def test_each_dispersion_step_never_lowers_the_evidence_and_the_fit_climbs_it():
         if bool(before.converged) and float(change) < 1e-8:
             break
     assert bool(before.converged) and moved_r >= 2 and 0.5 < float(state.params) < 8.0
-    settle = jax.jit(lambda s: tl._settle(NB, Phi, t, s, prior=prior)[0])
+    settle = jax.jit(lambda s: typeii_laplace_mode._settle(NB, Phi, t, s, prior=prior)[0])
     for factor in (0.99, 1.01):
         assert float(settle(state._replace(params=state.params * factor)).objective) <= float(state.objective) + 1e-9
 
