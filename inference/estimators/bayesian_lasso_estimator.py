@@ -9,15 +9,14 @@ directly with ArviZ. The Gibbs sampler, its hyperparameters and its functional e
 """
 from __future__ import annotations
 
-from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.sparse_estimators import SparseRegressor
 
 
 class BayesianLassoRegressor(SparseRegressor):
     """Park & Casella (2008) Bayesian Lasso: :class:`SparseRegressor` with ``prior=ScaledLaplacePrior(a=lam2_shape,
     b=lam2_rate, c=c, d=d)`` and ``method`` the sampler's (route ``"bayesian_lasso"``, fitted by
-    :func:`~sparsebayes.inference.estimators.sampling_fit.fit_bayesian_lasso`, answering through
-    :class:`~sparsebayes.inference.estimators.sampling_fitted.BayesianLassoMethods`).
+    :func:`~sparsebayes.inference.estimators.bayesian_lasso_fit.fit_bayesian_lasso`, answering through
+    :class:`~sparsebayes.inference.estimators.bayesian_lasso_fitted.BayesianLassoMethods`).
 
     Parameters
     ----------
@@ -35,7 +34,7 @@ class BayesianLassoRegressor(SparseRegressor):
         scale ``δ`` was set for want ``δ/s²``; with ``δ`` far too small for ``X``'s units
         (``X`` in tiny units) the posterior shrinks every coefficient to about zero, and ``fit``
         says so in a :class:`~sparsebayes.inference._warnings.DegenerateFitWarning`
-        (:func:`~sparsebayes.inference.estimators.sampling_fit.warn_if_shrunk_to_zero`). Standardize ``X`` or set ``δ`` for its units.
+        (:func:`~sparsebayes.inference.estimators.bayesian_lasso_fit.warn_if_shrunk_to_zero`). Standardize ``X`` or set ``δ`` for its units.
     c, d : float
         ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}``; 0, 0 is ``1/σ²``.
     num_warmup, num_samples, num_chains, seed : int
@@ -63,7 +62,7 @@ class BayesianLassoRegressor(SparseRegressor):
     n_iter_ : draws per chain; the draws themselves are the :attr:`idata_` property (``InferenceData``
         built from the Gibbs draws on first access, so that a fit needs no ArviZ);
     prior_ : the hierarchy fitted, ``ScaledLaplacePrior(a=lam2_shape, b=lam2_rate, c=c, d=d)``
-        (:data:`~sparsebayes.inference.estimators.sampling_fitted.BAYESIAN_LASSO_FIELDS`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
+        (:data:`~sparsebayes.inference.estimators.bayesian_lasso_fitted.BAYESIAN_LASSO_FIELDS`): ``SparseRegressor(method="gibbs", prior=prior_)`` (``"nuts"``
         for ``sampler="nuts"``; ``method="nuts"`` with ``options={"sampler": "nuts-marginal"}`` for
         ``"nuts-marginal"``) with the other parameters as options refits this model, the same draws
         for the same ``seed``;
@@ -86,4 +85,15 @@ class BayesianLassoRegressor(SparseRegressor):
 
     def __init__(self, *, sampler="gibbs", lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000,
                  num_samples=2000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01, progress_bar=False):
-        set_init_params(self, locals())
+        self.sampler = sampler
+        self.lam2_shape = lam2_shape
+        self.lam2_rate = lam2_rate
+        self.c = c
+        self.d = d
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.seed = seed
+        self.credible_level = credible_level
+        self.rhat_max = rhat_max
+        self.progress_bar = progress_bar

@@ -63,11 +63,11 @@ route              fitting core                                            fitte
 =================  ======================================================  ==================================
 "em"               :func:`~.em_fit.fit_em_model` (once, or once per class   :mod:`.em_fitted`
                    one-vs-all)
-"typeii"           :func:`~.typeii_fit.fit_typeii_model` (Gaussian)         :mod:`.typeii_fitted`
-"typeii_laplace"   :func:`~.typeii_fit.fit_typeii_laplace_model`            :mod:`.typeii_laplace_fitted`
+"type2"            :func:`~.typeii_fit.fit_typeii_model` (Gaussian)         :mod:`.typeii_fitted`
+"type2_laplace"    :func:`~.typeii_fit.fit_typeii_laplace_model`            :mod:`.typeii_laplace_fitted`
 "map"              :func:`~.map_fit.fit_map_model`                          :mod:`.map_fitted`
 "gibbs", "nuts"    :func:`~.sampling_fit.fit_sampling_model`                :mod:`.sampling_fitted`
-"bayesian_lasso"   :func:`~.sampling_fit.fit_bayesian_lasso`                :mod:`.sampling_fitted`
+"bayesian_lasso"   :func:`~.bayesian_lasso_fit.fit_bayesian_lasso`          :mod:`.bayesian_lasso_fitted`
 =================  ======================================================  ==================================
 
 A method's settings other than the model go in ``options`` (EM's :data:`EM_OPTIONS`: ``gamma``,
@@ -117,7 +117,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood, require_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
-from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column, set_init_params
+from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
 from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
 from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
@@ -125,8 +125,9 @@ from sparsebayes.inference.estimators.map_fitted import MapClassifierMethods
 from sparsebayes.inference.estimators.typeii_fit import check_hyperpriors, fit_typeii_model, hierarchy_of, typeii_basis
 from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods
 from sparsebayes.inference.estimators.typeii_laplace_fitted import TypeIIClassifierMethods, TypeIILaplaceRegressorMethods
-from sparsebayes.inference.estimators.sampling_fitted import (BayesianLassoMethods, SamplingClassifierMethods,
-                                                              SamplingRegressorMethods, picklable_state)
+from sparsebayes.inference.estimators.bayesian_lasso_fitted import BayesianLassoMethods
+from sparsebayes.inference.estimators.sampling_fitted import (SamplingClassifierMethods, SamplingRegressorMethods,
+                                                              picklable_state)
 
 #: the hierarchy each method fits when ``prior=None``: the parameter-free (scale-free) ones where they exist
 DEFAULT_PRIOR = {"em": "jeffreys", "type2": "ard", "map": "laplace", "gibbs": "scaled_laplace", "nuts": "scaled_laplace"}
@@ -220,6 +221,8 @@ class _ComposedEstimator(BaseEstimator):
     """Fit the model named by ``(prior, likelihood or link, method, features)`` by the fitting core of
     its route (:meth:`_route`), and answer through the route's fitted methods (:data:`_ROUTES`)."""
 
+    #: The paper estimator whose parameters the EM settings are (named when ``options`` has others).
+    _em_paper = None
     #: The EM settings (:data:`EM_OPTIONS`) this estimator takes.
     _em_settings = tuple(EM_OPTIONS)
 
@@ -232,51 +235,28 @@ class _ComposedEstimator(BaseEstimator):
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         return METHODS[self.method]
 
-    # --- every route: the settings besides the model -------------------------------------------------
+    # --- method="em": the fitting core, the settings, the attribute names ------------------------
 
-    #: route -> the paper class whose parameters the route's settings are (:meth:`_paper`). Set by each
-    #: generic class; the Gaussian type-II route's is the hierarchy's (:data:`TYPEII_PAPER_ESTIMATORS`).
-    _PAPERS = {}
-
-    def _paper(self, route):
-        """The name of the paper class whose parameters the settings of a fit by ``route`` are (named in
-        the errors about the fit's settings and model): :data:`_PAPERS`, or for the Gaussian type-II route
-        the paper estimator of the hierarchy (:func:`_typeii_paper`)."""
-        if route == "typeii":
-            return _typeii_paper(self._default_prior("type2") if self.prior is None else self.prior).__name__
-        return self._PAPERS[route]
-
-    def _route_settings(self, route, defaults, set_by_prior=()):
-        """The settings ``defaults`` names (name -> default) of a fit by ``route``: the estimator's own
-        parameters of those names (a paper subclass's), else ``options``, else the defaults. A
-        ``ValueError`` for ``options`` that is not a dict; for a key of it that is none of these settings
-        (naming the route's paper class, :meth:`_paper`, and listing what it takes); for a key that a
-        parameter of the estimator, or the hierarchy object (``set_by_prior``: its fields' parameters),
-        already sets."""
+    def _em_values(self):
+        """The EM settings (:data:`EM_OPTIONS`) the parameters give: the estimator's own (a paper
+        subclass's), else ``options``, checked against the ones this estimator takes."""
         params = self.get_params(deep=False)
-        values = {name: params.get(name, default) for name, default in defaults.items()}
+        values = {name: params.get(name, default) for name, default in EM_OPTIONS.items() if name in self._em_settings}
         options = params.get("options")
         if options is None:
             return values
         if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of {self._paper(route)}'s parameters, got {type(options).__name__}")
-        fixed = set(options) & (set(params) | set(set_by_prior) | {"prior", "likelihood", "link", "method"})
-        unknown = sorted(set(options) - set(defaults) - fixed)
+            raise ValueError(f"options must be a dict of EM's settings, got {type(options).__name__}")
+        fixed = set(options) & (set(params) | {"prior", "likelihood", "link", "method"})
+        unknown = sorted(set(options) - set(self._em_settings) - fixed)
         if unknown:
-            prior = self._default_prior(self._method()) if self.prior is None else self.prior
-            raise ValueError(f"options {unknown} are not parameters of {self._paper(route)} (method={self.method!r}, "
-                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(defaults)}")
+            raise ValueError(f"options {unknown} are not parameters of the EM fit (method={self.method!r}, "
+                             f"prior={hierarchy_name(self.prior or self._default_prior('em'))!r}, {self._em_paper}'s "
+                             f"settings); it takes {sorted(self._em_settings)}")
         if fixed:
-            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (a hierarchy object sets its "
-                             f"fields' parameters, {type(self).__name__} its own); remove them from options")
+            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (or are {type(self).__name__}'s "
+                             "own parameters); remove them from options")
         return {**values, **options}
-
-    # --- method="em": the fitting core, the settings, the attribute names ------------------------
-
-    def _em_values(self):
-        """The EM settings (:data:`EM_OPTIONS`) this estimator takes, as the parameters give them
-        (:meth:`_route_settings`)."""
-        return self._route_settings("em", {name: EM_OPTIONS[name] for name in self._em_settings})
 
     def _em_options(self):
         """The :class:`~.em_fit.EMOptions` of an EM fit (unchecked: :meth:`~.em_fit.EMOptions.check`)."""
@@ -352,27 +332,27 @@ class _ComposedEstimator(BaseEstimator):
 
     #: route -> the method that checks a fit's parameters before any data is read (``ValueError`` naming
     #: what is wrong) and returns what the fit needs of them
-    _SETUPS = {"em": "_em_setup", "typeii": "_typeii_setup", "typeii_laplace": "_laplace_setup", "map": "_map_setup",
+    _SETUPS = {"em": "_em_setup", "type2": "_typeii_setup", "type2_laplace": "_laplace_setup", "map": "_map_setup",
                "gibbs": "_check_sampling_setup", "nuts": "_check_sampling_setup",
                "bayesian_lasso": "_check_sampling_setup"}
 
     def _route(self):
-        """The route ``fit`` takes for the parameters: ``"em"``, ``"typeii"`` (the Gaussian type-II core),
-        ``"typeii_laplace"`` (its Laplace path), ``"map"``, ``"gibbs"``, ``"nuts"`` or ``"bayesian_lasso"``;
+        """The route ``fit`` takes for the parameters: ``"em"``, ``"type2"`` (the Gaussian type-II core),
+        ``"type2_laplace"`` (its Laplace path), ``"map"``, ``"gibbs"``, ``"nuts"`` or ``"bayesian_lasso"``;
         a ``ValueError`` for an unknown method or one without a route for this task."""
         method = self._method()
         if method == "em":
             return "em"
         if self._typeii_route():
-            return "typeii"
+            return "type2"
         if method == "type2":  # another likelihood: the type-II core's Laplace path
-            return "typeii_laplace"
+            return "type2_laplace"
         if method in ("gibbs", "nuts"):  # the sampling core ("bayesian_lasso" under ScaledLaplacePrior)
             return self._sampling_route(method)
         if method == "map" and "map" in self._ROUTES:  # the MAP fitting core (bound optimization)
             return "map"
         task = "classification" if isinstance(self, ClassifierMixin) else "regression"
-        *others, last = [repr(m) for m in dict.fromkeys(METHODS.values()) if m != "map" or "map" in self._ROUTES]
+        *others, last = [repr(m) for m in dict.fromkeys(METHODS.values()) if m in self._ROUTES or m in ("gibbs", "nuts")]
         raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
 
     def _check_model(self):
@@ -403,7 +383,7 @@ class _ComposedEstimator(BaseEstimator):
         return self
 
     def _typeii_route(self):
-        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_typeii`)."""
+        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_type2`)."""
         return False
 
     def predict(self, X, **kwargs):
@@ -483,15 +463,19 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         The hierarchy and the likelihood objects fitted: ``prior=prior_, likelihood=likelihood_`` refits.
     """
 
-    _PAPERS = {"em": "AdaptiveSparseRegressor", "typeii_laplace": "PoissonRVMRegressor", "gibbs": "GibbsRegressor",
-               "nuts": "NutsRegressor", "bayesian_lasso": "BayesianLassoRegressor"}
-    _ROUTES = {"em": EMRegressorMethods, "typeii": TypeIIRegressorMethods, "typeii_laplace": TypeIILaplaceRegressorMethods,
+    _em_paper = "AdaptiveSparseRegressor"
+    _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "type2_laplace": TypeIILaplaceRegressorMethods,
                "gibbs": SamplingRegressorMethods, "nuts": SamplingRegressorMethods,
                "bayesian_lasso": BayesianLassoMethods}
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
-        set_init_params(self, locals())
+        self.prior = prior
+        self.likelihood = likelihood
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
 
 
     def _em_likelihood(self):
@@ -527,7 +511,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
 
     def _typeii_route(self):
         """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others by its
-        Laplace path, route ``"typeii_laplace"``)."""
+        Laplace path, route ``"type2_laplace"``)."""
         return self._method() == "type2" and conjugate_noise(_regression_likelihood(self.likelihood))
 
     def _typeii_setup(self):
@@ -540,12 +524,23 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         if not (isinstance(prior, str) or is_hierarchy(prior)):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
                              f"multiclass fit's prior_, a list of them), got {prior!r}")
+        options = {} if self.options is None else self.options
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict of the type-II fit's settings, got {type(options).__name__}")
         if is_hierarchy(prior):
             _refuse_em_laplace(prior)
         paper = _typeii_paper(prior)
-        defaults = {k: v for k, v in paper().get_params().items() if k not in ("features", "kernel_width")}
-        values = self._route_settings("typeii", defaults, paper._hierarchy_params if is_hierarchy(prior) else ())
-        hierarchy, settings = paper._typeii_model({**values, "features": self.features, "kernel_width": self.kernel_width})
+        params = paper().get_params()
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            raise ValueError(f"options {unknown} are not parameters of {paper.__name__} (method={self.method!r}, "
+                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
+        fixed = sorted(set(options) & set(paper._hierarchy_params)) if is_hierarchy(prior) else []
+        if fixed:
+            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
+                             "parameters); remove them from options")
+        hierarchy, settings = paper._typeii_model({**params, **options, "features": self.features,
+                                                   "kernel_width": self.kernel_width})
         if is_hierarchy(prior):
             _check_hierarchy_class(prior, paper, "type2")
             flags = ("lambda_update", "noise_update")
@@ -560,7 +555,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
             hierarchy = hierarchy_of(type(prior), constants, **{f: getattr(prior, f) for f in flags})
         return hierarchy, settings
 
-    def _fit_typeii(self, X, y):
+    def _fit_type2(self, X, y):
         """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II maximum
         likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1): :func:`~.typeii_fit.fit_typeii_model`,
         its record named here (:class:`~.typeii_fitted.TypeIIRegressorMethods`)."""
@@ -607,14 +602,18 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
         beyond two, one-vs-all); otherwise those the method's paper estimator documents.
     """
 
-    _PAPERS = {"em": "SparseProbitClassifier", "typeii_laplace": "RVMClassifier", "map": "SMLRClassifier",
-               "gibbs": "GibbsClassifier", "nuts": "NutsClassifier"}
-    _ROUTES = {"em": EMClassifierMethods, "typeii_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
+    _em_paper = "SparseProbitClassifier"
+    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
                "nuts": SamplingClassifierMethods, "map": MapClassifierMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
-        set_init_params(self, locals())
+        self.prior = prior
+        self.link = link
+        self.method = method
+        self.features = features
+        self.kernel_width = kernel_width
+        self.options = options
 
 
     def _default_prior(self, method):
