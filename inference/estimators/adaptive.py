@@ -35,13 +35,8 @@ raw terms (``intercept_`` the value at ``x = 0``, as in scikit-learn).
 """
 from __future__ import annotations
 
-from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, ProbitLikelihood
-
 from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.sparse_estimators import SparseClassifier, SparseRegressor
-
-#: The classifiers' links and their likelihoods (:class:`SparseProbitClassifier`'s ``link``).
-LINKS = {"probit": ProbitLikelihood, "logistic": BernoulliLogisticLikelihood}
 
 
 class AdaptiveSparseRegressor(SparseRegressor):
@@ -182,7 +177,7 @@ class SparseProbitClassifier(SparseClassifier):
         ``gamma_prior`` each one-vs-all classifier estimates its own γ.
     link : {"probit", "logistic"}, default="probit"
         The link ``P(y = 1 | x) = F(βᵀh(x))``: the paper's probit ``Φ`` (002) or the logistic ``σ``
-        (:data:`LINKS`). With the Laplace prior and γ fixed, the logistic fit is the ℓ1-penalized
+        (:data:`~.links.LINKS`). With the Laplace prior and γ fixed, the logistic fit is the ℓ1-penalized
         logistic regression ``min Σ log-loss + √γ ‖β‖₁`` (scikit-learn's ``LogisticRegression(
         penalty="l1", C=1/√γ)`` with the same bias handling).
 

@@ -27,13 +27,10 @@ from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise
 from sparsebayes.models.priors import hierarchy_name
 
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names, fitted_by
+from sparsebayes.inference.estimators.links import link_name
 from sparsebayes.inference._validation import validate_predict_data
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
-
-#: The classifiers' link names (``link=``, the ``method`` label of their ``InferenceData``) of each likelihood.
-LINK_NAMES = {"probit": "probit", "bernoulli_logistic": "logistic"}
-
 
 def conditioned_on(prior):
     """What the Gaussian draws at an EM fit hold fixed: the final E-step's prior variances
@@ -155,9 +152,10 @@ class EMClassifierMethods(OneVsAllLinkClassifier, PosteriorSamplingMixin):
     (:class:`~sparsebayes.inference.estimators._base.OneVsAllLinkClassifier`) and the rest; module docstring."""
 
     def _link_name(self):
-        """``"probit"`` or ``"logistic"``: the fitted likelihood's, else the one the parameters name."""
+        """``"probit"`` or ``"logistic"``: the fitted likelihood's, else the one the parameters name
+        (:func:`~.links.link_name`)."""
         lik = getattr(self, "likelihood_", None)
-        return LINK_NAMES[(self._em_likelihood() if lik is None else lik).name]
+        return link_name(self._em_likelihood() if lik is None else lik)
 
     def _log_link(self, eta):
         """``log Φ(η)`` (002 eq. 1), or ``log σ(η)`` with the logistic link, finite far in the tails."""

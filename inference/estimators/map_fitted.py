@@ -26,12 +26,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference._validation import validate_classification_data, validate_predict_data
 from sparsebayes.inference.estimators._base import basis_names, fitted_by
+from sparsebayes.inference.estimators.links import link_likelihood
 from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_map_model, log_softmax, map_basis,
                                                       map_feature_map, map_penalty, standardized, training_digest)
 from sparsebayes.inference.estimators.smlr_scale import scale_bias_row
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
-from sparsebayes.models.likelihoods import make_likelihood, methods_fitting
 from sparsebayes.models.likelihoods.multinomial import flatten, hessian, unflatten
 from sparsebayes.models.priors import HIERARCHIES, hierarchy_name, is_hierarchy
 from sparsebayes.models.priors.penalty import PENALTY_OF, penalty_prior
@@ -82,21 +82,8 @@ class MapClassifierMethods(PosteriorSamplingMixin):
 
     def _check_map_link(self):
         """``ValueError`` unless ``link`` is ``None``, the logistic or the multinomial logistic (a fitted
-        ``likelihood_``): naming the link and the methods that fit it."""
-        from sparsebayes.inference.estimators.sparse_estimators import LINK_LIKELIHOODS
-
-        link = self.link
-        if link is None:
-            return
-        if isinstance(link, str) and link not in LINK_LIKELIHOODS:
-            raise ValueError(f"link must be None, one of {sorted(LINK_LIKELIHOODS)} or a fitted likelihood_, "
-                             f"got {link!r}")
-        lik = make_likelihood(LINK_LIKELIHOODS[link] if isinstance(link, str) else link)
-        if lik.name in MAP_LIKELIHOODS:
-            return
-        raise ValueError(f"{self._paper('map')} (method='map', prior={hierarchy_name(self.prior or 'laplace')!r}) fits the "
-                         f"'multinomial' likelihood only, not {lik.name!r}; the {lik.name!r} likelihood is fitted by "
-                         f"{methods_fitting(lik)}")
+        ``likelihood_``; :func:`~.links.link_likelihood`): naming the link and the methods that fit it."""
+        link_likelihood(self.link, MAP_LIKELIHOODS, "multinomial", self._paper("map"), self.method)
 
     def _validate_map_data(self, X, y):
         """Validated float64 ``X`` and encoded labels (``classes_``; an object ``y`` of unknown label type is

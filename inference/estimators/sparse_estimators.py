@@ -63,8 +63,8 @@ route              fitting core                                            fitte
 =================  ======================================================  ==================================
 "em"               :func:`~.em_fit.fit_em_model` (once, or once per class   :mod:`.em_fitted`
                    one-vs-all)
-"type2"            :func:`~.typeii_fit.fit_typeii_model` (Gaussian)         :mod:`.typeii_fitted`
-"type2_laplace"    :func:`~.typeii_fit.fit_typeii_laplace_model`            :mod:`.typeii_laplace_fitted`
+"typeii"           :func:`~.typeii_fit.fit_typeii_model` (Gaussian)         :mod:`.typeii_fitted`
+"typeii_laplace"   :func:`~.typeii_fit.fit_typeii_laplace_model`            :mod:`.typeii_laplace_fitted`
 "map"              :func:`~.map_fit.fit_map_model`                          :mod:`.map_fitted`
 "gibbs", "nuts"    :func:`~.sampling_fit.fit_sampling_model`                :mod:`.sampling_fitted`
 "bayesian_lasso"   :func:`~.bayesian_lasso_fit.fit_bayesian_lasso`          :mod:`.bayesian_lasso_fitted`
@@ -117,10 +117,11 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood, require_likelihood
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
-from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column
+from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column, set_init_params
 from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
-from sparsebayes.inference.estimators.em_fitted import LINK_NAMES, EMClassifierMethods, EMRegressorMethods
+from sparsebayes.inference.estimators.em_fitted import EMClassifierMethods, EMRegressorMethods
+from sparsebayes.inference.estimators.links import link_likelihood
 from sparsebayes.inference.estimators.map_fitted import MapClassifierMethods
 from sparsebayes.inference.estimators.typeii_fit import check_hyperpriors, fit_typeii_model, hierarchy_of, typeii_basis
 from sparsebayes.inference.estimators.typeii_fitted import TypeIIRegressorMethods
@@ -145,9 +146,6 @@ METHODS = {"em": "em", "type2": "type2", "typeii": "type2", "map": "map", "bound
 TYPEII_PAPER_ESTIMATORS = {"ard": ("typeii_estimators", "RVMRegressor"), "laplace": ("typeii_estimators", "FLAPRegressor"),
                            "laplace_variance": ("typeii_estimators", "FLAPRegressor"),
                            "scaled_laplace": ("typeii_estimators", "BLSRegressor")}
-
-#: The classifiers' links: the likelihood each names (``link=``; a likelihood object of the class is its own).
-LINK_LIKELIHOODS = {link: name for name, link in LINK_NAMES.items()}
 
 
 def _lazy(module, name):
@@ -221,8 +219,6 @@ class _ComposedEstimator(BaseEstimator):
     """Fit the model named by ``(prior, likelihood or link, method, features)`` by the fitting core of
     its route (:meth:`_route`), and answer through the route's fitted methods (:data:`_ROUTES`)."""
 
-    #: The paper estimator whose parameters the EM settings are (named when ``options`` has others).
-    _em_paper = None
     #: The EM settings (:data:`EM_OPTIONS`) this estimator takes.
     _em_settings = tuple(EM_OPTIONS)
 
@@ -235,28 +231,51 @@ class _ComposedEstimator(BaseEstimator):
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         return METHODS[self.method]
 
-    # --- method="em": the fitting core, the settings, the attribute names ------------------------
+    # --- every route: the settings besides the model -------------------------------------------------
 
-    def _em_values(self):
-        """The EM settings (:data:`EM_OPTIONS`) the parameters give: the estimator's own (a paper
-        subclass's), else ``options``, checked against the ones this estimator takes."""
+    #: route -> the paper class whose parameters the route's settings are (:meth:`_paper`). Set by each
+    #: generic class; the Gaussian type-II route's is the hierarchy's (:data:`TYPEII_PAPER_ESTIMATORS`).
+    _PAPERS = {}
+
+    def _paper(self, route):
+        """The name of the paper class whose parameters the settings of a fit by ``route`` are (named in
+        the errors about the fit's settings and model): :data:`_PAPERS`, or for the Gaussian type-II route
+        the paper estimator of the hierarchy (:func:`_typeii_paper`)."""
+        if route == "typeii":
+            return _typeii_paper(self._default_prior("type2") if self.prior is None else self.prior).__name__
+        return self._PAPERS[route]
+
+    def _route_settings(self, route, defaults, set_by_prior=()):
+        """The settings ``defaults`` names (name -> default) of a fit by ``route``: the estimator's own
+        parameters of those names (a paper subclass's), else ``options``, else the defaults. A
+        ``ValueError`` for ``options`` that is not a dict; for a key of it that is none of these settings
+        (naming the route's paper class, :meth:`_paper`, and listing what it takes); for a key that a
+        parameter of the estimator, or the hierarchy object (``set_by_prior``: its fields' parameters),
+        already sets."""
         params = self.get_params(deep=False)
-        values = {name: params.get(name, default) for name, default in EM_OPTIONS.items() if name in self._em_settings}
+        values = {name: params.get(name, default) for name, default in defaults.items()}
         options = params.get("options")
         if options is None:
             return values
         if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of EM's settings, got {type(options).__name__}")
-        fixed = set(options) & (set(params) | {"prior", "likelihood", "link", "method"})
-        unknown = sorted(set(options) - set(self._em_settings) - fixed)
+            raise ValueError(f"options must be a dict of {self._paper(route)}'s parameters, got {type(options).__name__}")
+        fixed = set(options) & (set(params) | set(set_by_prior) | {"prior", "likelihood", "link", "method"})
+        unknown = sorted(set(options) - set(defaults) - fixed)
         if unknown:
-            raise ValueError(f"options {unknown} are not parameters of the EM fit (method={self.method!r}, "
-                             f"prior={hierarchy_name(self.prior or self._default_prior('em'))!r}, {self._em_paper}'s "
-                             f"settings); it takes {sorted(self._em_settings)}")
+            prior = self._default_prior(self._method()) if self.prior is None else self.prior
+            raise ValueError(f"options {unknown} are not parameters of {self._paper(route)} (method={self.method!r}, "
+                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(defaults)}")
         if fixed:
-            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (or are {type(self).__name__}'s "
-                             "own parameters); remove them from options")
+            raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (a hierarchy object sets its "
+                             f"fields' parameters, {type(self).__name__} its own); remove them from options")
         return {**values, **options}
+
+    # --- method="em": the fitting core, the settings, the attribute names ------------------------
+
+    def _em_values(self):
+        """The EM settings (:data:`EM_OPTIONS`) this estimator takes, as the parameters give them
+        (:meth:`_route_settings`)."""
+        return self._route_settings("em", {name: EM_OPTIONS[name] for name in self._em_settings})
 
     def _em_options(self):
         """The :class:`~.em_fit.EMOptions` of an EM fit (unchecked: :meth:`~.em_fit.EMOptions.check`)."""
@@ -332,27 +351,27 @@ class _ComposedEstimator(BaseEstimator):
 
     #: route -> the method that checks a fit's parameters before any data is read (``ValueError`` naming
     #: what is wrong) and returns what the fit needs of them
-    _SETUPS = {"em": "_em_setup", "type2": "_typeii_setup", "type2_laplace": "_laplace_setup", "map": "_map_setup",
+    _SETUPS = {"em": "_em_setup", "typeii": "_typeii_setup", "typeii_laplace": "_laplace_setup", "map": "_map_setup",
                "gibbs": "_check_sampling_setup", "nuts": "_check_sampling_setup",
                "bayesian_lasso": "_check_sampling_setup"}
 
     def _route(self):
-        """The route ``fit`` takes for the parameters: ``"em"``, ``"type2"`` (the Gaussian type-II core),
-        ``"type2_laplace"`` (its Laplace path), ``"map"``, ``"gibbs"``, ``"nuts"`` or ``"bayesian_lasso"``;
+        """The route ``fit`` takes for the parameters: ``"em"``, ``"typeii"`` (the Gaussian type-II core),
+        ``"typeii_laplace"`` (its Laplace path), ``"map"``, ``"gibbs"``, ``"nuts"`` or ``"bayesian_lasso"``;
         a ``ValueError`` for an unknown method or one without a route for this task."""
         method = self._method()
         if method == "em":
             return "em"
         if self._typeii_route():
-            return "type2"
+            return "typeii"
         if method == "type2":  # another likelihood: the type-II core's Laplace path
-            return "type2_laplace"
+            return "typeii_laplace"
         if method in ("gibbs", "nuts"):  # the sampling core ("bayesian_lasso" under ScaledLaplacePrior)
             return self._sampling_route(method)
         if method == "map" and "map" in self._ROUTES:  # the MAP fitting core (bound optimization)
             return "map"
         task = "classification" if isinstance(self, ClassifierMixin) else "regression"
-        *others, last = [repr(m) for m in dict.fromkeys(METHODS.values()) if m in self._ROUTES or m in ("gibbs", "nuts")]
+        *others, last = [repr(m) for m in dict.fromkeys(METHODS.values()) if m != "map" or "map" in self._ROUTES]
         raise ValueError(f"method={method!r} has no {task} engine: use {', '.join(others)} or {last}")
 
     def _check_model(self):
@@ -383,7 +402,7 @@ class _ComposedEstimator(BaseEstimator):
         return self
 
     def _typeii_route(self):
-        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_type2`)."""
+        """Whether ``fit`` fits by the Gaussian type-II core (:meth:`SparseRegressor._fit_typeii`)."""
         return False
 
     def predict(self, X, **kwargs):
@@ -463,19 +482,15 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         The hierarchy and the likelihood objects fitted: ``prior=prior_, likelihood=likelihood_`` refits.
     """
 
-    _em_paper = "AdaptiveSparseRegressor"
-    _ROUTES = {"em": EMRegressorMethods, "type2": TypeIIRegressorMethods, "type2_laplace": TypeIILaplaceRegressorMethods,
+    _PAPERS = {"em": "AdaptiveSparseRegressor", "typeii_laplace": "PoissonRVMRegressor", "gibbs": "GibbsRegressor",
+               "nuts": "NutsRegressor", "bayesian_lasso": "BayesianLassoRegressor"}
+    _ROUTES = {"em": EMRegressorMethods, "typeii": TypeIIRegressorMethods, "typeii_laplace": TypeIILaplaceRegressorMethods,
                "gibbs": SamplingRegressorMethods, "nuts": SamplingRegressorMethods,
                "bayesian_lasso": BayesianLassoMethods}
 
     def __init__(self, *, prior=None, likelihood="gaussian", method="em", features="linear", kernel_width="scale",
                  options=None):
-        self.prior = prior
-        self.likelihood = likelihood
-        self.method = method
-        self.features = features
-        self.kernel_width = kernel_width
-        self.options = options
+        set_init_params(self, locals())
 
 
     def _em_likelihood(self):
@@ -511,7 +526,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
 
     def _typeii_route(self):
         """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others by its
-        Laplace path, route ``"type2_laplace"``)."""
+        Laplace path, route ``"typeii_laplace"``)."""
         return self._method() == "type2" and conjugate_noise(_regression_likelihood(self.likelihood))
 
     def _typeii_setup(self):
@@ -524,23 +539,12 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         if not (isinstance(prior, str) or is_hierarchy(prior)):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
                              f"multiclass fit's prior_, a list of them), got {prior!r}")
-        options = {} if self.options is None else self.options
-        if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict of the type-II fit's settings, got {type(options).__name__}")
         if is_hierarchy(prior):
             _refuse_em_laplace(prior)
         paper = _typeii_paper(prior)
-        params = paper().get_params()
-        unknown = sorted(set(options) - set(params))
-        if unknown:
-            raise ValueError(f"options {unknown} are not parameters of {paper.__name__} (method={self.method!r}, "
-                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(params)}")
-        fixed = sorted(set(options) & set(paper._hierarchy_params)) if is_hierarchy(prior) else []
-        if fixed:
-            raise ValueError(f"options {fixed} are set by prior= and method= (a hierarchy object sets its fields' "
-                             "parameters); remove them from options")
-        hierarchy, settings = paper._typeii_model({**params, **options, "features": self.features,
-                                                   "kernel_width": self.kernel_width})
+        defaults = {k: v for k, v in paper().get_params().items() if k not in ("features", "kernel_width")}
+        values = self._route_settings("typeii", defaults, paper._hierarchy_params if is_hierarchy(prior) else ())
+        hierarchy, settings = paper._typeii_model({**values, "features": self.features, "kernel_width": self.kernel_width})
         if is_hierarchy(prior):
             _check_hierarchy_class(prior, paper, "type2")
             flags = ("lambda_update", "noise_update")
@@ -555,7 +559,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
             hierarchy = hierarchy_of(type(prior), constants, **{f: getattr(prior, f) for f in flags})
         return hierarchy, settings
 
-    def _fit_type2(self, X, y):
+    def _fit_typeii(self, X, y):
         """Fit the prior variances, σ² and λ (where the hierarchy has one) by sequential type-II maximum
         likelihood (Tipping & Faul 2003; Helgøy & Li, Algorithm 1): :func:`~.typeii_fit.fit_typeii_model`,
         its record named here (:class:`~.typeii_fitted.TypeIIRegressorMethods`)."""
@@ -602,32 +606,23 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
         beyond two, one-vs-all); otherwise those the method's paper estimator documents.
     """
 
-    _em_paper = "SparseProbitClassifier"
-    _ROUTES = {"em": EMClassifierMethods, "type2_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
+    _PAPERS = {"em": "SparseProbitClassifier", "typeii_laplace": "RVMClassifier", "map": "SMLRClassifier",
+               "gibbs": "GibbsClassifier", "nuts": "NutsClassifier"}
+    _ROUTES = {"em": EMClassifierMethods, "typeii_laplace": TypeIIClassifierMethods, "gibbs": SamplingClassifierMethods,
                "nuts": SamplingClassifierMethods, "map": MapClassifierMethods}
     _em_settings = tuple(name for name in EM_OPTIONS if name != "noise_var")
 
     def __init__(self, *, prior=None, link=None, method="em", features="linear", kernel_width="scale", options=None):
-        self.prior = prior
-        self.link = link
-        self.method = method
-        self.features = features
-        self.kernel_width = kernel_width
-        self.options = options
+        set_init_params(self, locals())
 
 
     def _default_prior(self, method):
         return DEFAULT_PRIOR_NOT_GAUSSIAN.get(method, DEFAULT_PRIOR[method])
 
     def _em_likelihood(self):
-        """The link's likelihood (``None``: EM's probit), or a ``ValueError`` naming the links EM fits."""
-        link = "probit" if self.link is None else self.link
-        lik = make_likelihood(LINK_LIKELIHOODS[link]) if isinstance(link, str) and link in LINK_LIKELIHOODS else (
-            None if isinstance(link, str) else make_likelihood(link))
-        if lik is None or lik.name not in LINK_LIKELIHOODS.values():
-            raise ValueError(f"link must be one of {sorted(LINK_LIKELIHOODS)}, None (EM's probit) or a fitted "
-                             f"likelihood_, got {self.link!r}")
-        return lik
+        """The link's likelihood (``None``: EM's probit; :func:`~.links.link_likelihood`), or a ``ValueError``
+        naming the links EM fits."""
+        return link_likelihood(self.link, ("probit", "bernoulli_logistic"), "probit", self._paper("em"), self.method)
 
     def _fit_em(self, X, y):
         """Fit the sparse probit (or logistic) MAP by EM over the latent targets (Figueiredo 2003, Sec. 4):

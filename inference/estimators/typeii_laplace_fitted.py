@@ -47,6 +47,7 @@ from sparsebayes.inference._validation import validate_classification_data, vali
 from sparsebayes.inference._warnings import warn_degenerate
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names, has_bias_column, raw_weights, fitted_by
 from sparsebayes.inference.estimators.em_fit import split_bias
+from sparsebayes.inference.estimators.links import link_likelihood
 from sparsebayes.inference.estimators.typeii_fit import LaplaceOptions, fit_typeii_laplace_model, laplace_basis
 from sparsebayes.inference.estimators.typeii_warnings import scale_advice
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata
@@ -281,15 +282,9 @@ class TypeIIClassifierMethods(OneVsAllLinkClassifier, _LaplacePathMethods):
 
     def _laplace_likelihood(self):
         """The Bernoulli-logistic likelihood: the link must be ``None``, ``"logistic"`` or that likelihood
-        (``ValueError`` naming the link otherwise)."""
-        link = getattr(self, "link", None)
-        if link is None or (isinstance(link, str) and link == "logistic"):
-            return LOGISTIC
-        if isinstance(link, str) or make_likelihood(link).name != LOGISTIC.name:
-            raise ValueError(f"{self._paper('typeii_laplace')} (method='type2') fits the 'bernoulli_logistic' likelihood only "
-                             f"(link=None or 'logistic'), not link={link!r}; the probit link is fitted by "
-                             "method='em', method='gibbs' and method='nuts'")
-        return LOGISTIC
+        (:func:`~.links.link_likelihood`: ``ValueError`` naming the link otherwise)."""
+        return link_likelihood(getattr(self, "link", None), (LOGISTIC.name,), LOGISTIC.name,
+                               self._paper("typeii_laplace"), self.method)
 
     def _fit_typeii_laplace(self, X, y):
         """Fit by sequential type-II maximum likelihood with the Laplace approximation at the mode (Tipping
