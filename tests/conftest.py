@@ -26,12 +26,17 @@ to the empty string) to run the tests as users' programs are compiled.
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 
 import jax
 import pytest
 
 import sparsebayes
+
+#: The helper modules of the tests (``public_estimators``) are imported by name: ``--import-mode=importlib``
+#: puts no test folder on ``sys.path``.
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 
 MAX_MAPPINGS = 30_000
 

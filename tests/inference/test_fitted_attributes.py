@@ -4,17 +4,7 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import PolynomialFeatures
 
-from sparsebayes.inference import (
-    AdaptiveSparseRegressor,
-    BayesianLassoRegressor,
-    BLSRegressor,
-    FLAPRegressor,
-    RVMClassifier,
-    RVMRegressor,
-    SMLRCV,
-    SMLRClassifier,
-    SparseProbitClassifier,
-)
+import sparsebayes.inference as inference
 from sparsebayes.models.features import GaussianKernelFeatures
 
 RNG = np.random.default_rng(3)
@@ -24,15 +14,15 @@ Y_CLS = (X[:, 0] ** 2 + X[:, 1] > 0.5).astype(int)
 
 
 @pytest.mark.parametrize("est", [
-    AdaptiveSparseRegressor(features="kernel", kernel_width=1.0),
-    SparseProbitClassifier(features="kernel", kernel_width=1.0),
-    RVMRegressor(features="kernel", kernel_width=1.0, fit_intercept=False),
-    BLSRegressor(features="kernel", kernel_width=1.0, fit_intercept=False, lambda_update="profiled"),
-    FLAPRegressor(features="kernel", kernel_width=1.0, fit_intercept=False, estimate_noise=True,
-                  lambda_update="profiled"),
-    RVMClassifier(kernel_width=1.0),
-    SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.5),
-    SMLRCV(features="kernel", kernel_width=1.0, cv=3, n_lams=4),
+    inference.AdaptiveSparseRegressor(features="kernel", kernel_width=1.0),
+    inference.SparseProbitClassifier(features="kernel", kernel_width=1.0),
+    inference.RVMRegressor(features="kernel", kernel_width=1.0, fit_intercept=False),
+    inference.BLSRegressor(features="kernel", kernel_width=1.0, fit_intercept=False, lambda_update="profiled"),
+    inference.FLAPRegressor(features="kernel", kernel_width=1.0, fit_intercept=False, estimate_noise=True,
+                            lambda_update="profiled"),
+    inference.RVMClassifier(kernel_width=1.0),
+    inference.SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.5),
+    inference.SMLRCV(features="kernel", kernel_width=1.0, cv=3, n_lams=4),
 ], ids=lambda est: type(est).__name__)
 def test_kernel_estimators_share_feature_map_and_relevance_indices(est):
     y = Y_CLS if hasattr(est, "predict_proba") else Y_REG
@@ -55,9 +45,9 @@ def test_kernel_estimators_share_feature_map_and_relevance_indices(est):
 
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("make", [
-    lambda features, bias: AdaptiveSparseRegressor(features=features, kernel_width=1.0, bias=bias),
-    lambda features, bias: SparseProbitClassifier(features=features, kernel_width=1.0, bias=bias),
-    lambda features, bias: RVMClassifier(features=features, kernel_width=1.0, bias=bias),
+    lambda features, bias: inference.AdaptiveSparseRegressor(features=features, kernel_width=1.0, bias=bias),
+    lambda features, bias: inference.SparseProbitClassifier(features=features, kernel_width=1.0, bias=bias),
+    lambda features, bias: inference.RVMClassifier(features=features, kernel_width=1.0, bias=bias),
 ], ids=["AdaptiveSparseRegressor", "SparseProbitClassifier", "RVMClassifier"])
 def test_a_kernel_transformer_gives_what_the_kernel_string_gives(make, bias):
     """``features=GaussianKernelFeatures(...)`` is the map ``features="kernel"`` builds, so the fit,
@@ -79,8 +69,8 @@ def test_smlr_takes_a_transformer_basis():
     products; in another order): the same penalized problem, so the same objective and the
     same number of nonzero weights (the quadratic map on the raw inputs, ``standardize=False``, as the
     transformer's)."""
-    quad = SMLRClassifier(features="quadratic", lam=0.3, tol=1e-10, max_iter=20000, standardize=False).fit(X, Y_CLS)
-    poly = SMLRClassifier(features=PolynomialFeatures(2), lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
+    quad = inference.SMLRClassifier(features="quadratic", lam=0.3, tol=1e-10, max_iter=20000, standardize=False).fit(X, Y_CLS)
+    poly = inference.SMLRClassifier(features=PolynomialFeatures(2), lam=0.3, tol=1e-10, max_iter=20000).fit(X, Y_CLS)
     assert isinstance(poly.feature_map_, PolynomialFeatures) and poly.feature_map_ is not poly.features
     np.testing.assert_allclose(poly.objective_, quad.objective_, rtol=1e-8)
     assert poly.n_nonzero_ == quad.n_nonzero_
@@ -90,13 +80,13 @@ def test_smlr_takes_a_transformer_basis():
 
 
 @pytest.mark.parametrize("est", [
-    AdaptiveSparseRegressor(features="kernel", kernel_width=1.0),
-    SparseProbitClassifier(features="kernel", kernel_width=1.0),
-    RVMRegressor(features="kernel", kernel_width=1.0, fit_intercept=False),
-    BLSRegressor(),
-    RVMClassifier(kernel_width=1.0),
-    SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.5),
-    SMLRClassifier(lam=0.5, solver="block"),
+    inference.AdaptiveSparseRegressor(features="kernel", kernel_width=1.0),
+    inference.SparseProbitClassifier(features="kernel", kernel_width=1.0),
+    inference.RVMRegressor(features="kernel", kernel_width=1.0, fit_intercept=False),
+    inference.BLSRegressor(),
+    inference.RVMClassifier(kernel_width=1.0),
+    inference.SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.5),
+    inference.SMLRClassifier(lam=0.5, solver="block"),
 ], ids=lambda est: f"{type(est).__name__}-{getattr(est, 'solver', '')}")
 def test_every_engine_runs_in_float64_on_float32_input(est):
     """float32 inputs are cast: every engine (EM, type-II, Bernoulli type-II, the bound solvers)
@@ -112,10 +102,10 @@ def test_every_engine_runs_in_float64_on_float32_input(est):
 
 
 @pytest.mark.parametrize("est", [
-    SparseProbitClassifier(features="kernel", kernel_width=1.0, max_iter=2),
-    RVMRegressor(features="kernel", kernel_width=1.0, max_iter=2),
-    RVMClassifier(kernel_width=1.0, max_iter=2),
-    SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.01, max_iter=2),
+    inference.SparseProbitClassifier(features="kernel", kernel_width=1.0, max_iter=2),
+    inference.RVMRegressor(features="kernel", kernel_width=1.0, max_iter=2),
+    inference.RVMClassifier(kernel_width=1.0, max_iter=2),
+    inference.SMLRClassifier(features="kernel", kernel_width=1.0, lam=0.01, max_iter=2),
 ], ids=lambda est: type(est).__name__)
 def test_a_convergence_warning_names_the_line_that_called_fit(est):
     from sklearn.exceptions import ConvergenceWarning
@@ -131,7 +121,7 @@ def test_a_warning_made_an_error_fails_the_fit_and_leaves_nothing_fitted():
 
     from sklearn.exceptions import ConvergenceWarning
 
-    est = RVMRegressor(features="kernel", kernel_width=1.0, max_iter=2)
+    est = inference.RVMRegressor(features="kernel", kernel_width=1.0, max_iter=2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         with pytest.raises(ConvergenceWarning):
@@ -140,9 +130,9 @@ def test_a_warning_made_an_error_fails_the_fit_and_leaves_nothing_fitted():
 
 
 @pytest.mark.parametrize("make, close", [
-    (AdaptiveSparseRegressor, True), (SparseProbitClassifier, True), (RVMRegressor, True), (BLSRegressor, True),
-    (FLAPRegressor, True), (RVMClassifier, True), (SMLRClassifier, False), (SMLRCV, False),
-    (lambda: BayesianLassoRegressor(num_warmup=500, num_samples=4000, num_chains=2, rhat_max=np.inf), True),
+    (inference.AdaptiveSparseRegressor, True), (inference.SparseProbitClassifier, True), (inference.RVMRegressor, True), (inference.BLSRegressor, True),
+    (inference.FLAPRegressor, True), (inference.RVMClassifier, True), (inference.SMLRClassifier, False), (inference.SMLRCV, False),
+    (lambda: inference.BayesianLassoRegressor(num_warmup=500, num_samples=4000, num_chains=2, rhat_max=np.inf), True),
 ], ids=lambda m: getattr(m, "__name__", "BayesianLassoRegressor") if callable(m) else "")
 def test_a_constant_column_is_fitted_as_scikit_learn_does(make, close):
     """A constant column was a ValueError, so cross-validation failed on a fold where a rare binary
@@ -166,10 +156,10 @@ def test_cross_validation_runs_where_a_rare_feature_is_constant_on_a_training_fo
     from sklearn.model_selection import KFold, cross_val_score
 
     rare = np.column_stack([X, np.arange(len(X)) < 3])  # constant on the second fold's training half
-    assert np.all(np.isfinite(cross_val_score(AdaptiveSparseRegressor(), rare, Y_REG, cv=KFold(2))))
+    assert np.all(np.isfinite(cross_val_score(inference.AdaptiveSparseRegressor(), rare, Y_REG, cv=KFold(2))))
 
 
-@pytest.mark.parametrize("Est", [AdaptiveSparseRegressor, RVMRegressor])
+@pytest.mark.parametrize("Est", [inference.AdaptiveSparseRegressor, inference.RVMRegressor])
 def test_a_constant_input_leaves_a_kernel_fit_as_it_was(Est):
     Xc = np.column_stack([X, np.full(len(X), 3.0)])
     a = Est(features="kernel", kernel_width=1.5).fit(X, Y_REG)
@@ -184,9 +174,9 @@ def test_every_estimator_names_the_kept_basis_the_objective_and_lam_alike():
 
     y_count = np.round(np.exp(0.5 * X[:, 0]) * 2)
     fits = [
-        (AdaptiveSparseRegressor(), Y_REG), (SparseProbitClassifier(), Y_CLS), (RVMRegressor(), Y_REG),
-        (BLSRegressor(), Y_REG), (FLAPRegressor(), Y_REG), (RVMClassifier(), Y_CLS),
-        (SMLRClassifier(lam=0.5), Y_CLS), (PoissonRVMRegressor(), y_count),
+        (inference.AdaptiveSparseRegressor(), Y_REG), (inference.SparseProbitClassifier(), Y_CLS), (inference.RVMRegressor(), Y_REG),
+        (inference.BLSRegressor(), Y_REG), (inference.FLAPRegressor(), Y_REG), (inference.RVMClassifier(), Y_CLS),
+        (inference.SMLRClassifier(lam=0.5), Y_CLS), (PoissonRVMRegressor(), y_count),
     ]
     for est, y in fits:
         est.fit(X, y)
@@ -197,8 +187,8 @@ def test_every_estimator_names_the_kept_basis_the_objective_and_lam_alike():
             "AdaptiveSparseRegressor", "SparseProbitClassifier", "RVMClassifier", "PoissonRVMRegressor"), name
         for old in ("n_kernels_", "log_posterior_", "support_", "retained_basis_", "lambda_"):
             assert not hasattr(est, old), f"{name} still has {old}"
-    for est in (BLSRegressor(), FLAPRegressor(), SMLRClassifier(lam=0.5)):
-        assert hasattr(est.fit(X, Y_CLS if isinstance(est, SMLRClassifier) else Y_REG), "lam_")
+    for est in (inference.BLSRegressor(), inference.FLAPRegressor(), inference.SMLRClassifier(lam=0.5)):
+        assert hasattr(est.fit(X, Y_CLS if isinstance(est, inference.SMLRClassifier) else Y_REG), "lam_")
 
 
 def test_gamma_and_lam_mean_one_thing_across_the_engines():
@@ -209,10 +199,10 @@ def test_gamma_and_lam_mean_one_thing_across_the_engines():
     from sparsebayes.comparisons.datasets import diabetes
     from sparsebayes.models import LaplacePrior, LaplaceVariancePrior
 
-    flap = FLAPRegressor().fit(X, Y_REG)
+    flap = inference.FLAPRegressor().fit(X, Y_REG)
     ds = diabetes()
-    bls = BLSRegressor().fit(ds.X, ds.y)
-    em = AdaptiveSparseRegressor(prior="laplace", gamma=2.5).fit(X, Y_REG)
+    bls = inference.BLSRegressor().fit(ds.X, ds.y)
+    em = inference.AdaptiveSparseRegressor(prior="laplace", gamma=2.5).fit(X, Y_REG)
     for est in (flap, bls, em):
         assert est.gamma_ > 0 and est.lam_ == pytest.approx(np.sqrt(est.gamma_), rel=1e-15), type(est).__name__
     assert em.gamma_ == 2.5
@@ -220,8 +210,8 @@ def test_gamma_and_lam_mean_one_thing_across_the_engines():
     assert as_em == LaplacePrior(gamma=flap.gamma_) and float(as_em.lam) == pytest.approx(flap.lam_, rel=1e-15)
     assert float(flap.to_inference_data().posterior["gamma"].values.ravel()[0]) == flap.gamma_
     assert float(flap.to_inference_data().posterior["lam"].values.ravel()[0]) == pytest.approx(flap.lam_)
-    smlr = SMLRClassifier(lam=0.5).fit(X, Y_CLS)
+    smlr = inference.SMLRClassifier(lam=0.5).fit(X, Y_CLS)
     assert LaplacePrior.from_lam(smlr.lam_).lam == pytest.approx(smlr.lam_)
-    rvm = RVMRegressor().fit(X, Y_REG)
+    rvm = inference.RVMRegressor().fit(X, Y_REG)
     assert not hasattr(rvm, "gamma_") and not hasattr(rvm, "lam_")
     assert "lam" not in rvm.to_inference_data().posterior
