@@ -9,6 +9,7 @@ directly with ArviZ. The Gibbs sampler, its hyperparameters and its functional e
 """
 from __future__ import annotations
 
+from sparsebayes.inference.estimators._base import set_init_params
 from sparsebayes.inference.estimators.sparse_estimators import SparseRegressor
 
 
@@ -85,15 +86,4 @@ class BayesianLassoRegressor(SparseRegressor):
 
     def __init__(self, *, sampler="gibbs", lam2_shape=1.0, lam2_rate=1.78, c=0.0, d=0.0, num_warmup=1000,
                  num_samples=2000, num_chains=4, seed=0, credible_level=0.95, rhat_max=1.01, progress_bar=False):
-        self.sampler = sampler
-        self.lam2_shape = lam2_shape
-        self.lam2_rate = lam2_rate
-        self.c = c
-        self.d = d
-        self.num_warmup = num_warmup
-        self.num_samples = num_samples
-        self.num_chains = num_chains
-        self.seed = seed
-        self.credible_level = credible_level
-        self.rhat_max = rhat_max
-        self.progress_bar = progress_bar
+        set_init_params(self, locals())
