@@ -1,11 +1,12 @@
-"""The fitting core of the Bayesian Lasso route (``"bayesian_lasso"``): Park & Casella's (2008) σ-scaled
-Laplace hierarchy for the Gaussian regression on the centred inputs,
+"""The fitting core of the Bayesian Lasso route (``"bayesian_lasso"``): Park & Casella's (2008, Sec. 2)
+σ-scaled Laplace hierarchy for the Gaussian regression,
 
-``y | X, β, σ² ~ N(1ȳ + X̃β, σ² I)``, ``β_j | τ_j², σ² ~ N(0, σ² τ_j²)``, ``τ_j² ~ Exp(λ²/2)``,
+``y | μ, X, β, σ² ~ N(μ1 + X̃β, σ² I)``, ``β_j | τ_j², σ² ~ N(0, σ² τ_j²)``, ``τ_j² ~ Exp(λ²/2)``,
 ``λ² ~ Gamma(r, δ)``, ``p(σ²) ∝ (σ²)^{-(c+1)} e^{-d/σ²}``
 
-(their Sec. 2, eq. 1 the conditional Laplace prior ``β_j | σ² ~ (λ / 2σ) e^{-λ|β_j|/σ}``), the flat-prior
-intercept integrated out. It is taken by ``method="gibbs"`` or ``"nuts"`` under ``ScaledLaplacePrior`` (or
+on the centred inputs ``X̃ = X − 1x̄ᵀ``, the flat-prior intercept ``μ`` integrated out (so ``y`` is centred
+too); the mixture over ``τ_j²`` is their eq. 1's conditional Laplace prior
+``β_j | σ² ~ (λ / 2σ) e^{-λ|β_j|/σ}``. It is taken by ``method="gibbs"`` or ``"nuts"`` under ``ScaledLaplacePrior`` (or
 ``"scaled_laplace"``) and by :class:`~sparsebayes.inference.estimators.bayesian_lasso_estimator.BayesianLassoRegressor`;
 the draws are Park & Casella's Gibbs sampler
 (:func:`~sparsebayes.inference.engines.bayesian_lasso.sample_gibbs`) or NUTS on
