@@ -61,6 +61,39 @@ def validate_classification_data(estimator, X, y, *, min_classes=2):
     return X, y_enc
 
 
+def one_vs_all_targets(y_enc, n_classes):
+    """The 0/1 float64 targets of the binary classifiers that model the encoded labels ``y_enc``
+    (``0 … n_classes − 1``): one, of the second class, for two classes; one per class beyond (one-vs-all,
+    002 Sec. 4.2)."""
+    return [(y_enc == c).astype(np.float64) for c in ([1] if n_classes == 2 else range(n_classes))]
+
+
+def regression_likelihood(likelihood):
+    """The likelihood object of a regression (by name or as given): a ``ValueError`` for a likelihood of
+    labels (binary or categorical support), pointing to the classifier and listing the likelihoods of
+    real or count targets."""
+    from sparsebayes.models.likelihoods import LIKELIHOODS, make_likelihood
+
+    lik = make_likelihood(likelihood)
+    if getattr(lik, "support", "real") in ("binary", "categorical"):
+        takes = ", ".join(n for n, c in sorted(LIKELIHOODS.items()) if getattr(c, "support", "real") in ("real", "counts"))
+        raise ValueError(f"likelihood {lik.name!r} models labels: use SparseClassifier(link=...) for classification; "
+                         f"SparseRegressor takes the likelihoods of real or count targets ({takes})")
+    return lik
+
+
+def check_flags_at_default(prior, flags, owner, method):
+    """``ValueError`` naming each of the hierarchy object ``prior``'s ``flags`` (type-II's ``lambda_update``,
+    ``noise_update``) that is not its class's default: the paper class ``owner`` has no parameter for it, so
+    ``method`` would fit the default, not what the object says."""
+    default = type(prior)()
+    dropped = [f"{f}={getattr(prior, f)!r}" for f in flags if getattr(prior, f) != getattr(default, f)]
+    if dropped:
+        raise ValueError(f"{owner} has no parameter for {type(prior).__name__}'s {', '.join(dropped)}: "
+                         f"method={method!r} fits the paper's model; leave {'them' if len(dropped) > 1 else 'it'} "
+                         "at the default")
+
+
 def validate_predict_data(estimator, X):
     """Float64 ``X`` at predict time, with the number of features checked against fit."""
     return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)

@@ -24,7 +24,7 @@ from sparsebayes.models.likelihoods import make_likelihood
 from sparsebayes.models.priors import is_hierarchy
 
 from sparsebayes.inference.estimators._base import basis_names
-from sparsebayes.inference._validation import validate_predict_data, validate_regression_data
+from sparsebayes.inference._validation import check_flags_at_default, validate_predict_data, validate_regression_data
 from sparsebayes.inference.estimators.bayesian_lasso_fit import BAYESIAN_LASSO_SAMPLERS, fit_bayesian_lasso
 from sparsebayes.inference.estimators.sampling_fit import SamplerSettings
 from sparsebayes.inference.estimators.sampling_fitted import SamplingMethods
@@ -72,13 +72,7 @@ class BayesianLassoMethods(SamplingMethods):
             if not isinstance(prior, ScaledLaplacePrior):
                 raise ValueError(f"BayesianLassoRegressor (method={self.method!r}) fits ScaledLaplacePrior, not "
                                  f"{type(prior).__name__}")
-            default = ScaledLaplacePrior()
-            dropped = [f"{f}={getattr(prior, f)!r}" for f in ("lambda_update", "noise_update")
-                       if getattr(prior, f) != getattr(default, f)]
-            if dropped:
-                raise ValueError(f"BayesianLassoRegressor has no parameter for ScaledLaplacePrior's {', '.join(dropped)}: "
-                                 f"method={self.method!r} would fit the default; leave "
-                                 f"{'them' if len(dropped) > 1 else 'it'} at the default")
+            check_flags_at_default(prior, ("lambda_update", "noise_update"), "BayesianLassoRegressor", self.method)
             by_prior = {param: float(getattr(prior, field)) for field, param in BAYESIAN_LASSO_FIELDS.items()}
         values = {**self._route_settings("bayesian_lasso", {**BAYESIAN_LASSO_DEFAULTS, "sampler": self.method},
                                          set_by_prior=set(by_prior)), **by_prior}

@@ -26,13 +26,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import transform_validated
-from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood
+from sparsebayes.models.likelihoods import conjugate_noise
 from sparsebayes.models.priors import hierarchy_name, is_hierarchy
 
 from sparsebayes.inference.estimators._base import basis_names, fitted_by
 from sparsebayes.inference.estimators.links import link_likelihood
-from sparsebayes.inference._validation import (validate_classification_data, validate_predict_data,
-                                               validate_regression_data)
+from sparsebayes.inference._validation import (one_vs_all_targets, regression_likelihood, validate_classification_data,
+                                               validate_predict_data, validate_regression_data)
 from sparsebayes.inference.estimators.sampling_fit import (SamplerSettings, check_sampling_likelihood, gibbs_hierarchy,
                                                            draw_gibbs, fit_sampling_model, inference_data,
                                                            sampling_design, sampling_hierarchy)
@@ -309,12 +309,9 @@ class SamplingRegressorMethods(SamplingMethods):
     """The methods of a fitted posterior-draw regression (module docstring)."""
 
     def _sampling_likelihood(self):
-        """The likelihood object of a regression (by name or as given); a ``ValueError`` for one of labels."""
-        lik = make_likelihood(self.likelihood)
-        if getattr(lik, "support", "real") in ("binary", "categorical"):
-            raise ValueError(f"likelihood {lik.name!r} models labels: use a classifier (SparseClassifier(link=...)) "
-                             "for classification")
-        return lik
+        """The likelihood object of a regression (by name or as given); a ``ValueError`` for one of labels
+        (:func:`~sparsebayes.inference._validation.regression_likelihood`)."""
+        return regression_likelihood(self.likelihood)
 
     def _fit_sampling(self, sampler, X, y):
         """Draw the posterior of ``y`` on the basis of ``X`` by ``sampler`` and name its record.
@@ -370,8 +367,7 @@ class SamplingClassifierMethods(SamplingMethods):
         self.feature_map_, H = sampling_design(X, settings.features, kernel_width=settings.kernel_width,
                                                fit_intercept=settings.fit_intercept,
                                                standardize=settings.standardize, prior=prior)
-        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
-        fits = [self._sampling_fit(H, t.astype(np.float64), engine_prior, lik, settings) for t in targets]
+        fits = [self._sampling_fit(H, t, engine_prior, lik, settings) for t in one_vs_all_targets(y_enc, len(self.classes_))]
         self._name_sampling_fits(fits, prior, lik, settings)
         return self
 

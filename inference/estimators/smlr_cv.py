@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 from sparsebayes.inference.estimators._base import atomic_fit, set_init_params
 from sparsebayes.inference.estimators import smlr_cv_path  # a module, not its names (a worker unpickles its task)
 from sparsebayes.inference.parallel import parallel_map
-from sparsebayes.inference._validation import check_count, check_flags, check_max_iter, check_number
+from sparsebayes.inference._validation import check_count, check_flags
 from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_coef, fit_map_model, map_basis,
                                                       map_feature_map, visitation_seed)
 from sparsebayes.inference.estimators.map_fitted import MapClassifierMethods
@@ -119,10 +119,7 @@ class SMLRCV(ClassifierMixin, MapClassifierMethods, BaseEstimator):
 
     def _validate(self, X, y):
         check_flags(self)
-        if not isinstance(self.standardize, (bool, np.bool_)):
-            raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
-        check_number("tol", self.tol, 0.0, strict=True)
-        check_max_iter(self.max_iter)
+        MapOptions(standardize=self.standardize, tol=self.tol, max_iter=self.max_iter).check(self.penalty)
         return self._validate_map_data(X, y)
 
     def _basis_ids(self, train_idx, n_basis):

@@ -118,7 +118,8 @@ from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood, req
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
 from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column, set_init_params
-from sparsebayes.inference._validation import validate_classification_data, validate_regression_data
+from sparsebayes.inference._validation import (check_flags_at_default, one_vs_all_targets, regression_likelihood,
+                                               validate_classification_data, validate_regression_data)
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
 from sparsebayes.inference.estimators.em_fitted import EMClassifierMethods, EMRegressorMethods
 from sparsebayes.inference.estimators.links import link_likelihood
@@ -164,12 +165,6 @@ def _typeii_paper(prior):
         fits = ", ".join(f"{name!r} ({cls})" for name, (_, cls) in TYPEII_PAPER_ESTIMATORS.items())
         raise ValueError(f"prior {label} has no 'type2' engine; method='type2' fits the priors {fits}")
     return _lazy(*TYPEII_PAPER_ESTIMATORS[key])
-
-
-def _regression_likelihoods():
-    from sparsebayes.models.likelihoods import LIKELIHOODS
-
-    return ", ".join(n for n, c in sorted(LIKELIHOODS.items()) if getattr(c, "support", "real") in ("real", "counts"))
 
 
 def _check_hierarchy_class(prior, cls, method):
@@ -496,7 +491,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
     def _em_likelihood(self):
         """The likelihood object with EM's pieces (by name or as given), else a ``ValueError`` naming it
         (a likelihood of labels points to the classifier)."""
-        return require_likelihood(_regression_likelihood(self.likelihood), "em")
+        return require_likelihood(regression_likelihood(self.likelihood), "em")
 
     def _fit_em(self, X, y):
         """Fit the sparse MAP of ``y`` on ``X`` (a DataFrame's columns name the weights) by EM
@@ -527,7 +522,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
     def _typeii_route(self):
         """``method="type2"`` with the Gaussian likelihood: fitted by the type-II core (the others by its
         Laplace path, route ``"typeii_laplace"``)."""
-        return self._method() == "type2" and conjugate_noise(_regression_likelihood(self.likelihood))
+        return self._method() == "type2" and conjugate_noise(regression_likelihood(self.likelihood))
 
     def _typeii_setup(self):
         """(hierarchy, :class:`~.typeii_fit.TypeIIOptions`) of a Gaussian type-II fit: the hierarchy object
@@ -548,12 +543,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         if is_hierarchy(prior):
             _check_hierarchy_class(prior, paper, "type2")
             flags = ("lambda_update", "noise_update")
-            dropped = [f"{f}={getattr(prior, f)!r}" for f in flags
-                       if f not in paper._carried_flags and getattr(prior, f) != getattr(type(prior)(), f)]
-            if dropped:
-                raise ValueError(f"{paper.__name__} has no parameter for {type(prior).__name__}'s {', '.join(dropped)}: "
-                                 f"method={self.method!r} fits the paper's model; leave "
-                                 f"{'them' if len(dropped) > 1 else 'it'} at the default")
+            check_flags_at_default(prior, [f for f in flags if f not in paper._carried_flags], paper.__name__, self.method)
             constants = {f.name: getattr(prior, f.name) for f in dataclasses.fields(prior) if f.name not in flags}
             check_hyperpriors(constants)
             hierarchy = hierarchy_of(type(prior), constants, **{f: getattr(prior, f) for f in flags})
@@ -631,9 +621,9 @@ class SparseClassifier(ClassifierMixin, _ComposedEstimator, EMClassifierMethods,
         options, prior, lik = self._em_setup()
         X, y_enc = validate_classification_data(self, X, y)
         basis = em_basis(X, prior, options, owner=self)
-        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
+        targets = one_vs_all_targets(y_enc, len(self.classes_))
         shared = basis.share(y_enc.size)  # HᵀH and the ridge factor, shared by the classifiers
-        fits = [fit_em_model(shared, t.astype(np.float64), _classifier_prior(prior, c, len(targets)), lik, options,
+        fits = [fit_em_model(shared, t, _classifier_prior(prior, c, len(targets)), lik, options,
                              owner=self, which="" if len(targets) == 1 else
                              f" of class {self.classes_[c]} (one-vs-all)") for c, t in enumerate(targets)]
         self._name_em_fit(basis, np.array([fit.beta for fit in fits]))
@@ -668,16 +658,6 @@ def _clear_fitted(estimator):
     fit after ``set_params(prior="jeffreys")``, another route's) outlives the fit that set it."""
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
-
-
-def _regression_likelihood(likelihood):
-    """The likelihood object of a regression (by name or as given); a ``ValueError`` for a likelihood of labels."""
-    lik = make_likelihood(likelihood)
-    if getattr(lik, "support", "real") in ("binary", "categorical"):
-        raise ValueError(f"likelihood {lik.name!r} models labels: use SparseClassifier(link=...) for classification; "
-                         "SparseRegressor takes the likelihoods of real or count targets "
-                         f"({_regression_likelihoods()})")
-    return lik
 
 
 def check_model(estimator):

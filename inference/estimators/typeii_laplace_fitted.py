@@ -43,7 +43,8 @@ from sparsebayes.models.features import GaussianKernelFeatures, transform_valida
 from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, make_likelihood, methods_fitting, require_likelihood
 from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, typeii_hierarchy
 
-from sparsebayes.inference._validation import validate_classification_data, validate_predict_data, validate_regression_data
+from sparsebayes.inference._validation import (one_vs_all_targets, validate_classification_data, validate_predict_data,
+                                               validate_regression_data)
 from sparsebayes.inference._warnings import warn_degenerate
 from sparsebayes.inference.estimators._base import OneVsAllLinkClassifier, basis_names, has_bias_column, raw_weights, fitted_by
 from sparsebayes.inference.estimators.em_fit import split_bias
@@ -293,8 +294,8 @@ class TypeIIClassifierMethods(OneVsAllLinkClassifier, _LaplacePathMethods):
         hierarchy, likelihood, options = self._laplace_setup()
         X, y_enc = validate_classification_data(self, X, y)
         basis = laplace_basis(X, options)
-        targets = [y_enc == 1] if len(self.classes_) == 2 else [y_enc == c for c in range(len(self.classes_))]
-        fits = [fit_typeii_laplace_model(basis, t.astype(np.float64), hierarchy, likelihood, options) for t in targets]
+        fits = [fit_typeii_laplace_model(basis, t, hierarchy, likelihood, options)
+                for t in one_vs_all_targets(y_enc, len(self.classes_))]
         self.feature_map_ = basis.feature_map
         self.beta_ = np.array([fit.coef for fit in fits])
         self.active_ = np.array([fit.active for fit in fits])
