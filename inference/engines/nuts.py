@@ -4,10 +4,12 @@ Returns ArviZ ``InferenceData`` with ``chain``/``draw`` dimensions, sample stats
 energy for the BFMI, tree size, acceptance rate, step size) and, in the posterior's attributes,
 the wall times of warm-up and of the kept draws apart. A run with divergent transitions, or
 whose chains have not mixed (R-hat), says so in a warning.
+
+The model is read once, abstractly, before it is sampled (:mod:`~sparsebayes.inference.engines.model_trace`),
+and its warm-up and draws run in programs kept across runs (:mod:`~sparsebayes.inference.engines.nuts_programs`).
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
 import time
 import warnings
@@ -17,21 +19,14 @@ from typing import NamedTuple
 
 import jax
 import numpy as np
-import numpyro
-from numpyro import handlers
-from numpyro.distributions import Distribution, Unit
-from numpyro.infer import MCMC, NUTS, init_to_uniform, log_likelihood
 from sklearn.exceptions import ConvergenceWarning
-
-from sparsebayes.models.adaptive import JEFFREYS_HYPERPRIOR_SITE
 
 from sparsebayes.inference._timing import compile_seconds
 from sparsebayes.inference._validation import as_numeric_array, check_count, check_data, check_number, check_sampler_counts, feature_labels
-
-
-#: The NUTS state fields kept as ``sample_stats`` (ArviZ names them diverging, n_steps,
-#: acceptance_rate, energy, step_size, lp); ``energy`` gives the BFMI.
-SAMPLE_STATS = ("diverging", "num_steps", "accept_prob", "energy", "adapt_state.step_size", "potential_energy")
+from sparsebayes.inference.engines.model_trace import (_is_array, _model_trace, _reject_improper_posterior,
+                                                       _replay_model, factor_sites)
+from sparsebayes.inference.engines.nuts_programs import (SAMPLE_STATS, _compiled_draws, _kept_warmup, _mcmc,
+                                                         _NutsConfig, _pointwise_log_likelihood)
 
 
 def run_nuts(
@@ -78,16 +73,16 @@ def run_nuts(
         chains, otherwise "sequential" (see ``numpyro.set_host_device_count``); one chain always runs
         as "sequential" (NumPyro maps nothing over one chain, so the choice only decides whether the
         compiled programs below are kept: they are; the draws agree with NumPyro's own ``MCMC`` to
-        rounding). Without a progress bar,
-        "sequential" runs the chains one after another inside one compiled program
-        (:func:`_chains_in_one_program`): the same draws, one compile instead of one per chain;
-        and the warm-up and draw programs are kept (:func:`_compiled_warmup`), so a later run
-        of the same model, counts, settings, input shapes and structure of the non-array keyword
-        arguments compiles nothing (a refit skips a compile that costs far more than a small fit):
-        their non-zero floats (a hierarchy's ``gamma``, the horseshoe's scales, the Bayesian Lasso's
-        ``lam2_rate``) are traced inputs of the programs, so a refit at new hyperparameter values
-        reuses them too (:func:`_settings_key`; a model that reads such a value in Python runs with
-        the values static, a program per value).
+        rounding). Without a progress bar, "sequential" runs the chains one after another inside one
+        compiled program (:func:`~sparsebayes.inference.engines.nuts_programs._chains_in_one_program`):
+        the same draws, one compile instead of one per chain; and the warm-up and draw programs are kept
+        (:func:`~sparsebayes.inference.engines.nuts_programs._compiled_warmup`), so a later run of the same
+        model, counts, settings, input shapes and structure of the non-array keyword arguments compiles
+        nothing (a refit skips a compile that costs far more than a small fit): their non-zero floats (a
+        hierarchy's ``gamma``, the horseshoe's scales, the Bayesian Lasso's ``lam2_rate``) are traced
+        inputs of the programs, so a refit at new hyperparameter values reuses them too
+        (:func:`~sparsebayes.inference.engines.nuts_programs._settings_key`; a model that reads such a value
+        in Python runs with the values static, a program per value).
     rhat_max : float or None, default=1.01
         With two or more chains, a ``ConvergenceWarning`` when the largest rank-normalized split
         R-hat over the sampled variables exceeds this (Vehtari et al. 2021); ``None``: no check.
@@ -129,7 +124,8 @@ def run_nuts(
 
 class NutsRun(NamedTuple):
     """The draws of a NUTS run (:func:`nuts_draws`) before they become ``InferenceData``:
-    ``samples`` and ``extra`` (the :data:`SAMPLE_STATS`) as NumPy arrays (chain, draw, ...),
+    ``samples`` and ``extra`` (the :data:`~sparsebayes.inference.engines.nuts_programs.SAMPLE_STATS`)
+    as NumPy arrays (chain, draw, ...),
     ``log_lik`` a function giving the pointwise log likelihood per observed site (chain, draw, ...) on
     the run's kept program, called when the ``InferenceData`` is built, or ``None``; ``attrs``
     the posterior's attributes (:func:`run_nuts`), and what ArviZ reads to build the groups.
@@ -246,7 +242,8 @@ DENSE_MASS_MAX_DIM = 50
 
 
 def dense_mass_for(trace):
-    """Whether a model with this trace (:func:`_model_trace`) gets a dense mass matrix by default: its
+    """Whether a model with this trace (:func:`~sparsebayes.inference.engines.model_trace._model_trace`)
+    gets a dense mass matrix by default: its
     latent sample sites hold at most :data:`DENSE_MASS_MAX_DIM` numbers in all."""
     size = sum(int(np.prod(np.shape(site["value"]))) for site in trace.values()
                if site["type"] == "sample" and not site["is_observed"])
@@ -333,163 +330,6 @@ def _column_coords(trace, columns):
     return {name: columns for name in plates}
 
 
-class _NutsConfig(NamedTuple):
-    """What a compiled NUTS run is built from besides its traced inputs (a static, hashable jit
-    argument): the model, the counts, the kernel's settings and the model's non-array keyword
-    arguments as a tree (:func:`_settings_key`): its structure (``jax.tree`` of the keyword arguments:
-    the hierarchy's class and fields, ``None`` where a field is unset) and its static leaves with their
-    types; the leaves marked :data:`_TRACED` are traced inputs of the program. The types are part of
-    the key: ``1 == 1.0 == True``, and a key without them would hand one model's program to another."""
-    model: object
-    num_warmup: int
-    num_samples: int
-    num_chains: int
-    target_accept_prob: float
-    max_tree_depth: int
-    dense_mass: bool = False
-    settings_tree: object = None
-    static_leaves: tuple = ()
-
-
-class _Traced:
-    """The mark of a traced leaf in :attr:`_NutsConfig.static_leaves` (one instance, :data:`_TRACED`)."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<traced>"
-
-
-_TRACED = _Traced()
-
-#: What tracing a model whose Python code reads an array argument's value raises: such a run
-#: goes the uncompiled way (a new ``MCMC``, NumPyro's own jit).
-_UNTRACEABLE = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
-                jax.errors.TracerIntegerConversionError)
-
-#: The settings keys (:func:`_settings_key` with traced values) of models whose Python code reads a
-#: float setting (``check_number(gamma)``, ``if scale > 0``): they run with every setting static.
-_READS_SETTINGS = set()
-
-
-def _is_array(value):
-    return isinstance(value, (np.ndarray, jax.Array))
-
-
-def _traced_value(leaf):
-    """A leaf of the settings traced in the kept programs: an array, or a non-zero float (a
-    hyperparameter's value: ``LaplacePrior.gamma``, the horseshoe's scales, the Bayesian Lasso's
-    ``lam2_rate``). Zero stays static: models branch on it in Python (an improper ``0`` hyperparameter
-    takes a surrogate or another distribution, :func:`~sparsebayes.models.bayesian_lasso._proper`);
-    so do integers (sizes), booleans (``marginal``) and strings."""
-    if _is_array(leaf):
-        return True
-    return isinstance(leaf, (float, np.floating)) and leaf != 0
-
-
-def _settings_key(model_kwargs, trace_values=True):
-    """``(tree, static leaves)`` of the model's non-array keyword arguments and the values of their
-    traced leaves (:func:`_traced_value`; none with ``trace_values=False``): a refit at new hyperparameter
-    values has the key of the first fit, so it runs the kept programs with the new values as inputs."""
-    settings = {k: v for k, v in model_kwargs.items() if not _is_array(v)}
-    leaves, tree = jax.tree.flatten(settings)
-    traced = [trace_values and _traced_value(leaf) for leaf in leaves]
-    static = tuple(_TRACED if t else (f"{type(leaf).__module__}.{type(leaf).__qualname__}", leaf)
-                   for t, leaf in zip(traced, leaves))
-    return (tree, static), tuple(leaf for t, leaf in zip(traced, leaves) if t)
-
-
-def _settings(config, values):
-    """The model's non-array keyword arguments inside a kept program: the tree of ``config`` with the
-    traced ``values`` in the leaves marked :data:`_TRACED`."""
-    values = iter(values)
-    leaves = [next(values) if s is _TRACED else s[1] for s in config.static_leaves]
-    return jax.tree.unflatten(config.settings_tree, leaves)
-
-
-def _hashable(config):
-    try:
-        hash(config)
-    except TypeError:
-        return False
-    return True
-
-
-def _kept_warmup(counts, model_kwargs, key, model_args, traced_kwargs, init_params):
-    """The warm-up on the kept programs: ``(config, traced setting values, warmed-up state)``, or
-    ``(None, None, None)`` when the run cannot use them (an unhashable setting, or a model that reads
-    an array argument in Python). First with the float settings traced (:func:`_settings_key`); a model
-    whose Python code reads one (a check or a branch on its value: the eager trace of
-    :func:`run_nuts` has already run that code on the values themselves) is remembered and runs with
-    every setting static, one program per value, as any model that reads them must."""
-    (tree, static), values = _settings_key(model_kwargs)
-    config = _NutsConfig(*counts, tree, static)
-    if values and _hashable(config) and config not in _READS_SETTINGS:
-        try:
-            return config, values, _compiled_warmup(key, model_args, traced_kwargs, values, init_params,
-                                                    config=config)
-        except Exception:  # noqa: BLE001  (the model reads a traced setting in Python: static below)
-            _READS_SETTINGS.add(config)
-    config = _NutsConfig(*counts, *_settings_key(model_kwargs, trace_values=False)[0])
-    if not _hashable(config):
-        return None, None, None
-    try:
-        return config, (), _compiled_warmup(key, model_args, traced_kwargs, (), init_params, config=config)
-    except _UNTRACEABLE:  # the model reads an array argument in Python (e.g. float(scale) > 0)
-        return None, None, None
-
-
-def _mcmc(config, chain_method, progress_bar):
-    """NumPyro's ``MCMC(NUTS)`` for ``config``; "sequential" chains run under :func:`_chains_in_one_program`
-    when there is more than one and no progress bar."""
-    if chain_method == "sequential" and config.num_chains > 1 and not progress_bar:
-        chain_method = _chains_in_one_program
-    kernel = NUTS(config.model, target_accept_prob=config.target_accept_prob, max_tree_depth=config.max_tree_depth,
-                  dense_mass=config.dense_mass)
-    return MCMC(kernel, num_warmup=config.num_warmup, num_samples=config.num_samples, num_chains=config.num_chains,
-                chain_method=chain_method, progress_bar=progress_bar)
-
-
-@partial(jax.jit, static_argnames=("config",))
-def _compiled_warmup(key, model_args, traced_kwargs, values, init_params, config):
-    """NUTS's warm-up as one program cached per ``config`` and input shapes: a new ``MCMC`` per
-    run otherwise compiles its loops anew every time, even for the same data shape, and the
-    compilation costs far more than a small fit. ``values``: the traced settings (:func:`_settings`)."""
-    mcmc = _mcmc(config, "sequential", False)
-    mcmc.warmup(key, *model_args, init_params=init_params, extra_fields=SAMPLE_STATS,
-                **_settings(config, values), **traced_kwargs)
-    return mcmc.post_warmup_state
-
-
-@partial(jax.jit, static_argnames=("config",))
-def _compiled_draws(state, model_args, traced_kwargs, values, config):
-    """The kept draws from the warmed-up ``state`` (:func:`_compiled_warmup`): samples and
-    :data:`SAMPLE_STATS`, grouped by chain."""
-    mcmc = _mcmc(config, "sequential", False)
-    mcmc.post_warmup_state = state
-    mcmc.run(state.rng_key, *model_args, extra_fields=SAMPLE_STATS, **_settings(config, values), **traced_kwargs)
-    return mcmc.get_samples(group_by_chain=True), mcmc.get_extra_fields(group_by_chain=True)
-
-
-@partial(jax.jit, static_argnames=("config",))
-def _cached_log_likelihood(flat_samples, model_args, traced_kwargs, values, config):
-    """NumPyro's pointwise log likelihood of every draw, compiled once per ``config`` and shape
-    (called directly, NumPyro builds and compiles a new program on every run)."""
-    return log_likelihood(config.model, flat_samples, *model_args, **_settings(config, values), **traced_kwargs)
-
-
-def _pointwise_log_likelihood(samples, config, model_args, model_kwargs, traced_kwargs, values):
-    """The pointwise log likelihood of every draw per observed site, ``(chain, draw, ...)`` NumPy arrays,
-    as ``az.from_numpyro`` would compute it; on the kept program when the run used them (``values``,
-    the traced settings, not ``None``)."""
-    flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in samples.items()}
-    if values is not None:
-        pointwise = _cached_log_likelihood(flat, model_args, traced_kwargs, values, config=config)
-    else:
-        pointwise = log_likelihood(config.model, flat, *model_args, **model_kwargs)
-    lead = (config.num_chains, config.num_samples)
-    return {k: np.asarray(v).reshape(*lead, *np.shape(v)[1:]) for k, v in pointwise.items()}
-
 
 class _Draws:
     """The draws of a run, with the attributes of ``numpyro.infer.MCMC`` that ``az.from_numpyro``
@@ -512,114 +352,6 @@ class _Draws:
 
     def get_extra_fields(self, group_by_chain=False):
         return self._flat(self._extra, group_by_chain)
-
-
-def _chains_in_one_program(chain):
-    """NumPyro's ``chain_method`` as a callable: the chains one after another under ``lax.map``,
-    one compiled program for all of them. NumPyro's "sequential" loops over the chains in Python
-    and compiles each chain's loop anew, and in a small model those compiles are most of a run;
-    this way one compile serves every chain, with the same draws. Without a progress
-    bar only: NumPyro's bar steps the chain from Python, which cannot run inside ``lax.map``."""
-    return lambda chain_args: jax.lax.map(chain, chain_args)
-
-
-def _model_trace(model, model_args, model_kwargs):
-    """The model traced once at NUTS's own kind of starting point (``init_to_uniform``: improper
-    sites cannot be drawn, and prior draws can be degenerate): per site its ``name``, ``type``,
-    ``is_observed``, ``cond_indep_stack``, ``fn_type`` (the distribution's class; ``fn`` is ``None``),
-    ``batch_shape`` and ``event_shape``, and its ``value``: a ``jax.ShapeDtypeStruct``, or the array
-    itself where the model passed one (an observed site's ``obs``).
-
-    Traced abstractly (``jax.eval_shape``): the model's Python code runs on the arguments as given
-    (its checks of a hyperparameter's value included) but no array operation is executed, so no
-    program is compiled (run eagerly, each operation of the model compiles a program of its own). A model that cannot be traced so (it reads the value of an array it
-    computes) is run eagerly, as before."""
-    def run():
-        traced = handlers.trace(handlers.substitute(handlers.seed(model, 0), substitute_fn=init_to_uniform))
-        return traced.get_trace(*model_args, **model_kwargs)
-
-    summary = {}
-
-    def summarize():
-        summary.update(_site_summaries(run()))
-        return 0
-
-    try:
-        jax.eval_shape(summarize)
-    except Exception:  # noqa: BLE001  (eagerly, the model's own error, if any, is raised as before)
-        return _site_summaries(run())
-    return summary
-
-
-def _site_summaries(trace):
-    """:func:`_model_trace`'s record of each site of a NumPyro trace: no distribution object, and a
-    value computed inside an abstract trace as its shape and dtype (no tracer leaves the trace)."""
-    out = {}
-    for name, site in trace.items():
-        fn, value = site.get("fn"), site.get("value")
-        if isinstance(value, jax.core.Tracer):
-            value = jax.ShapeDtypeStruct(np.shape(value), value.dtype)
-        out[name] = {"name": name, "type": site["type"], "is_observed": site.get("is_observed", False),
-                     "cond_indep_stack": list(site.get("cond_indep_stack", [])), "value": value, "fn": None,
-                     "fn_type": type(fn) if fn is not None else None,
-                     "batch_shape": tuple(getattr(fn, "batch_shape", ())),
-                     "event_shape": tuple(getattr(fn, "event_shape", ()))}
-    return out
-
-
-class _Placeholder(Distribution):
-    """A distribution of given shapes that computes nothing: the observed sites of :func:`_replay_model`."""
-
-    def __init__(self, batch_shape, event_shape):
-        super().__init__(batch_shape, event_shape, validate_args=False)
-
-
-def _replay_model(trace):
-    """A model with the plates and sites of a :func:`_model_trace` and nothing else: the observed sites
-    with their data (under a :class:`_Placeholder`; a factor's empty value), the others as deterministic
-    sites of zeros; or ``None`` where an observed value is not a concrete array. ArviZ's
-    ``from_numpyro`` reads the dims of the sites and the observed data from the model it is given, by
-    running it eagerly with its latent sites drawn from the prior: on the model itself that compiles a
-    program per operation and one per prior sampler."""
-    sites = [dict(s) for s in trace.values() if s["type"] in ("sample", "deterministic")]
-    for site in sites:
-        if site["is_observed"] and not _is_array(site["value"]):
-            if not issubclass(site["fn_type"] or object, Unit):
-                return None
-            site["value"] = np.zeros(site["value"].shape, site["value"].dtype)  # a factor's empty value
-
-    def model(*args, **kwargs):
-        for site in sites:
-            with contextlib.ExitStack() as stack:
-                for frame in site["cond_indep_stack"]:
-                    stack.enter_context(numpyro.plate(frame.name, frame.size, dim=frame.dim))
-                if site["is_observed"]:
-                    numpyro.sample(site["name"], _Placeholder(site["batch_shape"], site["event_shape"]),
-                                   obs=site["value"])
-                else:
-                    numpyro.deterministic(site["name"], np.zeros(np.shape(site["value"])))
-
-    return model
-
-
-def _reject_improper_posterior(trace):
-    """Raise ``ValueError`` for a model whose posterior is improper (the Jeffreys hyperprior
-    without its surrogate): NUTS would run on it, diverge, and return draws of nothing."""
-    if JEFFREYS_HYPERPRIOR_SITE in trace:
-        raise ValueError("the Jeffreys hyperprior p(tau) ∝ 1/tau makes the posterior improper: there is "
-                         "nothing for NUTS to sample; pass surrogate_eps (e.g. 1e-3) to sample the labelled "
-                         "proper surrogate 1/tau ~ Gamma(eps, eps) instead")
-
-
-def factor_sites(trace):
-    """Names of the ``numpyro.factor`` sites (``Unit`` distributions) in a model trace.
-
-    NumPyro records a factor as an observed site, so ArviZ's ``from_numpyro`` files it under
-    ``observed_data`` and ``log_likelihood``; ours are prior and Jacobian terms (the ``1/σ²``
-    prior, the integrated-out intercept, the Jeffreys factor), not data.
-    """
-    return [name for name, site in trace.items() if site["type"] == "sample"
-            and issubclass(site.get("fn_type") or type(site["fn"]), Unit)]
 
 
 def _drop_factor_sites(idata, names):

@@ -321,7 +321,7 @@ def intercept_scale(likelihood):
 def per_weight_sites(model, H, y, kwargs):
     """The model's latent sites with one entry per column of ``H`` (``beta``, the horseshoe's
     ``lam_local``, the Laplace mixture's ``tau``, ...), read from its trace: they get the dim ``basis``."""
-    from sparsebayes.inference.engines.nuts import _model_trace
+    from sparsebayes.inference.engines.model_trace import _model_trace
     p = H.shape[1]
     return sorted(name for name, site in _model_trace(model, (H, y), kwargs).items()
                   if site["type"] in ("sample", "deterministic") and not site.get("is_observed", False)

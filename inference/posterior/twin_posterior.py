@@ -91,7 +91,7 @@ def basis_sites(t, kwargs):
     """The model's sites with one entry per weight (shape ``(p,)``, the design's width): given the dim
     ``basis`` in every group. Read from the model's own trace, so a hierarchy's per-weight sites are
     named by its statement, not by a list here; the twin's ``site_dims`` say otherwise where it has them."""
-    from sparsebayes.inference.engines.nuts import _model_trace
+    from sparsebayes.inference.engines.model_trace import _model_trace
     p = t.H.shape[1]
     return {name for name, site in _model_trace(t.model, (t.H, t.y), kwargs).items()
             if site["type"] in ("sample", "deterministic") and not site.get("is_observed", False)
@@ -250,7 +250,7 @@ def _to_weight_layout(idata, t):
 
 
 def _sites(model, H, y, kwargs):
-    from sparsebayes.inference.engines.nuts import _model_trace
+    from sparsebayes.inference.engines.model_trace import _model_trace
     return set(_model_trace(model, (H, y), kwargs))
 
 

@@ -4,7 +4,7 @@ The runner traces the model before sampling (site names, plates, the improper-po
 ArviZ reads the observed data and the dims of the sites from a model. Run eagerly, each operation of
 the model compiles a program of its own, and ArviZ draws every latent site from its prior (a program
 per prior sampler). The runner's trace is abstract (``jax.eval_shape``) and ArviZ is given a replay of
-the traced sites (:func:`~sparsebayes.inference.engines.nuts._replay_model`), which computes nothing; the
+the traced sites (:func:`~sparsebayes.inference.engines.model_trace._replay_model`), which computes nothing; the
 InferenceData is that of the model itself (same groups, dims, coords and values).
 """
 import warnings
@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference.posterior import arviz_compat
-from sparsebayes.inference.engines.nuts import _Draws, _model_trace, _replay_model, factor_sites
+from sparsebayes.inference.engines.model_trace import _model_trace, _replay_model, factor_sites
+from sparsebayes.inference.engines.nuts import _Draws
 from sparsebayes.models.adaptive import sparse_regression_model
 from sparsebayes.models.bayesian_lasso import bayesian_lasso
 

@@ -127,7 +127,7 @@ def test_a_refit_at_new_prior_values_compiles_nothing_and_draws_what_a_fresh_com
     new values builds no program, and its draws are those of the same fit compiled afresh at the new
     values (the kept programs dropped: what a new process compiles), to the last bit; they are not the
     draws at the old values (a program that kept the old values as constants would give those)."""
-    from sparsebayes.inference.engines import nuts
+    from sparsebayes.inference.engines import nuts_programs
 
     make, param, old, new = _refit_pair(name)
     X, y = _data(8, n=30, p=3)
@@ -137,7 +137,8 @@ def test_a_refit_at_new_prior_values_compiles_nothing_and_draws_what_a_fresh_com
         with programs_built() as built:
             refit = make().set_params(**{param: new}).fit(X, y)
         assert built == [], f"{len(built)} programs built by a refit at {param}={new!r}"
-        for program in (nuts._compiled_warmup, nuts._compiled_draws, nuts._cached_log_likelihood):
+        for program in (nuts_programs._compiled_warmup, nuts_programs._compiled_draws,
+                        nuts_programs._cached_log_likelihood):
             program.clear_cache()  # these alone: clearing all of JAX's caches slows every later test
         fresh = make().set_params(**{param: new}).fit(X, y)
     np.testing.assert_array_equal(refit.beta_draws_, fresh.beta_draws_)

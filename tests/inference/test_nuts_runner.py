@@ -140,7 +140,7 @@ def test_a_second_run_of_the_same_shape_compiles_nothing_and_draws_what_a_fresh_
     other data of the same shape builds no program (the pointwise log likelihood's included), and
     its draws, sample stats and log likelihood are exactly those of the same run after the kept
     programs are dropped (nothing of the first data set's run is carried over)."""
-    from sparsebayes.inference.engines import nuts
+    from sparsebayes.inference.engines import nuts_programs
 
     kw = dict(prior="laplace", gamma_prior=(1.0, 0.1), num_warmup=60, num_samples=60, num_chains=2, seed=4,
               progress_bar=False)
@@ -148,7 +148,7 @@ def test_a_second_run_of_the_same_shape_compiles_nothing_and_draws_what_a_fresh_
     with programs_built() as built:
         kept = run_nuts(sparse_regression_model, *_data(6), **kw)
     assert built == [] and kept.posterior.attrs["compile_seconds"] == 0.0
-    for program in (nuts._compiled_warmup, nuts._compiled_draws, nuts._cached_log_likelihood):
+    for program in (nuts_programs._compiled_warmup, nuts_programs._compiled_draws, nuts_programs._cached_log_likelihood):
         program.clear_cache()  # these alone: clearing all of JAX's caches slows every later test
     fresh = run_nuts(sparse_regression_model, *_data(6), **kw)
     for group, names in (("posterior", ["beta", "gamma", "noise_var"]), ("sample_stats", ["lp", "energy", "n_steps"]),
@@ -202,13 +202,13 @@ class _KernelBuilt(Exception):
 
 def _spy_kernel(monkeypatch):
     """Replace the runner's ``NUTS`` by a spy that records the kernel's settings and stops the run."""
-    from sparsebayes.inference.engines import nuts as runner
+    from sparsebayes.inference.engines import nuts_programs
     seen = {}
 
     def spy(model, **kwargs):
         seen.update(kwargs)
         raise _KernelBuilt
-    monkeypatch.setattr(runner, "NUTS", spy)
+    monkeypatch.setattr(nuts_programs, "NUTS", spy)
     return seen
 
 
