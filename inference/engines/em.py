@@ -99,7 +99,8 @@ class EMData(NamedTuple):
     With a ``basis`` ``Q`` (n, r) the design is factored (:mod:`.lowrank`): ``H`` is then
     ``H̃`` (r, k), the data's design is ``QH̃``, ``y`` stays (n,), and ``gram = H̃ᵀH̃``.
     ``n_obs``, if given, is the number of data rows: the rows after it are padding, zero rows of
-    the design (of ``Q`` when factored) with ``y = 0`` (:func:`~sparsebayes.inference.engines.em_slices.fit_em`). ``col_norm`` (k,), if
+    the design (of ``Q`` when factored) with ``y = 0`` (:func:`~sparsebayes.inference.engines.em_slices.fit_em`).
+    ``col_norm`` (k,), if
     given, holds the columns' norms ``‖h_i‖`` (those of ``H̃`` when factored, which are ``H``'s),
     by which pruning weighs the weights (:func:`step`); without it, by ``|β_i|`` alone.
     ``n_weights``, if given, is the number of weights of the model (pruned ones included, padding
@@ -238,7 +239,8 @@ def m_step(u, v, noise_var, data, guard=False):
     would only add compile time there. ``v`` comes through :func:`compress`. With ``guard`` the
     system is formed with σ² at least :func:`solvable_noise_var`'s, so that its Cholesky does not
     break down in float64 where σ² sits at its floor beside a numerically singular ``U HᵀH U``
-    (:func:`~sparsebayes.inference.engines.em_slices.run_slices` runs a slice guarded only after it produced a non-finite weight).
+    (:func:`~sparsebayes.inference.engines.em_slices.run_slices` runs a slice guarded
+    only after it produced a non-finite weight).
     """
     if data.gram is not None:
         if guard:
@@ -264,7 +266,8 @@ def weighted_m_step(u, z, w, data):
 
     With ``gram=None`` (a basis wider than ``DUAL_RATIO`` times the rows) the push-through identity
     gives ``β = U² Hᵀ S (I + S H U² Hᵀ S)⁻¹ S z``, ``S = W^{1/2}``, an ``n × n`` system. The design is
-    never factored here (:func:`~sparsebayes.inference.engines.em_slices.fit_em` forms ``QH̃``: ``HᵀWH`` has no form in ``H̃`` alone).
+    never factored here (:func:`~sparsebayes.inference.engines.em_slices.fit_em` forms ``QH̃``:
+    ``HᵀWH`` has no form in ``H̃`` alone).
     """
     H = data.H
     if data.gram is not None:
@@ -319,7 +322,8 @@ def _as(x, dtype):
 
 def init(data, model, beta, noise_var, n_iter=0):
     """The :class:`EMState` on ``data`` (:class:`EMData`) at the weights ``beta`` (the ridge start,
-    :class:`RidgeStart`, in :func:`~sparsebayes.inference.engines.em_slices.fit_em`), σ² ``noise_var`` and the hierarchy ``model.prior``
+    :class:`RidgeStart`, in :func:`~sparsebayes.inference.engines.em_slices.fit_em`),
+    σ² ``noise_var`` and the hierarchy ``model.prior``
     (:class:`EMModel`), after ``n_iter`` iterations.
 
     Every float (the hierarchy's parameters included) is float64, so that a state fed back to

@@ -123,10 +123,12 @@ class EMDesign:
 def run_slices(H, gram_full, basis, y_padded, design_rows, n_obs, col_norm, n_weights, beta, s2, prior, likelihood,
                controls, *, estimate_noise, n_iter=0):
     """EM from ``beta`` to ``controls.tol`` or ``controls.max_iter`` (counted from ``n_iter``) on the
-    shrinking active set: the jitted :func:`~sparsebayes.inference.engines.em.run` on fixed-width slices of ``H`` (and ``gram_full``),
+    shrinking active set: the jitted :func:`~sparsebayes.inference.engines.em.run` on fixed-width slices
+    of ``H`` (and ``gram_full``),
     each gathered from the columns still nonzero (module docstring). ``n_weights`` is the model's
     number of weights (:attr:`~sparsebayes.inference.engines.em.EMData.n_weights`), ``n_obs`` its number of data rows
-    (:attr:`~sparsebayes.inference.engines.em.EMData.n_obs`). Returns ``(beta, scale, s2, n_iter, converged, objective, prior)``
+    (:attr:`~sparsebayes.inference.engines.em.EMData.n_obs`).
+    Returns ``(beta, scale, s2, n_iter, converged, objective, prior)``
     with ``beta`` and ``scale`` on ``H``'s columns and the hierarchy as the loop returns it."""
     n, p = H.shape
     padded_p = bucket(p, per_octave=PAD_PER_OCTAVE)
@@ -191,7 +193,8 @@ def fit_em(H, y, prior, likelihood, *, beta0=None, y_init=None, noise_var=None, 
         that estimates shared hyperparameters (``LaplacePrior(gamma_prior=(a, b))``) starts from its
         values; the estimates are ``EMResult.prior``'s.
     beta0 : ndarray (p,) or None
-        Starting point; ``None`` takes the paper's ridge estimate (:class:`~sparsebayes.inference.engines.em_start.RidgeStart`) from
+        Starting point; ``None`` takes the paper's ridge estimate
+        (:class:`~sparsebayes.inference.engines.em_start.RidgeStart`) from
         ``y_init`` (default ``y``, or a likelihood with working weights' ``init_target(y)``, e.g. the
         log counts; the probit estimator passes the ±1 labels).
     noise_var : float or None
