@@ -5,7 +5,7 @@ The point estimates come with approximate posteriors: EM's conditional Gaussian 
 final E-step, 000 Sec. 3, zeros off the active set) and the type-II ``N(μ, Σ)`` at the fitted
 hyperparameters (``BLSRegressor.to_inference_data(draws=…)``, 004 Sec. 2.4). Neither is the posterior
 of the model they fit, and SBC's rank test would only say so; their *coverage* says by how much: over
-replications from the model's own prior (:func:`sparsebayes.inference.posterior.sbc.interval_coverage`), the
+replications from the model's own prior (:func:`sparsebayes.inference.posterior.coverage.interval_coverage`), the
 share of weights whose central 50 % and 90 % intervals cover the true weight, which an exact posterior
 meets on average (the Gibbs row, the same problem, measures that the set-up is honest).
 
@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import coverage, sbc_pairs
 
 #: ``measure()`` at its defaults (200 replications, seed 0): case -> (coverage of the 50 % interval,
 #: of the 90 % interval), pooled over the 10 weights of every replication; the table of
@@ -90,7 +90,7 @@ def _probit(simulate):
 
 def cases(num_draws=1000):
     """``{name: (description, simulate, approximate)}``: the (estimator, approximation) pairs measured,
-    each with the model its data come from (:func:`sparsebayes.inference.posterior.sbc.hierarchy_simulator`),
+    each with the model its data come from (:func:`sparsebayes.inference.posterior.sbc_pairs.hierarchy_simulator`),
     and the exact horseshoe Gibbs on the same problem as the reference."""
     from sparsebayes.inference import AdaptiveSparseRegressor, BLSRegressor, SparseProbitClassifier
     from sparsebayes.models import HorseshoePrior, LaplacePrior
@@ -103,26 +103,26 @@ def cases(num_draws=1000):
         return _estimator_draws(lambda: AdaptiveSparseRegressor(prior=prior, noise_var=1.0, standardize=False,
                                                                 bias=False), num_draws)
 
-    gibbs = sbc.hierarchy_gibbs_sampler(horseshoe, noise_var=1.0, num_warmup=500)
+    gibbs = sbc_pairs.hierarchy_gibbs_sampler(horseshoe, noise_var=1.0, num_warmup=500)
     return {
         "em-laplace": ("Laplace EM (γ = 2, σ² = 1 given): Gaussian conditional at the mode",
-                       sbc.hierarchy_simulator(laplace, X, noise_var=1.0), em(laplace)),
+                       sbc_pairs.hierarchy_simulator(laplace, X, noise_var=1.0), em(laplace)),
         "em-horseshoe": ("horseshoe EM (τ = 0.5, σ² = 1 given): Gaussian conditional at the mode",
-                         sbc.hierarchy_simulator(horseshoe, X, noise_var=1.0), em(horseshoe)),
+                         sbc_pairs.hierarchy_simulator(horseshoe, X, noise_var=1.0), em(horseshoe)),
         "em-laplace-gamma": ("Laplace EM (γ ~ Gamma(2, 2) estimated, σ² = 1 given): Gaussian conditional at the mode",
-                             sbc.hierarchy_simulator(laplace_gamma, X, noise_var=1.0), em(laplace_gamma)),
+                             sbc_pairs.hierarchy_simulator(laplace_gamma, X, noise_var=1.0), em(laplace_gamma)),
         "em-horseshoe-tau": ("horseshoe EM (τ ~ C⁺(0, 1) estimated, σ² = 1 given): Gaussian conditional at the mode",
-                             sbc.hierarchy_simulator(horseshoe_tau, X, noise_var=1.0), em(horseshoe_tau)),
+                             sbc_pairs.hierarchy_simulator(horseshoe_tau, X, noise_var=1.0), em(horseshoe_tau)),
         "em-probit-laplace": (f"probit EM (Laplace γ = 2, n = {2 * N_ROWS}): Laplace approximation at the mode",
-                              _probit(sbc.hierarchy_simulator(laplace, design(2 * N_ROWS), noise_var=1.0)),
+                              _probit(sbc_pairs.hierarchy_simulator(laplace, design(2 * N_ROWS), noise_var=1.0)),
                               _estimator_draws(lambda: SparseProbitClassifier(prior=laplace, standardize=False,
                                                                               bias=False), num_draws)),
         "type2-bls": ("BLS type-II (λ ~ Gamma(2, 2), σ² ~ IG(3, 2), both estimated): N(μ, Σ) at the fit",
-                      sbc.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), X, scaled=True),
+                      sbc_pairs.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), X, scaled=True),
                       _estimator_draws(lambda: BLSRegressor(fit_intercept=False, a=2.0, b=2.0, c=3.0, d=2.0),
                                        num_draws)),
         "gibbs-horseshoe": ("exact reference: horseshoe Gibbs (τ = 0.5, σ² = 1 given), 1,000 draws",
-                            sbc.hierarchy_simulator(horseshoe, X, noise_var=1.0),
+                            sbc_pairs.hierarchy_simulator(horseshoe, X, noise_var=1.0),
                             lambda data, seed: gibbs(data, num_draws, seed)),
     }
 
@@ -136,7 +136,7 @@ def measure(num_replications=200, seed=0, progress_bar=None):
 
     rows = {}
     for name, (description, simulate, approximate) in cases().items():
-        res = sbc.interval_coverage(simulate, approximate, num_replications=num_replications, levels=(0.5, 0.9),
+        res = coverage.interval_coverage(simulate, approximate, num_replications=num_replications, levels=(0.5, 0.9),
                                     parameters=[f"beta[{j}]" for j in range(N_WEIGHTS)], seed=seed,
                                     progress_bar=progress_bar)
         se = res.standard_error()

@@ -7,7 +7,7 @@ check must reject. Slow: about 20 s each."""
 import numpy as np
 import pytest
 from sparsebayes.inference.engines import hierarchy_gibbs
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import sbc, sbc_pairs
 from sparsebayes.models import HorseshoePrior, LaplacePrior
 
 SBC = dict(num_replications=200, num_draws=99, thin=10, seed=0)
@@ -23,8 +23,8 @@ def _design(n, p, seed=0):
 def test_the_routed_bayesian_lasso_is_calibrated(n, p):
     """λ² ~ Gamma(2, 2), σ² ~ IG(3, 2): no rank histogram of β, σ², λ² fails its χ² test (Bonferroni
     at 10⁻³), NumPy's variates named (not ``"auto"``, which is the device's on an accelerator)."""
-    simulate = sbc.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), _design(n, p), scaled=True)
-    sample = sbc.bayesian_lasso_sampler(lam2_shape=2.0, lam2_rate=2.0, variates="numpy")
+    simulate = sbc_pairs.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), _design(n, p), scaled=True)
+    sample = sbc_pairs.bayesian_lasso_sampler(lam2_shape=2.0, lam2_rate=2.0, variates="numpy")
     res = sbc.run(simulate, sample, **SBC)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 10
@@ -56,7 +56,7 @@ def test_the_calibration_check_rejects_a_wrong_lam2_conditional():
     """The check has teeth on this path: the engine on the right conditionals passes, the same run with
     λ²'s rate doubled fails on ``gamma``."""
     prior = LaplacePrior(1.0, gamma_prior=(2.0, 2.0))
-    simulate = sbc.hierarchy_simulator(prior, _design(10, 5), scaled=True)
+    simulate = sbc_pairs.hierarchy_simulator(prior, _design(10, 5), scaled=True)
     right = sbc.run(simulate, _engine_sampler(prior), **SBC)
     assert right.failed() == [], right.summary()
     wrong = sbc.run(simulate, _engine_sampler(_WrongLam2Conditional(1.0, gamma_prior=(2.0, 2.0))), **SBC)
@@ -77,7 +77,7 @@ def test_the_horseshoe_from_variates_is_calibrated(n, p):
                                         variates="numpy")
         return {"beta": states.beta[0], "noise_var": states.noise_var[0], "tau_global": np.sqrt(states.aux["tau2"][0])}
 
-    res = sbc.run(sbc.hierarchy_simulator(prior, _design(n, p)), sample, num_replications=200, num_draws=49, thin=10,
+    res = sbc.run(sbc_pairs.hierarchy_simulator(prior, _design(n, p)), sample, num_replications=200, num_draws=49, thin=10,
                   max_thin=80, seed=0)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 20

@@ -132,13 +132,13 @@ def test_the_engine_runs_the_cg_draw_and_matches_the_direct_draws_posterior_mean
 def test_the_horseshoe_gibbs_is_calibrated_on_the_cg_draw(n, p):
     """SBC of the hierarchy Gibbs engine with ``beta_draw="cg"`` (τ ~ C⁺(0, 1), σ² ~ IG(3, 2)), the
     settings of the Rue/Bhattacharya run in ``test_sbc.py``: every β, σ² and τ passes."""
-    from sparsebayes.inference.posterior import sbc
+    from sparsebayes.inference.posterior import sbc, sbc_pairs
     from sparsebayes.models import HorseshoePrior
 
     from .test_sbc import HORSESHOE_SBC, _design
 
     prior = HorseshoePrior(0.5, tau_prior=1.0)
-    res = sbc.run(sbc.hierarchy_simulator(prior, _design(n, p)), sbc.hierarchy_gibbs_sampler(prior, beta_draw="cg"),
+    res = sbc.run(sbc_pairs.hierarchy_simulator(prior, _design(n, p)), sbc_pairs.hierarchy_gibbs_sampler(prior, beta_draw="cg"),
                   **HORSESHOE_SBC)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 20

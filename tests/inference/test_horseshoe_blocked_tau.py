@@ -13,7 +13,7 @@ from scipy import stats
 
 from sparsebayes.inference.engines import gibbs_beta, hierarchy_gibbs
 
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import sbc, sbc_pairs
 from sparsebayes.inference.engines.gibbs_augment import slice_step
 from sparsebayes.models import HorseshoePrior
 from sparsebayes.models.priors.horseshoe import BlockedTauHorseshoe
@@ -106,8 +106,8 @@ def test_the_blocked_tau_gibbs_is_calibrated_on_both_beta_draws(n, p):
     at p = 8 < n = 16), τ ~ C⁺(0, 1), σ² ~ IG(3, 2): every β, σ² and τ passes (the simulator is the
     horseshoe's own NumPyro statement)."""
     prior = HorseshoePrior(0.5, tau_prior=1.0)
-    res = sbc.run(sbc.hierarchy_simulator(prior, _design(n, p)),
-                  sbc.hierarchy_gibbs_sampler(prior.with_tau_update("blocked")), **BLOCKED_SBC)
+    res = sbc.run(sbc_pairs.hierarchy_simulator(prior, _design(n, p)),
+                  sbc_pairs.hierarchy_gibbs_sampler(prior.with_tau_update("blocked")), **BLOCKED_SBC)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 20
 
@@ -116,6 +116,6 @@ def test_the_blocked_tau_gibbs_is_calibrated_on_both_beta_draws(n, p):
 def test_the_calibration_check_rejects_the_blocked_update_without_its_jacobian():
     prior = HorseshoePrior(0.5, tau_prior=1.0)
     # no reruns at a larger thinning (the wrong chain mixes slowly, and its ranks fail at any thinning)
-    res = sbc.run(sbc.hierarchy_simulator(prior, _design(8, 16)), sbc.hierarchy_gibbs_sampler(_NoJacobian(0.5, 1.0)),
+    res = sbc.run(sbc_pairs.hierarchy_simulator(prior, _design(8, 16)), sbc_pairs.hierarchy_gibbs_sampler(_NoJacobian(0.5, 1.0)),
                   **{**BLOCKED_SBC, "max_thin": BLOCKED_SBC["thin"]})
     assert "tau_global" in res.failed(), res.summary()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from sparsebayes.inference.engines import hierarchy_gibbs
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import sbc, sbc_pairs
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models.priors import LaplacePrior, supports
 
@@ -102,8 +102,8 @@ def test_the_laplace_hierarchy_gibbs_is_calibrated(scaled, gamma_prior, n, p):
     """The hierarchy engine on the Laplace prior's own conditionals, σ² ~ IG(3, 2), Rue's draw at p ≤ n and
     Bhattacharya's at p > n: no rank histogram of β, σ² (and γ) fails its χ² test (Bonferroni at 10⁻³)."""
     prior = LaplacePrior(1.0, gamma_prior=gamma_prior)
-    simulate = sbc.hierarchy_simulator(prior, _design(n, p), scaled=scaled)
-    res = sbc.run(simulate, sbc.hierarchy_gibbs_sampler(prior, scaled=scaled), **LAPLACE_SBC)
+    simulate = sbc_pairs.hierarchy_simulator(prior, _design(n, p), scaled=scaled)
+    res = sbc.run(simulate, sbc_pairs.hierarchy_gibbs_sampler(prior, scaled=scaled), **LAPLACE_SBC)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 10
 
@@ -111,7 +111,7 @@ def test_the_laplace_hierarchy_gibbs_is_calibrated(scaled, gamma_prior, n, p):
 @pytest.mark.slow
 def test_the_calibration_check_rejects_a_wrong_rate_conditional():
     prior = LaplacePrior(1.0, gamma_prior=(2.0, 2.0))
-    simulate = sbc.hierarchy_simulator(prior, _design(10, 5), scaled=True)
-    res = sbc.run(simulate, sbc.hierarchy_gibbs_sampler(_WrongRate(1.0, gamma_prior=(2.0, 2.0)), scaled=True),
+    simulate = sbc_pairs.hierarchy_simulator(prior, _design(10, 5), scaled=True)
+    res = sbc.run(simulate, sbc_pairs.hierarchy_gibbs_sampler(_WrongRate(1.0, gamma_prior=(2.0, 2.0)), scaled=True),
                   **LAPLACE_SBC)
     assert "gamma" in res.failed(), res.summary()

@@ -8,7 +8,7 @@ import arviz as az
 import numpy as np
 import pytest
 from scipy import signal, stats
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import coverage, sbc, sbc_pairs
 from sparsebayes.models import HorseshoePrior, LaplacePrior
 
 N_OBS = 5  # observations of the conjugate model
@@ -101,7 +101,7 @@ def test_the_result_plots_and_checks_its_arguments():
     with pytest.raises(ValueError, match="returned no draws"):
         sbc.run(_normal_simulator, lambda y, m, s: {"mu": np.zeros(m)})
     with pytest.raises(ValueError, match="proper inverse gamma"):
-        sbc.hierarchy_simulator(HorseshoePrior(), np.eye(3), noise_prior=(0.0, 0.0))
+        sbc_pairs.hierarchy_simulator(HorseshoePrior(), np.eye(3), noise_prior=(0.0, 0.0))
 
 
 def test_interval_coverage_is_nominal_for_the_exact_posterior_and_low_for_a_narrow_one():
@@ -110,13 +110,13 @@ def test_interval_coverage_is_nominal_for_the_exact_posterior_and_low_for_a_narr
     mass at 0 (a pruned weight) covers nothing and is counted as one."""
     def approx(scale):
         return lambda y, seed: _normal_sampler(scale)(y, 2000, seed)
-    exact = sbc.interval_coverage(_normal_simulator, approx(1.0), num_replications=400, seed=0)
+    exact = coverage.interval_coverage(_normal_simulator, approx(1.0), num_replications=400, seed=0)
     assert np.all(np.abs(exact.coverage - [0.5, 0.9]) < 3 * exact.standard_error()), exact.coverage
-    narrow = sbc.interval_coverage(_normal_simulator, approx(0.5), num_replications=400, seed=0)
+    narrow = coverage.interval_coverage(_normal_simulator, approx(0.5), num_replications=400, seed=0)
     want = 2 * stats.norm.cdf(0.5 * stats.norm.ppf([0.75, 0.95])) - 1
     assert np.all(np.abs(narrow.coverage - want) < 3 * narrow.standard_error()), (narrow.coverage, want)
     assert exact.point_mass == 0.0
-    pruned = sbc.interval_coverage(_normal_simulator, lambda y, seed: {"theta": np.zeros(50)}, num_replications=20)
+    pruned = coverage.interval_coverage(_normal_simulator, lambda y, seed: {"theta": np.zeros(50)}, num_replications=20)
     assert pruned.point_mass == 1.0 and np.all(pruned.coverage == 0.0)
 
 
@@ -125,14 +125,14 @@ def test_the_simulator_draws_the_hierarchy_prior_and_proper_noise():
     σ times that; σ² is IG(3, 2) (KS); the estimated hyperparameter is named as the twin names it."""
     X = np.random.default_rng(0).normal(size=(6, 4))
     rng = np.random.default_rng(1)
-    draws = [sbc.hierarchy_simulator(LaplacePrior(2.0), X)(rng)[0] for _ in range(250)]
+    draws = [sbc_pairs.hierarchy_simulator(LaplacePrior(2.0), X)(rng)[0] for _ in range(250)]
     beta = np.concatenate([d["beta"] for d in draws])
     assert stats.kstest(beta, stats.laplace(scale=1 / np.sqrt(2.0)).cdf).pvalue > 1e-3
     assert stats.kstest([d["noise_var"] for d in draws], stats.invgamma(3.0, scale=2.0).cdf).pvalue > 1e-3
-    scaled = [sbc.hierarchy_simulator(LaplacePrior(2.0), X, scaled=True)(rng)[0] for _ in range(250)]
+    scaled = [sbc_pairs.hierarchy_simulator(LaplacePrior(2.0), X, scaled=True)(rng)[0] for _ in range(250)]
     ratio = np.concatenate([d["beta"] / np.sqrt(d["noise_var"]) for d in scaled])
     assert stats.kstest(ratio, stats.laplace(scale=1 / np.sqrt(2.0)).cdf).pvalue > 1e-3
-    truth, (Xd, y) = sbc.hierarchy_simulator(HorseshoePrior(0.5, tau_prior=1.0), X)(rng)
+    truth, (Xd, y) = sbc_pairs.hierarchy_simulator(HorseshoePrior(0.5, tau_prior=1.0), X)(rng)
     assert set(truth) == {"beta", "noise_var", "tau_global"} and Xd.shape == (6, 4) and y.shape == (6,)
 
 
@@ -147,8 +147,8 @@ def _design(n, p, seed=0):
 def test_the_bayesian_lasso_gibbs_is_calibrated(n, p):
     """Park & Casella's Gibbs (Cholesky draw at p ≤ n, Bhattacharya's at p > n), λ² ~ Gamma(2, 2),
     σ² ~ IG(3, 2): no rank histogram of β, σ², λ² fails its χ² test (Bonferroni at 10⁻³)."""
-    simulate = sbc.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), _design(n, p), scaled=True)
-    sample = sbc.bayesian_lasso_sampler(lam2_shape=2.0, lam2_rate=2.0)
+    simulate = sbc_pairs.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), _design(n, p), scaled=True)
+    sample = sbc_pairs.bayesian_lasso_sampler(lam2_shape=2.0, lam2_rate=2.0)
     res = sbc.run(simulate, sample, num_replications=200, num_draws=99, thin=10, seed=0)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 10
@@ -173,7 +173,7 @@ def test_the_horseshoe_gibbs_is_calibrated_on_both_beta_draws(tau_prior, n, p):
     """The hierarchy Gibbs engine at p = 16 > n = 8 (Bhattacharya's draw) and p = 8 < n = 16 (Rue's
     from the statistics), τ fixed at 0.5 and τ ~ C⁺(0, 1), σ² ~ IG(3, 2): every β, σ² and τ passes."""
     prior = HorseshoePrior(0.5, tau_prior=tau_prior)
-    res = sbc.run(sbc.hierarchy_simulator(prior, _design(n, p)), sbc.hierarchy_gibbs_sampler(prior), **HORSESHOE_SBC)
+    res = sbc.run(sbc_pairs.hierarchy_simulator(prior, _design(n, p)), sbc_pairs.hierarchy_gibbs_sampler(prior), **HORSESHOE_SBC)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 20
 
@@ -184,7 +184,7 @@ def test_the_calibration_check_rejects_a_wrong_tau_conditional():
     half-Cauchy fails on τ."""
     prior = HorseshoePrior(0.5, tau_prior=1.0)
     broken = _WrongTauConditional(0.5, tau_prior=1.0)
-    res = sbc.run(sbc.hierarchy_simulator(prior, _design(8, 16)), sbc.hierarchy_gibbs_sampler(broken), **HORSESHOE_SBC)
+    res = sbc.run(sbc_pairs.hierarchy_simulator(prior, _design(8, 16)), sbc_pairs.hierarchy_gibbs_sampler(broken), **HORSESHOE_SBC)
     assert "tau_global" in res.failed(), res.summary()
 
 
@@ -195,11 +195,11 @@ def test_the_nuts_and_gibbs_adapters_sample_the_same_bayesian_lasso_posterior():
     posterior means within 4 Monte Carlo SE (each SE from its chain's effective sample size)."""
     from sparsebayes.models.bayesian_lasso import bayesian_lasso
 
-    simulate = sbc.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), _design(10, 5), scaled=True)
+    simulate = sbc_pairs.hierarchy_simulator(LaplacePrior(1.0, gamma_prior=(2.0, 2.0)), _design(10, 5), scaled=True)
     _, data = simulate(np.random.default_rng(3))
-    nuts = sbc.nuts_sampler(bayesian_lasso, num_warmup=500, rename={"lam2": "gamma"}, centre=True, lam2_shape=2.0,
+    nuts = sbc_pairs.nuts_sampler(bayesian_lasso, num_warmup=500, rename={"lam2": "gamma"}, centre=True, lam2_shape=2.0,
                             lam2_rate=2.0, c=3.0, d=2.0, marginal=True)(data, 2000, 0)
-    gibbs = sbc.bayesian_lasso_sampler(lam2_shape=2.0, lam2_rate=2.0)(data, 4000, 0)
+    gibbs = sbc_pairs.bayesian_lasso_sampler(lam2_shape=2.0, lam2_rate=2.0)(data, 4000, 0)
     assert set(nuts) == set(gibbs) == {"beta", "noise_var", "gamma"}
     for name in gibbs:
         a, b = (np.asarray(d[name]).reshape(len(d[name]), -1).T for d in (nuts, gibbs))

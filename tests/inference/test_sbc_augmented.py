@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import sbc, sbc_pairs
 from sparsebayes.inference.engines.gibbs_augment import student_t_scale2_draw
 from sparsebayes.inference.engines.polya_gamma import polya_gamma
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
@@ -92,8 +92,8 @@ def _pair(case, draw, truth_prior=TRUTH_PRIOR, gibbs_prior=GIBBS_PRIOR, likeliho
     lik, param_draw, start, scale = CASES[case]
     lik = lik if likelihood is None else likelihood  # (a likelihood without fields is an empty, falsy tuple)
     X = _design(*SHAPES[draw], scale)
-    return (sbc.augmented_simulator(truth_prior, X, lik, param_draw=param_draw, param=start or 1.0),
-            sbc.augmented_gibbs_sampler(gibbs_prior, lik, likelihood_param=start, beta_draw=draw))
+    return (sbc_pairs.augmented_simulator(truth_prior, X, lik, param_draw=param_draw, param=start or 1.0),
+            sbc_pairs.augmented_gibbs_sampler(gibbs_prior, lik, likelihood_param=start, beta_draw=draw))
 
 
 def test_the_augmented_adapters_name_the_truth_and_the_draws_alike():
@@ -110,10 +110,10 @@ def test_the_augmented_adapters_name_the_truth_and_the_draws_alike():
     _, (_, y) = _pair("negative_binomial", "rue")[0](rng)
     assert np.all((y >= 0) & (y == np.round(y)))
     hs = HorseshoePrior(0.5, tau_prior=1.0)
-    truth, _ = sbc.augmented_simulator(hs, _design(10, 3), "probit", intercept_scale=None)(rng)
+    truth, _ = sbc_pairs.augmented_simulator(hs, _design(10, 3), "probit", intercept_scale=None)(rng)
     assert set(truth) == {"beta", "tau_global"}
     with pytest.raises(ValueError, match="intercept_scale"):
-        sbc.augmented_simulator(hs, _design(10, 3), "probit", intercept_scale=-1.0)
+        sbc_pairs.augmented_simulator(hs, _design(10, 3), "probit", intercept_scale=-1.0)
 
 
 @pytest.mark.slow  # 30-110 s each on one core (compilation included)

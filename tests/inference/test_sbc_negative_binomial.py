@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sparsebayes.inference.engines.gibbs_augment import negative_binomial_concentration_step
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import sbc, sbc_pairs
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models import LaplacePrior
 from sparsebayes.models.likelihoods import NegativeBinomialLikelihood
@@ -41,9 +41,9 @@ def _dispersion_prior(rng):
 
 def _pair(sampler_likelihood):
     X = SCALE * np.random.default_rng(0).normal(size=(N, P))
-    simulate = sbc.augmented_simulator(LaplacePrior(1.0), X, NegativeBinomialLikelihood(),
+    simulate = sbc_pairs.augmented_simulator(LaplacePrior(1.0), X, NegativeBinomialLikelihood(),
                                        param_draw=_dispersion_prior)
-    return simulate, sbc.augmented_gibbs_sampler(LaplaceMixture(1.0), sampler_likelihood, num_warmup=100)
+    return simulate, sbc_pairs.augmented_gibbs_sampler(LaplaceMixture(1.0), sampler_likelihood, num_warmup=100)
 
 
 @pytest.mark.slow  # about a minute on one core

@@ -7,7 +7,7 @@ by the hierarchy's NumPyro statement and ``y`` by the probit's own ``sample``, n
 import numpy as np
 import pytest
 
-from sparsebayes.inference.posterior import sbc
+from sparsebayes.inference.posterior import sbc, sbc_pairs
 from sparsebayes.inference.posterior.twin_typeii import LaplaceMixture
 from sparsebayes.models import LaplacePrior
 from sparsebayes.models.likelihoods.probit_expanded import ExpandedProbitLikelihood
@@ -21,7 +21,7 @@ SBC_RUN = dict(num_replications=200, num_draws=49, thin=10, max_thin=80, seed=1)
 def test_the_parameter_expanded_probit_gibbs_is_calibrated(draw):
     X = np.random.default_rng(0).normal(size=SHAPES[draw])
     lik = ExpandedProbitLikelihood()
-    res = sbc.run(sbc.augmented_simulator(LaplacePrior(1.0), X, lik),
-                  sbc.augmented_gibbs_sampler(LaplaceMixture(1.0), lik, beta_draw=draw), **SBC_RUN)
+    res = sbc.run(sbc_pairs.augmented_simulator(LaplacePrior(1.0), X, lik),
+                  sbc_pairs.augmented_gibbs_sampler(LaplaceMixture(1.0), lik, beta_draw=draw), **SBC_RUN)
     assert res.failed() == [], res.summary()
     assert res.low_ess <= 20, (res.low_ess, res.thin)
