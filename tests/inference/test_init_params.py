@@ -44,9 +44,8 @@ def test_init_stores_each_argument_as_given_and_nothing_else(cls):
     assert all(vars(est)[name] is value for name, value in values.items())
     params = est.get_params(deep=False)
     assert set(params) == set(values) and all(params[name] is value for name, value in values.items())
-    defaults = cls()
-    assert defaults.get_params(deep=False) == {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
-                                               if name != "self"}
+    signature = inspect.signature(cls.__init__).parameters
+    assert cls().get_params(deep=False) == {name: signature[name].default for name in values}
 
 
 @pytest.mark.parametrize("cls", list(FIXED_METHOD), ids=lambda cls: cls.__name__)
