@@ -135,12 +135,18 @@ def _out_dir(text):
     return text
 
 
+def _parsed(text, kind):
+    """``text`` read as ``kind`` (``float`` or ``int``), else the usage error that says it is not a
+    number (an integer)."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+
 def _fraction(text):
     """An argparse type: a number strictly between 0 and 1 (the held-out share of the rows)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = _parsed(text, float)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be in (0, 1), got {value:g}")
     return value
@@ -151,10 +157,7 @@ def _count(minimum, below=None, below_name=None):
     ``below_name`` in the message), else a usage error that says so."""
 
     def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        value = _parsed(text, int)
         if below is not None and not minimum <= value < below:
             raise argparse.ArgumentTypeError(f"must be in [{minimum}, {below_name or below}), got {value}")
         if value < minimum:
@@ -167,10 +170,7 @@ def _count(minimum, below=None, below_name=None):
 
 def _n_jobs(text):
     """An argparse type: joblib's ``n_jobs``, a nonzero integer (-1: every core)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = _parsed(text, int)
     if value == 0:
         raise argparse.ArgumentTypeError("must be a positive count or negative (-1: every core), not 0")
     return value

@@ -198,8 +198,28 @@ def ripley(reps, seed, out):
                    "the paper's SVM/RVM/VRVM figures are quoted from Bishop & Tipping (2000)"])
 
 
+def _paper_errors(dataset, quoted):
+    """Table 4's rows for ``dataset`` from its ``(method, test errors, kernels kept or None)`` triples:
+    ``n_kernels`` only where the paper gives it."""
+    return [{"method": m, "dataset": dataset, "errors": e, **({"n_kernels": k} if k is not None else {})}
+            for m, e, k in quoted]
+
+
 def _run_cls(Xa, Xb, ya, yb, width, methods, seed):
     return _kernel_classification_run(Xa, ya, Xb, yb, width, methods, seed)
+
+
+#: The methods of Table 4 we run (the paper's and our baselines).
+TABLE4_METHODS = ("jeffreys-em", "svm", "rvm", "logistic", "plug-in")
+
+
+def _table4_rows(dataset, splits, width, seed, reps, n_test, desc):
+    """Our rows of Table 4 for ``dataset``: :data:`TABLE4_METHODS` fitted with kernel width ``width`` on
+    each of the ``reps`` splits ``(X_train, y_train, X_test, y_test)`` (split ``r`` with seed ``seed + r``),
+    mean (sd) errors over the ``n_test`` test points (``desc`` labels the progress bar)."""
+    per_split = _map(_kernel_classification_run,
+                     ((*split, width, TABLE4_METHODS, seed + r) for r, split in enumerate(splits)), desc, reps)
+    return _summarize(per_split, n_test, {"dataset": dataset})
 
 
 @experiment("figueiredo-table4-pima", default_reps=1,
@@ -209,14 +229,12 @@ def pima(reps, seed, out):
     """Pima: the predefined split; ``reps`` > 1 repeats only the SVM's CV folds."""
     width = 4.0
     train, test = datasets.pima()
-    methods = ("jeffreys-em", "svm", "rvm", "logistic", "plug-in")
     Xa, Xb = _standardize(train.X, test.X)
-    per_split = _map(_run_cls, ((Xa, Xb, train.y, test.y, width, methods, seed + r) for r in range(reps)), "pima", reps)
-    rows = _summarize(per_split, test.y.size, {"dataset": "pima"})
-    paper = [{"method": m, "dataset": "pima", "errors": e, **({"n_kernels": k} if k is not None else {})}
-             for m, e, k in (("jeffreys-em", 61, 6), ("svm", 64, 110), ("rvm", 65, 4), ("vrvm", 65, None),
-                             ("neural-network", 75, None), ("logistic", 66, None), ("lda", 67, None),
-                             ("gaussian-process", 67.5, None))]
+    rows = _table4_rows("pima", ((Xa, train.y, Xb, test.y) for _ in range(reps)), width, seed, reps, test.y.size,
+                        "pima")
+    paper = _paper_errors("pima", (("jeffreys-em", 61, 6), ("svm", 64, 110), ("rvm", 65, 4), ("vrvm", 65, None),
+                                   ("neural-network", 75, None), ("logistic", 66, None), ("lda", 67, None),
+                                   ("gaussian-process", 67.5, None)))
     return Result({"kernel_width": width, "n_train": int(train.y.size), "n_test": int(test.y.size),
                    "standardized": True, "reps": reps}, rows, paper, [],
                   ["inputs standardized with the training set's mean and SD",
@@ -239,13 +257,10 @@ def crabs(reps, seed, out):
     """Crabs: sex from 5 measurements; random stratified 80/120 splits (the paper's split is unavailable)."""
     width = 4.0
     data = datasets.crabs()
-    methods = ("jeffreys-em", "svm", "rvm", "logistic", "plug-in")
-    per_split = _map(_kernel_classification_run, ((*_crabs_split(data, seed + r), width, methods, seed + r)
-                                                  for r in range(reps)), "crabs splits", reps)
-    rows = _summarize(per_split, 120, {"dataset": "crabs"})
-    paper = [{"method": m, "dataset": "crabs", "errors": e, **({"n_kernels": k} if k is not None else {})}
-             for m, e, k in (("jeffreys-em", 0, 5), ("svm", 4, None), ("neural-network", 3, None),
-                             ("logistic", 4, None), ("lda", 3, None), ("gaussian-process", 3, None))]
+    rows = _table4_rows("crabs", (_crabs_split(data, seed + r) for r in range(reps)), width, seed, reps, 120,
+                        "crabs splits")
+    paper = _paper_errors("crabs", (("jeffreys-em", 0, 5), ("svm", 4, None), ("neural-network", 3, None),
+                                    ("logistic", 4, None), ("lda", 3, None), ("gaussian-process", 3, None)))
     return Result({"kernel_width": width, "n_train": 80, "n_test": 120, "splits": reps, "standardized": True},
                   rows, paper, [],
                   ["the paper's predefined 80/120 split is not available: we use random stratified 80/120 "
@@ -261,20 +276,18 @@ def wbc(reps, seed, out):
     """WBC (569 × 30): random 300/269 partitions."""
     width = 12.0
     data = datasets.breast_cancer()
-    methods = ("jeffreys-em", "svm", "rvm", "logistic", "plug-in")
     rng = _rng(seed)
 
     def partitions():  # drawn in order from one generator, in this process
-        for r in range(reps):
+        for _ in range(reps):
             perm = rng.permutation(data.y.size)
             tr, te = perm[:300], perm[300:]
-            yield (*_standardize(data.X[tr], data.X[te]), data.y[tr], data.y[te], width, methods, seed + r)
+            Xa, Xb = _standardize(data.X[tr], data.X[te])
+            yield Xa, data.y[tr], Xb, data.y[te]
 
-    per_split = _map(_run_cls, partitions(), "wbc partitions", reps)
-    rows = _summarize(per_split, 269, {"dataset": "wbc"})
-    paper = [{"method": m, "dataset": "wbc", "errors": e, **({"n_kernels": k} if k is not None else {})}
-             for m, e, k in (("jeffreys-em", 8.5, 5), ("svm", 9, None), ("lda", 19, None),
-                             ("gaussian-process", 8, None))]
+    rows = _table4_rows("wbc", partitions(), width, seed, reps, 269, "wbc partitions")
+    paper = _paper_errors("wbc", (("jeffreys-em", 8.5, 5), ("svm", 9, None), ("lda", 19, None),
+                                  ("gaussian-process", 8, None)))
     return Result({"kernel_width": width, "n_train": 300, "n_test": 269, "partitions": reps, "standardized": True},
                   rows, paper, [],
                   ["scikit-learn's copy of WDBC (569 × 30)", "inputs standardized with the training part's statistics",

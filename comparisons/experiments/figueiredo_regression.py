@@ -131,6 +131,24 @@ def table1_me(reps, seed, out):
                    "all methods fit an intercept (Jeffreys EM: a penalized bias column, as in the paper)"])
 
 
+def _table2_rows(per_data_set, keys, summarized):
+    """Table 2's figures over the data sets: ``per_data_set`` holds each data set's ``{method: values in
+    the order of keys}`` (jeffreys-em, rvm, svm); returns ``{method: {key: [value on each data set]}}``
+    and a row per method of the mean and sd of each key in ``summarized``."""
+    res = {m: {key: [] for key in keys} for m in ("jeffreys-em", "rvm", "svm")}
+    for fits in per_data_set:
+        for m, values in fits.items():
+            for key, v in zip(keys, values):
+                res[m][key].append(v)
+    rows = []
+    for m, d in res.items():
+        row = {"method": m}
+        for key in summarized:
+            row[key], row[f"{key}_sd"] = _mean_sd(d[key])
+        rows.append(row)
+    return res, rows
+
+
 def _sinc_fits(X, y, grid, truth, width, seed):
     """One sinc data set: ``{method: (rmse on the grid, kernels kept, σ̂ or NaN)}``."""
     em = AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)
@@ -151,21 +169,12 @@ def table2_sinc(reps, seed, out):
     rng = _rng(seed)
     grid = np.linspace(-10, 10, 1000)[:, None]
     truth = synthetic.sinc_function(grid[:, 0])
-    res = {m: {"rmse": [], "n_kernels": [], "sigma_hat": []} for m in ("jeffreys-em", "rvm", "svm")}
     data = [synthetic.sinc(50, sigma=0.1, seed=rng) for _ in range(reps)]
-    for fits in _map(_sinc_fits, ((X, y, grid, truth, width, seed + r) for r, (X, y) in enumerate(data)),
-                     "sinc data sets", reps):
-        for m, values in fits.items():
-            for key, v in zip(("rmse", "n_kernels", "sigma_hat"), values):
-                res[m][key].append(v)
-    rows = []
-    for m, d in res.items():
-        row = {"method": m}
-        for key in ("rmse", "n_kernels"):
-            row[key], row[f"{key}_sd"] = _mean_sd(d[key])
-        if m != "svm":
-            row["sigma_hat"] = float(np.mean(d["sigma_hat"]))
-        rows.append(row)
+    res, rows = _table2_rows(_map(_sinc_fits, ((X, y, grid, truth, width, seed + r) for r, (X, y) in enumerate(data)),
+                                  "sinc data sets", reps), ("rmse", "n_kernels", "sigma_hat"), ("rmse", "n_kernels"))
+    for row in rows:
+        if row["method"] != "svm":
+            row["sigma_hat"] = float(np.mean(res[row["method"]]["sigma_hat"]))
     X, y = data[0]  # the figure's fit, made again here (a fit is a function of its data)
     em = AdaptiveSparseRegressor(features="kernel", kernel_width=width).fit(X, y)
     plt = _plt()
@@ -236,20 +245,12 @@ def table2_boston(reps, seed, out):
     """
     data = datasets.boston()
     rng = _rng(seed)
-    res = {m: {"rmse": [], "n_kernels": [], "kernel_width": []} for m in ("jeffreys-em", "rvm", "svm")}
     perms = [rng.permutation(data.y.size) for _ in range(reps)]
     parts = ((*_standardize(data.X[p[:481]], data.X[p[481:]]), data.y[p[:481]], data.y[p[481:]], seed + r)
              for r, p in enumerate(perms))
-    for fits in _map(_boston_partition, ((Xa, ya, Xb, yb, s) for Xa, Xb, ya, yb, s in parts), "boston partitions", reps):
-        for m, values in fits.items():
-            for key, v in zip(("rmse", "n_kernels", "kernel_width"), values):
-                res[m][key].append(v)
-    rows = []
-    for m, d in res.items():
-        row = {"method": m}
-        for key in ("rmse", "n_kernels", "kernel_width"):
-            row[key], row[f"{key}_sd"] = _mean_sd(d[key])
-        rows.append(row)
+    keys = ("rmse", "n_kernels", "kernel_width")
+    res, rows = _table2_rows(_map(_boston_partition, ((Xa, ya, Xb, yb, s) for Xa, Xb, ya, yb, s in parts),
+                                  "boston partitions", reps), keys, keys)
     chosen = "; ".join(f"{m}: " + ", ".join(f"h = {w:g} on {int(np.sum(np.isclose(d['kernel_width'], w)))}"
                                             for w in BOSTON_WIDTHS if np.isclose(d["kernel_width"], w).any())
                        for m, d in res.items())
