@@ -163,6 +163,11 @@ class _PolynomialMap(_FeatureMap):
     ``_pairs()``, the ``(i, j)`` of its products ``z_i z_j`` (none for linear).
     """
 
+    def __init__(self, *, bias=True, center=False, scale=False):
+        self.bias = bias
+        self.center = center
+        self.scale = scale
+
     def _check_params(self):
         for name in ("center", "scale"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
@@ -225,11 +230,6 @@ class LinearFeatures(_PolynomialMap):
         Standardize the inputs first (:class:`_PolynomialMap`): ``h(x) = [1, z]``, ``z = (x − mean_)/scale_``.
     """
 
-    def __init__(self, *, bias=True, center=False, scale=False):
-        self.bias = bias
-        self.center = center
-        self.scale = scale
-
     def _fit_checked(self, X):
         self._fit_inputs(X)
         self.n_output_features_ = X.shape[1] + int(self.bias)
@@ -254,11 +254,6 @@ class QuadraticFeatures(_PolynomialMap):
     center, scale : bool, default=False
         Form the terms of the standardized inputs ``z = (x − mean_)/scale_`` (:class:`_PolynomialMap`).
     """
-
-    def __init__(self, *, bias=True, center=False, scale=False):
-        self.bias = bias
-        self.center = center
-        self.scale = scale
 
     def _fit_checked(self, X):
         self._fit_inputs(X)

@@ -239,28 +239,29 @@ def check_em_objective_monotone(lik):
         f"{type(lik).__name__}: the EM objective fell by {-drops.min():.3g}")
 
 
+#: ``(pieces, name, check)``, in the order the checks run: a check applies to a likelihood that has every
+#: one of its pieces (an attribute that is not None: ``param_name`` is None for a likelihood without a
+#: parameter of its own).
+_CHECKS = (
+    (("log_lik", "score", "sample"), "score_autodiff", check_score_autodiff),
+    (("log_lik", "curvature", "sample"), "curvature", check_curvature),
+    (("em_working", "score", "sample"), "working_tangent", check_working_tangent),
+    (("em_working", "score", "sample"), "working_minorizes", check_working_minorizes),
+    (("param_name", "update_params", "log_lik", "sample"), "params_update_ascent", check_params_update_ascent),
+    (("neg_log_lik", "log_lik", "sample"), "neg_log_lik", check_neg_log_lik),
+    (("observe", "log_lik", "sample"), "observe_log_density", check_observe_log_density),
+    (("sample", "mean", "variance"), "predictive_moments", check_predictive_moments),
+    (("log_lik", "sample"), "declarations", check_declarations),
+    (("em_working", "update_params", "neg_log_lik", "init_params", "sample"), "em_objective_monotone",
+     check_em_objective_monotone),
+)
+
+
 def likelihood_checks(lik):
-    """``(name, check)`` for each check that applies to ``lik`` (by the pieces it has)."""
-    has = lambda *names: all(hasattr(lik, m) for m in names)  # noqa: E731
-    if has("log_lik", "score", "sample"):
-        yield "score_autodiff", check_score_autodiff
-    if has("log_lik", "curvature", "sample"):
-        yield "curvature", check_curvature
-    if has("em_working", "score", "sample"):
-        yield "working_tangent", check_working_tangent
-        yield "working_minorizes", check_working_minorizes
-    if getattr(lik, "param_name", None) is not None and has("update_params", "log_lik", "sample"):
-        yield "params_update_ascent", check_params_update_ascent
-    if has("neg_log_lik", "log_lik", "sample"):
-        yield "neg_log_lik", check_neg_log_lik
-    if has("observe", "log_lik", "sample"):
-        yield "observe_log_density", check_observe_log_density
-    if has("sample", "mean", "variance"):
-        yield "predictive_moments", check_predictive_moments
-    if has("log_lik", "sample"):
-        yield "declarations", check_declarations
-    if has("em_working", "update_params", "neg_log_lik", "init_params", "sample"):
-        yield "em_objective_monotone", check_em_objective_monotone
+    """``(name, check)`` for each check that applies to ``lik`` (by the pieces it has, :data:`_CHECKS`)."""
+    for pieces, name, check in _CHECKS:
+        if all(getattr(lik, piece, None) is not None for piece in pieces):
+            yield name, check
 
 
 def check_likelihood(lik):
