@@ -11,6 +11,7 @@ beside the draws', and projection selection refuses with the reason.
 import numpy as np
 import pytest
 import scipy.special
+from multiclass_data import CLASSES, SMALL, three_classes
 
 import sparsebayes
 from sparsebayes.inference import (
@@ -25,17 +26,7 @@ from sparsebayes.inference import (
 from sparsebayes.inference.posterior.posterior_sampling import same_layout
 from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM, LOO_NOTE
 
-CLASSES = np.array(["a", "b", "c"])
-SMALL = dict(num_warmup=15, num_samples=15, num_chains=1)
 slow = pytest.mark.slow
-
-
-def three_classes(n=45, seed=0):
-    """Two inputs, three classes by a noisy argmax of linear scores: every class present."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 2))
-    scores = X @ np.array([[2.0, -1.0, 0.0], [0.0, 1.5, -1.5]]) + rng.standard_normal((n, 3))
-    return X, CLASSES[np.argmax(scores, axis=1)]
 
 
 #: name -> (unfitted estimator, surrogate_eps, one-vs-all?)

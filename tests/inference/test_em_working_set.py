@@ -32,6 +32,16 @@ def _known_support(n=400, p=60, k=5, seed=0):
     return H, y, truth, support
 
 
+def _leading_support(n, p, k, sizes, seed):
+    """A Gaussian design ``(n, p)`` and ``y`` with unit noise, whose first ``k`` weights have sizes uniform
+    in ``sizes`` and random signs, the others 0."""
+    rng = np.random.default_rng(seed)
+    H = rng.normal(size=(n, p))
+    truth = np.zeros(p)
+    truth[:k] = rng.uniform(*sizes, k) * rng.choice([-1, 1], k)
+    return H, H @ truth + rng.normal(size=n)
+
+
 def _bad_screen(support, p):
     """A first working set that leaves out every true column but the first, and holds three others."""
     others = np.setdiff1d(np.arange(p), support)[:3]
@@ -87,12 +97,8 @@ def test_the_check_finds_a_wrongly_excluded_column():
 def test_laplace_working_set_em_equals_sklearn_lasso(noise_var):
     """Laplace EM's answer is the Lasso at ``α = σ²√γ/n`` (scikit-learn's scaling, no intercept), with
     σ² fixed or at EM's estimate; on the working-set path from the default screen, to 1e-6."""
-    rng = np.random.default_rng(2)
     n, p = 600, 150
-    H = rng.normal(size=(n, p))
-    truth = np.zeros(p)
-    truth[:12] = rng.uniform(0.5, 2.0, 12) * rng.choice([-1, 1], 12)
-    y = H @ truth + rng.normal(size=n)
+    H, y = _leading_support(n, p, 12, (0.5, 2.0), seed=2)
     prior = LaplacePrior(gamma=900.0)
     got = fit_em_working_set(H, y, prior, LIK, noise_var=noise_var, start_size=16, **TIGHT)
     assert got.converged
@@ -134,12 +140,8 @@ def test_jeffreys_ends_on_its_support():
     """At the working-set fit no nonzero weight is one EM would still prune (the check's test, on the
     weights and the residual computed here), and every column left out is one it would not keep;
     the full EM at the default tolerance stops with weights in transit to 0."""
-    rng = np.random.default_rng(5)
     n, p = 2000, 200
-    H = rng.normal(size=(n, p))
-    truth = np.zeros(p)
-    truth[:10] = rng.uniform(0.3, 1.0, 10) * rng.choice([-1, 1], 10)
-    y = H @ truth + rng.normal(size=n)
+    H, y = _leading_support(n, p, 10, (0.3, 1.0), seed=5)
     prior = JeffreysPrior()
     d = np.einsum("ij,ij->j", H, H)
 

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from draws_agreement import mcse_agreement
 from jax.scipy.linalg import cho_solve, solve_triangular
 from scipy import stats
 
@@ -259,14 +260,6 @@ def _nuts(kind, X, y, *, samples, seed=0):
     return compat.from_numpyro(mcmc)
 
 
-def _agreement(a, b, names):
-    """Largest |difference| / combined MCSE over the posterior means and sds of ``names``."""
-    sa, sb = compat.summary(a, var_names=names), compat.summary(b, var_names=names)
-    z_mean = np.abs(sa["mean"] - sb["mean"]) / np.hypot(sa["mcse_mean"], sb["mcse_mean"])
-    z_sd = np.abs(sa["sd"] - sb["sd"]) / np.hypot(sa["mcse_sd"], sb["mcse_sd"])
-    return float(max(z_mean.max(), z_sd.max()))
-
-
 def _log_lik(kind, y, eta, s2=None):
     """Pointwise log likelihood by scipy (the oracle's own, apart from the module)."""
     if kind == "probit":
@@ -340,8 +333,8 @@ def test_gibbs_with_the_augmentation_matches_nuts(kind):
     X, y = _data(kind, 2)
     names = ["beta", "s2"] if kind == "student_t" else ["beta"]
     nuts = _nuts(kind, X, y, samples=3000)
-    assert _agreement(_gibbs(kind, X, y, 0.0, sweeps=3200), nuts, names) < 4
-    assert _agreement(_gibbs(kind, X, y, 1.0, sweeps=3200), nuts, names) > 4
+    assert mcse_agreement(_gibbs(kind, X, y, 0.0, sweeps=3200), nuts, names) < 4
+    assert mcse_agreement(_gibbs(kind, X, y, 1.0, sweeps=3200), nuts, names) > 4
 
 
 def test_bad_input_is_named():

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from draws_agreement import mcse_agreement
 
 from sparsebayes.inference.posterior import arviz_compat as compat
 from sparsebayes.inference.engines import hierarchy_gibbs, hierarchy_gibbs_augmented
@@ -110,14 +111,6 @@ def _nuts(X, y, hierarchy, kind, *, samples=1000, seed=0):
     return compat.from_numpyro(mcmc)
 
 
-def _agreement(a, b, names):
-    """Largest |difference| / combined MCSE over the posterior means and sds of ``names``."""
-    sa, sb = compat.summary(a, var_names=names), compat.summary(b, var_names=names)
-    z_mean = np.abs(sa["mean"] - sb["mean"]) / np.hypot(sa["mcse_mean"], sb["mcse_mean"])
-    z_sd = np.abs(sa["sd"] - sb["sd"]) / np.hypot(sa["mcse_sd"], sb["mcse_sd"])
-    return float(max(z_mean.max(), z_sd.max()))
-
-
 def _binary(n=80, p=4, seed=1, link="probit"):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
@@ -145,8 +138,8 @@ class WrongLogistic(BernoulliLogisticLikelihood):
 def test_probit_gibbs_agrees_with_nuts():
     """Probit × Laplace on a small synthetic problem: Gibbs = NUTS within 4 MCSE."""
     X, y = _binary()
-    z = _agreement(_gibbs(X, y, "laplace", "probit"), _nuts(X, y, "laplace", "probit", samples=500),
-                   ["intercept", "beta"])
+    z = mcse_agreement(_gibbs(X, y, "laplace", "probit"), _nuts(X, y, "laplace", "probit", samples=500),
+                        ["intercept", "beta"])
     assert z < 4.0, z
 
 
@@ -157,8 +150,8 @@ def test_parameter_expanded_probit_gibbs_agrees_with_nuts():
     from sparsebayes.models.likelihoods.probit_expanded import ExpandedProbitLikelihood
 
     X, y = _binary()
-    z = _agreement(_gibbs(X, y, "laplace", ExpandedProbitLikelihood()), _nuts(X, y, "laplace", "probit", samples=500),
-                   ["intercept", "beta"])
+    z = mcse_agreement(_gibbs(X, y, "laplace", ExpandedProbitLikelihood()), _nuts(X, y, "laplace", "probit", samples=500),
+                        ["intercept", "beta"])
     assert z < 4.0, z
 
 
@@ -170,8 +163,8 @@ def test_student_t_gibbs_agrees_with_nuts_under_outliers():
     y = 0.5 + X @ np.array([1.0, -0.5, 0.0]) + 0.5 * rng.normal(size=n)
     y[:5] += np.array([15.0, -12.0, 20.0, 9.0, -25.0])
     lik = StudentTLikelihood(T_DF)
-    z = _agreement(_gibbs(X, y, "laplace", lik), _nuts(X, y, "laplace", "student_t", samples=500),
-                   ["intercept", "beta", "s2"])
+    z = mcse_agreement(_gibbs(X, y, "laplace", lik), _nuts(X, y, "laplace", "student_t", samples=500),
+                        ["intercept", "beta", "s2"])
     assert z < 4.0, z
 
 
@@ -185,7 +178,7 @@ def test_negative_binomial_gibbs_agrees_with_nuts():
     mu = np.exp(0.5 + X @ np.array([0.5, -0.3]))
     y = rng.poisson(rng.gamma(3.0, mu / 3.0)).astype(float)
     g = _gibbs(X, y, "laplace", LIKELIHOODS["negative_binomial"](), likelihood_param=2.0)
-    z = _agreement(g, _nuts(X, y, "laplace", "negative_binomial", samples=500), ["intercept", "beta", "r"])
+    z = mcse_agreement(g, _nuts(X, y, "laplace", "negative_binomial", samples=500), ["intercept", "beta", "r"])
     assert z < 4.0, z
 
 
@@ -230,8 +223,8 @@ def test_binary_gibbs_agrees_with_nuts_on_breast_cancer(link, hierarchy):
     Gibbs under the Laplace hierarchy = NUTS within 4 MCSE (means and sds)."""
     X, y = _breast_cancer()
     lik = "probit" if link == "probit" else "bernoulli_logistic"
-    z = _agreement(_gibbs(X, y, hierarchy, lik, warmup=1000, samples=3000),
-                   _nuts(X, y, hierarchy, link, samples=1500), ["intercept", "beta"])
+    z = mcse_agreement(_gibbs(X, y, hierarchy, lik, warmup=1000, samples=3000),
+                        _nuts(X, y, hierarchy, link, samples=1500), ["intercept", "beta"])
     assert z < 4.0, z
 
 
@@ -239,8 +232,8 @@ def test_binary_gibbs_agrees_with_nuts_on_breast_cancer(link, hierarchy):
 def test_a_wrong_augmentation_fails_the_nuts_check():
     """The check has teeth: ω ~ PG(1, 0) in place of PG(1, η) moves the posterior past 4 MCSE."""
     X, y = _breast_cancer()
-    z = _agreement(_gibbs(X, y, "laplace", WrongLogistic(), warmup=1000, samples=3000),
-                   _nuts(X, y, "laplace", "logistic", samples=1500), ["intercept", "beta"])
+    z = mcse_agreement(_gibbs(X, y, "laplace", WrongLogistic(), warmup=1000, samples=3000),
+                        _nuts(X, y, "laplace", "logistic", samples=1500), ["intercept", "beta"])
     assert z > 4.0, z
 
 

@@ -10,6 +10,7 @@ minus the SMLR objective is constant in the weights (model = solver).
 import numpy as np
 import pytest
 import scipy.special
+from multiclass_data import CLASSES, SMALL, three_classes
 import scipy.stats
 from sklearn.base import clone
 
@@ -26,18 +27,6 @@ from sparsebayes.inference.posterior.pointwise_loglik import ensure_log_likeliho
 from sparsebayes.inference.posterior.posterior_sampling import same_layout
 from sparsebayes.inference.posterior.twin_one_vs_all import CLASS_DIM, class_seed, normalized_log_probabilities
 from sparsebayes.inference.posterior.twin_posterior import sample_posterior
-
-CLASSES = np.array(["a", "b", "c"])
-SMALL = dict(num_warmup=15, num_samples=15, num_chains=1)  # one program shape for every run here
-
-
-def three_classes(n=45, seed=0):
-    """Two inputs, three classes by a noisy argmax of linear scores: every class present."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 2))
-    scores = X @ np.array([[2.0, -1.0, 0.0], [0.0, 1.5, -1.5]]) + rng.standard_normal((n, 3))
-    return X, CLASSES[np.argmax(scores, axis=1)]
-
 
 #: (estimator, surrogate_eps): the one-vs-all estimators, small sampler settings for the sampling ones.
 ONE_VS_ALL = {

@@ -24,6 +24,14 @@ def _registers_on_import(function):
 
 
 @pytest.fixture
-def registers_on_import():
-    """:func:`_registers_on_import`: which models modules register a class with ``function`` on import."""
-    return _registers_on_import
+def assert_table_is_registry():
+    """``assert_table_is_registry(built_in, registry, function)``: each ``(module, class)`` of a registry's
+    built-in table is what the registry holds under the class's ``name``, and no models module calls
+    ``function`` (the registry's ``register_*``) on import: the table alone registers the built-ins."""
+    def check(built_in, registry, function):
+        for module, attribute in built_in:
+            cls = getattr(__import__(module, fromlist=[attribute]), attribute)
+            assert registry[cls.name] is cls
+        assert _registers_on_import(function) == []  # no module-level call, nor a decorator use
+
+    return check

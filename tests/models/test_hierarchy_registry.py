@@ -37,11 +37,8 @@ def test_each_built_in_module_imported_first_reaches_every_built_in(first):
          "assert all(type(make_prior(c.name)) is c for c in expected)")
 
 
-def test_the_table_is_the_registry_and_no_module_registers_itself_on_import(registers_on_import):
-    for module, attribute in BUILT_IN:
-        cls = getattr(__import__(module, fromlist=[attribute]), attribute)
-        assert HIERARCHIES[cls.name] is cls
-    assert registers_on_import("register_hierarchy") == []  # no module-level call, nor a decorator use
+def test_the_table_is_the_registry_and_no_module_registers_itself_on_import(assert_table_is_registry):
+    assert_table_is_registry(BUILT_IN, HIERARCHIES, "register_hierarchy")
 
 
 def test_a_users_hierarchy_registers_by_decorator_and_is_reached_by_name():

@@ -55,11 +55,8 @@ def test_each_models_module_imported_first_in_a_fresh_process(first):
     assert done.returncode == 0, done.stderr
 
 
-def test_the_table_is_the_registry_and_no_module_registers_a_likelihood_on_import(registers_on_import):
-    for module, attribute in BUILT_IN:
-        cls = getattr(__import__(module, fromlist=[attribute]), attribute)
-        assert LIKELIHOODS[cls.name] is cls
-    assert registers_on_import("register_likelihood") == []  # no module-level call, nor a decorator use
+def test_the_table_is_the_registry_and_no_module_registers_a_likelihood_on_import(assert_table_is_registry):
+    assert_table_is_registry(BUILT_IN, LIKELIHOODS, "register_likelihood")
 
 
 def test_importing_the_registry_imports_no_likelihood_module_until_it_is_read():
