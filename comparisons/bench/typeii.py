@@ -60,7 +60,7 @@ def _bench(args, describe):
     import numpy as np
 
     from sparsebayes.comparisons.synthetic import sinc
-    from sparsebayes.inference.engines import typeii
+    from sparsebayes.inference.engines import typeii_exact
     from sparsebayes.inference.engines.typeii_batch import fit_batch, fit_batch_growing
     from sparsebayes.inference.engines.lowrank import factor_kernel_design, gaussian_kernel_rows
     from sparsebayes.inference.engines.typeii_design import fit_design
@@ -115,7 +115,7 @@ def _bench(args, describe):
     sets = [sinc(100, sigma=0.1, seed=rng) for _ in range(100)]
     Phi = np.stack([GaussianKernelFeatures(width=2.0).fit(x).transform(x) for x, _ in sets])
     y = np.stack([s[1] for s in sets])
-    data = jax.vmap(typeii.make_data)(jnp.asarray(Phi), jnp.asarray(y))
+    data = jax.vmap(typeii_exact.make_data)(jnp.asarray(Phi), jnp.asarray(y))
     noise0 = jnp.asarray(0.1 * y.var(1))
     runs = {
         "one after another (fit_batch_growing)": lambda: fit_batch_growing(

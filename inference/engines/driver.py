@@ -20,12 +20,11 @@ engine takes it, under the name :data:`ENGINES` gives:
   estimated shared hyperparameters move with the state, so its step reads the hierarchy from it;
 * :mod:`~sparsebayes.inference.engines.bound` (Böhning-bound MM, 003): ``prior``, the hierarchy
   with the ``"bound"`` capability (the likelihood is the engine's: the multinomial logistic);
-* :mod:`~sparsebayes.inference.engines.typeii` (Tipping & Faul's sequential type-II, Gaussian
-  path, 004): ``prior``, the hierarchy with the ``"type2"`` capability (the likelihood is the
-  Gaussian);
-* :mod:`~sparsebayes.inference.engines.typeii_laplace` (the sequential type-II's Laplace path for the
-  other likelihoods): ``model``, a :class:`~sparsebayes.inference.engines.typeii_laplace.LaplaceModel`
-  ``(prior, likelihood)``.
+* :mod:`~sparsebayes.inference.engines.typeii` (Tipping & Faul's sequential type-II, 004, for every
+  likelihood): ``model``, a :class:`~sparsebayes.inference.engines.typeii_moves.TypeIIModel`
+  ``(prior, likelihood)``, the hierarchy with the ``"type2"`` capability and the likelihood, whose
+  ``conjugate_noise`` picks the data step (the Gaussian's exact statistics, :mod:`.typeii_exact`, or the
+  Laplace linearization at the mode, :mod:`.typeii_laplace`).
 
 Every ``State`` has ``n_iter``, the steps taken, which :func:`run` bounds by ``max_iter``. The
 stopping rule is the engine's ``converged(state, tol)``: by default :func:`rel_change_below`,
@@ -33,8 +32,8 @@ stopping rule is the engine's ``converged(state, tol)``: by default :func:`rel_c
 it estimates (EM's joint change of the weights, the hierarchy's shared hyperparameters and the
 objective, :func:`~sparsebayes.inference.engines.em.joint_change`; the bound engine's relative
 change of the weights, all it estimates). An engine whose step decides convergence itself passes
-its own predicate (the type-II engine: no move gains more than its ``tol`` and σ² moved less than
-its ``noise_tol``, a flag its step sets; the type-II Laplace path: the same flag, or no better
+its own predicate (the type-II engine, Gaussian: no move gains more than its ``tol`` and σ² moved
+less than its ``noise_tol``, a flag its step sets; other likelihoods: the same flag, or no better
 objective for ``patience`` steps, counted by its step in the state; the bound engine's component-wise
 solver: the change and a sweep over every weight). ``halt(state)``, if given, stops the loop too (EM:
 few enough weights left to compact the active set; type-II: an add found no free slot).
@@ -74,7 +73,7 @@ __all__ = ["ENGINES", "PENDING", "SAMPLERS", "rel_change_below", "run", "trace"]
 
 #: The engines that keep the contract: module name (under :mod:`sparsebayes.inference.engines`) ->
 #: the name of their model argument (``init``'s second, ``step``'s third positional parameter).
-ENGINES = {"em": "model", "bound": "prior", "typeii": "prior", "typeii_laplace": "model", "hierarchy_gibbs": "model"}
+ENGINES = {"em": "model", "bound": "prior", "typeii": "model", "hierarchy_gibbs": "model"}
 
 #: The engines of :data:`ENGINES` that are samplers (module docstring): their step takes its randomness
 #: as a keyword-only setting, their ``trace`` is the chain, and :func:`run` does not apply.

@@ -6,7 +6,7 @@ EM touches the data only through ``η = Hβ`` (the E-step and σ² update) and t
 r × p design ``H̃`` and the r compressed targets ``Qᵀv``, in its dual (r × r) form, so an
 iteration costs ``O(r² p)`` instead of ``O(p³)``. The sequential type-II engine reads the data
 only through ``ΦᵀΦ``, ``Φᵀy``, ``‖φ_i‖²``, ``yᵀy`` and N, and runs on ``H̃`` and ``Qᵀy`` with
-the real N and ``yᵀy`` (:func:`sparsebayes.inference.engines.typeii.make_data`).
+the real N and ``yᵀy`` (:func:`sparsebayes.inference.engines.typeii_exact.make_data`).
 
 Gaussian kernels centred on the training points are often of low numerical rank (wide
 kernels, few input dimensions: on sinc with h = 3 the kernel matrix has rank 25 to 1e-14 from

@@ -1,10 +1,10 @@
 """Many type-II fits in one compiled call: the sequential engine of :mod:`.typeii` over a
 leading data-set axis (the replications of a table, CV folds), with the same steps, and so the
-same final states, as one :func:`~.typeii.fit` per data set.
+same final states, as one :func:`~.typeii_exact.fit` per data set.
 
 :func:`fit_batch` runs the fits one after another inside one program (``lax.map``), or
 ``vmap``-ed on a few lanes of a work queue (:func:`_fit_queue`); :func:`fit_batch_growing`
-starts them in few slots and widens them as :func:`~.typeii.fit_growing` does.
+starts them in few slots and widens them as :func:`~.typeii_exact.fit_growing` does.
 """
 from __future__ import annotations
 
@@ -13,26 +13,26 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from sparsebayes.inference.engines.typeii import (
+from sparsebayes.inference.engines.typeii_exact import (
     _add,
     _reestimate_or_delete,
     choose_move,
     finish_move,
     fit,
     grow_slots,
-    init,
     noise_due,
     noise_step,
     note_cycle,
     run,
     spd_inverse_sweep,
+    start,
     stopped,
     widen,
 )
 
 
 def fit_batch_growing(data, prior, noise_var, *, limit, start=16, **kw):
-    """:func:`~.typeii.fit_growing` for a leading data-set axis, the fits one after another in one compiled
+    """:func:`~.typeii_exact.fit_growing` for a leading data-set axis, the fits one after another in one compiled
     program (``lax.map``); a fit that pauses for want of a slot goes on, once every fit has
     stopped or paused, in twice the slots (the finished ones then stop at once)."""
     return grow_slots(lambda c, pause: fit_batch(data, prior, noise_var, capacity=c, pause_when_full=pause, **kw),
@@ -49,11 +49,11 @@ def _resume_batch(data, prior, state, *, pause_when_full, **kw):
 @partial(jax.jit, static_argnames=("capacity", "lanes", "pause_when_full"))
 def fit_batch(data, prior, noise_var, *, capacity, max_iter=2000, tol=1e-9, noise_tol=1e-7, noise_every=1,
               align_max=1.0 - 1e-3, lanes=1, pause_when_full=False):
-    """:func:`~.typeii.fit` for a leading data-set axis of ``data`` and ``noise_var``: the same steps, so the
+    """:func:`~.typeii_exact.fit` for a leading data-set axis of ``data`` and ``noise_var``: the same steps, so the
     same final states as one fit per data set.
 
     ``lanes=1`` (default): the fits run one after another inside one compiled program
-    (``lax.map`` of :func:`~.typeii.fit`, ``pause_when_full`` passed on), each with its own ``cond``
+    (``lax.map`` of :func:`~.typeii_exact.fit`, ``pause_when_full`` passed on), each with its own ``cond``
     branches and LAPACK solves.
     ``lanes > 1``: :func:`_fit_queue`, ``vmap``-ed steps over that many fits at once. On CPU the
     sequential map is the faster, and more lanes make the ``vmap``-ed fits slower still: under
@@ -77,14 +77,14 @@ def _fit_queue(data, prior, noise_var, *, lanes, capacity, max_iter, tol, noise_
     loop runs for about the total number of steps over ``lanes``, not until the slowest of a
     fixed chunk of fits stops. Each kind of update (re-estimate/delete, add, σ², a refill) runs,
     ``vmap``-ed and kept where chosen, only on the iterations on which some lane chose it (a
-    plain ``vmap`` of :func:`~.typeii.fit` turns every ``cond`` into a select that runs all branches, the
+    plain ``vmap`` of :func:`~.typeii_exact.fit` turns every ``cond`` into a select that runs all branches, the
     σ² update with its two recomputes included, on every step, which makes each fit several
     times slower). Recomputes use :func:`spd_inverse_sweep`, not LAPACK.
     """
     vmap = jax.vmap
     n = noise_var.shape[0]
     n_lanes = min(lanes, n)
-    init_lanes = vmap(lambda d, nv: init(d, prior, nv, capacity, spd_inverse_sweep))
+    init_lanes = vmap(lambda d, nv: start(d, prior, nv, capacity, spd_inverse_sweep))
     choose = vmap(lambda d, st: choose_move(d, st, prior, tol=tol, align_max=align_max))
     reestimate = vmap(_reestimate_or_delete)
     add = vmap(_add)

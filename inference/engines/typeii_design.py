@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sparsebayes.inference.engines import typeii
+from sparsebayes.inference.engines import typeii_exact
 from sparsebayes.inference._backend import on_accelerator
 from sparsebayes.inference.engines._shapes import bucket, pad_to
 from sparsebayes.inference.engines.typeii_batch import fit_batch, fit_batch_growing
@@ -44,7 +44,7 @@ def use_gram(n, m):
 
 class GramStatistics(NamedTuple):
     """The sufficient statistics of a Gaussian type-II fit, ``ΦᵀΦ`` (M × M), ``Φᵀy``, ``yᵀy`` and the
-    number of rows ``n_rows``: all the engine reads of the data (:class:`~.typeii.GramData`)."""
+    number of rows ``n_rows``: all the engine reads of the data (:class:`~.typeii_exact.GramData`)."""
 
     gram: np.ndarray
     Phity: np.ndarray
@@ -81,11 +81,11 @@ def _pack_gram(stats, n_obs):
 
 
 def engine_data(packed):
-    """The engine's data: :func:`typeii.make_gram_data` for a Gram form, else a :func:`typeii.make_design`
+    """The engine's data: :func:`typeii_exact.make_gram_data` for a Gram form, else a :func:`typeii_exact.make_design`
     whose products the fit's program computes (one program for a first fit, not two)."""
     if packed.gram:
-        return typeii.make_gram_data(packed.Phi, packed.y, packed.yy, packed.n_obs, packed.basis_mask)
-    return typeii.make_design(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)
+        return typeii_exact.make_gram_data(packed.Phi, packed.y, packed.yy, packed.n_obs, packed.basis_mask)
+    return typeii_exact.make_design(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)
 
 
 def pack_design(Phi, y, *, n_obs=None, factor=None):
@@ -98,7 +98,7 @@ def pack_design(Phi, y, *, n_obs=None, factor=None):
         Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
     n, m = Phi.shape
     n_pad, m_pad = bucket(n), bucket(m)
-    Phi_pad = pad_to(Phi, (n_pad, m_pad), out=typeii.aligned_zeros((n_pad, m_pad)))  # to the device uncopied
+    Phi_pad = pad_to(Phi, (n_pad, m_pad), out=typeii_exact.aligned_zeros((n_pad, m_pad)))  # to the device uncopied
     y_pad = pad_to(np.asarray(y, dtype=np.float64), (n_pad,))
     mask = pad_to(np.ones(m, bool), (m_pad,))  # (zero columns, such as a centred bias, are masked by the engine)
     return PackedDesign(Phi_pad, y_pad, mask, n_obs, yy)
@@ -111,14 +111,14 @@ def _limit(n_columns, max_active):
 def fit_design(Phi, y, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every=1, max_active=None, factor=None,
                n_obs=None):
     """Fit one design with the engine, padding to bucketed shapes and growing the capacity
-    (:func:`typeii.fit_growing`).
+    (:func:`typeii_exact.fit_growing`).
 
     Returns the final engine state (unpadded columns are the first ``Phi.shape[1]``).
     ``max_active`` caps the number of basis functions in the model (default: all). With a
     :class:`~sparsebayes.inference.engines.lowrank.DesignFactor` ``factor`` of ``Φ`` (``Phi`` unused,
-    may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii.make_data`): an add
+    may be ``None``) the engine runs on ``Φ̃`` and ``Qᵀy`` (:func:`typeii_exact.make_data`): an add
     then costs ``O(rM)`` instead of ``O(NM)``. With ``factor`` the :class:`GramStatistics` of ``Φ``
-    and ``y`` (``Phi`` and ``y`` unused) it runs on them alone (:class:`typeii.GramData`), nothing
+    and ``y`` (``Phi`` and ``y`` unused) it runs on them alone (:class:`typeii_exact.GramData`), nothing
     of its cost in ``N``. ``n_obs`` is the dimension of the data the
     evidence is of: ``N`` (default), or ``N − 1`` for centred data with a flat intercept
     integrated out (``y`` and every column centred: the constant direction then holds noise
@@ -126,7 +126,7 @@ def fit_design(Phi, y, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_every
     """
     packed = pack_design(Phi, y, n_obs=n_obs, factor=factor)
     data = engine_data(packed)
-    return typeii.fit_growing(data, prior, noise_var, limit=_limit(packed.Phi.shape[1], max_active),
+    return typeii_exact.fit_growing(data, prior, noise_var, limit=_limit(packed.Phi.shape[1], max_active),
                               max_iter=max_iter, tol=tol, noise_every=noise_every)
 
 
@@ -150,7 +150,7 @@ def fit_designs(packed, prior, noise_var, *, max_iter=2000, tol=1e-9, noise_ever
     shapes = {p.Phi.shape for p in packed}
     if len(shapes) != 1 or any(p.yy is not None for p in packed):
         raise ValueError(f"fit_designs takes unfactored designs of one padded shape, got shapes {sorted(shapes)}")
-    data = jax.vmap(typeii.make_data)(jnp.asarray(np.stack([p.Phi for p in packed])),
+    data = jax.vmap(typeii_exact.make_data)(jnp.asarray(np.stack([p.Phi for p in packed])),
                                       jnp.asarray(np.stack([p.y for p in packed])),
                                       jnp.asarray([float(p.n_obs) for p in packed]),
                                       jnp.asarray(np.stack([p.basis_mask for p in packed])))

@@ -46,9 +46,10 @@ kernel: +6 nats; delete it, predicted +2: −6 nats; repeat), where Tipping's Sp
 once ``L`` has not improved on its best for ``patience`` steps and returns the best state
 (``stalled`` set, ``converged`` false); a fit that stops on ``tol`` returns its last state.
 
-The contract of :mod:`sparsebayes.inference.engines.driver`, as the Gaussian path keeps it: :class:`State`,
-:func:`init` ``(data, model, capacity)`` with ``data`` a :class:`LaplaceData` and ``model`` a
-:class:`LaplaceModel` ``(prior, likelihood)``, a pure :func:`step` ``(state, data, model, *, settings)``
+The engine (:mod:`.typeii`) takes this path's pieces for a likelihood without ``conjugate_noise``, in the
+shape of the contract of :mod:`sparsebayes.inference.engines.driver`, as the Gaussian path's: :class:`State`,
+:func:`start` ``(data, model, capacity)`` with ``data`` a :class:`LaplaceData` and ``model`` a
+:class:`~.typeii_moves.TypeIIModel` ``(prior, likelihood)``, a pure :func:`take_step` ``(state, data, model, *, settings)``
 returning the new state and the step's :class:`~.typeii_moves.Info`, :func:`run` the jit boundary (the
 driver's ``lax.while_loop`` to :func:`stopped`), :func:`trace` a fixed number of steps (the driver's
 ``lax.scan``). The best state and the steps since it are part of the state (``best``, ``since``),
@@ -78,7 +79,7 @@ from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines._shapes import bucket, pad_to
 from sparsebayes.inference.engines.typeii_laplace_mode import (
     ACTIVE_WIDTHS, ARD, CLOSED, UNIT_NOISE, _lam, _laplace_covariance, _settle, _widths, small, sparsity_quality)
-from sparsebayes.inference.engines.typeii_moves import Info, capacity_hit, choose, grow_slots, update_lambda
+from sparsebayes.inference.engines.typeii_moves import Info, TypeIIModel, capacity_hit, choose, grow_slots, update_lambda
 from sparsebayes.inference.engines.typeii_param import _start_params, has_own_parameter, param_step
 from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.priors import require
@@ -94,7 +95,7 @@ class State(NamedTuple):
     them as 0 and 1.
 
     ``best`` (the state of largest ``L`` so far, without its own ``best`` and ``since``) and ``since``
-    (the steps since it; −1 for a start not settled yet) are :func:`step`'s bookkeeping for the
+    (the steps since it; −1 for a start not settled yet) are :func:`take_step`'s bookkeeping for the
     patience of :func:`stopped`; a state without them (``None``) takes steps without it."""
 
     var: jax.Array
@@ -125,22 +126,14 @@ class LaplaceData(NamedTuple):
     n_obs: jax.Array | None = None
 
 
-class LaplaceModel(NamedTuple):
-    """What the Laplace path fits (the driver's ``model``): the type-II hierarchy ``prior`` and the
-    ``likelihood``, an object of :mod:`sparsebayes.models.likelihoods`."""
-
-    prior: object
-    likelihood: object
-
-
 def make_model(likelihood, prior=None):
-    """:class:`LaplaceModel` of ``likelihood`` (checked for the Laplace path's protocol) under ``prior``
+    """:class:`~.typeii_moves.TypeIIModel` of ``likelihood`` (checked for the Laplace path's protocol) under ``prior``
     (``None``: ARD; checked by :func:`check_prior`)."""
     require_likelihood(likelihood, "laplace")
-    return LaplaceModel(check_prior(prior), likelihood)
+    return TypeIIModel(check_prior(prior), likelihood)
 
 
-def init(data, model, capacity, *, params=None, n_open=None, settle=True):
+def start(data, model, capacity, *, params=None, n_open=None, settle=True):
     """One basis in: the column best aligned with the likelihood's ``init_target`` (for the
     Bernoulli likelihood the logit of the smoothed labels; Tipping & Faul 2003, Sec. 4), its
     weight the least-squares coefficient on that target, settled at its mode; λ the hierarchy's
@@ -149,9 +142,9 @@ def init(data, model, capacity, *, params=None, n_open=None, settle=True):
     default; the others :data:`~.typeii_laplace_mode.CLOSED`).
 
     ``settle=False`` leaves the weight at its least-squares value (``since = −1``): the first
-    :func:`step` then settles it and takes no move (:func:`_start_and_run`, whose loop settles the start
+    :func:`take_step` then settles it and takes no move (:func:`_start_and_run`, whose loop settles the start
     with the step's own code rather than a second copy of it). The state's ``best`` is itself and
-    ``since`` 0 (:func:`step`'s bookkeeping of the best state, for :func:`stopped`'s patience)."""
+    ``since`` 0 (:func:`take_step`'s bookkeeping of the best state, for :func:`stopped`'s patience)."""
     likelihood, prior = model.likelihood, model.prior
     if params is None:
         params = _start_params(likelihood, data.t, None)
@@ -163,7 +156,7 @@ def init(data, model, capacity, *, params=None, n_open=None, settle=True):
 
 
 def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None, *, prior=ARD, params=1.0):
-    """:func:`init`'s state before :func:`~.typeii_laplace_mode._settle` (``w`` the least-squares weight), in ``capacity``
+    """:func:`start`'s state before :func:`~.typeii_laplace_mode._settle` (``w`` the least-squares weight), in ``capacity``
     slots, the first ``n_open`` of them open (all by default; the others :data:`~.typeii_laplace_mode.CLOSED`)."""
     z = likelihood.init_target(t)
     col_sq = jnp.sum(Phi * Phi, axis=0)
@@ -185,7 +178,7 @@ def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None, *, p
 
 
 def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_params, param_tol):
-    """:func:`step` without its bookkeeping of the best state: the move, λ, the mode and ``L``, and
+    """:func:`take_step` without its bookkeeping of the best state: the move, λ, the mode and ``L``, and
     the likelihood's parameter; ``settle_only`` a traced flag, or ``None`` where it never holds."""
     likelihood, prior = model.likelihood, model.prior
     Phi, t, n_obs = data.Phi, data.t, data.n_obs
@@ -230,7 +223,7 @@ def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_par
     return new, Info.of(chosen, new.objective, hit)
 
 
-def step(state, data, model, *, tol, pause_when_full=False, estimate_params=False, param_tol=1e-6):
+def take_step(state, data, model, *, tol, pause_when_full=False, estimate_params=False, param_tol=1e-6):
     """One add / re-estimate / delete of largest predicted gain under the hierarchy ``model.prior``
     (:func:`.typeii_moves.choose`: its ``κ``, optimum and gain at the state's λ, or with λ
     re-maximised), then λ by the hierarchy's update, the new mode and ``L``, and, with
@@ -242,7 +235,7 @@ def step(state, data, model, *, tol, pause_when_full=False, estimate_params=Fals
     When the best move is an add with no free slot, the step takes the best move that fits and
     sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but ``capacity_hit``
     (``info.kind == PAUSED``) and, where :data:`~.typeii_laplace_mode.CLOSED` slots are left, opens them and clears the
-    flag (what a widening between two programs does). A state with ``since < 0`` (:func:`init` with
+    flag (what a widening between two programs does). A state with ``since < 0`` (:func:`start` with
     ``settle=False``) is settled at its mode and takes no move, counting no step (the start of
     :func:`_start_and_run`, settled by the loop's own code rather than by a second copy of it).
 
@@ -284,20 +277,20 @@ def _start_and_run(data, model, params=1.0, *, capacity, max_iter, tol, patience
                    estimate_params=False, param_tol=1e-6):
     """:func:`run` from the start, in ``capacity`` slots of which ``n_open`` are open (all by
     default; one compiled program for a fit that never outgrows them). The start is unsettled
-    (:func:`init`'s ``settle=False``): the loop's first iteration settles it and counts no step."""
-    state = init(data, model, capacity, params=params, n_open=n_open, settle=False)
+    (:func:`start`'s ``settle=False``): the loop's first iteration settles it and counts no step."""
+    state = start(data, model, capacity, params=params, n_open=n_open, settle=False)
     return run(state, data, model, max_iter=max_iter, tol=tol, patience=patience, pause_when_full=pause_when_full,
                estimate_params=estimate_params, param_tol=param_tol)
 
 
 @partial(jax.jit, static_argnames=_RUN_STATIC)
 def run(state, data, model, *, max_iter, tol, patience, pause_when_full=False, estimate_params=False, param_tol=1e-6):
-    """The jit boundary of the Laplace path: :func:`step` from ``state``
+    """The jit boundary of the Laplace path: :func:`take_step` from ``state``
     (:func:`~sparsebayes.inference.engines.driver.run`) until :func:`stopped` (converged, or no better
     ``L`` for ``patience`` steps) or ``max_iter`` or, with ``pause_when_full``, an add that finds no
     free slot and no :data:`~.typeii_laplace_mode.CLOSED` one to open (the state then returned as it was, ``capacity_hit``
     set). A state with ``since < 0`` (an unsettled start) is settled by the first iteration."""
-    one = partial(step, tol=tol, pause_when_full=pause_when_full, estimate_params=estimate_params,
+    one = partial(take_step, tol=tol, pause_when_full=pause_when_full, estimate_params=estimate_params,
                   param_tol=param_tol)
     return driver.run(one, state, data, model, tol=tol, max_iter=max_iter,
                       converged=partial(stopped, patience=patience),
@@ -392,7 +385,7 @@ def fit(Phi, t, basis_mask, *, likelihood, prior=None, params=None, estimate_par
     opened = halves and len(_widths(Phi.shape, 2 * capacity)) == 1
     if opened:  # the step runs on all slots at this size (_widths): closed slots would save nothing
         capacity, halves = 2 * capacity, False
-    data, model = LaplaceData(Phi, t, basis_mask, n_obs), LaplaceModel(prior, likelihood)
+    data, model = LaplaceData(Phi, t, basis_mask, n_obs), TypeIIModel(prior, likelihood)
     state = grow_slots(
         lambda c, pause: _programs(Phi.shape, c)[0](data, model, params, capacity=c, n_open=c // 2 if halves else c,
                                                     pause_when_full=pause, **kw),
@@ -416,13 +409,13 @@ def check_prior(prior):
 
 @partial(jax.jit, static_argnames=("n_steps", "estimate_params"))
 def trace(state, data, model, *, n_steps, tol=1e-6, estimate_params=None, param_tol=1e-6):
-    """``n_steps`` of :func:`step` from ``state`` (:func:`~sparsebayes.inference.engines.driver.trace`;
+    """``n_steps`` of :func:`take_step` from ``state`` (:func:`~sparsebayes.inference.engines.driver.trace`;
     a fit that has converged stays, with ``kind`` none and gain 0), with the likelihood's own parameter
     estimated where it has one (``estimate_params=None``); returns the last state and every step's
     :class:`~sparsebayes.inference.engines.typeii_moves.Info`. On the data as given (no padding), for
-    tests and diagnostics; start from :func:`init` with a slot for every candidate."""
+    tests and diagnostics; start from :func:`start` with a slot for every candidate."""
     estimate = has_own_parameter(model.likelihood) if estimate_params is None else estimate_params
-    one = partial(step, tol=tol, estimate_params=estimate, param_tol=param_tol)
+    one = partial(take_step, tol=tol, estimate_params=estimate, param_tol=param_tol)
     return driver.trace(one, state, data, model, n_steps=n_steps, converged=lambda st, _: st.converged,
                         rest=lambda st: Info.none(st.objective))
 
@@ -453,7 +446,7 @@ def stopped_at_start(state):
     """Whether the fit stopped at its start: its first step found no move gaining more than ``tol``
     (``converged`` is set by the step that finds no move, and ends the run, so that step was the
     first when ``n_iter`` is 1). The start is one basis function chosen by its projection on the
-    likelihood's ``init_target`` (:func:`init`), not by the evidence, and no search followed: the estimator
+    likelihood's ``init_target`` (:func:`start`), not by the evidence, and no search followed: the estimator
     reports such a fit as not converged (raw linear features on ``X + 10``: every column looks like
     the bias, none raises the evidence, and the fit is a constant classifier)."""
     return bool(state.converged) and int(state.n_iter) == 1

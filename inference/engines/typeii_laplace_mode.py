@@ -171,7 +171,7 @@ def _on_active_slots(slots, fn, shape, *, one_active=False):
     precision), so the rows and columns that ``idx`` selects from the Cholesky factor of the
     precision are the factor of its block, and nothing outside ``idx`` changes ``S``, ``Q``, the
     mode or the evidence. One ``lax.switch`` branch per width, compiled once; with
-    ``one_active`` (the start, :func:`~.typeii_laplace.init`) the smallest width's branch alone, the one the switch
+    ``one_active`` (the start, :func:`~.typeii_laplace.start`) the smallest width's branch alone, the one the switch
     would take, so that the start compiles one copy of ``fn`` instead of one per width. While only
     the first ``k`` slots are open (the rest :data:`CLOSED`, ``k`` a width), the width ``k`` takes
     them in order, as a fit in ``k`` slots does.

@@ -25,6 +25,17 @@ import numpy as np
 from sparsebayes.models.priors.typeii import optimal_variance, variance_objective_change
 
 
+class TypeIIModel(NamedTuple):
+    """What the sequential type-II engine fits (the driver's ``model``): the type-II hierarchy ``prior``
+    (:mod:`sparsebayes.models.priors.typeii`) and the ``likelihood``, an object of
+    :mod:`sparsebayes.models.likelihoods`. The likelihood's ``conjugate_noise`` declaration picks the
+    data step (:func:`sparsebayes.models.likelihoods.conjugate_noise`): the Gaussian's exact statistics
+    (:mod:`.typeii_exact`), else the Laplace linearization at the mode (:mod:`.typeii_laplace`)."""
+
+    prior: object
+    likelihood: object
+
+
 class Move(NamedTuple):
     """The chosen move: basis ``m`` to variance ``var`` (0 = delete); ``kind`` 0 re-estimate or
     delete, 1 add, 2 none (no gain above ``tol``); ``gain`` the best gain, ``blocked`` the best
@@ -202,7 +213,7 @@ def grow_slots(first, run, widen_to, capacity, limit, paused=lambda st: st.capac
     """``state = first(capacity, pause)``, then while ``paused(state)`` (any, for a batch):
     ``state = run(widen_to(state, 2 · capacity), pause)``; ``pause`` is on below ``limit``.
 
-    The shared driver of the engines' growing fits (:func:`.typeii.fit_growing`,
+    The shared driver of the engines' growing fits (:func:`.typeii_exact.fit_growing`,
     :func:`.typeii_batch.fit_batch_growing`, :func:`.typeii_laplace.fit`): the active set lives
     in slots, a step costs more the more slots there are, so a fit starts in few and doubles them
     without restarting whenever the best move is an add that finds none free. The first run

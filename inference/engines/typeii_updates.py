@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 def basis_column(data, m):
     """``Φᵀφ_m`` (M,), the new column of ``B`` when basis ``m`` enters: from the design (``O(NM)``), or
-    row ``m`` of ``ΦᵀΦ`` when the engine holds the Gram matrix (:class:`~.typeii.GramData`, the
+    row ``m`` of ``ΦᵀΦ`` when the engine holds the Gram matrix (:class:`~.typeii_exact.GramData`, the
     n-independent form; ``ΦᵀΦ`` is symmetric, so its row ``m`` is its column ``m``)."""
     if getattr(data, "is_gram", False):  # static: the data's type decides the program
         return data.Phi[m]

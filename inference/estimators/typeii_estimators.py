@@ -28,7 +28,7 @@ flags; the estimated hyperparameters are ``gamma_`` and ``noise_var_``), ``likel
 ``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_`` (no move gains
 more than ``tol``, reached after at least one move: a fit that never left its start is not
 converged), ``cycled_`` (004 Algorithm 1 went round a cycle of moves; the fit stopped at the
-cycle's best ``L``, see :func:`sparsebayes.inference.engines.typeii.note_cycle`).
+cycle's best ``L``, see :func:`sparsebayes.inference.engines.typeii_exact.note_cycle`).
 
 λ and γ mean one thing across the package (:class:`~sparsebayes.models.priors.LaplacePrior`):
 ``gamma_`` is the rate of the exponential on the prior variances, what these papers call λ

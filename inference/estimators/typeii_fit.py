@@ -42,7 +42,7 @@ from sparsebayes.models.priors.typeii import _log_noise_prior
 
 from sparsebayes.inference._validation import check_count, check_max_iter, check_number
 from sparsebayes.inference._warnings import warn_degenerate
-from sparsebayes.inference.engines import typeii, typeii_laplace, typeii_param
+from sparsebayes.inference.engines import typeii_exact, typeii_laplace, typeii_param
 from sparsebayes.inference.engines.lowrank import centred_design_factor
 from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
 from sparsebayes.inference.estimators._base import fit_feature_design, make_feature_map
@@ -279,11 +279,11 @@ def finish_typeii(problem, state, *, owner):
     holds when the engine stopped because no move gained more than ``tol`` *after* moving at least once:
     a fit that never left its start (one basis function, chosen by its projection on ``y``, not by the
     evidence) searched nothing and is not reported as converged."""
-    host = typeii.result_fields(state)  # first: last_basis_pruned_jit then reads the ``var`` it cached
-    pruned = bool(typeii.last_basis_pruned_jit(state, problem.prior))
+    host = typeii_exact.result_fields(state)  # first: last_basis_pruned_jit then reads the ``var`` it cached
+    pruned = bool(typeii_exact.last_basis_pruned_jit(state, problem.prior))
     moved = int(host.n_moves) > 0
     if pruned:
-        # the engine keeps its last basis whatever the hierarchy says (typeii.last_basis_pruned): it prunes it
+        # the engine keeps its last basis whatever the hierarchy says (typeii_exact.last_basis_pruned): it prunes it
         fit = _empty_fit(problem, n_iter=int(host.n_iter), converged=bool(host.converged) and moved,
                          cycled=bool(host.cycled))
     else:

@@ -14,7 +14,7 @@ from jax import lax
 
 import sparsebayes.inference.engines as engines
 from sparsebayes.inference.engines import (bound, driver, em, hierarchy_gibbs, hierarchy_gibbs_augmented, hierarchy_gibbs_batch,
-                                          hierarchy_gibbs_variates, typeii, typeii_laplace, typeii_param)
+                                          hierarchy_gibbs_variates, typeii, typeii_exact, typeii_laplace, typeii_param)
 from sparsebayes.inference.engines._compile import QUICK_COMPILE
 from sparsebayes.models.likelihoods import GaussianLikelihood, make_likelihood
 from sparsebayes.models.priors import JeffreysPrior, LaplacePrior
@@ -203,14 +203,14 @@ def test_typeii_run_is_its_hand_written_loop():
     rng = np.random.default_rng(2)
     Phi = rng.normal(size=(30, 8))
     y = Phi @ np.array([1.5, 0, 0, -2.0, 0, 0, 0, 0.7]) + 0.2 * rng.normal(size=30)
-    data = typeii.make_data(Phi, y)
+    data = typeii_exact.make_data(Phi, y)
     prior = ScaledLaplacePrior()
-    start = typeii.init(data, prior, 0.1 * np.var(y), 8)
-    final = typeii.programs(Phi.shape, 8)[1](start, data, prior, max_iter=200)  # the small fit's program
-    hand = _hand_loop(lambda s, st, d, p: typeii.step(s, d, p),
+    start = typeii_exact.start(data, prior, 0.1 * np.var(y), 8)
+    final = typeii_exact.programs(Phi.shape, 8)[1](start, data, prior, max_iter=200)  # the small fit's program
+    hand = _hand_loop(lambda s, st, d, p: typeii_exact.take_step(s, d, p),
                       lambda st, d, p: lambda s: ~s.converged & ~s.cycled & (s.n_iter < 200), lambda st, *_: st,
                       (start, data, prior),
-                      typeii.SMALL_FIT_COMPILE)
+                      typeii_exact.SMALL_FIT_COMPILE)
     assert 2 < int(final.n_iter) < 200 and bool(final.converged)
     _assert_same(final, hand, ("var", "mu", "Sigma", "noise_var", "objective", "n_iter"))
 
@@ -229,9 +229,9 @@ def test_typeii_laplace_run_is_its_hand_written_loop(likelihood, prior):
                                       jnp.asarray(50, jnp.int32) if likelihood != "poisson" else None)
     model = typeii_laplace.make_model(lik, prior)
     own = typeii_param.has_own_parameter(lik)
-    start = typeii_laplace.init(data, model, 6, params=2.0 if own else None, settle=False)
+    start = typeii_laplace.start(data, model, 6, params=2.0 if own else None, settle=False)
     final = typeii_laplace.run(start, data, model, max_iter=200, tol=1e-6, patience=7, estimate_params=own)
-    hand = _hand_loop(lambda s, st, d, m: typeii_laplace.step(s, d, m, tol=1e-6, estimate_params=own),
+    hand = _hand_loop(lambda s, st, d, m: typeii_laplace.take_step(s, d, m, tol=1e-6, estimate_params=own),
                       lambda st, d, m: lambda s: ((~s.converged & (s.since < 7)) | (s.since < 0)) & (s.n_iter < 200),
                       lambda st, *_: st, (start, data, model))
     assert 2 < int(final.n_iter) < 200 and bool(final.converged) and int(final.since) >= 0
@@ -248,9 +248,9 @@ def test_a_loop_of_typeii_laplace_steps_the_caller_owns_reaches_runs_fit_and_pat
     t = (Phi[:, 1] + 0.8 * rng.normal(size=40) > 0).astype(float)
     data = typeii_laplace.LaplaceData(jnp.asarray(Phi), jnp.asarray(t), jnp.ones(5, bool))
     model = typeii_laplace.make_model(make_likelihood("bernoulli_logistic"))
-    state = start = typeii_laplace.init(data, model, 5)
+    state = start = typeii_laplace.start(data, model, 5)
     final = typeii_laplace.run(start, data, model, max_iter=100, tol=1e-6, patience=100)
-    step = jax.jit(lambda s: typeii_laplace.step(s, data, model, tol=1e-6))
+    step = jax.jit(lambda s: typeii_laplace.take_step(s, data, model, tol=1e-6))
     objectives = [float(start.objective)]
     while not bool(typeii_laplace.stopped(state, patience=100)) and int(state.n_iter) < 100:
         state, info = step(state)
@@ -334,6 +334,7 @@ def test_a_samplers_steps_take_their_randomness_as_a_keyword_only_setting_and_th
 
 
 @pytest.mark.parametrize("loop", [em.run, em.trace, bound._run, bound._trace, typeii.run, typeii.trace,
+                                  typeii_exact.run, typeii_exact.trace,
                                   typeii_laplace.run, typeii_laplace.trace, hierarchy_gibbs.trace,
                                   hierarchy_gibbs_batch._sum_batch_draws])
 def test_the_engines_loops_are_the_drivers(loop):

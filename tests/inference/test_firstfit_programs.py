@@ -11,7 +11,7 @@ milliseconds to trace, lower and compile. On the bench's data,
   constant (``_log_lik_at_zero``); the end of the fit and the Laplace covariance are computed on
   the host;
 * ``FLAPRegressor``, ``RVMRegressor`` and ``BLSRegressor`` compile the engine's ``fit`` alone, each for
-  its hierarchy: the data's products are computed in it (``typeii.Design``), and the check of a last
+  its hierarchy: the data's products are computed in it (``typeii_exact.Design``), and the check of a last
   basis to prune is answered on the host when more than one basis is in the model;
 * ``SMLRCV`` pads its folds to the full data's bucket of rows and gives the cold start as an
   array, so that the folds and the refit share one ``_build_problem`` and one ``_run``, and

@@ -95,7 +95,7 @@ def test_evidence_never_decreases_along_a_fit():
     Phi, t = _counts(n=60, d=8, seed=3)
     mask = np.ones(Phi.shape[1], bool)
     data, model = typeii_laplace.LaplaceData(Phi, t, mask), typeii_laplace.make_model(POISSON)
-    start = typeii_laplace.init(data, model, Phi.shape[1])
+    start = typeii_laplace.start(data, model, Phi.shape[1])
     final, info = typeii_laplace.trace(start, data, model, n_steps=40)
     trace = np.r_[float(start.objective), np.asarray(info.objective)]
     assert bool(final.converged) and np.isfinite(trace).all()
@@ -114,7 +114,7 @@ def test_padding_changes_no_step():
     padded = typeii_laplace.fit(Phi, t, mask, likelihood=POISSON, capacity=Phi.shape[1])
     assert typeii_laplace._padded(Phi, t, mask)[0].shape[0] > Phi.shape[0]
     data, model = typeii_laplace.LaplaceData(Phi, t, mask), typeii_laplace.make_model(POISSON)
-    start = typeii_laplace.init(data, model, Phi.shape[1])
+    start = typeii_laplace.start(data, model, Phi.shape[1])
     exact, info = typeii_laplace.trace(start, data, model, n_steps=int(padded.n_iter))
     trace = np.asarray(info.objective)
     assert bool(exact.converged) and int(exact.n_iter) == int(padded.n_iter)

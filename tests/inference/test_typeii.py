@@ -8,7 +8,7 @@ from jax.scipy.special import xlogy
 from scipy.optimize import minimize
 
 from sparsebayes.comparisons.synthetic import sinc
-from sparsebayes.inference.engines import typeii, typeii_batch
+from sparsebayes.inference.engines import typeii_batch, typeii_exact
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior, optimal_variance
 
@@ -50,18 +50,18 @@ def _bls_direct(Phi, y, tau, noise_var):
 
 
 def _fit(Phi, y, prior, noise0, **kw):
-    data = typeii.make_data(Phi, y)
+    data = typeii_exact.make_data(Phi, y)
     kw.setdefault("capacity", Phi.shape[1])
-    return typeii.fit(data, prior, noise0, **kw)
+    return typeii_exact.fit(data, prior, noise0, **kw)
 
 
 @pytest.mark.parametrize("name", list(PRIORS))
 def test_objective_never_decreases(name):
     Phi, y = _sinc_design(n=50, sigma=0.2, seed=3)
-    data = typeii.make_data(Phi, y)
+    data = typeii_exact.make_data(Phi, y)
     noise0 = 0.01 * np.mean(y**2) if name == "flap" else 0.1 * np.var(y)
-    start = typeii.init(data, PROFILED[name], noise0, 51)
-    state, info = typeii.trace(start, data, PROFILED[name], n_steps=150)
+    start = typeii_exact.start(data, PROFILED[name], noise0, 51)
+    state, info = typeii_exact.trace(start, data, PROFILED[name], n_steps=150)
     trace = np.r_[float(start.objective), np.asarray(info.objective)]
     # each step's Info: a profiled move's gain is the exact change of L, so the step's rise of L is
     # that gain (FLAP: σ² fixed) or that gain plus a σ² update's, which is an ascent too
@@ -86,16 +86,16 @@ def test_profiled_moves_re_estimate_a_lone_basis(name):
     rng = np.random.default_rng(2)
     Phi = rng.normal(size=(40, 10))
     y = Phi[:, 0] + 2.0 * rng.normal(size=40)
-    data = typeii.make_data(Phi, y)
+    data = typeii_exact.make_data(Phi, y)
     prior = PROFILED[name]
-    state = typeii.init(data, prior, 0.05, capacity=8)
-    proposal, gain, _ = typeii.candidate_gains(data, state, prior, 1.0 - 1e-3)
+    state = typeii_exact.start(data, prior, 0.05, capacity=8)
+    proposal, gain, _ = typeii_exact.candidate_gains(data, state, prior, 1.0 - 1e-3)
     lone = int(np.argmax(np.asarray(state.var)))
     assert np.isfinite(float(gain[lone])) and float(proposal[lone]) > 0
-    fitted = typeii.fit(data, prior, 0.05, capacity=8)
+    fitted = typeii_exact.fit(data, prior, 0.05, capacity=8)
     active = np.flatnonzero(np.asarray(fitted.var))
     if active.size == 1:  # then the lone variance must be where L peaks (λ* = 0 for a = 0)
-        s, q = typeii.sparsity_quality(fitted)
+        s, q = typeii_exact.sparsity_quality(fitted)
         m = int(active[0])
         best = optimal_variance(s[m], q[m], prior.typeii_penalty(fitted.lam, fitted.noise_var))
         assert float(fitted.var[m]) == pytest.approx(float(best), rel=1e-3)
@@ -181,23 +181,23 @@ def test_rvm_sequential_reaches_the_direct_optimum(design):
 
 @pytest.mark.parametrize("name", [pytest.param("rvm", marks=pytest.mark.slow), "bls"])
 def test_growing_capacity_takes_the_steps_of_a_fit_with_every_slot(name):
-    """:func:`typeii.fit_growing` from 4 slots (paused and widened, never restarted) ends where
+    """:func:`typeii_exact.fit_growing` from 4 slots (paused and widened, never restarted) ends where
     a fit with a slot for every basis function ends, step for step; with a limit below the
     model's size (RVM) it pauses, widens, and then refuses adds at the limit exactly as
-    :func:`typeii.fit` in that many slots does."""
+    :func:`typeii_exact.fit` in that many slots does."""
     Phi, y = _sinc_design(n=60, sigma=0.05, seed=2)
-    data = typeii.make_data(Phi, y)
+    data = typeii_exact.make_data(Phi, y)
     prior, noise0, m = PRIORS[name], 0.1 * np.var(y), Phi.shape[1]
-    full = typeii.fit(data, prior, noise0, capacity=m, noise_every=3)
-    grown = typeii.fit_growing(data, prior, noise0, limit=m, start=4, noise_every=3)
+    full = typeii_exact.fit(data, prior, noise0, capacity=m, noise_every=3)
+    grown = typeii_exact.fit_growing(data, prior, noise0, limit=m, start=4, noise_every=3)
     assert int((np.asarray(full.var) > 0).sum()) > 4  # so 4 slots had to grow
     assert int(grown.n_iter) == int(full.n_iter) and bool(grown.converged) and not bool(grown.capacity_hit)
     np.testing.assert_array_equal(np.asarray(grown.var) > 0, np.asarray(full.var) > 0)
     assert float(grown.objective) == pytest.approx(float(full.objective), abs=1e-9)
     if name != "rvm":
         return
-    capped = typeii.fit_growing(data, prior, noise0, limit=4, start=1, noise_every=3)
-    direct = typeii.fit(data, prior, noise0, capacity=4, noise_every=3)
+    capped = typeii_exact.fit_growing(data, prior, noise0, limit=4, start=1, noise_every=3)
+    direct = typeii_exact.fit(data, prior, noise0, capacity=4, noise_every=3)
     assert bool(capped.capacity_hit) and int(capped.n_iter) == int(direct.n_iter)
     assert float(capped.objective) == pytest.approx(float(direct.objective), abs=1e-9)
 
@@ -207,20 +207,20 @@ def test_a_paused_step_changes_nothing_but_the_capacity_flag(name):
     """With ``pause_when_full``, a step whose best move is an add with no free slot leaves the
     state as it was (bit for bit) and sets ``capacity_hit``; without it, the step moves."""
     Phi, y = _sinc_design(n=60, sigma=0.05, seed=2)
-    data, prior = typeii.make_data(Phi, y), PRIORS[name]
-    state = typeii.init(data, prior, 0.1 * np.var(y), 1)  # the one slot is taken
-    move = typeii.choose_move(data, state, prior)
+    data, prior = typeii_exact.make_data(Phi, y), PRIORS[name]
+    state = typeii_exact.start(data, prior, 0.1 * np.var(y), 1)  # the one slot is taken
+    move = typeii_exact.choose_move(data, state, prior)
     assert float(move.blocked) > max(float(move.gain), 1e-9)  # the best move is a refused add
-    paused, info = typeii.step(state, data, prior, noise_every=1, pause_when_full=True)
-    assert int(info.kind) == typeii.PAUSED and int(info.basis) == int(move.m)
+    paused, info = typeii_exact.take_step(state, data, prior, noise_every=1, pause_when_full=True)
+    assert int(info.kind) == typeii_exact.PAUSED and int(info.basis) == int(move.m)
     assert bool(paused.capacity_hit) and not bool(state.capacity_hit)
     for field in state._fields:
         if field != "capacity_hit":
             np.testing.assert_array_equal(np.asarray(getattr(paused, field)), np.asarray(getattr(state, field)),
                                           err_msg=field)
-    moved, info = typeii.step(state, data, prior, noise_every=1)
+    moved, info = typeii_exact.take_step(state, data, prior, noise_every=1)
     assert int(moved.n_iter) == 1 and bool(moved.capacity_hit)
-    assert int(info.kind) != typeii.PAUSED and float(info.objective) == float(moved.objective)
+    assert int(info.kind) != typeii_exact.PAUSED and float(info.objective) == float(moved.objective)
 
 
 def test_batch_growing_takes_the_steps_of_single_fits():
@@ -233,12 +233,12 @@ def test_batch_growing_takes_the_steps_of_single_fits():
     CPU) decides whether one more step is taken: 100 steps against 101 at XLA's optimization
     level 0, with the same support and ``L`` within 3e-11."""
     designs = [_sinc_design(n=60, sigma=0.05, seed=k) for k in (2, 3, 4)]
-    data = jax.vmap(typeii.make_data)(np.stack([d[0] for d in designs]), np.stack([d[1] for d in designs]))
+    data = jax.vmap(typeii_exact.make_data)(np.stack([d[0] for d in designs]), np.stack([d[1] for d in designs]))
     noise0 = 0.1 * np.array([np.var(d[1]) for d in designs])
     m = designs[0][0].shape[1]
     batch = typeii_batch.fit_batch_growing(data, PRIORS["rvm"], noise0, limit=m, start=2, noise_every=3, tol=1e-7)
     for k, (P, yk) in enumerate(designs):
-        one = typeii.fit(typeii.make_data(P, yk), PRIORS["rvm"], noise0[k], capacity=m, noise_every=3, tol=1e-7)
+        one = typeii_exact.fit(typeii_exact.make_data(P, yk), PRIORS["rvm"], noise0[k], capacity=m, noise_every=3, tol=1e-7)
         assert int((np.asarray(one.var) > 0).sum()) > 2
         assert int(batch.n_iter[k]) == int(one.n_iter) and not bool(batch.capacity_hit[k])
         assert float(batch.objective[k]) == pytest.approx(float(one.objective), abs=1e-9)
@@ -266,7 +266,7 @@ def test_algorithm1_stops_at_a_fixed_point_of_eqs_16_and_17(name):
     noise0 = 0.1 * np.var(y)
     st = _fit(Phi, y, prior, noise0, tol=1e-12, noise_tol=1e-12, max_iter=5000)
     assert bool(st.converged)
-    s, q = typeii.sparsity_quality(st)
+    s, q = typeii_exact.sparsity_quality(st)
     v, lam, s2 = np.asarray(st.var), float(st.lam), float(st.noise_var)
     kappa = float(prior.typeii_penalty(lam, s2))
     # the stop prior is a gain below 1e-12; ℓ_i is flat at its maximum (gain ∝ δv²), so a weakly
@@ -288,10 +288,10 @@ def test_bls_noise_updates_stop_at_their_fixed_points(noise_update):
     st = _fit(Phi, y, prior, 0.1 * np.var(y), tol=1e-12, noise_tol=1e-12, max_iter=5000)
     assert bool(st.converged)
     n = y.size
-    w = np.asarray(typeii.coefficients(st, Phi.shape[1]))
+    w = np.asarray(typeii_exact.coefficients(st, Phi.shape[1]))
     v = np.asarray(st.var)
     active = v > 0
-    Sigma = np.asarray(typeii.posterior_covariance(st, Phi.shape[1]))
+    Sigma = np.asarray(typeii_exact.posterior_covariance(st, Phi.shape[1]))
     gamma = np.sum(1.0 - np.diag(Sigma)[active] / v[active])
     s2 = float(st.noise_var)
     eq18 = (y @ y - y @ Phi @ w) / (n + 2)
@@ -353,7 +353,7 @@ def test_batched_fits_equal_single_fits_and_predict(prior, lanes):
     designs = [_sinc_design(n=40, seed=k) for k in range(5)]
     Phi = np.stack([d[0] for d in designs])
     y = np.stack([d[1] for d in designs])
-    data = jax.vmap(typeii.make_data)(Phi, y)
+    data = jax.vmap(typeii_exact.make_data)(Phi, y)
     noise0 = 0.1 * y.var(axis=1)
     batch = typeii_batch.fit_batch(data, prior, noise0, capacity=41, noise_every=3, lanes=lanes)
     for k in range(5):
@@ -361,19 +361,19 @@ def test_batched_fits_equal_single_fits_and_predict(prior, lanes):
         assert float(batch.objective[k]) == pytest.approx(float(single.objective), abs=1e-8)
         assert int(batch.n_iter[k]) == int(single.n_iter)
         assert bool(batch.converged[k]) == bool(single.converged)
-    mean, var = typeii.predict(single, jnp.asarray(Phi[4]))
-    np.testing.assert_allclose(mean, Phi[4] @ np.asarray(typeii.coefficients(single, 41)), atol=1e-10)
+    mean, var = typeii_exact.predict(single, jnp.asarray(Phi[4]))
+    np.testing.assert_allclose(mean, Phi[4] @ np.asarray(typeii_exact.coefficients(single, 41)), atol=1e-10)
     assert np.all(np.asarray(var) >= float(single.noise_var))
 
 
 def test_make_data_takes_an_aligned_design_without_copying_it():
-    """``fit_design``'s padded design (:func:`typeii.aligned_zeros`) reaches the engine without a
+    """``fit_design``'s padded design (:func:`typeii_exact.aligned_zeros`) reaches the engine without a
     copy, and the packed products are those of the design."""
     Phi, y = _sinc_design(n=40)
-    P = typeii.aligned_zeros(Phi.shape)
+    P = typeii_exact.aligned_zeros(Phi.shape)
     assert P.ctypes.data % 64 == 0 and P.flags["C_CONTIGUOUS"] and not P.any()
     P[:] = Phi
-    data = typeii.make_data(P, y)
+    data = typeii_exact.make_data(P, y)
     if jax.default_backend() == "cpu":
         assert data.Phi.unsafe_buffer_pointer() == P.ctypes.data
     np.testing.assert_allclose(np.asarray(data.col_sq), (Phi**2).sum(0), rtol=1e-12)
@@ -389,7 +389,7 @@ def test_sweep_inverse_equals_numpy_with_identity_rows():
     active[[0, 2, 3, 7]] = True
     A = rng.standard_normal((12, 12))
     P = np.where(active[:, None] & active[None, :], A @ A.T + 1e-3 * np.eye(12), np.eye(12))
-    for inverse in (typeii.spd_inverse_sweep, typeii.spd_inverse_lapack):
+    for inverse in (typeii_exact.spd_inverse_sweep, typeii_exact.spd_inverse_lapack):
         P_inv, logdet = jax.jit(inverse)(jnp.asarray(P), jnp.asarray(active))
         np.testing.assert_allclose(np.asarray(P_inv), np.linalg.inv(P), rtol=1e-8, atol=1e-8 * np.abs(np.linalg.inv(P)).max())
         assert float(logdet) == pytest.approx(np.linalg.slogdet(P)[1], abs=1e-9)
@@ -411,10 +411,10 @@ def test_rank_one_updates_equal_a_fresh_recompute():
     """Σ, μ, log|Σ|, S, Q after many add / re-estimate / delete moves (FLAP: σ² fixed, so nothing
     is ever recomputed from scratch) equal a Cholesky recompute of the same active set."""
     Phi, y = _sinc_design(n=50, sigma=0.2, seed=3)
-    data = typeii.make_data(Phi, y)
+    data = typeii_exact.make_data(Phi, y)
     prior = PRIORS["flap"]
-    state = typeii.init(data, prior, 0.01 * np.mean(y**2), 51)
-    step = jax.jit(lambda st: typeii.step(st, data, prior)[0])
+    state = typeii_exact.start(data, prior, 0.01 * np.mean(y**2), 51)
+    step = jax.jit(lambda st: typeii_exact.take_step(st, data, prior)[0])
     n_moves = {"add": 0, "delete": 0}
     for _ in range(80):
         before = np.asarray(state.var) > 0
@@ -423,7 +423,7 @@ def test_rank_one_updates_equal_a_fresh_recompute():
         n_moves["add"] += int((after & ~before).sum())
         n_moves["delete"] += int((before & ~after).sum())
     assert n_moves["add"] > 5
-    fresh = typeii._recompute(data, state, state.var, state.noise_var)
+    fresh = typeii_exact._recompute(data, state, state.var, state.noise_var)
     for field in ("Sigma", "mu", "S", "Q"):
         np.testing.assert_allclose(np.asarray(getattr(state, field)), np.asarray(getattr(fresh, field)),
                                    rtol=1e-7, atol=1e-8 * float(np.max(np.abs(getattr(fresh, field)))))
@@ -438,7 +438,7 @@ def test_predictive_variance_is_noise_plus_the_posterior_quadratic_form():
     Sigma = np.linalg.inv(Phi[:, A].T @ Phi[:, A] / s2 + np.diag(1 / v[A]))  # 004 Sec. 2.4, directly
     mu = Sigma @ Phi[:, A].T @ y / s2
     Phi_new = Phi[:7]
-    mean, var = typeii.predict(st, jnp.asarray(Phi_new))
+    mean, var = typeii_exact.predict(st, jnp.asarray(Phi_new))
     np.testing.assert_allclose(mean, Phi_new[:, A] @ mu, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(var, s2 + np.einsum("ij,jk,ik->i", Phi_new[:, A], Sigma, Phi_new[:, A]), rtol=1e-8)
 
@@ -450,7 +450,7 @@ def test_padding_rows_and_columns_change_nothing():
     Phi_pad[:25, :8] = Phi
     y_pad = np.r_[y, np.zeros(7)]
     mask = np.arange(16) < 8
-    st_pad = typeii.fit(typeii.make_data(Phi_pad, y_pad, n_obs=25, basis_mask=mask), ScaledLaplacePrior(), 0.1 * np.var(y),
+    st_pad = typeii_exact.fit(typeii_exact.make_data(Phi_pad, y_pad, n_obs=25, basis_mask=mask), ScaledLaplacePrior(), 0.1 * np.var(y),
                         capacity=16)
     assert float(st_pad.objective) == pytest.approx(float(st.objective), abs=1e-9)
 
@@ -479,10 +479,10 @@ def test_a_fit_on_a_wide_correlated_design_stops_only_when_no_move_gains(seed):
     assert bool(st.converged)
     padded = np.zeros((n, st.var.shape[0]))
     padded[:, :p] = X
-    data = typeii.make_data(padded, y, basis_mask=np.arange(padded.shape[1]) < p)
-    s, q = typeii.sparsity_quality(st)
+    data = typeii_exact.make_data(padded, y, basis_mask=np.arange(padded.shape[1]) < p)
+    s, q = typeii_exact.sparsity_quality(st)
     assert np.all(np.isfinite(s)) and np.all(np.asarray(s)[np.asarray(st.var) > 0] >= 0)
-    _, gain, _ = typeii.candidate_gains(data, st, ARDPrior(), 1 - 1e-3)
+    _, gain, _ = typeii_exact.candidate_gains(data, st, ARDPrior(), 1 - 1e-3)
     assert float(jnp.max(gain)) <= 1e-6
 
 

@@ -1,14 +1,14 @@
 """The n-independent (Gram) form of the Gaussian type-II engine against its design form.
 
 The Gram form runs every engine step from ``ΦᵀΦ``, ``Φᵀy``, ``yᵀy`` and ``N``
-(:class:`sparsebayes.inference.engines.typeii.GramData`); the design form computes ``Φᵀφ_m`` from the
+(:class:`sparsebayes.inference.engines.typeii_exact.GramData`); the design form computes ``Φᵀφ_m`` from the
 ``N × M`` design at each add. Both must reach the same fit (weights, kept set, σ², ``L``) up to
 rounding, for every hierarchy the regressors fit, through the engine and through the estimators.
 """
 import numpy as np
 import pytest
 
-from sparsebayes.inference.engines import typeii, typeii_design
+from sparsebayes.inference.engines import typeii_design, typeii_exact
 from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
 from sparsebayes.inference.estimators.typeii_estimators import BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.models.priors.typeii import ARDPrior, ScaledLaplacePrior
@@ -30,7 +30,7 @@ def _engine_fit(X, y, prior, gram):
     factor = GramStatistics.of(X, y) if gram else None
     state = fit_design(None if gram else X, y, prior, noise0, factor=factor)
     p = X.shape[1]
-    weights = np.asarray(typeii.coefficients(state, state.var.shape[0]))[:p]
+    weights = np.asarray(typeii_exact.coefficients(state, state.var.shape[0]))[:p]
     return weights, np.asarray(state.var)[:p] > 0, float(state.noise_var), float(state.objective), state
 
 
@@ -51,7 +51,7 @@ def test_engine_gram_form_equals_design_form(prior):
 def test_gram_data_holds_the_statistics():
     """``GramData``'s fields are the design's products (a direct dense computation)."""
     X, y = _problem(seed=1, n=300, p=7)
-    data = typeii.make_gram_data(*GramStatistics.of(X, y)[:3], X.shape[0])
+    data = typeii_exact.make_gram_data(*GramStatistics.of(X, y)[:3], X.shape[0])
     np.testing.assert_allclose(np.asarray(data.Phi), X.T @ X, rtol=1e-13)
     np.testing.assert_allclose(np.asarray(data.Phity), X.T @ y, rtol=1e-13)
     np.testing.assert_allclose(np.asarray(data.col_sq), np.sum(X * X, axis=0), rtol=1e-13)

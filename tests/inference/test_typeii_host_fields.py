@@ -1,5 +1,5 @@
 """The type-II regressors read their fitted attributes and warnings from the engine fields they fetch
-(:data:`~sparsebayes.inference.engines.typeii.RESULT_FIELDS`): a fit stopped by ``max_iter`` says its last gain, and the attributes are the
+(:data:`~sparsebayes.inference.engines.typeii_exact.RESULT_FIELDS`): a fit stopped by ``max_iter`` says its last gain, and the attributes are the
 engine state's."""
 import numpy as np
 import pytest

@@ -152,9 +152,9 @@ def test_each_dispersion_step_never_lowers_the_evidence_and_the_fit_climbs_it():
     Phi, t, mask = jnp.asarray(Phi), jnp.asarray(t), np.ones(5, bool)
     prior = HIERARCHIES["ard"]
     data, model = tl.LaplaceData(Phi, t, mask), tl.make_model(NB, prior)
-    move = jax.jit(lambda s: tl.step(s, data, model, tol=1e-6, estimate_params=False)[0])
+    move = jax.jit(lambda s: tl.take_step(s, data, model, tol=1e-6, estimate_params=False)[0])
     param = jax.jit(lambda s: typeii_param.param_step(s, NB, Phi, t, prior=prior))
-    state = tl.init(data, model, 5, params=20.0)  # a start far from the data's r = 2
+    state = tl.start(data, model, 5, params=20.0)  # a start far from the data's r = 2
     moved_r = 0
     for _ in range(40):
         before = move(state)

@@ -1,10 +1,10 @@
 """The Gaussian type-II engine's small-fit programs and its one-program first fit.
 
-A small fit on a CPU (``N · M · K`` at most ``typeii.SMALL_FIT_MAX``) runs programs compiled with
-``typeii.SMALL_FIT_COMPILE`` (XLA:CPU's elemental emitters, one LLVM module), and the estimators hand
-the engine a ``typeii.Design`` whose products the fit's own program computes. Both change how the
+A small fit on a CPU (``N · M · K`` at most ``typeii_exact.SMALL_FIT_MAX``) runs programs compiled with
+``typeii_exact.SMALL_FIT_COMPILE`` (XLA:CPU's elemental emitters, one LLVM module), and the estimators hand
+the engine a ``typeii_exact.Design`` whose products the fit's own program computes. Both change how the
 program is built, not what it computes: checked here against the engine at XLA's defaults on data
-packed by ``typeii.make_data`` (the products in a program of their own), to 1e-10.
+packed by ``typeii_exact.make_data`` (the products in a program of their own), to 1e-10.
 """
 import warnings
 
@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sparsebayes.inference import BLSRegressor, FLAPRegressor, RVMRegressor
 
-from sparsebayes.inference.engines import typeii
+from sparsebayes.inference.engines import typeii_exact
 from sparsebayes.inference.engines import typeii_design
 from sparsebayes.models.priors.typeii import LaplaceVariancePrior, ScaledLaplacePrior
 
@@ -31,10 +31,10 @@ def _data_sets(n_sets, n=200, p=8):
 
 def _default_engine(monkeypatch):
     """``fit_design`` as before: the products by ``make_data``'s own program, every fit at XLA's defaults."""
-    monkeypatch.setattr(typeii, "programs", lambda shape, capacity, backend=None: (typeii.fit, typeii.run))
+    monkeypatch.setattr(typeii_exact, "programs", lambda shape, capacity, backend=None: (typeii_exact.fit, typeii_exact.run))
     monkeypatch.setattr(typeii_design, "engine_data", lambda packed: (
-        typeii.make_gram_data(packed.Phi, packed.y, packed.yy, packed.n_obs, packed.basis_mask) if packed.gram
-        else typeii.make_data(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)))
+        typeii_exact.make_gram_data(packed.Phi, packed.y, packed.yy, packed.n_obs, packed.basis_mask) if packed.gram
+        else typeii_exact.make_data(packed.Phi, packed.y, n_obs=packed.n_obs, basis_mask=packed.basis_mask, yy=packed.yy)))
 
 
 def _fits(make, sets):
@@ -53,26 +53,26 @@ def _assert_same_fits(ours, oracle):
 
 
 def test_the_small_fit_rule():
-    assert typeii.programs((256, 8), 8, backend="cpu") == (typeii._fit_small, typeii._run_small)
-    assert typeii.programs((4096, 1024), 16, backend="cpu") == (typeii.fit, typeii.run)  # N·M·K > 2^22
-    assert typeii.programs((256, 8), 8, backend="gpu") == (typeii.fit, typeii.run)  # the options are XLA:CPU's
+    assert typeii_exact.programs((256, 8), 8, backend="cpu") == (typeii_exact._fit_small, typeii_exact._run_small)
+    assert typeii_exact.programs((4096, 1024), 16, backend="cpu") == (typeii_exact.fit, typeii_exact.run)  # N·M·K > 2^22
+    assert typeii_exact.programs((256, 8), 8, backend="gpu") == (typeii_exact.fit, typeii_exact.run)  # the options are XLA:CPU's
 
 
 def test_a_design_and_packed_data_give_the_same_fields():
     X, y = next(_data_sets(1, n=30, p=5))
     mask = np.arange(5) < 4
-    design = typeii.make_design(X, y, n_obs=29, basis_mask=mask, yy=float(y @ y) + 1.0)
-    packed = typeii.make_data(X, y, n_obs=29, basis_mask=mask, yy=float(y @ y) + 1.0)
+    design = typeii_exact.make_design(X, y, n_obs=29, basis_mask=mask, yy=float(y @ y) + 1.0)
+    packed = typeii_exact.make_data(X, y, n_obs=29, basis_mask=mask, yy=float(y @ y) + 1.0)
     for name, a, b in zip(packed._fields, jax.device_get(design.engine_data()), jax.device_get(packed)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=name)
 
 
 def test_a_small_first_fit_equals_the_default_engine(monkeypatch):
-    """The estimators' path (a :class:`typeii.Design`, the small-fit programs) against the engine at XLA's
+    """The estimators' path (a :class:`typeii_exact.Design`, the small-fit programs) against the engine at XLA's
     defaults on ``make_data``'s fields: two data sets of one padded shape, so one program each way."""
     sets = list(_data_sets(2))
     ours = _fits(RVMRegressor, sets)
-    assert typeii._fit_small._cache_size() >= 1  # the small program ran
+    assert typeii_exact._fit_small._cache_size() >= 1  # the small program ran
     _default_engine(monkeypatch)
     _assert_same_fits(ours, _fits(RVMRegressor, sets))
 
