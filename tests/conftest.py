@@ -34,9 +34,6 @@ import pytest
 
 import sparsebayes
 
-#: The helper modules of the tests (``public_estimators``) are imported by name: ``--import-mode=importlib``
-#: puts no test folder on ``sys.path``.
-sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 
 MAX_MAPPINGS = 30_000
 
