@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from sparsebayes.inference.estimators.links import LINKS as ESTIMATOR_LINKS
+
 #: The registry names of the likelihoods whose linear predictor is the mean of ``y`` on the data's
 #: scale (its spread is sd(y)); every other likelihood's effects are read on the link scale.
 IDENTITY_LINK = ("gaussian", "student_t")
 
-#: A classifier's ``link=`` -> the likelihood it names.
-LINKS = {"probit": "probit", "logistic": "bernoulli_logistic", "logit": "bernoulli_logistic"}
+#: A classifier's ``link=`` -> the likelihood it names: the estimators' links
+#: (:data:`sparsebayes.inference.estimators.links.LINKS`), and ``"logit"`` as other estimators name the logistic.
+LINKS = {**ESTIMATOR_LINKS, "logit": "bernoulli_logistic"}
 
 
 def likelihood_name(est):

@@ -82,6 +82,14 @@ def regression_likelihood(likelihood):
     return lik
 
 
+def check_hierarchy_class(prior, hierarchy, owner, method):
+    """``ValueError`` unless the hierarchy object ``prior`` is of the class ``hierarchy`` that the paper class
+    ``owner`` fits under ``method`` (an object of another class that calls itself by that hierarchy's name
+    would be fitted as if it were one)."""
+    if not isinstance(prior, hierarchy):
+        raise ValueError(f"{owner} (method={method!r}) fits {hierarchy.__name__}, not {type(prior).__name__}")
+
+
 def check_flags_at_default(prior, flags, owner, method):
     """``ValueError`` naming each of the hierarchy object ``prior``'s ``flags`` (type-II's ``lambda_update``,
     ``noise_update``) that is not its class's default: the paper class ``owner`` has no parameter for it, so

@@ -24,7 +24,8 @@ from sparsebayes.models.likelihoods import make_likelihood
 from sparsebayes.models.priors import is_hierarchy
 
 from sparsebayes.inference.estimators._base import basis_names
-from sparsebayes.inference._validation import check_flags_at_default, validate_predict_data, validate_regression_data
+from sparsebayes.inference._validation import (check_flags_at_default, check_hierarchy_class, validate_predict_data,
+                                               validate_regression_data)
 from sparsebayes.inference.estimators.bayesian_lasso_fit import BAYESIAN_LASSO_SAMPLERS, fit_bayesian_lasso
 from sparsebayes.inference.estimators.sampling_fit import SamplerSettings
 from sparsebayes.inference.estimators.sampling_fitted import SamplingMethods
@@ -69,9 +70,7 @@ class BayesianLassoMethods(SamplingMethods):
             raise ValueError(f"sampler must be 'gibbs', 'nuts' or 'nuts-marginal', got {sampler!r}")
         prior, by_prior = self.prior, {}
         if is_hierarchy(prior):
-            if not isinstance(prior, ScaledLaplacePrior):
-                raise ValueError(f"BayesianLassoRegressor (method={self.method!r}) fits ScaledLaplacePrior, not "
-                                 f"{type(prior).__name__}")
+            check_hierarchy_class(prior, ScaledLaplacePrior, "BayesianLassoRegressor", self.method)
             check_flags_at_default(prior, ("lambda_update", "noise_update"), "BayesianLassoRegressor", self.method)
             by_prior = {param: float(getattr(prior, field)) for field, param in BAYESIAN_LASSO_FIELDS.items()}
         values = {**self._route_settings("bayesian_lasso", {**BAYESIAN_LASSO_DEFAULTS, "sampler": self.method},

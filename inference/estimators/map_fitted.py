@@ -24,7 +24,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from sparsebayes.inference._validation import validate_classification_data, validate_predict_data
+from sparsebayes.inference._validation import check_hierarchy_class, validate_classification_data, validate_predict_data
 from sparsebayes.inference.estimators._base import basis_names, fitted_by
 from sparsebayes.inference.estimators.links import link_likelihood
 from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_map_model, log_softmax, map_basis,
@@ -56,7 +56,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         of :data:`~sparsebayes.models.priors.penalty.PENALTY_OF` at ``options``' ``lam``, by default 1, or
         an object at its own λ, :func:`~.map_fit.map_penalty`), ``link`` (the multinomial logistic, or the
         logistic) and ``options`` (:data:`MAP_SETTINGS`), each checked: ``ValueError`` naming what is wrong."""
-        prior = self._default_prior("map") if self.prior is None else self.prior
+        prior = self._given_prior("map")
         if not (isinstance(prior, str) or is_hierarchy(prior)):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
                              f"multiclass fit's prior_, a list of them), got {prior!r}")
@@ -70,9 +70,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         values = self._route_settings("map", MAP_SETTINGS, by_prior)
         self._check_map_link()
         if is_hierarchy(prior):
-            if not isinstance(prior, HIERARCHIES[name]):
-                raise ValueError(f"{self._paper('map')} (method='map') fits {HIERARCHIES[name].__name__}, not "
-                                 f"{type(prior).__name__}")
+            check_hierarchy_class(prior, HIERARCHIES[name], self._paper("map"), self.method)
             penalty, lam = map_penalty(prior)
         else:
             penalty, lam = PENALTY_OF[name], values["lam"]

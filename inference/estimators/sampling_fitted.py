@@ -66,7 +66,7 @@ class SamplingMethods(PosteriorSamplingMixin):
     def _sampling_route(self, method):
         """The route of ``method`` (``"gibbs"`` or ``"nuts"``): the method's own; for a regression under the
         Bayesian Lasso's hierarchy (``"scaled_laplace"``), ``"bayesian_lasso"``."""
-        prior = self._default_prior(method) if self.prior is None else self.prior
+        prior = self._given_prior(method)
         if not self._sampling_classifier and (isinstance(prior, str) or is_hierarchy(prior)) and \
                 hierarchy_name(prior) == "scaled_laplace":
             return "bayesian_lasso"
@@ -96,7 +96,7 @@ class SamplingMethods(PosteriorSamplingMixin):
         settings = self._sampling_settings(sampler)
         lik = self._sampling_likelihood()
         check_sampling_likelihood(lik, settings)
-        prior = self._default_prior(sampler) if self.prior is None else self.prior
+        prior = self._given_prior(sampler)
         if not (isinstance(prior, str) or is_hierarchy(prior)):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object, got {prior!r}")
         prior, engine_prior = sampling_hierarchy(prior, settings)

@@ -118,8 +118,8 @@ from sparsebayes.models.likelihoods import conjugate_noise, make_likelihood, req
 from sparsebayes.models.priors import HIERARCHIES, LaplacePrior, hierarchy_name, is_hierarchy, make_prior, require
 
 from sparsebayes.inference.estimators._base import atomic_fit, has_bias_column, set_init_params
-from sparsebayes.inference._validation import (check_flags_at_default, one_vs_all_targets, regression_likelihood,
-                                               validate_classification_data, validate_regression_data)
+from sparsebayes.inference._validation import (check_flags_at_default, check_hierarchy_class, one_vs_all_targets,
+                                               regression_likelihood, validate_classification_data, validate_regression_data)
 from sparsebayes.inference.estimators.em_fit import EMOptions, check_targets, em_basis, fit_em_model, split_bias
 from sparsebayes.inference.estimators.em_fitted import EMClassifierMethods, EMRegressorMethods
 from sparsebayes.inference.estimators.links import link_likelihood
@@ -167,16 +167,6 @@ def _typeii_paper(prior):
     return _lazy(*TYPEII_PAPER_ESTIMATORS[key])
 
 
-def _check_hierarchy_class(prior, cls, method):
-    """The hierarchy class the paper estimator ``cls`` fits (its ``_hierarchy``, else the registry's
-    class of ``prior``'s name); ``ValueError`` when the object ``prior`` is not one (another class that
-    calls itself by that name would be fitted as if it were)."""
-    hierarchy = getattr(cls, "_hierarchy", None) or HIERARCHIES[hierarchy_name(prior)]
-    if not isinstance(prior, hierarchy):
-        raise ValueError(f"{cls.__name__} (method={method!r}) fits {hierarchy.__name__}, not {type(prior).__name__}")
-    return hierarchy
-
-
 def _refuse_em_laplace(prior):
     """``ValueError`` for EM's Laplace hierarchy under type-II (whose Laplace hierarchy is FLAP's)."""
     if isinstance(prior, LaplacePrior):
@@ -220,6 +210,10 @@ class _ComposedEstimator(BaseEstimator):
     def _default_prior(self, method):
         return DEFAULT_PRIOR[method]
 
+    def _given_prior(self, method):
+        """``prior`` as given, or for ``None`` the hierarchy ``method`` fits by default (:meth:`_default_prior`)."""
+        return self._default_prior(method) if self.prior is None else self.prior
+
     def _method(self):
         """The method's canonical name (:data:`METHODS`), or a ``ValueError`` listing them."""
         if not isinstance(self.method, str) or self.method not in METHODS:
@@ -237,7 +231,7 @@ class _ComposedEstimator(BaseEstimator):
         the errors about the fit's settings and model): :data:`_PAPERS`, or for the Gaussian type-II route
         the paper estimator of the hierarchy (:func:`_typeii_paper`)."""
         if route == "typeii":
-            return _typeii_paper(self._default_prior("type2") if self.prior is None else self.prior).__name__
+            return _typeii_paper(self._given_prior("type2")).__name__
         return self._PAPERS[route]
 
     def _route_settings(self, route, defaults, set_by_prior=()):
@@ -257,9 +251,8 @@ class _ComposedEstimator(BaseEstimator):
         fixed = set(options) & (set(params) | set(set_by_prior) | {"prior", "likelihood", "link", "method"})
         unknown = sorted(set(options) - set(defaults) - fixed)
         if unknown:
-            prior = self._default_prior(self._method()) if self.prior is None else self.prior
             raise ValueError(f"options {unknown} are not parameters of {self._paper(route)} (method={self.method!r}, "
-                             f"prior={hierarchy_name(prior)!r}); it takes {sorted(defaults)}")
+                             f"prior={hierarchy_name(self._given_prior(self._method()))!r}); it takes {sorted(defaults)}")
         if fixed:
             raise ValueError(f"options {sorted(fixed)} are set by prior= and method= (a hierarchy object sets its "
                              f"fields' parameters, {type(self).__name__} its own); remove them from options")
@@ -284,7 +277,7 @@ class _ComposedEstimator(BaseEstimator):
         ``prior`` with ``gamma`` and ``gamma_prior``; a hierarchy with the EM E-step), or a list of them,
         one per one-vs-all classifier, for a classifier's list ``prior`` (a multiclass fit's ``prior_``)."""
         values = self._em_values()
-        prior = self._default_prior("em") if self.prior is None else self.prior
+        prior = self._given_prior("em")
         gamma, gamma_prior = values["gamma"], values["gamma_prior"]
         if not _is_prior_list(prior):
             return require(make_prior(prior, gamma, gamma_prior), "em")
@@ -530,7 +523,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         at its defaults and ``options``; the other settings those of the paper estimator, its defaults
         and ``options``. ``ValueError`` naming a prior that type-II does not fit and options that are
         not the paper estimator's parameters or that the hierarchy object sets."""
-        prior = self._default_prior("type2") if self.prior is None else self.prior
+        prior = self._given_prior("type2")
         if not (isinstance(prior, str) or is_hierarchy(prior)):
             raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
                              f"multiclass fit's prior_, a list of them), got {prior!r}")
@@ -541,7 +534,9 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         values = self._route_settings("typeii", defaults, paper._hierarchy_params if is_hierarchy(prior) else ())
         hierarchy, settings = paper._typeii_model({**values, "features": self.features, "kernel_width": self.kernel_width})
         if is_hierarchy(prior):
-            _check_hierarchy_class(prior, paper, "type2")
+            # the class the paper estimator fits: its _hierarchy, else the registry's of the object's name
+            check_hierarchy_class(prior, getattr(paper, "_hierarchy", None) or HIERARCHIES[hierarchy_name(prior)],
+                                  paper.__name__, self.method)
             flags = ("lambda_update", "noise_update")
             check_flags_at_default(prior, [f for f in flags if f not in paper._carried_flags], paper.__name__, self.method)
             constants = {f.name: getattr(prior, f.name) for f in dataclasses.fields(prior) if f.name not in flags}

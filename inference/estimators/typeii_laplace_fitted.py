@@ -102,7 +102,7 @@ class _LaplacePathMethods(PosteriorSamplingMixin):
         their defaults, the likelihood, the :class:`~.typeii_fit.LaplaceOptions`."""
         options = LaplaceOptions(features=self.features, kernel_width=self.kernel_width,
                                  **self._route_settings("typeii_laplace", LAPLACE_SETTINGS)).check()
-        prior = self._default_prior("type2") if self.prior is None else self.prior
+        prior = self._given_prior("type2")
         hierarchy = check_no_noise_settings(typeii_hierarchy(prior), self._paper("typeii_laplace"))
         return hierarchy, self._laplace_likelihood(), options
 

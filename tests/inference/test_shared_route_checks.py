@@ -2,13 +2,15 @@
 refusal of a likelihood of labels in a regression, the type-II flags a paper class has no parameter for;
 and the settings reader of the generic estimators (``_route_settings``), one message format on every route."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
 from sklearn.preprocessing import label_binarize
 
 from sparsebayes.inference import SparseClassifier, SparseRegressor
-from sparsebayes.inference._validation import check_flags_at_default, one_vs_all_targets, regression_likelihood
+from sparsebayes.inference._validation import (check_flags_at_default, check_hierarchy_class, one_vs_all_targets,
+                                               regression_likelihood)
 from sparsebayes.models.likelihoods import LIKELIHOODS
 from sparsebayes.models.priors.typeii import LaplaceVariancePrior, ScaledLaplacePrior
 
@@ -69,3 +71,26 @@ def test_every_route_reads_options_by_one_rule(est, paper, setting):
         est.set_params(options={"features": "linear"})._check_model()
     with pytest.raises(ValueError, match=f"options must be a dict of {paper}'s parameters"):
         est.set_params(options=[setting])._check_model()
+
+
+@pytest.mark.parametrize("est, refusal", [
+    (SparseRegressor(method="type2"), "BLSRegressor (method='type2') fits ScaledLaplacePrior, not Impostor"),
+    (SparseRegressor(method="gibbs"), "BayesianLassoRegressor (method='gibbs') fits ScaledLaplacePrior, not Impostor"),
+    (SparseClassifier(method="map"), "SMLRClassifier (method='map') fits LaplacePrior, not Impostor")],
+    ids=["type2", "bayesian_lasso", "map"])
+def test_an_object_of_another_class_under_a_hierarchy_name_is_refused_on_every_route(est, refusal):
+    from sparsebayes.models.priors import HIERARCHIES
+
+    name = {"type2": "scaled_laplace", "gibbs": "scaled_laplace", "map": "laplace"}[est.method]
+
+    class Impostor:  # a user's hierarchy that calls itself by a registered name (the oracle: the registry's class)
+        def __init__(self):
+            self.name = name
+
+        def typeii_penalty(self, lam, noise_var):
+            """κ (unused: it makes the object a hierarchy)."""
+            return 0.0
+
+    check_hierarchy_class(HIERARCHIES[name](), HIERARCHIES[name], "Paper", "m")  # the registry's own class passes
+    with pytest.raises(ValueError, match=re.escape(refusal)):
+        est.set_params(prior=Impostor())._check_model()
