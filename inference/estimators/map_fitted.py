@@ -56,10 +56,7 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         of :data:`~sparsebayes.models.priors.penalty.PENALTY_OF` at ``options``' ``lam``, by default 1, or
         an object at its own λ, :func:`~.map_fit.map_penalty`), ``link`` (the multinomial logistic, or the
         logistic) and ``options`` (:data:`MAP_SETTINGS`), each checked: ``ValueError`` naming what is wrong."""
-        prior = self._given_prior("map")
-        if not (isinstance(prior, str) or is_hierarchy(prior)):
-            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
-                             f"multiclass fit's prior_, a list of them), got {prior!r}")
+        prior = self._given_hierarchy("map")
         name = hierarchy_name(prior)
         if name not in PENALTY_OF:
             label = type(prior).__name__ if is_hierarchy(prior) else repr(prior)

@@ -96,9 +96,7 @@ class SamplingMethods(PosteriorSamplingMixin):
         settings = self._sampling_settings(sampler)
         lik = self._sampling_likelihood()
         check_sampling_likelihood(lik, settings)
-        prior = self._given_prior(sampler)
-        if not (isinstance(prior, str) or is_hierarchy(prior)):
-            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object, got {prior!r}")
+        prior = self._given_hierarchy(sampler)
         prior, engine_prior = sampling_hierarchy(prior, settings)
         return prior, engine_prior, lik, settings
 

@@ -214,6 +214,14 @@ class _ComposedEstimator(BaseEstimator):
         """``prior`` as given, or for ``None`` the hierarchy ``method`` fits by default (:meth:`_default_prior`)."""
         return self._default_prior(method) if self.prior is None else self.prior
 
+    def _given_hierarchy(self, method):
+        """:meth:`_given_prior`, checked to be one hierarchy (a name or an object; ``ValueError`` otherwise)."""
+        prior = self._given_prior(method)
+        if not (isinstance(prior, str) or is_hierarchy(prior)):
+            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
+                             f"multiclass fit's prior_, a list of them), got {prior!r}")
+        return prior
+
     def _method(self):
         """The method's canonical name (:data:`METHODS`), or a ``ValueError`` listing them."""
         if not isinstance(self.method, str) or self.method not in METHODS:
@@ -523,10 +531,7 @@ class SparseRegressor(RegressorMixin, _ComposedEstimator, EMRegressorMethods, Ty
         at its defaults and ``options``; the other settings those of the paper estimator, its defaults
         and ``options``. ``ValueError`` naming a prior that type-II does not fit and options that are
         not the paper estimator's parameters or that the hierarchy object sets."""
-        prior = self._given_prior("type2")
-        if not (isinstance(prior, str) or is_hierarchy(prior)):
-            raise ValueError(f"prior must be None, a hierarchy name or a hierarchy object (under method='em', also a "
-                             f"multiclass fit's prior_, a list of them), got {prior!r}")
+        prior = self._given_hierarchy("type2")
         if is_hierarchy(prior):
             _refuse_em_laplace(prior)
         paper = _typeii_paper(prior)

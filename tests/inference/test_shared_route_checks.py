@@ -94,3 +94,11 @@ def test_an_object_of_another_class_under_a_hierarchy_name_is_refused_on_every_r
     check_hierarchy_class(HIERARCHIES[name](), HIERARCHIES[name], "Paper", "m")  # the registry's own class passes
     with pytest.raises(ValueError, match=re.escape(refusal)):
         est.set_params(prior=Impostor())._check_model()
+
+
+@pytest.mark.parametrize("est", [SparseRegressor(method="type2"), SparseClassifier(method="map"),
+                                 SparseRegressor(method="gibbs"), SparseClassifier(method="nuts")],
+                         ids=lambda e: e.method)
+def test_a_prior_that_is_no_hierarchy_is_refused_on_every_one_hierarchy_route(est):
+    with pytest.raises(ValueError, match="prior must be None, a hierarchy name or a hierarchy object"):
+        est.set_params(prior=3.0)._check_model()
