@@ -29,6 +29,14 @@ def set_init_params(estimator, params):
             setattr(estimator, name, value)
 
 
+def name_record(estimator, record, fields):
+    """Set ``<field>_`` on ``estimator`` to ``record.<field>`` for each of ``fields``: the fitted
+    attributes that are a fitting core's record fields under scikit-learn's trailing-underscore names
+    (each route's fitted methods name the rest, the attributes it derives or renames)."""
+    for field in fields:
+        setattr(estimator, field + "_", getattr(record, field))
+
+
 def atomic_fit(fit):
     """Decorate ``fit`` so that a failing fit leaves no fitted attribute behind (no half-fitted state),
     and so that the warnings raised inside it (a ``ConvergenceWarning``, say) name the line that

@@ -25,7 +25,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.inference._validation import check_hierarchy_class, validate_classification_data, validate_predict_data
-from sparsebayes.inference.estimators._base import basis_names, fitted_by
+from sparsebayes.inference.estimators._base import basis_names, fitted_by, name_record
 from sparsebayes.inference.estimators.links import link_likelihood
 from sparsebayes.inference.estimators.map_fit import (MapOptions, fit_map_model, log_softmax, map_basis,
                                                       map_feature_map, map_penalty, standardized, training_digest)
@@ -111,20 +111,11 @@ class MapClassifierMethods(PosteriorSamplingMixin):
         ``bias_scale_``, ``lam_``, ``coef_``, ``intercept_``, ``prior_``, ``likelihood_``, ``n_iter_``,
         ``objective_``, ``optimality_residual_``, ``solver_``, ``active_``, ``n_active_``, ``n_nonzero_``,
         ``relevance_indices_`` (Gaussian kernels)."""
-        self.feature_map_ = fit.feature_map
-        self.bias_scale_ = fit.bias_scale
-        self.lam_ = fit.lam
+        # prior_: SparseClassifier(method="map", prior=prior_) refits it
+        name_record(self, fit, ("feature_map", "bias_scale", "lam", "coef", "intercept", "prior", "likelihood",
+                                "n_iter", "objective", "optimality_residual", "solver", "active", "n_active",
+                                "n_nonzero"))
         self._basis_weights_ = fit.basis_weights
-        self.coef_, self.intercept_ = fit.coef, fit.intercept
-        self.prior_ = fit.prior  # SparseClassifier(method="map", prior=prior_) refits it
-        self.likelihood_ = fit.likelihood
-        self.n_iter_ = fit.n_iter
-        self.objective_ = fit.objective
-        self.optimality_residual_ = fit.optimality_residual
-        self.solver_ = fit.solver
-        self.active_ = fit.active
-        self.n_active_ = fit.n_active
-        self.n_nonzero_ = fit.n_nonzero
         if fit.relevance_indices is not None:
             self.relevance_indices_ = fit.relevance_indices
 

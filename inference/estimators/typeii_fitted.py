@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from sparsebayes.models.features import transform_validated
 from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
 
-from sparsebayes.inference.estimators._base import basis_names
+from sparsebayes.inference.estimators._base import basis_names, name_record
 from sparsebayes.inference._validation import validate_predict_data
 from sparsebayes.inference.posterior.idata import draws_idata, gaussian_draws, point_estimate_idata, predictive_sd
 from sparsebayes.inference.posterior.posterior_sampling import PosteriorSamplingMixin
@@ -47,22 +47,10 @@ class TypeIIRegressorMethods(PosteriorSamplingMixin):
         ``n_iter_``, ``converged_``, ``cycled_``, ``intercept_``, ``relevance_indices_``, ``n_active_``."""
         self.feature_map_ = fit.basis.feature_map
         self.design_rank_ = fit.basis.rank
-        self.y_offset_ = fit.y_offset
-        self.design_offset_ = fit.design_offset
-        self.prior_ = fit.prior
-        self.likelihood_ = fit.likelihood
-        self.coef_ = fit.coef
-        self.active_ = fit.active
-        self.sigma_ = fit.sigma
-        self.noise_var_ = fit.noise_var
-        self.intercept_var_ = fit.intercept_var
+        name_record(self, fit, ("y_offset", "design_offset", "prior", "likelihood", "coef", "active", "sigma",
+                                "noise_var", "intercept_var", "objective", "n_iter", "converged", "cycled", "intercept"))
         if fit.prior.has_rate:
             self.gamma_, self.lam_ = fit.rate, fit.rate**0.5
-        self.objective_ = fit.objective
-        self.n_iter_ = fit.n_iter
-        self.converged_ = fit.converged
-        self.cycled_ = fit.cycled
-        self.intercept_ = fit.intercept
         if hasattr(self.feature_map_, "centers_for"):  # (None without a feature map)
             self.relevance_indices_ = self.feature_map_.centers_for(self.active_)
         else:
