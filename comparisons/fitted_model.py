@@ -11,10 +11,6 @@ import numpy as np
 
 from sparsebayes.inference.estimators.links import LINKS as ESTIMATOR_LINKS
 
-#: The registry names of the likelihoods whose linear predictor is the mean of ``y`` on the data's
-#: scale (its spread is sd(y)); every other likelihood's effects are read on the link scale.
-IDENTITY_LINK = ("gaussian", "student_t")
-
 #: A classifier's ``link=`` -> the likelihood it names: the estimators' links
 #: (:data:`sparsebayes.inference.estimators.links.LINKS`), and ``"logit"`` as other estimators name the logistic.
 LINKS = {**ESTIMATOR_LINKS, "logit": "bernoulli_logistic"}
@@ -42,13 +38,28 @@ def likelihood_name(est):
     return None if is_classifier(est) else "gaussian"
 
 
+def fitted_likelihood(est):
+    """The likelihood object of a fitted estimator: its ``likelihood_`` (or ``likelihood``) object, else
+    the registry's likelihood of :func:`likelihood_name`; ``None`` when it states none the registry knows."""
+    from sparsebayes.models.likelihoods import LIKELIHOODS, make_likelihood
+
+    for attribute in ("likelihood_", "likelihood"):
+        lik = getattr(est, attribute, None)
+        if lik is not None and not isinstance(lik, str):
+            return lik
+    name = likelihood_name(est)
+    return make_likelihood(name) if name in LIKELIHOODS else None
+
+
 def on_link_scale(est):
     """Whether the outcome's unit for ``est`` is one unit of the linear predictor: a classifier
-    (probit, logit) or a likelihood other than an identity-link one (counts: the log rate), rather
-    than sd(y)."""
+    (probit, logit) or a likelihood that does not state ``identity_link`` (counts: the log rate;
+    :data:`~sparsebayes.models.likelihoods.registry.LIKELIHOOD_DECLARATIONS`), rather than sd(y)."""
     from sklearn.base import is_classifier
 
-    return is_classifier(est) or likelihood_name(est) not in IDENTITY_LINK
+    from sparsebayes.models.likelihoods import identity_link
+
+    return is_classifier(est) or not identity_link(fitted_likelihood(est))
 
 
 def draws_on_raw_terms(est):

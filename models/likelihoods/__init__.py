@@ -78,6 +78,7 @@ from .registry import (
     LIKELIHOODS,
     conjugate_noise,
     flat_intercept,
+    identity_link,
     make_likelihood,
     masked_sum,
     methods_fitting,
@@ -87,7 +88,7 @@ from .registry import (
 from .student_t import StudentTLikelihood
 
 __all__ = ["BUILT_IN", "LIKELIHOODS", "LIKELIHOOD_CAPABILITIES", "LIKELIHOOD_DECLARATIONS", "conjugate_noise",
-           "flat_intercept", "BernoulliLogisticLikelihood", "GaussianLikelihood",
+           "flat_intercept", "identity_link", "BernoulliLogisticLikelihood", "GaussianLikelihood",
            "NegativeBinomialLikelihood", "PoissonLikelihood", "ProbitLikelihood", "StudentTLikelihood",
            "make_likelihood", "masked_sum", "methods_fitting", "probit_mills_ratio", "register_likelihood", "require_likelihood",
            "scaled_erfc"]

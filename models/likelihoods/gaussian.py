@@ -30,6 +30,8 @@ class GaussianLikelihood(NamedTuple):
     conjugate_noise = True
     #: The intercept's prior in the samplers: flat (000 Sec. 3; proper posterior from the data alone).
     intercept_prior = "flat"
+    #: ``E[y | η] = η``: effects are read in units of ``y``.
+    identity_link = True
 
     @property
     def label(self):

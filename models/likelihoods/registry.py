@@ -44,7 +44,7 @@ LIKELIHOOD_CAPABILITIES = {
 }
 
 #: What a likelihood may state of itself beyond its methods, and the value a likelihood that states
-#: nothing has (class attributes; read with :func:`conjugate_noise` and :func:`flat_intercept`):
+#: nothing has (class attributes; read with :func:`conjugate_noise`, :func:`flat_intercept` and :func:`identity_link`):
 #:
 #: ``conjugate_noise``
 #:     ``True``: ``y ~ N(η, σ²)`` with ``params = σ²`` under the flat prior ``p(σ²) ∝ 1`` (000 eq. 6) its
@@ -58,9 +58,14 @@ LIKELIHOOD_CAPABILITIES = {
 #:     (:data:`~sparsebayes.inference.engines.hierarchy_gibbs_augmented.INTERCEPT_SCALE`), wide on the scale of a
 #:     linear predictor. A likelihood with ``conjugate_noise`` has ``"flat"`` (its sweep integrates a
 #:     flat-prior intercept out).
+#: ``identity_link``
+#:     ``True``: ``E[y | η] = η``, the linear predictor is the mean of ``y`` on the data's scale (the
+#:     Gaussian, the Student-t), so an effect's size is read in units of ``y`` (``sparsebayes.compare``'s
+#:     near-zero band, :mod:`sparsebayes.comparisons.fitted_model`); ``False``: on the link scale (a
+#:     probit or logit, a log rate).
 #:
 #: The conformance checks (:mod:`sparsebayes.testing.likelihoods`) hold a likelihood to what it states.
-LIKELIHOOD_DECLARATIONS = {"conjugate_noise": False, "intercept_prior": "normal"}
+LIKELIHOOD_DECLARATIONS = {"conjugate_noise": False, "intercept_prior": "normal", "identity_link": False}
 
 #: The values ``intercept_prior`` may take.
 INTERCEPT_PRIORS = ("flat", "normal")
@@ -70,6 +75,11 @@ def conjugate_noise(likelihood):
     """Whether ``likelihood`` states ``conjugate_noise`` (:data:`LIKELIHOOD_DECLARATIONS`): it is the
     Gaussian ``N(η, σ²)``, σ² flat, and the engines may use its conjugate σ² sweep."""
     return bool(getattr(likelihood, "conjugate_noise", LIKELIHOOD_DECLARATIONS["conjugate_noise"]))
+
+
+def identity_link(likelihood):
+    """Whether ``likelihood`` states ``identity_link`` (:data:`LIKELIHOOD_DECLARATIONS`): ``E[y | η] = η``."""
+    return bool(getattr(likelihood, "identity_link", LIKELIHOOD_DECLARATIONS["identity_link"]))
 
 
 def flat_intercept(likelihood):

@@ -42,6 +42,8 @@ class StudentTLikelihood(NamedTuple):
     monotone_em = True
     #: Not log-concave: ``curvature`` is the Fisher information.
     curvature_kind = "fisher"
+    #: ``E[y | η] = η`` (ν > 1): effects are read in units of ``y``.
+    identity_link = True
 
     @property
     def label(self):

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.stats
 from numpyro.infer.util import log_density
 
-from sparsebayes.models.likelihoods import conjugate_noise, flat_intercept
+from sparsebayes.models.likelihoods import conjugate_noise, flat_intercept, identity_link
 from sparsebayes.models.priors import LaplacePrior
 
 from sparsebayes.inference.engines import em
@@ -194,6 +194,9 @@ def check_declarations(lik):
             assert at(1e3 * sign) < at(1e2 * sign) < at(0.0) - 1.0, (
                 f"{name} states intercept_prior = 'flat', but its log likelihood does not fall without bound as "
                 f"the intercept moves {'down' if sign < 0 else 'up'}: a flat intercept prior can be improper")
+    if identity_link(lik):  # E[y | η] = η, what reading effects in units of y assumes
+        np.testing.assert_allclose(np.asarray(lik.mean(eta, params)), np.asarray(eta), rtol=1e-12, atol=0,
+                                   err_msg=f"{name} states identity_link, but its mean is not η")
     if not conjugate_noise(lik):
         return
     assert getattr(lik, "param_name", None) is not None and flat, (

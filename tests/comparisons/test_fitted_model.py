@@ -77,6 +77,19 @@ def test_the_outcome_scale_by_likelihood(binary):
     assert on_link_scale(_Stated("poisson")) and on_link_scale(_Stated("negative_binomial"))
 
 
+def test_the_outcome_scale_is_what_the_likelihood_states():
+    """Read from the likelihood's ``identity_link`` declaration, not its name: a user's likelihood object
+    stating it is read in units of y, the same object without it on the link scale."""
+    from sparsebayes.models.likelihoods import PoissonLikelihood
+
+    class MyIdentity(PoissonLikelihood):  # any object: only the statement is read here
+        name = "my_identity"
+        identity_link = True
+
+    assert not on_link_scale(_Stated(MyIdentity()))
+    assert on_link_scale(_Stated(PoissonLikelihood()))
+
+
 def test_the_estimators_without_likelihood_yet(binary):
     X, y = binary
     counts = PoissonRVMRegressor(features="linear").fit(X, np.random.default_rng(2).poisson(np.exp(0.5 * X[:, 0])))

@@ -7,7 +7,8 @@ import pytest
 
 from sparsebayes.testing.likelihoods import check_declarations, likelihood_checks
 from sparsebayes.models.likelihoods import (LIKELIHOODS, BernoulliLogisticLikelihood, GaussianLikelihood,
-                                            StudentTLikelihood, conjugate_noise, flat_intercept)
+                                            PoissonLikelihood, StudentTLikelihood, conjugate_noise, flat_intercept,
+                                            identity_link)
 
 #: A Gaussian of the user's own: the Gaussian's pieces under another name, in a class of its own (not a
 #: GaussianLikelihood, not registered).
@@ -19,6 +20,7 @@ def test_the_built_ins_state_what_the_engines_used_to_ask_by_name():
     for name, cls in LIKELIHOODS.items():
         assert conjugate_noise(cls()) == (name == "gaussian"), name
         assert flat_intercept(cls()) == (name == "gaussian"), name
+        assert identity_link(cls()) == (name in ("gaussian", "student_t")), name
     assert conjugate_noise(MyGaussian()) and flat_intercept(MyGaussian()) and not isinstance(MyGaussian(), GaussianLikelihood)
 
 
@@ -75,12 +77,16 @@ class _GaussianWithBiasedNoiseUpdate(GaussianLikelihood):
         return (r @ r) / (r.shape[0] - 1)
 
 
+class _PoissonClaimingIdentity(PoissonLikelihood):
+    identity_link = True  # its mean is exp(η)
+
+
 class _UnknownIntercept(GaussianLikelihood):
     intercept_prior = "cauchy"
 
 
 @pytest.mark.parametrize("broken", [_TClaimingConjugacy(), _GaussianWithNormalIntercept(), _AlwaysOne(),
-                                    _GaussianWithBiasedNoiseUpdate()])
+                                    _GaussianWithBiasedNoiseUpdate(), _PoissonClaimingIdentity()])
 def test_the_check_catches_a_false_statement(broken):
     assert "declarations" in dict(likelihood_checks(broken))
     with pytest.raises(AssertionError):
