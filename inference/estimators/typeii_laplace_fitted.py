@@ -40,7 +40,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from sparsebayes.models.features import GaussianKernelFeatures, transform_validated
-from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood, make_likelihood, methods_fitting, require_likelihood
+from sparsebayes.models.likelihoods import LIKELIHOODS, BernoulliLogisticLikelihood, make_likelihood, methods_fitting, require_likelihood
 from sparsebayes.models.priors.typeii import ARDPrior, check_no_noise_settings, typeii_hierarchy
 
 from sparsebayes.inference._validation import (one_vs_all_targets, validate_classification_data, validate_predict_data,
@@ -76,7 +76,8 @@ def count_likelihood(likelihood, owner="PoissonRVMRegressor"):
         exact = (" (type-II fits the 'gaussian' likelihood of real targets exactly: RVMRegressor, BLSRegressor, "
                  f"FLAPRegressor); the {lik.name!r} likelihood is fitted by {methods_fitting(lik)}"
                  if getattr(lik, "support", "real") == "real" else "")
-        raise ValueError(f"{owner} fits a likelihood of counts (poisson, negative_binomial), not "
+        counts = ", ".join(sorted(n for n, c in LIKELIHOODS.items() if getattr(c, "support", None) == "counts"))
+        raise ValueError(f"{owner} fits a likelihood of counts (registered: {counts}), not "
                          f"{lik.name!r} (support {getattr(lik, 'support', None)!r}){exact}")
     return require_likelihood(lik, "laplace")
 
