@@ -40,7 +40,7 @@ from functools import partial
 import jax
 
 from sparsebayes.inference.engines import driver, typeii_exact, typeii_laplace
-from sparsebayes.inference.engines.typeii_moves import Info, TypeIIModel
+from sparsebayes.inference.engines.typeii_moves import Info, TypeIIModel, sequential_step
 from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise, make_likelihood
 
 __all__ = ["TypeIIModel", "fit", "init", "linearization", "make_model", "run", "step", "stopped", "trace"]
@@ -87,12 +87,14 @@ def init(data, model, capacity, *, params=None, **options):
 
 
 def step(state, data, model, **settings):
-    """One step: ``s, q`` from the linearization, the move of largest gain, λ, the likelihood's parameter
-    (:func:`.typeii_exact.take_step` or :func:`.typeii_laplace.take_step`, with their ``settings``);
-    returns the new state and the step's :class:`~.typeii_moves.Info`."""
-    if _exact(model):
-        return typeii_exact.take_step(state, data, model.prior, **settings)
-    return typeii_laplace.take_step(state, data, model, **settings)
+    """One step (:func:`~.typeii_moves.sequential_step`): ``s, q`` from the linearization's ``factors``, the
+    move of largest gain under ``model.prior`` (:func:`~.typeii_moves.choose`), then the linearization's
+    ``advance`` (the move applied, λ, the likelihood's parameter, the convergence bookkeeping), with the
+    data step's ``settings`` (``tol`` and :func:`.typeii_exact.take_step`'s or
+    :func:`.typeii_laplace.take_step`'s); returns the new state and the step's :class:`~.typeii_moves.Info`."""
+    lin = linearization(model)
+    return sequential_step(lin.factors, lin.advance, state, data, model.prior if lin is typeii_exact else model,
+                           model.prior, **settings)
 
 
 def stopped(state, tol=None, *, patience=None):

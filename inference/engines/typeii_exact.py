@@ -80,7 +80,8 @@ from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines.typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
 from sparsebayes.inference.engines.typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view, basis_column  # noqa: F401
 from sparsebayes.inference.engines.typeii_moves import (  # noqa: F401  (public here: the engine's names)
-    CYCLE_MEMORY, PAUSED, Info, best_move, capacity_hit, gated_moves, grow_slots, note_cycle, update_lambda)
+    CYCLE_MEMORY, PAUSED, Info, best_move, capacity_hit, gated_moves, grow_slots, note_cycle, sequential_step,
+    update_lambda)
 
 _LOG_2PI = np.log(2.0 * np.pi)  # a NumPy constant: jnp.log would compile a program at import
 
@@ -338,11 +339,8 @@ def candidate_gains(data, state, prior, align_max, n_fixed_point=8):
     candidate for an active basis), so every step raises ``L``. False: 004 Algorithm 1 — eq. 16
     at the current λ, scored by ``ℓ_i`` at that λ; λ is re-estimated after the move.
     """
-    s, q = sparsity_quality(state)
-    full = jnp.sum(state.var > 0) >= state.mu.shape[0]
-    # S_i = φ_iᵀC⁻¹φ_i > 0: a candidate whose S rounds to 0 or below (σ² tiny beside ‖φ_i‖²) is not scored
-    eligible = data.basis_mask & (s > 0) & (state.align <= align_max)
-    return gated_moves(s, q, state.var, state.lam, state.noise_var, prior, eligible, full, n_fixed_point)
+    s, q, eligible, full, lam, noise_var = factors(state, data, prior, align_max=align_max)
+    return gated_moves(s, q, state.var, lam, noise_var, prior, eligible, full, n_fixed_point)
 
 
 def choose_move(data, state, prior, *, tol=1e-9, align_max=1.0 - 1e-3):
@@ -429,16 +427,28 @@ def noise_step(data, state, prior, moved, *, noise_tol=1e-7, inverse=spd_inverse
     return new._replace(converged=~moved & (change < noise_tol))
 
 
-def take_step(state, data, prior, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
-         pause_when_full=False):
-    """One add / re-estimate / delete, the λ update, and (on schedule) the σ² update; returns the new
-    :class:`State` and the step's :class:`Info` (the move taken, its gain, ``L`` after it).
+def factors(state, data, prior, *, align_max=1.0 - 1e-3, **_):
+    """What :func:`~.typeii_moves.sequential_step` asks of the Gaussian data step: ``s, q`` of every
+    candidate (004 eq. 19, exact), the candidates that may enter (not masked, ``s > 0``, not aligned
+    with an active column beyond ``align_max``: :func:`candidate_gains`), whether the slots are full, λ
+    and σ²."""
+    s, q = sparsity_quality(state)
+    full = jnp.sum(state.var > 0) >= state.mu.shape[0]
+    # S_i = φ_iᵀC⁻¹φ_i > 0: a candidate whose S rounds to 0 or below (σ² tiny beside ‖φ_i‖²) is not scored
+    eligible = data.basis_mask & (s > 0) & (state.align <= align_max)
+    return s, q, eligible, full, state.lam, state.noise_var
+
+
+def advance(state, data, prior, move, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
+            pause_when_full=False):
+    """The chosen ``move`` applied by rank-one updates, λ, ``L`` (:func:`move_step`), σ² on schedule
+    (:func:`noise_step`), the cycle memory (:func:`note_cycle`); returns the new :class:`State` and the
+    step's :class:`Info`.
 
     When the best move is an add refused for want of a free slot, the step takes the best
     move that fits and sets ``capacity_hit``; with ``pause_when_full`` it changes nothing but
     ``capacity_hit`` instead (``info.kind == PAUSED``), so that the fit can go on with more slots
     (:func:`fit_growing`)."""
-    move = choose_move(data, state, prior, tol=tol, align_max=align_max)
     paused = pause_when_full & capacity_hit(move, tol)
     # a paused step is the no-move branch with its scalars held, not a third conditional: each
     # conditional copies the state
@@ -450,6 +460,15 @@ def take_step(state, data, prior, *, tol=1e-9, noise_tol=1e-7, noise_every=1, al
         held = ("lam", "objective", "n_iter", "converged", "last_gain", "recent", "cycled")
         new = new._replace(**{f: jnp.where(paused, getattr(state, f), getattr(new, f)) for f in held})
     return new, Info.of(move, new.objective, paused)
+
+
+def take_step(state, data, prior, *, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
+              pause_when_full=False):
+    """One add / re-estimate / delete, the λ update, and (on schedule) the σ² update
+    (:func:`~.typeii_moves.sequential_step` of :func:`factors` and :func:`advance`); returns the new
+    :class:`State` and the step's :class:`Info` (the move taken, its gain, ``L`` after it)."""
+    return sequential_step(factors, advance, state, data, prior, prior, tol=tol, noise_tol=noise_tol,
+                           noise_every=noise_every, align_max=align_max, pause_when_full=pause_when_full)
 
 
 def stopped(state, tol=None):

@@ -79,7 +79,8 @@ from sparsebayes.inference.engines import driver
 from sparsebayes.inference.engines._shapes import bucket, pad_to
 from sparsebayes.inference.engines.typeii_laplace_mode import (
     ACTIVE_WIDTHS, ARD, CLOSED, UNIT_NOISE, _lam, _laplace_covariance, _settle, _widths, small, sparsity_quality)
-from sparsebayes.inference.engines.typeii_moves import Info, TypeIIModel, capacity_hit, choose, grow_slots, update_lambda
+from sparsebayes.inference.engines.typeii_moves import (
+    Info, TypeIIModel, capacity_hit, grow_slots, sequential_step, update_lambda)
 from sparsebayes.inference.engines.typeii_param import _start_params, has_own_parameter, param_step
 from sparsebayes.models.likelihoods import require_likelihood
 from sparsebayes.models.priors import require
@@ -177,16 +178,23 @@ def _unsettled_start(likelihood, Phi, t, basis_mask, capacity, n_open=None, *, p
     return state
 
 
-def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_params, param_tol):
-    """:func:`take_step` without its bookkeeping of the best state: the move, λ, the mode and ``L``, and
-    the likelihood's parameter; ``settle_only`` a traced flag, or ``None`` where it never holds."""
+def factors(state, data, model, **_):
+    """What :func:`~.typeii_moves.sequential_step` asks of the Laplace data step: ``s, q`` of every
+    candidate at the mode (:func:`~.typeii_laplace_mode.sparsity_quality`, from the factor ``chol`` the
+    state keeps), the candidates that may enter (``basis_mask``), whether the slots are full, λ and
+    σ² = 1 (:data:`~.typeii_laplace_mode.UNIT_NOISE`)."""
+    _, _, s, q = sparsity_quality(model.likelihood, data.Phi, data.t, state, state.chol)
+    full = ~jnp.any(state.basis_of_slot == -1)
+    return s, q, data.basis_mask, full, _lam(state), UNIT_NOISE
+
+
+def _move(state, data, model, chosen, *, tol, pause_when_full, settle_only, estimate_params, param_tol):
+    """:func:`advance` without its bookkeeping of the best state: the ``chosen`` move, λ, the mode and
+    ``L``, and the likelihood's parameter; ``settle_only`` a traced flag, or ``None`` where it never holds."""
     likelihood, prior = model.likelihood, model.prior
     Phi, t, n_obs = data.Phi, data.t, data.n_obs
     var = state.var
     active = var > 0
-    _, _, s, q = sparsity_quality(likelihood, Phi, t, state, state.chol)
-    full = ~jnp.any(state.basis_of_slot == -1)
-    chosen = choose(s, q, var, _lam(state), UNIT_NOISE, prior, data.basis_mask, full, tol)
     m, move, hit = chosen.m, chosen.kind < 2, capacity_hit(chosen, tol)
     if settle_only is not None:
         move, hit = move & ~settle_only, hit & ~settle_only
@@ -224,9 +232,15 @@ def _move(state, data, model, *, tol, pause_when_full, settle_only, estimate_par
 
 
 def take_step(state, data, model, *, tol, pause_when_full=False, estimate_params=False, param_tol=1e-6):
-    """One add / re-estimate / delete of largest predicted gain under the hierarchy ``model.prior``
-    (:func:`.typeii_moves.choose`: its ``κ``, optimum and gain at the state's λ, or with λ
-    re-maximised), then λ by the hierarchy's update, the new mode and ``L``, and, with
+    """One step (:func:`~.typeii_moves.sequential_step` of :func:`factors` and :func:`advance`)."""
+    return sequential_step(factors, advance, state, data, model, model.prior, tol=tol,
+                           pause_when_full=pause_when_full, estimate_params=estimate_params, param_tol=param_tol)
+
+
+def advance(state, data, model, chosen, *, tol, pause_when_full=False, estimate_params=False, param_tol=1e-6):
+    """The ``chosen`` add / re-estimate / delete (the move of largest predicted gain under the hierarchy
+    ``model.prior``, :func:`.typeii_moves.choose`: its ``κ``, optimum and gain at the state's λ, or with λ
+    re-maximised) applied, then λ by the hierarchy's update, the new mode and ``L``, and, with
     ``estimate_params``, a :func:`~.typeii_param.param_step` of the likelihood's own parameter; returns the new
     :class:`State` and the step's :class:`~sparsebayes.inference.engines.typeii_moves.Info`. The
     step has converged when it took no move (and the parameter changed by at most ``param_tol``,
@@ -244,9 +258,9 @@ def take_step(state, data, model, *, tol, pause_when_full=False, estimate_params
     a state without them (``None``) takes the move alone."""
     settings = dict(tol=tol, pause_when_full=pause_when_full, estimate_params=estimate_params, param_tol=param_tol)
     if state.since is None:
-        return _move(state, data, model, settle_only=None, **settings)
+        return _move(state, data, model, chosen, settle_only=None, **settings)
     start = state.since < 0
-    new, info = _move(state._replace(since=None, best=None), data, model, settle_only=start, **settings)
+    new, info = _move(state._replace(since=None, best=None), data, model, chosen, settle_only=start, **settings)
     better = (new.objective > state.best.objective) | start
     best = jax.tree.map(lambda a, b: jnp.where(better, a, b), new, state.best)
     since = jnp.where(better, 0, state.since + 1)

@@ -146,6 +146,19 @@ def choose(s, q, var, lam, noise_var, prior, eligible, full, tol, n_fixed_point=
     return best_move(*gated_moves(s, q, var, lam, noise_var, prior, eligible, full, n_fixed_point), var, tol)
 
 
+def sequential_step(factors, advance, state, data, model, prior, *, tol, **settings):
+    """One step of the sequential type-II engine (Tipping & Faul 2003, Sec. 4), written once for both data
+    steps: ``factors(state, data, model, **settings)`` gives every candidate's sparsity and quality
+    ``s, q`` from the likelihood's linearization (004 eqs. 19–21), the candidates that may enter, whether
+    the slots are full, λ and the σ² the hierarchy's pieces read (1 without a noise variance);
+    :func:`choose` takes the move of largest gain under the hierarchy ``prior``; ``advance(state, data,
+    model, move, tol=tol, **settings)`` applies it, sets λ (:func:`update_lambda`), moves the likelihood's
+    parameter and keeps the convergence bookkeeping, returning the new state and the step's :class:`Info`."""
+    s, q, eligible, full, lam, noise_var = factors(state, data, model, **settings)
+    move = choose(s, q, state.var, lam, noise_var, prior, eligible, full, tol)
+    return advance(state, data, model, move, tol=tol, **settings)
+
+
 def update_lambda(prior, var, noise_var):
     """λ by the hierarchy's update (004 eq. 17; 0 for ARD) at the prior variances ``var`` over the
     candidates (0 = not in the model), after a move of either path."""
