@@ -41,6 +41,7 @@ import jax
 
 from sparsebayes.inference.engines import driver, typeii_exact, typeii_laplace
 from sparsebayes.inference.engines.typeii_moves import Info, TypeIIModel, sequential_step
+from sparsebayes.inference.engines.typeii_param import has_own_parameter
 from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise, make_likelihood
 
 __all__ = ["TypeIIModel", "fit", "init", "linearization", "make_model", "run", "step", "stopped", "trace"]
@@ -153,11 +154,14 @@ def fit(data, model, *, capacity, params=None, max_iter, tol, patience=100, nois
 
 @partial(jax.jit, static_argnames=("n_steps",) + _STATIC)
 def trace(state, data, model, *, n_steps, tol, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3,
-          pause_when_full=False, estimate_params=False, param_tol=1e-6):
+          pause_when_full=False, estimate_params=None, param_tol=1e-6):
     """``n_steps`` of :func:`step` from ``state`` (:func:`~sparsebayes.inference.engines.driver.trace`; a
     fit that has stopped stays, with ``kind`` none and gain 0: for the Gaussian a converged or cycled
     state, for the other likelihoods a converged one); returns the final state and every step's
-    :class:`~.typeii_moves.Info`."""
+    :class:`~.typeii_moves.Info`. The likelihood's own parameter is estimated where it has one
+    (``estimate_params=None``, :func:`.typeii_param.has_own_parameter`)."""
+    if estimate_params is None:
+        estimate_params = has_own_parameter(model.likelihood)
     one = partial(step, **_settings(model, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max,
                                     pause_when_full=pause_when_full, estimate_params=estimate_params,
                                     param_tol=param_tol))

@@ -48,8 +48,8 @@ the shape of the contract of :mod:`sparsebayes.inference.engines.driver`: :class
 ``(data, prior, noise_var, capacity)``, a pure :func:`take_step` ``(state, data, prior, *, settings)``
 returning the new state and the step's :class:`Info` (the move taken, its basis and variance, its
 gain, ``L`` after it), :func:`run` the jit boundary (the driver's ``lax.while_loop`` to convergence,
-:func:`stopped`), :func:`trace` a fixed number of steps keeping each :class:`Info` (the driver's
-``lax.scan``); :func:`fit` is :func:`start` and :func:`run` in one program.
+:func:`stopped`); :func:`fit` is :func:`start` and :func:`run` in one program. A trace of the steps is
+the engine's (:func:`.typeii.trace`).
 The Laplace path (:mod:`.typeii_laplace`) has the same shape and the same :class:`Info`.
 
 Fixed shapes. The active set lives in ``capacity`` slots (masks, ``-1`` = free), with the
@@ -565,17 +565,6 @@ def fit_growing(data, prior, noise_var, *, limit, start=16, **kw):
     return grow_slots(
         lambda c, pause: programs(shape, c)[0](data, prior, noise_var, capacity=c, pause_when_full=pause, **kw),
         go_on, widen, start, limit)
-
-
-@partial(jax.jit, static_argnames=("n_steps",))
-def trace(state, data, prior, *, n_steps, tol=1e-9, noise_tol=1e-7, noise_every=1, align_max=1.0 - 1e-3):
-    """:func:`take_step` ``n_steps`` times from ``state`` (:func:`~sparsebayes.inference.engines.driver.trace`;
-    a fit that has stopped stays, with ``kind`` none and gain 0); returns the final state and every
-    step's :class:`Info`."""
-    check_prior(prior)
-    one = partial(take_step, tol=tol, noise_tol=noise_tol, noise_every=noise_every, align_max=align_max)
-    return driver.trace(one, state, data, prior, n_steps=n_steps, converged=stopped,
-                        rest=lambda st: Info.none(st.objective))
 
 
 def coefficients(state, n_basis):

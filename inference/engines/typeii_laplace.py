@@ -51,8 +51,8 @@ shape of the contract of :mod:`sparsebayes.inference.engines.driver`, as the Gau
 :func:`start` ``(data, model, capacity)`` with ``data`` a :class:`LaplaceData` and ``model`` a
 :class:`~.typeii_moves.TypeIIModel` ``(prior, likelihood)``, a pure :func:`take_step` ``(state, data, model, *, settings)``
 returning the new state and the step's :class:`~.typeii_moves.Info`, :func:`run` the jit boundary (the
-driver's ``lax.while_loop`` to :func:`stopped`), :func:`trace` a fixed number of steps (the driver's
-``lax.scan``). The best state and the steps since it are part of the state (``best``, ``since``),
+driver's ``lax.while_loop`` to :func:`stopped`); a trace of the steps is the engine's (:func:`.typeii.trace`).
+The best state and the steps since it are part of the state (``best``, ``since``),
 kept by the step, so that the patience is the driver's stopping rule and a loop the caller owns
 keeps it too. The move choice and λ's update are the Gaussian path's (:func:`.typeii_moves.choose`,
 :func:`.typeii_moves.update_lambda`).
@@ -419,19 +419,6 @@ def check_prior(prior):
         raise ValueError(f"{type(prior).__name__} has no typeii_log_variance_prior: the type-II Laplace path adds the "
                          "hierarchy's terms without a noise variance to the evidence")
     return prior
-
-
-@partial(jax.jit, static_argnames=("n_steps", "estimate_params"))
-def trace(state, data, model, *, n_steps, tol=1e-6, estimate_params=None, param_tol=1e-6):
-    """``n_steps`` of :func:`take_step` from ``state`` (:func:`~sparsebayes.inference.engines.driver.trace`;
-    a fit that has converged stays, with ``kind`` none and gain 0), with the likelihood's own parameter
-    estimated where it has one (``estimate_params=None``); returns the last state and every step's
-    :class:`~sparsebayes.inference.engines.typeii_moves.Info`. On the data as given (no padding), for
-    tests and diagnostics; start from :func:`start` with a slot for every candidate."""
-    estimate = has_own_parameter(model.likelihood) if estimate_params is None else estimate_params
-    one = partial(take_step, tol=tol, estimate_params=estimate, param_tol=param_tol)
-    return driver.trace(one, state, data, model, n_steps=n_steps, converged=lambda st, _: st.converged,
-                        rest=lambda st: Info.none(st.objective))
 
 
 @jax.jit
