@@ -60,14 +60,14 @@ def _bench(args, describe):
     import numpy as np
 
     from sparsebayes.comparisons.synthetic import sinc
-    from sparsebayes.inference.engines import typeii_exact
+    from sparsebayes.inference.engines import typeii, typeii_exact
     from sparsebayes.inference.engines.typeii_batch import fit_batch, fit_batch_growing
     from sparsebayes.inference.engines.lowrank import factor_kernel_design, gaussian_kernel_rows
-    from sparsebayes.inference.engines.typeii_design import fit_design
     from sparsebayes.models.features import GaussianKernelFeatures
     from sparsebayes.models.priors.typeii import ARDPrior
 
     print(describe() + "; shared 2-core machine, timings are noisy")
+    rvm = typeii.make_model(ARDPrior())
     if args.linear_only:
         _bench_linear(args)
         return 0
@@ -76,7 +76,8 @@ def _bench(args, describe):
         X, y = sinc(n, sigma=0.1, seed=0)
         Phi = GaussianKernelFeatures(width=2.0).fit(X).transform(X)
         noise0 = 0.1 * np.var(y)
-        fit = lambda: jax.block_until_ready(fit_design(Phi, y, ARDPrior(), noise0, noise_every=NOISE_EVERY))  # noqa: E731
+        fit = lambda: jax.block_until_ready(  # noqa: E731
+            typeii.fit_model(Phi, y, rvm, params=noise0, noise_every=NOISE_EVERY))
         fit()  # compile
         ours, st = _best_of(fit)
         line = f"N={n:5d} ours {ours * 1e3:9.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV)"
@@ -84,7 +85,7 @@ def _bench(args, describe):
         def factored():  # the pivoted Cholesky from X is timed with the fit
             f = factor_kernel_design(gaussian_kernel_rows(X, 2.0), np.ones(n), bias=True)
             return f, None if f is None else jax.block_until_ready(
-                fit_design(None, y, ARDPrior(), noise0, noise_every=NOISE_EVERY, factor=f))
+                typeii.fit_model(None, y, rvm, params=noise0, noise_every=NOISE_EVERY, factor=f))
 
         ours_f = None
         if factored()[0] is not None:  # (compiles)
@@ -180,10 +181,12 @@ def _bench_linear(args):
     import jax
     import numpy as np
 
-    from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
+    from sparsebayes.inference.engines import typeii
+    from sparsebayes.inference.engines.typeii_design import GramStatistics, use_gram
     from sparsebayes.inference.estimators.typeii_estimators import RVMRegressor
     from sparsebayes.models.priors.typeii import ARDPrior
 
+    rvm = typeii.make_model(ARDPrior())
     for size in args.linear:
         n, m = map(int, size.lower().split("x"))
         X, y = linear_problem(n, m)
@@ -191,11 +194,13 @@ def _bench_linear(args):
 
         def ours():
             stats = GramStatistics.of(X, y)
-            return jax.block_until_ready(fit_design(None, y, ARDPrior(), noise0, noise_every=NOISE_EVERY, factor=stats))
+            return jax.block_until_ready(typeii.fit_model(None, y, rvm, params=noise0, noise_every=NOISE_EVERY,
+                                                          factor=stats))
 
         # compile on a small problem of the same width: the Gram form's programs do not depend on N
         Xs, ys = linear_problem(max(2000, 8 * m), m, seed=1)
-        fit_design(None, ys, ARDPrior(), 0.1 * np.var(ys), noise_every=NOISE_EVERY, factor=GramStatistics.of(Xs, ys))
+        typeii.fit_model(None, ys, rvm, params=0.1 * np.var(ys), noise_every=NOISE_EVERY,
+                         factor=GramStatistics.of(Xs, ys))
         RVMRegressor(fit_intercept=False).fit(Xs, ys)
         t0, w0 = time.process_time(), time.perf_counter()
         st = ours()
@@ -233,7 +238,7 @@ def _bench_classifier():
     import numpy as np
 
     from sparsebayes.comparisons import datasets
-    from sparsebayes.inference.engines import typeii_laplace
+    from sparsebayes.inference.engines import typeii
     from sparsebayes.models.features import GaussianKernelFeatures
     from sparsebayes.models.likelihoods import BernoulliLogisticLikelihood
 
@@ -242,8 +247,8 @@ def _bench_classifier():
         X_idx = np.random.default_rng(0).choice(len(tr.y), n, replace=False)
         X, y = tr.X[X_idx], tr.y[X_idx].astype(float)
         Phi = GaussianKernelFeatures(width=0.5 / np.sqrt(2)).fit(X).transform(X)
-        mask = np.ones(Phi.shape[1], bool)
-        fit = lambda: jax.block_until_ready(typeii_laplace.fit(Phi, y, mask, likelihood=BernoulliLogisticLikelihood()))  # noqa: E731
+        rvc = typeii.make_model(None, BernoulliLogisticLikelihood())
+        fit = lambda: jax.block_until_ready(typeii.fit_model(Phi, y, rvc))  # noqa: E731
         fit()  # compile
         ours, st = _best_of(fit)
         line = (f"classification (Ripley n={n}): ours {ours * 1e3:8.1f} ms ({int((np.asarray(st.var) > 0).sum())} RV, "

@@ -26,6 +26,14 @@ the Gaussian's carries the rank-one statistics and is ``vmap``-ed over data sets
 The engine's :func:`init`, :func:`step`, :func:`stopped`, :func:`run`, :func:`trace` and :func:`fit`
 take either, and the choice between them costs the compiled programs nothing.
 
+The estimators' fitting cores hand the engine an unpadded design and a model, and read the final
+state back, through the engine alone: :func:`fit_model` (the growing fit: slots doubled when an add finds
+none free, the design padded to few shapes) and :func:`host_result`, :func:`coefficients`,
+:func:`posterior_covariance`, :func:`stopped_at_start`, :func:`last_basis_pruned`. Each dispatches to the
+data step of the model (:func:`linearization`) or of the state, whose module keeps its own padding and
+growth (:func:`.typeii_design.fit_design` over :func:`.typeii_exact.fit_growing`; :func:`.typeii_laplace.fit`);
+many Gaussian designs of one shape go in one call by :func:`fit_models` (:func:`.typeii_design.fit_designs`).
+
 The contract of :mod:`sparsebayes.inference.engines.driver`: :func:`init` ``(data, model, capacity)``, a
 pure :func:`step` ``(state, data, model, *, settings)`` returning the new state and the step's
 :class:`~.typeii_moves.Info`, :func:`run` the jit boundary (the driver's ``lax.while_loop`` to
@@ -39,12 +47,15 @@ from functools import partial
 
 import jax
 
-from sparsebayes.inference.engines import driver, typeii_exact, typeii_laplace
+import numpy as np
+
+from sparsebayes.inference.engines import driver, typeii_design, typeii_exact, typeii_laplace
 from sparsebayes.inference.engines.typeii_moves import Info, TypeIIModel, sequential_step
 from sparsebayes.inference.engines.typeii_param import has_own_parameter
 from sparsebayes.models.likelihoods import GaussianLikelihood, conjugate_noise, make_likelihood
 
-__all__ = ["TypeIIModel", "fit", "init", "linearization", "make_model", "run", "step", "stopped", "trace"]
+__all__ = ["TypeIIModel", "coefficients", "fit", "fit_model", "fit_models", "host_result", "init", "last_basis_pruned",
+           "linearization", "make_model", "posterior_covariance", "run", "step", "stopped", "stopped_at_start", "trace"]
 
 
 def linearization(model):
@@ -168,3 +179,82 @@ def trace(state, data, model, *, n_steps, tol, noise_tol=1e-7, noise_every=1, al
     rule = stopped if _exact(model) else (lambda st, _: st.converged)
     return driver.trace(one, state, data, model, n_steps=n_steps, converged=rule,
                         rest=lambda st: Info.none(st.objective))
+
+
+def fit_model(Phi, y, model, *, params=None, **options):
+    """The growing fit of targets ``y`` on the unpadded design ``Phi`` (N × M) under ``model``, by its data
+    step's own padding and growth: the active set starts in few slots, doubled without restarting when the
+    best move is an add that finds none free (:func:`.typeii_moves.grow_slots`). Returns the final state.
+
+    * Gaussian (:func:`.typeii_design.fit_design`): ``params`` is σ²'s start (required); ``options`` its
+      ``factor`` (a low-rank factor or the Gram statistics of ``Φ``, ``Phi`` then unused), ``n_obs``,
+      ``max_iter``, ``tol``, ``noise_every``, ``max_active``. The state is on the device
+      (:func:`host_result`).
+    * any other likelihood (:func:`.typeii_laplace.fit`): ``params`` the likelihood's own parameter's start
+      (``None``: its ``init_params``); ``options`` its ``basis_mask`` (the candidates; default every
+      column), ``max_iter``, ``tol``, ``capacity``, ``patience``, ``estimate_params``, ``param_tol``. The
+      state is on the host, over the ``M`` candidates.
+    """
+    if _exact(model):
+        if params is None:
+            raise ValueError("the Gaussian type-II path starts from a noise variance: pass params=sigma^2")
+        return typeii_design.fit_design(Phi, y, model.prior, params, **options)
+    mask = options.pop("basis_mask", None)
+    mask = np.ones(np.shape(Phi)[1], bool) if mask is None else mask
+    return typeii_laplace.fit(Phi, y, mask, likelihood=model.likelihood, prior=model.prior, params=params, **options)
+
+
+def fit_models(packed, model, params, **options):
+    """:func:`fit_model` for many Gaussian designs of one padded shape in one compiled call
+    (:func:`.typeii_design.fit_designs`, ``packed`` their :class:`.typeii_design.PackedDesign`, ``params``
+    the σ² starts); returns the list of final states. Only the Gaussian's exact data step batches."""
+    if not _exact(model):
+        raise ValueError("fit_models batches the Gaussian type-II path only, got the "
+                         f"{type(model.likelihood).__name__}")
+    return typeii_design.fit_designs(packed, model.prior, params, **options)
+
+
+def _path_of(state):
+    return typeii_laplace if _on_laplace_path(state) else typeii_exact
+
+
+def host_result(state):
+    """The final ``state`` on the host with the fields a fitted model reads: the Gaussian path's
+    :func:`.typeii_exact.result_fields` (one batched transfer); the Laplace path's state is already there."""
+    return state if _on_laplace_path(state) else typeii_exact.result_fields(state)
+
+
+def last_basis_pruned(state, prior):
+    """Whether the Gaussian path's only basis left meets ``prior``'s pruning condition
+    (:func:`.typeii_exact.last_basis_pruned_jit`: the engine never deletes its last basis, and the
+    estimators report the empty model for it)."""
+    if _on_laplace_path(state):
+        raise ValueError("last_basis_pruned reads the Gaussian path's statistics S, Q; got a Laplace-path state")
+    return typeii_exact.last_basis_pruned_jit(state, prior)
+
+
+def stopped_at_start(state):
+    """Whether a Laplace-path fit stopped at its start (:func:`.typeii_laplace.stopped_at_start`: its first
+    step found no move, so no search followed the start's projection)."""
+    if not _on_laplace_path(state):
+        raise ValueError("stopped_at_start reads the Laplace path's step count; a Gaussian-path state counts n_moves")
+    return typeii_laplace.stopped_at_start(state)
+
+
+def coefficients(state, n_basis):
+    """The posterior mean (Gaussian) or mode (Laplace) over the ``n_basis`` candidates, zeros where pruned
+    (the data step's ``coefficients``)."""
+    return _path_of(state).coefficients(state, n_basis)
+
+
+def posterior_covariance(state, model, Phi=None, t=None):
+    """The posterior covariance over the active basis functions in increasing index (the order of
+    :func:`coefficients`' nonzeros): the Gaussian's ``Σ`` (004 Sec. 2.4) from the host ``state``'s slots;
+    the Laplace covariance at the mode (Tipping 2001, eqs. 26-27, :func:`.typeii_laplace.posterior_covariance`,
+    which factors ``Phi`` and ``t`` again for a state without its Cholesky factor)."""
+    if _on_laplace_path(state):
+        return typeii_laplace.posterior_covariance(Phi, t, state, likelihood=model.likelihood)
+    slots = np.asarray(state.basis_of_slot)
+    active = slots >= 0
+    order = np.argsort(slots[active])
+    return np.asarray(state.Sigma)[np.ix_(active, active)][np.ix_(order, order)]

@@ -7,7 +7,7 @@ Sec. 4; the factor ``Φ = QΦ̃`` of a Gaussian kernel design of low numerical r
 :func:`fit_typeii_model` fits one target vector on it under one type-II hierarchy
 (:mod:`sparsebayes.models.priors.typeii`: ``ARDPrior``, Tipping & Faul 2003; ``ScaledLaplacePrior``,
 Helgøy & Li 004 eqs. 5–9, 13, 16–18; ``LaplaceVariancePrior``, Babacan et al. 2010) by the sequential
-engine (:func:`~sparsebayes.inference.engines.typeii_design.fit_design`, 004 Algorithm 1) and returns the
+engine (:func:`~sparsebayes.inference.engines.typeii.fit_model`, 004 Algorithm 1) and returns the
 fitted model as a :class:`TypeIIFit` record. The batched entry point of the paper tables
 (:func:`~sparsebayes.inference.estimators.typeii_many.fit_many`) runs the same two halves,
 :func:`prepare_typeii` and :func:`finish_typeii`, around one engine call for many designs.
@@ -24,9 +24,9 @@ name of the estimator that asked (``owner``).
 
 A likelihood other than the Gaussian (Bernoulli-logistic, Poisson, negative binomial) has no closed-form
 evidence: :func:`fit_typeii_laplace_model` fits one target vector on a :func:`laplace_basis` design by the
-engine's Laplace path (:func:`sparsebayes.inference.engines.typeii_laplace.fit`: the evidence replaced by its
-Laplace approximation at the posterior mode, Tipping 2001 Sec. 4, Tipping & Faul 2003 Sec. 5; the same
-hierarchies, with ``σ² = 1`` in their terms) and returns a :class:`TypeIILaplaceFit` record; the estimators
+engine's Laplace path (:func:`sparsebayes.inference.engines.typeii.fit_model` of a non-Gaussian model: the
+evidence replaced by its Laplace approximation at the posterior mode, Tipping 2001 Sec. 4, Tipping & Faul
+2003 Sec. 5; the same hierarchies, with ``σ² = 1`` in their terms) and returns a :class:`TypeIILaplaceFit` record; the estimators
 that ask for it issue its warnings (their task decides what is degenerate).
 """
 from __future__ import annotations
@@ -38,13 +38,14 @@ import numpy as np
 
 from sparsebayes.models.features import GaussianKernelFeatures, fit_transform_validated, transform_validated
 from sparsebayes.models.likelihoods import GaussianLikelihood
+from sparsebayes.inference.engines.typeii_moves import TypeIIModel
 from sparsebayes.models.priors.typeii import _log_noise_prior
 
 from sparsebayes.inference._validation import check_count, check_max_iter, check_number
 from sparsebayes.inference._warnings import warn_degenerate
-from sparsebayes.inference.engines import typeii_exact, typeii_laplace, typeii_param
+from sparsebayes.inference.engines import typeii, typeii_param
 from sparsebayes.inference.engines.lowrank import centred_design_factor
-from sparsebayes.inference.engines.typeii_design import GramStatistics, fit_design, use_gram
+from sparsebayes.inference.engines.typeii_design import GramStatistics, use_gram
 from sparsebayes.inference.estimators._base import fit_feature_design, make_feature_map
 from sparsebayes.inference.estimators.typeii_warnings import warn_after_fit
 
@@ -92,7 +93,7 @@ class TypeIIOptions:
         return self
 
     def engine_controls(self):
-        """The keyword arguments of the engine (:func:`~.typeii_design.fit_design`)."""
+        """The keyword arguments of the engine's Gaussian fit (:func:`~.typeii.fit_model`)."""
         return dict(max_iter=self.max_iter, tol=self.tol, noise_every=self.noise_every, max_active=self.max_active)
 
 
@@ -279,11 +280,11 @@ def finish_typeii(problem, state, *, owner):
     holds when the engine stopped because no move gained more than ``tol`` *after* moving at least once:
     a fit that never left its start (one basis function, chosen by its projection on ``y``, not by the
     evidence) searched nothing and is not reported as converged."""
-    host = typeii_exact.result_fields(state)  # first: last_basis_pruned_jit then reads the ``var`` it cached
-    pruned = bool(typeii_exact.last_basis_pruned_jit(state, problem.prior))
+    host = typeii.host_result(state)  # first: last_basis_pruned then reads the ``var`` it cached
+    pruned = bool(typeii.last_basis_pruned(state, problem.prior))
     moved = int(host.n_moves) > 0
     if pruned:
-        # the engine keeps its last basis whatever the hierarchy says (typeii_exact.last_basis_pruned): it prunes it
+        # the engine keeps its last basis whatever the hierarchy says (typeii.last_basis_pruned): it prunes it
         fit = _empty_fit(problem, n_iter=int(host.n_iter), converged=bool(host.converged) and moved,
                          cycled=bool(host.cycled))
     else:
@@ -307,13 +308,18 @@ def _fit_of_state(problem, state, moved):
     noise_var = float(state.noise_var)
     return TypeIIFit(
         coef=coef, active=active,
-        sigma=np.asarray(state.Sigma)[np.ix_(active_slots, active_slots)][np.ix_(order, order)],
+        sigma=typeii.posterior_covariance(state, None),
         intercept=problem.y_offset - float(problem.design_offset @ coef),
         intercept_var=noise_var / problem.y.size if problem.options.fit_intercept else 0.0,
         noise_var=noise_var, rate=float(state.lam), objective=float(state.objective), n_iter=int(state.n_iter),
         converged=bool(state.converged) and moved and finite,  # a non-finite L converged to nothing
         cycled=bool(state.cycled), prior=problem.prior, likelihood=GaussianLikelihood(), basis=problem.basis,
         y_offset=problem.y_offset, design_offset=problem.design_offset, options=problem.options)
+
+
+def gaussian_model(prior):
+    """The engine's model of a Gaussian type-II fit: ``prior`` (a checked hierarchy) and the Gaussian likelihood."""
+    return TypeIIModel(prior, GaussianLikelihood())
 
 
 def fit_typeii_model(basis, y, prior, options, *, owner):
@@ -324,8 +330,8 @@ def fit_typeii_model(basis, y, prior, options, *, owner):
     problem = prepare_typeii(basis, y, prior, options, owner=owner)
     if isinstance(problem, TypeIIFit):
         return problem
-    state = fit_design(problem.Phi, problem.y, prior, problem.noise_var, factor=problem.factor, n_obs=problem.n_obs,
-                       **options.engine_controls())
+    state = typeii.fit_model(problem.Phi, problem.y, gaussian_model(prior), params=problem.noise_var,
+                             factor=problem.factor, n_obs=problem.n_obs, **options.engine_controls())
     return finish_typeii(problem, state, owner=owner)
 
 
@@ -401,13 +407,13 @@ def fit_typeii_laplace_model(basis, t, prior, likelihood, options):
     candidates."""
     Phi = basis.design
     mask = np.any(Phi != 0, axis=0)
-    state = typeii_laplace.fit(Phi, t, mask, likelihood=likelihood, prior=prior, max_iter=int(options.max_iter),
-                               tol=options.tol)
-    at_start = bool(typeii_laplace.stopped_at_start(state))
+    model = TypeIIModel(prior, likelihood)
+    state = typeii.fit_model(Phi, t, model, basis_mask=mask, max_iter=int(options.max_iter), tol=options.tol)
+    at_start = bool(typeii.stopped_at_start(state))
     var = np.asarray(state.var)
     return TypeIILaplaceFit(
-        coef=np.asarray(typeii_laplace.coefficients(state, Phi.shape[1])), prior_var=var, active=var > 0,
-        covariance=np.asarray(typeii_laplace.posterior_covariance(Phi, t, state, likelihood=likelihood)),
+        coef=np.asarray(typeii.coefficients(state, Phi.shape[1])), prior_var=var, active=var > 0,
+        covariance=np.asarray(typeii.posterior_covariance(state, model, Phi, t)),
         rate=float(state.lam),
         likelihood_param=float(state.params) if typeii_param.has_own_parameter(likelihood) else None,
         objective=float(state.objective), n_iter=int(state.n_iter), stalled=bool(state.stalled), at_start=at_start,

@@ -6,7 +6,7 @@ fitted estimator a user would get from ``fit``.
 (:func:`~sparsebayes.inference.estimators.typeii_fit.prepare_typeii`: checks, feature map, centring, σ²'s
 start, the hierarchy; :func:`~sparsebayes.inference.estimators.typeii_fit.finish_typeii`: the fitted
 model, the empty model, warnings; the estimator names the record), and between them
-the engine on all designs at once (:func:`~sparsebayes.inference.engines.typeii_design.fit_designs`): the
+the engine on all designs at once (:func:`~sparsebayes.inference.engines.typeii.fit_models`): the
 same padding and the same engine steps as ``fit`` (:mod:`.typeii_batch` takes the steps of single fits,
 up to the rounding of a differently compiled program), so a paper table written with it reports the
 numbers of the public estimators.
@@ -16,10 +16,12 @@ from __future__ import annotations
 from sklearn.base import clone
 
 from sparsebayes.inference._validation import validate_regression_data
-from sparsebayes.inference.engines.typeii_design import fit_design, fit_designs, pack_design
+from sparsebayes.inference.engines import typeii
+from sparsebayes.inference.engines.typeii_design import pack_design
 from sparsebayes.inference.estimators._base import atomic_fit
 from sparsebayes.inference.estimators.sparse_estimators import SparseRegressor
-from sparsebayes.inference.estimators.typeii_fit import TypeIIFit, finish_typeii, prepare_typeii, typeii_basis
+from sparsebayes.inference.estimators.typeii_fit import (TypeIIFit, finish_typeii, gaussian_model, prepare_typeii,
+                                                         typeii_basis)
 
 
 def _is_typeii(estimator):
@@ -66,11 +68,11 @@ def fit_many(estimators, Xs, ys):
         if key is None or len(members) == 1:
             for k, _ in members:
                 p = problems[k]
-                _finish(estimators[k], p, fit_design(p.Phi, p.y, p.prior, p.noise_var, factor=p.factor, n_obs=p.n_obs,
-                                                     **controls))
+                _finish(estimators[k], p, typeii.fit_model(p.Phi, p.y, gaussian_model(p.prior), params=p.noise_var,
+                                                           factor=p.factor, n_obs=p.n_obs, **controls))
             continue
-        states = fit_designs([packed for _, packed in members], problems[members[0][0]].prior,
-                             [problems[k].noise_var for k, _ in members], **controls)
+        states = typeii.fit_models([packed for _, packed in members], gaussian_model(problems[members[0][0]].prior),
+                                   [problems[k].noise_var for k, _ in members], **controls)
         for (k, _), state in zip(members, states):
             _finish(estimators[k], problems[k], state)
     return estimators

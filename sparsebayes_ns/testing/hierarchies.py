@@ -235,9 +235,9 @@ def check_typeii_evidence(prior, n_steps=25):
     H, y = _regression(seed=2, n=30, p=8)
     H, y = H - H.mean(0), y - y.mean()
     prior = prior.replace(lambda_update="profiled")
-    data = typeii_exact.make_data(H, y)
-    start = typeii_exact.start(data, prior, 0.1 * np.var(y), H.shape[1])
-    state, info = typeii.trace(start, data, typeii.make_model(prior), n_steps=n_steps, tol=1e-9)
+    data, model = typeii_exact.make_data(H, y), typeii.make_model(prior)
+    start = typeii.init(data, model, H.shape[1], params=0.1 * np.var(y))
+    state, info = typeii.trace(start, data, model, n_steps=n_steps, tol=1e-9)
     L = np.r_[float(start.objective), np.asarray(info.objective)]
     rise, moved = np.diff(L), np.asarray(info.kind) < 2
     slack = 1e-8 * np.maximum(1.0, np.abs(L[1:]))

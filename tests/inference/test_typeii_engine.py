@@ -100,3 +100,71 @@ def test_the_engines_laplace_run_and_fit_are_the_laplace_programs_bit_for_bit(li
           typeii_laplace._start_and_run(data, model, 2.0 if own else 1.0, capacity=6, pause_when_full=False, **kw),
           fields)
     jax.clear_caches()
+
+
+def test_the_estimators_fitting_cores_drive_the_engine_not_a_data_step():
+    """The fitting cores (and every estimator module) import the engine, never a data step's module: the
+    data steps are the engine's to pick (:func:`typeii.linearization`)."""
+    import ast
+    import pathlib
+
+    import sparsebayes.inference.estimators as estimators
+
+    for path in pathlib.Path(estimators.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                 for alias in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        for step in ("typeii_exact", "typeii_laplace"):
+            assert not any(n and n.split(".")[-1] == step for n in named), f"{path.name} imports {step}"
+
+
+def test_fit_model_on_the_gaussian_is_the_padded_growing_fit_and_its_sigma_the_dense_one():
+    """:func:`typeii.fit_model` of a Gaussian model is the Gaussian path's padded growing fit
+    (:func:`typeii_design.fit_design`, the same bits); the engine's covariance over the active columns is
+    the dense ``(A⁻¹ ... )``: ``(ΦₐᵀΦₐ/σ² + diag(1/var))⁻¹`` computed directly, and its coefficients ``Σ Φₐᵀy/σ²``."""
+    from sparsebayes.inference.engines import typeii_design
+
+    Phi, y = _gaussian_problem()
+    nv, prior = 0.1 * np.var(y), ARDPrior()
+    with pytest.raises(ValueError, match="noise variance"):
+        typeii.fit_model(Phi, y, typeii.make_model(prior))
+    state = typeii.host_result(typeii.fit_model(Phi, y, typeii.make_model(prior), params=nv, max_iter=200, tol=1e-9))
+    ref = typeii_exact.result_fields(typeii_design.fit_design(Phi, y, prior, nv, max_iter=200, tol=1e-9))
+    _same(state, ref, ("var", "basis_of_slot", "mu", "Sigma", "noise_var", "objective", "n_iter"))
+    var = np.asarray(state.var)[:Phi.shape[1]]
+    active = var > 0
+    assert 1 < active.sum() < Phi.shape[1]
+    Pa, s2 = Phi[:, active], float(state.noise_var)
+    dense = np.linalg.inv(Pa.T @ Pa / s2 + np.diag(1.0 / var[active]))
+    np.testing.assert_allclose(typeii.posterior_covariance(state, None), dense, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(typeii.coefficients(state, Phi.shape[1]))[active], dense @ Pa.T @ y / s2,
+                               rtol=1e-7, atol=1e-10)
+    assert not bool(typeii.last_basis_pruned(state, prior))
+    with pytest.raises(ValueError, match="Laplace path"):
+        typeii.stopped_at_start(state)
+
+
+def test_fit_model_on_a_count_likelihood_is_the_laplace_paths_fit():
+    """:func:`typeii.fit_model` of a non-Gaussian model is :func:`typeii_laplace.fit` (the same bits), and the
+    engine's readers of its state are the Laplace path's: the coefficients, the covariance at the mode
+    (against the dense ``(ΦₐᵀBΦₐ + diag(1/var))⁻¹`` with ``B`` the Poisson curvature ``exp(η)``)."""
+    rng = np.random.default_rng(5)
+    Phi = rng.normal(size=(40, 5))
+    t = rng.poisson(np.exp(0.3 + Phi @ np.array([0.8, 0, -0.6, 0, 0]))).astype(float)
+    model = typeii.make_model(None, "poisson")
+    state = typeii.fit_model(Phi, t, model, max_iter=200)
+    ref = typeii_laplace.fit(Phi, t, np.ones(5, bool), likelihood=model.likelihood, max_iter=200)
+    _same(state, ref, ("var", "basis_of_slot", "w", "chol", "objective", "lam", "n_iter", "converged"))
+    coef = np.asarray(typeii.coefficients(state, 5))
+    np.testing.assert_array_equal(coef, typeii_laplace.coefficients(ref, 5))
+    active = np.asarray(state.var) > 0
+    assert 1 <= active.sum() < 5
+    Pa = Phi[:, active]
+    B = np.exp(Phi @ coef)
+    dense = np.linalg.inv(Pa.T @ (B[:, None] * Pa) + np.diag(1.0 / np.asarray(state.var)[active]))
+    np.testing.assert_allclose(typeii.posterior_covariance(state, model, Phi, t), dense, rtol=1e-6)
+    assert typeii.stopped_at_start(state) == typeii_laplace.stopped_at_start(ref)
+    with pytest.raises(ValueError, match="Gaussian path"):
+        typeii.last_basis_pruned(state, ARDPrior())
+    with pytest.raises(ValueError, match="Gaussian type-II path only"):
+        typeii.fit_models([], model, [])
