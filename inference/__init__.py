@@ -20,11 +20,11 @@ _LAZY = {
     "NutsRegressor": "estimators.nuts_estimators",
     "NutsClassifier": "estimators.nuts_estimators",
     "PoissonRVMRegressor": "estimators.poisson_rvm",
-    "SMLRCV": "estimators.smlr",
+    "SMLRCV": "estimators.smlr_cv",
     "SMLRClassifier": "estimators.smlr",
     "BLSRegressor": "estimators.typeii_estimators",
     "FLAPRegressor": "estimators.typeii_estimators",
-    "RVMClassifier": "estimators.typeii_estimators",
+    "RVMClassifier": "estimators.rvm_classifier",
     "RVMRegressor": "estimators.typeii_estimators",
     "run_nuts": "engines.nuts",
 }

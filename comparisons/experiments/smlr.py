@@ -31,8 +31,9 @@ from sparsebayes.comparisons.experiments.figueiredo import RVM_CRABS_NOTE, _plt,
 from sparsebayes.comparisons.registry import Result, experiment
 from sparsebayes.comparisons.spread import sample_sd
 from sparsebayes.inference.parallel import parallel_map
-from sparsebayes.inference.estimators.smlr import SMLRCV, SMLRClassifier
-from sparsebayes.inference.estimators.typeii_estimators import RVMClassifier
+from sparsebayes.inference.estimators.smlr import SMLRClassifier
+from sparsebayes.inference.estimators.smlr_cv import SMLRCV
+from sparsebayes.inference.estimators.rvm_classifier import RVMClassifier
 
 WIDTHS = (0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0)  # kernel widths h for the SVM grid search (√2 steps)
 SVM_C = (0.1, 1.0, 10.0, 100.0, 1000.0)

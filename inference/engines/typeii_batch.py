@@ -14,21 +14,19 @@ import jax
 import jax.numpy as jnp
 
 from sparsebayes.inference.engines.typeii_exact import (
-    _add,
-    _reestimate_or_delete,
     choose_move,
     finish_move,
     fit,
-    grow_slots,
     noise_due,
     noise_step,
-    note_cycle,
     run,
-    spd_inverse_sweep,
     start,
     stopped,
     widen,
 )
+from sparsebayes.inference.engines.typeii_linalg import spd_inverse_sweep
+from sparsebayes.inference.engines.typeii_moves import grow_slots, note_cycle
+from sparsebayes.inference.engines.typeii_updates import _add, _reestimate_or_delete
 
 
 def fit_batch_growing(data, prior, noise_var, *, limit, start=16, **kw):

@@ -18,6 +18,7 @@ import numpy as np
 from sparsebayes.inference.engines import typeii_exact
 from sparsebayes.inference._backend import on_accelerator
 from sparsebayes.inference.engines._shapes import bucket, pad_to
+from sparsebayes.inference.engines.typeii_linalg import aligned_zeros
 from sparsebayes.inference.engines.typeii_batch import fit_batch, fit_batch_growing
 
 #: most fits advanced together by one ``vmap``-ed step on an accelerator (:func:`batch_lanes`)
@@ -98,7 +99,7 @@ def pack_design(Phi, y, *, n_obs=None, factor=None):
         Phi, y, yy = factor.design, y @ factor.basis, float(y @ y)
     n, m = Phi.shape
     n_pad, m_pad = bucket(n), bucket(m)
-    Phi_pad = pad_to(Phi, (n_pad, m_pad), out=typeii_exact.aligned_zeros((n_pad, m_pad)))  # to the device uncopied
+    Phi_pad = pad_to(Phi, (n_pad, m_pad), out=aligned_zeros((n_pad, m_pad)))  # to the device uncopied
     y_pad = pad_to(np.asarray(y, dtype=np.float64), (n_pad,))
     mask = pad_to(np.ones(m, bool), (m_pad,))  # (zero columns, such as a centred bias, are masked by the engine)
     return PackedDesign(Phi_pad, y_pad, mask, n_obs, yy)

@@ -77,10 +77,10 @@ from sparsebayes.models.priors.typeii import optimal_variance
 
 from sparsebayes.inference._backend import on_accelerator
 from sparsebayes.inference.engines import driver
-from sparsebayes.inference.engines.typeii_linalg import aligned_zeros, spd_inverse_lapack, spd_inverse_sweep  # noqa: F401  (public here)
-from sparsebayes.inference.engines.typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view, basis_column  # noqa: F401
-from sparsebayes.inference.engines.typeii_moves import (  # noqa: F401  (public here: the engine's names)
-    CYCLE_MEMORY, PAUSED, Info, best_move, capacity_hit, gated_moves, grow_slots, note_cycle, sequential_step,
+from sparsebayes.inference.engines.typeii_linalg import spd_inverse_lapack
+from sparsebayes.inference.engines.typeii_updates import _add, _cosines, _reestimate_or_delete, _slot_view, basis_column
+from sparsebayes.inference.engines.typeii_moves import (
+    CYCLE_MEMORY, Info, best_move, capacity_hit, gated_moves, grow_slots, note_cycle, sequential_step,
     update_lambda)
 
 _LOG_2PI = np.log(2.0 * np.pi)  # a NumPy constant: jnp.log would compile a program at import

@@ -13,7 +13,7 @@ from :mod:`sparsebayes.models.features`).  :class:`SMLRClassifier` is
 and the hierarchy given as SMLR's ``penalty`` and ``lam``: it fits by the MAP fitting core
 (:func:`~sparsebayes.inference.estimators.map_fit.fit_map_model`) and answers through
 :class:`~sparsebayes.inference.estimators.map_fitted.MapClassifierMethods`. :class:`SMLRCV`
-(:mod:`sparsebayes.inference.estimators.smlr_cv`, re-exported here) picks λ, and the kernel width, by
+(:mod:`sparsebayes.inference.estimators.smlr_cv`) picks λ, and the kernel width, by
 cross-validation.
 
 The paper's prior covers the whole ``w``, the bias weight included (eq. 3; Sec. 3.3 for the Gaussian):
@@ -143,6 +143,3 @@ class SMLRClassifier(SparseClassifier):
             features=self.features, kernel_width=self.kernel_width, standardize=self.standardize,
             lam_relative=self.lam_relative, solver=self.solver, tol=self.tol, max_iter=self.max_iter,
             warm_start=self.warm_start, random_state=self.random_state)
-
-
-from sparsebayes.inference.estimators.smlr_cv import SMLRCV  # noqa: E402  (re-exported: it builds on the classes above)

@@ -28,7 +28,7 @@ flags; the estimated hyperparameters are ``gamma_`` and ``noise_var_``), ``likel
 ``objective_`` (004 eq. 13 or the matching evidence), ``n_iter_``, ``converged_`` (no move gains
 more than ``tol``, reached after at least one move: a fit that never left its start is not
 converged), ``cycled_`` (004 Algorithm 1 went round a cycle of moves; the fit stopped at the
-cycle's best ``L``, see :func:`sparsebayes.inference.engines.typeii_exact.note_cycle`).
+cycle's best ``L``, see :func:`sparsebayes.inference.engines.typeii_moves.note_cycle`).
 
 λ and γ mean one thing across the package (:class:`~sparsebayes.models.priors.LaplacePrior`):
 ``gamma_`` is the rate of the exponential on the prior variances, what these papers call λ
@@ -48,7 +48,6 @@ import numpy as np
 from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior
 
 from sparsebayes.inference.estimators._base import set_init_params
-from sparsebayes.inference.estimators.rvm_classifier import RVMClassifier  # noqa: F401  (re-exported: importable from this module too)
 from sparsebayes.inference.estimators.sparse_estimators import SparseRegressor
 from sparsebayes.inference.estimators.typeii_fit import TypeIIOptions, check_hyperpriors, hierarchy_of
 from sparsebayes.inference._validation import FLAGS
@@ -130,8 +129,8 @@ class RVMRegressor(_TypeIIPaperRegressor):
         With more than ``LOW_RANK_MIN_N`` (300) training points and ``GaussianKernelFeatures``
         whose kernel matrix has numerical rank ``r ≤ N/4`` (pivoted Cholesky to 1e-14,
         :mod:`sparsebayes.inference.engines.lowrank`), run the engine on the factored design
-        ``Φ = QΦ̃`` (:func:`fit_design`): the same steps, an add costs ``O(rM)`` instead of
-        ``O(NM)``, and the N × M design is never formed. ``design_rank_`` is ``r`` then,
+        ``Φ = QΦ̃`` (:func:`~sparsebayes.inference.engines.typeii_design.fit_design`): the same steps,
+        an add costs ``O(rM)`` instead of ``O(NM)``, and the N × M design is never formed. ``design_rank_`` is ``r`` then,
         ``None`` otherwise.
     """
 

@@ -14,7 +14,7 @@ import joblib  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
 
 from sparsebayes.comparisons.registry import run_experiment  # noqa: E402
-from sparsebayes.inference.estimators.smlr import SMLRCV  # noqa: E402
+from sparsebayes.inference.estimators.smlr_cv import SMLRCV  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import scipy.special
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsebayes.inference.posterior import arviz_compat as compat
-from sparsebayes.inference.estimators.smlr import SMLRCV, SMLRClassifier
+from sparsebayes.inference.estimators.smlr import SMLRClassifier
+from sparsebayes.inference.estimators.smlr_cv import SMLRCV
 
 
 def _three_blobs(n=90, seed=0):

@@ -8,7 +8,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import check_fit2d_1feature
 
 from sparsebayes.inference._warnings import DegenerateFitWarning
-from sparsebayes.inference.estimators.smlr import SMLRCV, SMLRClassifier
+from sparsebayes.inference.estimators.smlr import SMLRClassifier
+from sparsebayes.inference.estimators.smlr_cv import SMLRCV
 from sparsebayes.inference.estimators.smlr_scale import lambda_max
 
 X, Y = make_classification(n_samples=200, n_features=5, random_state=0)

@@ -8,7 +8,7 @@ from jax.scipy.special import xlogy
 from scipy.optimize import minimize
 
 from sparsebayes.comparisons.synthetic import sinc
-from sparsebayes.inference.engines import typeii, typeii_batch, typeii_exact
+from sparsebayes.inference.engines import typeii, typeii_batch, typeii_exact, typeii_linalg, typeii_moves
 from sparsebayes.models.features import GaussianKernelFeatures
 from sparsebayes.models.priors.typeii import ARDPrior, LaplaceVariancePrior, ScaledLaplacePrior, optimal_variance
 
@@ -212,7 +212,7 @@ def test_a_paused_step_changes_nothing_but_the_capacity_flag(name):
     move = typeii_exact.choose_move(data, state, prior)
     assert float(move.blocked) > max(float(move.gain), 1e-9)  # the best move is a refused add
     paused, info = typeii_exact.take_step(state, data, prior, noise_every=1, pause_when_full=True)
-    assert int(info.kind) == typeii_exact.PAUSED and int(info.basis) == int(move.m)
+    assert int(info.kind) == typeii_moves.PAUSED and int(info.basis) == int(move.m)
     assert bool(paused.capacity_hit) and not bool(state.capacity_hit)
     for field in state._fields:
         if field != "capacity_hit":
@@ -220,7 +220,7 @@ def test_a_paused_step_changes_nothing_but_the_capacity_flag(name):
                                           err_msg=field)
     moved, info = typeii_exact.take_step(state, data, prior, noise_every=1)
     assert int(moved.n_iter) == 1 and bool(moved.capacity_hit)
-    assert int(info.kind) != typeii_exact.PAUSED and float(info.objective) == float(moved.objective)
+    assert int(info.kind) != typeii_moves.PAUSED and float(info.objective) == float(moved.objective)
 
 
 def test_batch_growing_takes_the_steps_of_single_fits():
@@ -367,10 +367,10 @@ def test_batched_fits_equal_single_fits_and_predict(prior, lanes):
 
 
 def test_make_data_takes_an_aligned_design_without_copying_it():
-    """``fit_design``'s padded design (:func:`typeii_exact.aligned_zeros`) reaches the engine without a
+    """``fit_design``'s padded design (:func:`typeii_linalg.aligned_zeros`) reaches the engine without a
     copy, and the packed products are those of the design."""
     Phi, y = _sinc_design(n=40)
-    P = typeii_exact.aligned_zeros(Phi.shape)
+    P = typeii_linalg.aligned_zeros(Phi.shape)
     assert P.ctypes.data % 64 == 0 and P.flags["C_CONTIGUOUS"] and not P.any()
     P[:] = Phi
     data = typeii_exact.make_data(P, y)
@@ -389,7 +389,7 @@ def test_sweep_inverse_equals_numpy_with_identity_rows():
     active[[0, 2, 3, 7]] = True
     A = rng.standard_normal((12, 12))
     P = np.where(active[:, None] & active[None, :], A @ A.T + 1e-3 * np.eye(12), np.eye(12))
-    for inverse in (typeii_exact.spd_inverse_sweep, typeii_exact.spd_inverse_lapack):
+    for inverse in (typeii_linalg.spd_inverse_sweep, typeii_linalg.spd_inverse_lapack):
         P_inv, logdet = jax.jit(inverse)(jnp.asarray(P), jnp.asarray(active))
         np.testing.assert_allclose(np.asarray(P_inv), np.linalg.inv(P), rtol=1e-8, atol=1e-8 * np.abs(np.linalg.inv(P)).max())
         assert float(logdet) == pytest.approx(np.linalg.slogdet(P)[1], abs=1e-9)

@@ -13,7 +13,8 @@ from sklearn.datasets import make_classification
 
 from sparsebayes.inference import BayesianLassoRegressor, BLSRegressor, FLAPRegressor, RVMRegressor
 from sparsebayes.inference._warnings import DegenerateFitWarning, missed_signal
-from sparsebayes.inference.estimators.smlr import SMLRCV, SMLRClassifier
+from sparsebayes.inference.estimators.smlr import SMLRClassifier
+from sparsebayes.inference.estimators.smlr_cv import SMLRCV
 
 
 def _offset_regression(offset):
