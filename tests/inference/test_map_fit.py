@@ -99,7 +99,7 @@ def test_route_is_the_core_named(kw):
     are the record's, and it answers with the record's weights (eq. 1's softmax of ``[h(x)ᵀW, 0]``)."""
     X, y = _blobs(seed=3)
     est = SparseClassifier(method="map", **kw).fit(X, y)
-    assert est._route_ == "map" and not hasattr(est, "estimator_")
+    assert est._route_ == "map"
     penalty, lam = map_penalty(kw["prior"]) if not isinstance(kw["prior"], str) else ("l1", kw["options"]["lam"])
     options = {k: v for k, v in (kw.get("options") or {}).items() if k != "lam"}
     options = MapOptions(features=kw.get("features", "linear"), **options)

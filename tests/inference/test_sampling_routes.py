@@ -36,7 +36,7 @@ def test_the_paper_classes_are_the_generic_estimator_with_the_method_fixed(data)
     assert isinstance(paper, SparseRegressor) and issubclass(NutsRegressor, SparseRegressor)
     assert issubclass(GibbsClassifier, SparseClassifier)
     for est in (paper, generic):  # fitted by the sampling core, the route recorded
-        assert est._route_ == "gibbs" and not hasattr(est, "estimator_")
+        assert est._route_ == "gibbs"
     for name in ("beta_draws_", "intercept_draws_", "param_draws_", "coef_", "intercept_", "coef_interval_"):
         np.testing.assert_array_equal(getattr(generic, name), getattr(paper, name))
     assert "method" not in paper.get_params() and "options" not in paper.get_params()
@@ -116,7 +116,7 @@ def test_the_bayesian_lasso_route_draws_park_and_casellas_gibbs_on_the_centred_d
     kw = dict(num_warmup=30, num_samples=40, num_chains=2, seed=4, rhat_max=np.inf)
     prior = ScaledLaplacePrior(a=2.0, b=0.5, c=1.0, d=0.1)
     est = SparseRegressor(method="gibbs", prior=prior, options=kw).fit(X, y)
-    assert est._route_ == "bayesian_lasso" and not hasattr(est, "estimator_") and est.prior_ == prior
+    assert est._route_ == "bayesian_lasso" and est.prior_ == prior
     Xc, yc = X - X.mean(axis=0), y - y.mean()
     draws = sample_gibbs(Xc, yc, lam2_shape=2.0, lam2_rate=0.5, c=1.0, d=0.1, num_warmup=30, num_samples=40,
                          num_chains=2, seed=4, progress_bar=False)

@@ -422,7 +422,7 @@ def test_smlr_is_the_generic_classifier_with_method_map():
         standardize=True, tol=1e-6, max_iter=2000, warm_start=False, random_state=0)
     X, y = _three_blobs()
     clf = SMLRClassifier(penalty="l2", lam=0.5).fit(X, y)
-    assert clf._route_ == "map" and not hasattr(clf, "estimator_")
+    assert clf._route_ == "map"
     generic = SparseClassifier(method="map", prior="gaussian", options={"lam": 0.5}).fit(X, y)
     np.testing.assert_array_equal(generic.coef_, clf.coef_)
     np.testing.assert_array_equal(generic.decision_function(X), clf.decision_function(X))

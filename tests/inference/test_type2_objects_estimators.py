@@ -36,7 +36,7 @@ def test_a_type2_object_fits_what_its_estimator_fits_with_those_parameters(spars
     X, y = sparse_data
     est = SparseRegressor(method="type2", prior=prior).fit(X, y)
     ref = clone(reference).fit(X, y)
-    assert not hasattr(est, "estimator_")  # fitted by the type-II core, as the paper class is
+    assert est._route_ == ref._route_ == "typeii"  # fitted by the type-II core, as the paper class is
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(est.noise_var_, ref.noise_var_, rtol=1e-12)
     # the fitted hierarchy is the object given, on the generic estimator and on the named one
